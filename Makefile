@@ -1,0 +1,61 @@
+# Two commands do everything on a fresh machine:  make demo  and  make test.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+ENGINE := tools/pulumi-engine/build.sh
+
+.PHONY: help venv engine lint typecheck unit test demo demo-down bench constraints clean
+
+help:
+	@echo "make demo       run the main job: a real 'pulumi up' of the dev stack against the local Together simulator"
+	@echo "make demo-down  destroy the demo stack and stop the simulator"
+	@echo "make test       lint, type-check and run every test (builds the engine on first use)"
+	@echo "make engine     build or locate the Pulumi engine and print where it is"
+	@echo "make bench      run the benchmarks (not part of make test)"
+
+# The virtualenv, with every Python dependency at the exact version in constraints.txt.
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev]'
+	@touch $@
+
+venv: $(STAMP)
+
+engine:
+	@$(ENGINE)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
+unit: $(STAMP)
+	$(PY) -m pytest tests/unit -q
+
+test: lint typecheck
+	@engine_bin="$$($(ENGINE))" && \
+	  TOGETHER_ENGINE_BIN="$$engine_bin" $(PY) -m pytest
+
+demo: $(STAMP)
+	@engine_bin="$$($(ENGINE))" && TOGETHER_ENGINE_BIN="$$engine_bin" bash scripts/demo.sh up
+
+demo-down: $(STAMP)
+	@engine_bin="$$($(ENGINE))" && TOGETHER_ENGINE_BIN="$$engine_bin" bash scripts/demo.sh down
+
+bench: $(STAMP)
+	@engine_bin="$$($(ENGINE))" && TOGETHER_ENGINE_BIN="$$engine_bin" $(PY) -m bench
+
+# Re-pin every Python dependency after changing pyproject.toml.
+constraints: $(STAMP)
+	{ echo "# Exact versions for every Python dependency (direct and transitive), used as pip -c constraints."; \
+	  echo "# Regenerate with: make constraints"; \
+	  $(PY) -m pip freeze --exclude-editable; } > constraints.txt
+
+clean:
+	rm -rf $(VENV) .build .demo .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,136 @@
+"""An isolated Pulumi environment for tests that drive the real engine.
+
+Each environment has its own PULUMI_HOME, a ``file://`` backend in a temp dir, a passphrase, no
+update check and no plugin downloads, with the engine built by ``tools/pulumi-engine/build.sh``
+first on PATH. Stacks are driven through the Automation API with *local* programs (a work dir
+holding Pulumi.yaml), never inline programs: inline programs cannot load a dynamic provider by
+reference (pulumi/pulumi#7960).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pulumi import automation as auto
+
+REPO = Path(__file__).resolve().parent.parent
+ENGINE_SCRIPT = REPO / "tools" / "pulumi-engine" / "build.sh"
+PASSPHRASE = "test-passphrase"
+
+
+def engine_bin() -> Path:
+    """The directory holding ``pulumi`` and the Python language host; fails with the fix."""
+    configured = os.environ.get("TOGETHER_ENGINE_BIN")
+    if configured:
+        path = Path(configured)
+    else:
+        out = subprocess.run(
+            ["bash", str(ENGINE_SCRIPT), "--where"], check=True, capture_output=True, text=True
+        )
+        path = Path(out.stdout.strip())
+    if not (path / "pulumi").exists():
+        raise RuntimeError(
+            f"no Pulumi engine in {path}: run `make engine` (or `make test`, which builds it)"
+        )
+    return path
+
+
+@dataclass
+class PulumiEnv:
+    """One isolated Pulumi home + backend; `stack()` opens stacks of a local program in it."""
+
+    root: Path
+    bin_dir: Path
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def home(self) -> Path:
+        return self.root / "pulumi-home"
+
+    @property
+    def backend_dir(self) -> Path:
+        return self.root / "state"
+
+    @property
+    def env_vars(self) -> dict[str, str]:
+        return {
+            "PATH": f"{self.bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+            "PULUMI_HOME": str(self.home),
+            "PULUMI_BACKEND_URL": self.backend_dir.as_uri(),
+            "PULUMI_CONFIG_PASSPHRASE": PASSPHRASE,
+            "PULUMI_SKIP_UPDATE_CHECK": "true",
+            "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
+            "PULUMI_DISABLE_REGISTRY_RESOLVE": "true",
+            "PULUMI_CREDENTIAL_STORE": "plaintext",
+            "PULUMI_SKIP_CONFIRMATIONS": "true",
+            **self.extra_env,
+        }
+
+    def project(self, source: Path, name: str | None = None) -> Path:
+        """Copy a program directory into this environment and point it at the repo's venv."""
+        work = self.root / "projects" / (name or source.name)
+        shutil.copytree(source, work, ignore=shutil.ignore_patterns("__pycache__"))
+        settings_file = work / "Pulumi.yaml"
+        settings: dict[str, Any] = (
+            yaml.safe_load(settings_file.read_text()) if settings_file.exists() else {}
+        )
+        settings.setdefault("name", name or source.name)
+        runtime = settings.get("runtime")
+        if not isinstance(runtime, dict):
+            runtime = {"name": "python"}
+        runtime["options"] = {
+            **runtime.get("options", {}),
+            "toolchain": "pip",
+            "virtualenv": str(Path(sys.prefix)),
+        }
+        settings["runtime"] = runtime
+        settings_file.write_text(yaml.safe_dump(settings, sort_keys=False))
+        return work
+
+    def stack(
+        self, work_dir: Path, stack_name: str = "test", config: Mapping[str, Any] | None = None
+    ) -> auto.Stack:
+        """Create or select `stack_name` of the program in `work_dir`, with `config` set."""
+        self.backend_dir.mkdir(parents=True, exist_ok=True)
+        self.home.mkdir(parents=True, exist_ok=True)
+        opts = auto.LocalWorkspaceOptions(
+            work_dir=str(work_dir),
+            pulumi_home=str(self.home),
+            env_vars=self.env_vars,
+            pulumi_command=auto.PulumiCommand(root=str(self.bin_dir.parent)),
+        )
+        stack = auto.create_or_select_stack(stack_name, work_dir=str(work_dir), opts=opts)
+        for key, value in (config or {}).items():
+            secret = isinstance(value, Secret)
+            raw = value.value if isinstance(value, Secret) else value
+            stack.set_config(key, auto.ConfigValue(value=str(raw), secret=secret), path=False)
+        return stack
+
+    def run(
+        self, work_dir: Path, *args: str, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        """Run the `pulumi` CLI itself (for commands the Automation API does not wrap)."""
+        env = {**os.environ, **self.env_vars}
+        return subprocess.run(
+            [str(self.bin_dir / "pulumi"), *args, "--non-interactive"],
+            cwd=work_dir,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=check,
+        )
+
+
+@dataclass(frozen=True)
+class Secret:
+    """A config value to set as a Pulumi secret."""
+
+    value: str
