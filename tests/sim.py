@@ -1,0 +1,190 @@
+"""Run the Together simulator as a subprocess and drive its ``/_sim`` admin API.
+
+Used by the ``simulator`` fixture in ``tests/conftest.py``::
+
+    def test_something(simulator: SimulatorProcess) -> None:
+        client = TogetherClient(simulator.api_key, simulator.base_url)
+        cluster = client.create_cluster(...)
+        simulator.advance(360)            # provisioning takes 6 simulated minutes
+        assert client.get_cluster(cluster.cluster_id).is_ready
+
+For another time scale use indirect parametrisation::
+
+    @pytest.mark.parametrize("simulator", [{"time_scale": 60}], indirect=True)
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import httpx
+
+__all__ = ["SimulatorProcess"]
+
+_BANNER = "together simulator listening on "
+
+
+class SimulatorProcess:
+    """``python -m together_provider.simulator --port 0 --admin`` on 127.0.0.1.
+
+    ``base_url`` ends in ``/v1`` (for :class:`TogetherClient`); ``root_url`` has
+    no path (for the official SDK, which adds ``/v1`` itself).
+    """
+
+    def __init__(
+        self,
+        state_dir: Path,
+        *,
+        time_scale: float = 1.0,
+        api_key: str = "sim-key",
+        extra_args: tuple[str, ...] = (),
+        startup_timeout: float = 20.0,
+    ) -> None:
+        self.state_dir = Path(state_dir)
+        self.time_scale = time_scale
+        self.api_key = api_key
+        self.extra_args = extra_args
+        self.startup_timeout = startup_timeout
+        self.base_url = ""
+        self.root_url = ""
+        self._proc: subprocess.Popen[str] | None = None
+        self._admin: httpx.Client | None = None
+
+    # ---------------------------------------------------------------- lifecycle
+
+    def start(self) -> SimulatorProcess:
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        command = [
+            sys.executable,
+            "-m",
+            "together_provider.simulator",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--admin",
+            "--state-dir",
+            str(self.state_dir),
+            "--time-scale",
+            str(self.time_scale),
+            "--api-key",
+            self.api_key,
+            *self.extra_args,
+        ]
+        log = (self.state_dir / "simulator.log").open("a")
+        self._proc = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=log, text=True, env=dict(os.environ)
+        )
+        log.close()
+        self.base_url = self._read_banner().rstrip("/")
+        self.root_url = self.base_url.removesuffix("/v1")
+        self._admin = httpx.Client(base_url=self.root_url, timeout=10.0)
+        return self
+
+    def _read_banner(self) -> str:
+        assert self._proc is not None and self._proc.stdout is not None
+        deadline = time.monotonic() + self.startup_timeout
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([self._proc.stdout], [], [], 0.1)
+            if ready:
+                line = self._proc.stdout.readline()
+                if line.startswith(_BANNER):
+                    return line[len(_BANNER) :].strip()
+                if not line and self._proc.poll() is not None:
+                    break
+        self.stop()
+        log = (self.state_dir / "simulator.log").read_text()
+        raise RuntimeError(f"simulator did not start; its log:\n{log}")
+
+    def stop(self) -> None:
+        if self._admin is not None:
+            self._admin.close()
+            self._admin = None
+        if self._proc is not None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+            if self._proc.stdout is not None:
+                self._proc.stdout.close()
+            self._proc = None
+
+    def __enter__(self) -> SimulatorProcess:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    # -------------------------------------------------------------------- admin
+
+    def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        assert self._admin is not None, "simulator is not running"
+        response = self._admin.request(method, path, json=body)
+        response.raise_for_status()
+        return response.json()
+
+    def advance(self, seconds: float) -> None:
+        """Move the virtual clock forward; due lifecycle events happen at once."""
+        self._call("POST", "/_sim/clock/advance", {"seconds": seconds})
+
+    def set_faults(self, **faults: Any) -> None:
+        """error_rate, error_statuses, retry_after, latency_ms, drop_rate, fail_provisioning."""
+        self._call("PUT", "/_sim/faults", faults)
+
+    def clear_faults(self) -> None:
+        self._call("DELETE", "/_sim/faults")
+
+    def set_capacity(
+        self,
+        region: str,
+        gpu_type: str,
+        *,
+        standard_gpus: int | None = None,
+        preemptible_gpus: int | None = None,
+    ) -> dict[str, Any]:
+        body = {
+            "region": region,
+            "gpu_type": gpu_type,
+            "standard_gpus": standard_gpus,
+            "preemptible_gpus": preemptible_gpus,
+        }
+        result: dict[str, Any] = self._call("PUT", "/_sim/capacity", body)
+        return result
+
+    def reclaim(self, cluster_id: str, nodes: int = 1) -> list[str]:
+        """Reclaim preemptible nodes now; returns the node ids that start draining."""
+        result: list[str] = self._call(
+            "POST", f"/_sim/clusters/{cluster_id}/reclaim", {"nodes": nodes}
+        )["reclaimed"]
+        return result
+
+    def fail(self, cluster_id: str) -> None:
+        """Make the cluster's provisioning fail now."""
+        self._call("POST", f"/_sim/clusters/{cluster_id}/fail")
+
+    def requests(self) -> list[dict[str, Any]]:
+        """Every /v1 request so far, in order: {"method", "path" (template), "status"}."""
+        result: list[dict[str, Any]] = self._call("GET", "/_sim/requests")["requests"]
+        return result
+
+    def request_counts(self) -> dict[tuple[str, str, int], int]:
+        """Counts per (method, path template, status); status 0 = dropped connection."""
+        counts = self._call("GET", "/_sim/requests")["counts"]
+        return {(c["method"], c["path"], c["status"]): c["count"] for c in counts}
+
+    def reset_requests(self) -> None:
+        self._call("DELETE", "/_sim/requests")

@@ -1,0 +1,431 @@
+"""TogetherClient against httpx.MockTransport: paths, retries, errors, secrecy, waiters."""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from together_provider.client import TogetherClient
+from together_provider.errors import (
+    ApiConnectionError,
+    AuthenticationError,
+    DeadlineExceededError,
+    InvalidRequestError,
+    NotFoundError,
+    OutOfCapacityError,
+    ProvisioningFailedError,
+    RateLimitedError,
+    ServerError,
+    TogetherError,
+)
+from together_provider.retry import RetryPolicy
+from together_provider.wire import ClusterCreateRequest, ClusterUpdateRequest
+
+KEY = "tg-secret-key-0123456789"
+BASE = "https://api.test/v1"
+Handler = Callable[[httpx.Request], httpx.Response]
+
+
+class FakeTime:
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.sleeps: list[float] = []
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+    def clock(self) -> float:
+        return self.now
+
+
+def cluster_body(status: str = "Ready", **extra: Any) -> dict[str, Any]:
+    return {"cluster_id": "c-1", "cluster_name": "train", "status": status, **extra}
+
+
+def ok(body: dict[str, Any]) -> httpx.Response:
+    return httpx.Response(200, json=body)
+
+
+@pytest.fixture
+def fake_time() -> FakeTime:
+    return FakeTime()
+
+
+@pytest.fixture
+def make_client(fake_time: FakeTime) -> Iterator[Callable[..., TogetherClient]]:
+    clients: list[TogetherClient] = []
+
+    def make(handler: Handler, **policy: Any) -> TogetherClient:
+        client = TogetherClient(
+            KEY,
+            BASE,
+            transport=httpx.MockTransport(handler),
+            retry=RetryPolicy(rng=random.Random(0), **policy),
+            sleep=fake_time.sleep,
+            clock=fake_time.clock,
+        )
+        clients.append(client)
+        return client
+
+    yield make
+    for client in clients:
+        client.close()
+
+
+def test_create_posts_only_set_fields_with_bearer_auth(make_client: Any) -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return ok(cluster_body("WaitingForControlPlaneNodes"))
+
+    client = make_client(handler)
+    request = ClusterCreateRequest(
+        cluster_name="train",
+        region="us-central-8",
+        gpu_type="H100_SXM",
+        num_gpus=8,
+        billing_type="ON_DEMAND",
+        cuda_version="12.8",
+        nvidia_driver_version="570",
+    )
+    cluster = client.create_cluster(request)
+    assert cluster.status == "WaitingForControlPlaneNodes"
+    [sent] = seen
+    assert (sent.method, sent.url.path) == ("POST", "/v1/compute/clusters")
+    assert sent.headers["authorization"] == f"Bearer {KEY}"
+    assert json.loads(sent.content) == {
+        "cluster_name": "train",
+        "region": "us-central-8",
+        "gpu_type": "H100_SXM",
+        "num_gpus": 8,
+        "billing_type": "ON_DEMAND",
+        "cuda_version": "12.8",
+        "nvidia_driver_version": "570",
+    }
+
+
+def test_paths_for_every_endpoint(make_client: Any) -> None:
+    seen: list[tuple[str, str, str]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append((request.method, request.url.path, request.url.query.decode()))
+        if request.url.path.endswith("/regions"):
+            return ok({"regions": [{"name": "us-west-2", "driver_versions": []}]})
+        if request.method == "GET" and request.url.path.endswith("/clusters"):
+            return ok({"clusters": [cluster_body()]})
+        if request.method == "DELETE":
+            return ok({"cluster_id": "c-1"})
+        return ok(cluster_body())
+
+    client = make_client(handler)
+    client.get_cluster("c-1")
+    update = client.update_cluster("c-1", ClusterUpdateRequest(num_preemptible_gpus=16))
+    assert [c.cluster_id for c in client.list_clusters(project_id="p-9")] == ["c-1"]
+    client.list_clusters()
+    client.delete_cluster("c-1")
+    assert [r.name for r in client.list_regions()] == ["us-west-2"]
+    assert update.is_ready
+    assert seen == [
+        ("GET", "/v1/compute/clusters/c-1", ""),
+        ("PUT", "/v1/compute/clusters/c-1", ""),
+        ("GET", "/v1/compute/clusters", "projectId=p-9"),
+        ("GET", "/v1/compute/clusters", ""),
+        ("DELETE", "/v1/compute/clusters/c-1", ""),
+        ("GET", "/v1/compute/regions", ""),
+    ]
+    assert client.requests_made == 6
+
+
+def test_key_and_base_url_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOGETHER_API_KEY", KEY)
+    monkeypatch.setenv("TOGETHER_BASE_URL", "http://localhost:9999")
+    with TogetherClient() as client:
+        assert client.base_url == "http://localhost:9999/v1"
+    monkeypatch.delenv("TOGETHER_BASE_URL")
+    with TogetherClient() as client:
+        assert client.base_url == "https://api.together.ai/v1"
+
+
+def test_missing_key_says_how_to_fix_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TOGETHER_API_KEY", raising=False)
+    with pytest.raises(AuthenticationError) as info:
+        TogetherClient()
+    assert "TOGETHER_API_KEY" in str(info.value) and "together:apiKey" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("status", "error_type"),
+    [
+        (400, InvalidRequestError),
+        (401, AuthenticationError),
+        (403, AuthenticationError),
+        (404, NotFoundError),
+        (409, OutOfCapacityError),
+        (422, InvalidRequestError),
+        (429, RateLimitedError),
+        (500, ServerError),
+        (503, ServerError),
+        (418, TogetherError),
+    ],
+)
+@pytest.mark.parametrize("shape", ["openai", "grpc"])
+def test_errors_map_by_status_and_carry_the_server_message(
+    make_client: Any, status: int, error_type: type[TogetherError], shape: str
+) -> None:
+    message = f"server says {status}"
+    body: dict[str, Any] = (
+        {"error": {"message": message, "type": "x", "param": "num_gpus"}}
+        if shape == "openai"
+        else {"code": status, "message": message}
+    )
+    client = make_client(lambda r: httpx.Response(status, json=body), attempts=1)
+    with pytest.raises(error_type) as info:
+        client.get_cluster("c-1")
+    assert type(info.value) is error_type
+    assert message in str(info.value) and info.value.status == status
+    if status == 400 and shape == "openai":
+        assert info.value.field == "num_gpus"
+
+
+def test_retries_a_get_on_5xx_then_succeeds(make_client: Any, fake_time: FakeTime) -> None:
+    responses = iter([httpx.Response(503), httpx.Response(502), ok(cluster_body())])
+    client = make_client(lambda r: next(responses))
+    assert client.get_cluster("c-1").is_ready
+    assert client.requests_made == 3 and len(fake_time.sleeps) == 2
+
+
+def test_retry_after_is_honoured(make_client: Any, fake_time: FakeTime) -> None:
+    responses = iter([httpx.Response(429, headers={"Retry-After": "7"}), ok(cluster_body())])
+    client = make_client(lambda r: next(responses))
+    client.get_cluster("c-1")
+    assert fake_time.sleeps == [7.0]
+
+
+def test_retries_are_bounded_by_attempts(make_client: Any, fake_time: FakeTime) -> None:
+    client = make_client(lambda r: httpx.Response(500), attempts=3)
+    with pytest.raises(ServerError):
+        client.get_cluster("c-1")
+    assert client.requests_made == 3
+    assert all(0 <= s <= 8.0 for s in fake_time.sleeps)
+
+
+def test_retries_stop_at_the_deadline(make_client: Any, fake_time: FakeTime) -> None:
+    too_long = httpx.Response(429, headers={"Retry-After": "30"})
+    client = make_client(lambda r: too_long, deadline=10.0)
+    with pytest.raises(RateLimitedError) as info:
+        client.get_cluster("c-1")
+    assert client.requests_made == 1 and fake_time.sleeps == []
+    assert info.value.retry_after == 30.0
+
+
+def test_conflict_is_not_retried(make_client: Any) -> None:
+    client = make_client(lambda r: httpx.Response(409, json={"message": "Out of stock"}))
+    with pytest.raises(OutOfCapacityError):
+        client.get_cluster("c-1")
+    assert client.requests_made == 1
+
+
+def _create(client: TogetherClient) -> None:
+    client.create_cluster(
+        ClusterCreateRequest(
+            cluster_name="t",
+            region="r",
+            gpu_type="H100_SXM",
+            num_gpus=8,
+            billing_type="ON_DEMAND",
+            nvidia_version_id="v",
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        lambda r: httpx.Response(500),
+        lambda r: httpx.Response(503, headers={"Retry-After": "1"}),
+        lambda r: httpx.Response(429),
+    ],
+)
+def test_post_is_not_retried_once_the_server_answered(make_client: Any, failure: Handler) -> None:
+    client = make_client(failure)
+    with pytest.raises(TogetherError):
+        _create(client)
+    assert client.requests_made == 1
+
+
+def test_post_is_not_retried_after_a_read_timeout(make_client: Any) -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise httpx.ReadTimeout("slow", request=request)
+
+    client = make_client(handler)
+    with pytest.raises(ApiConnectionError):
+        _create(client)
+    assert client.requests_made == 1
+
+
+def test_post_is_retried_when_the_connection_never_opened(make_client: Any) -> None:
+    calls: list[int] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(1)
+        if len(calls) == 1:
+            raise httpx.ConnectError("refused", request=request)
+        return ok(cluster_body())
+
+    client = make_client(handler)
+    _create(client)
+    assert client.requests_made == 2
+
+
+def test_get_is_retried_after_a_read_timeout(make_client: Any) -> None:
+    calls: list[int] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(1)
+        if len(calls) < 3:
+            raise httpx.ReadTimeout("slow", request=request)
+        return ok(cluster_body())
+
+    client = make_client(handler)
+    assert client.get_cluster("c-1").is_ready
+    assert client.requests_made == 3
+
+
+def test_connection_failure_after_retries_is_api_connection_error(make_client: Any) -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("refused", request=request)
+
+    client = make_client(handler, attempts=2)
+    with pytest.raises(ApiConnectionError) as info:
+        client.list_regions()
+    assert client.requests_made == 2 and info.value.fix
+
+
+def test_the_key_never_leaks(make_client: Any, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    echo = {"error": {"message": f"key {KEY} is not allowed"}}
+    responses = iter([httpx.Response(500, text=f"boom {KEY}"), httpx.Response(401, json=echo)])
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return next(responses)
+
+    client = make_client(handler)
+    with pytest.raises(AuthenticationError) as info:
+        client.get_cluster("c-1")
+
+    def raise_connect(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError(f"cannot connect with {KEY}", request=request)
+
+    other = make_client(raise_connect, attempts=2)
+    with pytest.raises(ApiConnectionError) as conn:
+        other.get_cluster("c-1")
+    texts = [
+        str(info.value),
+        repr(info.value),
+        str(conn.value),
+        repr(client),
+        repr(client.__dict__.get("retry")),
+    ]
+    texts += [record.getMessage() for record in caplog.records]
+    assert caplog.records, "expected retry log lines"
+    assert all(KEY not in text for text in texts)
+    assert "***" in str(info.value)
+
+
+def test_unexpected_body_is_a_together_error(make_client: Any) -> None:
+    client = make_client(lambda r: ok({"no": "cluster"}))
+    with pytest.raises(TogetherError, match="unexpected response"):
+        client.get_cluster("c-1")
+
+
+# -------------------------------------------------------------------- waiters
+
+
+def scripted(statuses: list[dict[str, Any] | int]) -> Handler:
+    """Serve the scripted bodies (or bare status codes) in order, repeating the last."""
+    position = {"i": 0}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        item = statuses[min(position["i"], len(statuses) - 1)]
+        position["i"] += 1
+        if isinstance(item, int):
+            return httpx.Response(item, json={"message": "gone"})
+        return ok(item)
+
+    return handler
+
+
+def test_wait_until_ready_reports_each_status_change(make_client: Any, fake_time: FakeTime) -> None:
+    statuses = ["WaitingForControlPlaneNodes"] * 3 + ["InstallingDrivers"] * 2 + ["Ready"]
+    client = make_client(scripted([cluster_body(s) for s in statuses]))
+    heard: list[str] = []
+    cluster = client.wait_until_ready(
+        "c-1", timeout=600, on_status=lambda c: heard.append(c.status)
+    )
+    assert cluster.is_ready
+    assert heard == ["WaitingForControlPlaneNodes", "InstallingDrivers", "Ready"]
+    assert fake_time.sleeps == [1.0, 1.5, 2.25, 3.375, 5.0625]
+
+
+def test_wait_until_ready_polls_no_faster_than_the_cap(
+    make_client: Any, fake_time: FakeTime
+) -> None:
+    client = make_client(scripted([cluster_body("InstallingDrivers")]))
+    with pytest.raises(DeadlineExceededError) as info:
+        client.wait_until_ready("c-1", timeout=1800)
+    assert info.value.last_status == "InstallingDrivers"
+    assert max(fake_time.sleeps) == 30.0
+    assert fake_time.now - 1000.0 == pytest.approx(1800)
+    assert client.requests_made < 80
+
+
+@pytest.mark.parametrize(
+    "last",
+    [
+        cluster_body(
+            "RunningAcceptanceTests",
+            phase_transitions=[
+                {
+                    "phase": "CLUSTER_PHASE_ACCEPTANCE_TESTS_FAILED",
+                    "transition_time": "2026-01-01T00:00:00Z",
+                }
+            ],
+        ),
+        cluster_body("Deleting"),
+        404,
+    ],
+)
+def test_wait_until_ready_fails_fast(make_client: Any, last: dict[str, Any] | int) -> None:
+    client = make_client(scripted([cluster_body("WaitingForSubnet"), last]))
+    with pytest.raises(ProvisioningFailedError) as info:
+        client.wait_until_ready("c-1", timeout=600)
+    assert info.value.cluster_id == "c-1"
+    assert client.requests_made == 2
+
+
+def test_unknown_status_is_just_not_ready(make_client: Any) -> None:
+    client = make_client(scripted([cluster_body("Hibernating"), cluster_body("Ready")]))
+    assert client.wait_until_ready("c-1", timeout=60).is_ready
+
+
+def test_wait_until_deleted(make_client: Any, fake_time: FakeTime) -> None:
+    client = make_client(scripted([cluster_body("Deleting")] * 3 + [404]))
+    client.wait_until_deleted("c-1", timeout=300)
+    assert client.requests_made == 4
+    stuck = make_client(scripted([cluster_body("Deleting")]))
+    with pytest.raises(DeadlineExceededError):
+        stuck.wait_until_deleted("c-1", timeout=60)
+
+
+def test_delete_of_a_missing_cluster_raises_not_found(make_client: Any) -> None:
+    client = make_client(lambda r: httpx.Response(404, json={"code": 5, "message": "not found"}))
+    with pytest.raises(NotFoundError):
+        client.delete_cluster("c-1")

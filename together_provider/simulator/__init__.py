@@ -1,0 +1,21 @@
+"""A local Together GPU clusters API, for tests and demos without an account.
+
+Run ``python -m together_provider.simulator --help``. It serves the real
+paths under ``/v1`` (``/compute/clusters``, ``/compute/clusters/{id}``,
+``/compute/regions``) with the JSON shapes of :mod:`together_provider.wire`,
+keeps its state in SQLite under ``--state-dir`` and models time with a
+virtual clock that tests move explicitly through ``POST /_sim/clock/advance``.
+
+Modules: ``catalogue`` (regions, drivers, capacity), ``model`` (pure
+lifecycle over the virtual clock), ``operations`` (create/update validation),
+``render`` (state -> wire JSON), ``store`` (SQLite), ``faults`` (injected
+faults, request log), ``runtime`` (ties them together), ``app`` (HTTP),
+``__main__`` (CLI). The simulator imports nothing from the provider except
+the wire schema.
+"""
+
+from together_provider.simulator.app import create_app
+from together_provider.simulator.model import Timings
+from together_provider.simulator.runtime import SimulatorConfig
+
+__all__ = ["SimulatorConfig", "Timings", "create_app"]

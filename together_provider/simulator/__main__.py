@@ -1,0 +1,144 @@
+"""CLI: ``python -m together_provider.simulator [--port 0] [--admin] ...``.
+
+Prints exactly one line, ``together simulator listening on <base url>``, once
+the socket accepts connections, so a parent process can read the URL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import socket
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from together_provider.simulator.app import ABORT_EXTENSION, create_app
+from together_provider.simulator.model import Timings
+from together_provider.simulator.runtime import SimulatorConfig
+
+__all__ = ["main", "parse_args"]
+
+_EPILOG = """\
+errors: every error body is {"error": {"message", "type", "param", "code"}}; 401 for a
+missing or unknown bearer key, 409 "Out of stock" when standard capacity runs out.
+
+admin endpoints (with --admin; no auth, never faulted, never in the request log):
+  GET  /_sim/clock                       virtual time
+  POST /_sim/clock/advance               {"seconds": 60}
+  GET|PUT|DELETE /_sim/faults            {"error_rate", "error_statuses", "retry_after",
+                                          "latency_ms", "drop_rate", "fail_provisioning"}
+  PUT  /_sim/capacity                    {"region", "gpu_type", "standard_gpus"?,
+                                          "preemptible_gpus"?}
+  POST /_sim/clusters/{id}/reclaim       {"nodes": 1}: notice, 300 s drain, removal
+  POST /_sim/clusters/{id}/fail          provisioning fails (ACCEPTANCE_TESTS_FAILED)
+  GET|DELETE /_sim/requests              request log: counts and ordered list
+"""
+
+
+class _AbortableH11Protocol(H11Protocol):
+    """Lets the app drop a connection without any response (the ``drop_rate`` fault)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        inner = self.app
+
+        async def app(scope: Any, receive: Any, send: Any) -> None:
+            scope.setdefault("extensions", {})[ABORT_EXTENSION] = self._abort
+            await inner(scope, receive, send)
+
+        self.app = app
+
+    def _abort(self) -> None:
+        self.transport.abort()
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m together_provider.simulator",
+        description="Local simulator of Together's GPU clusters API (/v1/compute/...).",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="interface to bind (default %(default)s)"
+    )
+    parser.add_argument(
+        "--port", type=int, default=8787, help="port; 0 picks a free one (default %(default)s)"
+    )
+    parser.add_argument(
+        "--state-dir",
+        type=Path,
+        default=None,
+        help="directory for simulator.sqlite3; state survives restarts (default: in memory)",
+    )
+    parser.add_argument(
+        "--api-key",
+        action="append",
+        dest="api_keys",
+        metavar="KEY",
+        help="accepted bearer key; repeatable (default: sim-key)",
+    )
+    parser.add_argument(
+        "--time-scale",
+        type=float,
+        default=1.0,
+        help="simulated seconds per real second; 0 freezes time (default %(default)s)",
+    )
+    parser.add_argument(
+        "--admin", action="store_true", help="enable the /_sim admin endpoints (off by default)"
+    )
+    parser.add_argument(
+        "--reclaim-rate",
+        type=float,
+        default=0.0,
+        help="random reclaims per preemptible node per simulated hour (default %(default)s)",
+    )
+    parser.add_argument(
+        "--provisioning-seconds",
+        type=float,
+        default=Timings.provisioning,
+        help="simulated seconds from create to Ready (default %(default)s)",
+    )
+    parser.add_argument("--seed", type=int, default=None, help="seed for faults and reclaims")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse_args(argv)
+    config = SimulatorConfig(
+        state_dir=args.state_dir,
+        api_keys=tuple(args.api_keys or ["sim-key"]),
+        time_scale=args.time_scale,
+        admin=args.admin,
+        reclaim_rate=args.reclaim_rate,
+        seed=args.seed,
+        timings=Timings(provisioning=args.provisioning_seconds),
+    )
+    app = create_app(config)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((args.host, args.port))
+    sock.listen(128)
+    host, port = sock.getsockname()[:2]
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app, http=_AbortableH11Protocol, log_level="warning", access_log=False, lifespan="off"
+        )
+    )
+    print(f"together simulator listening on http://{host}:{port}/v1", flush=True)
+    try:
+        asyncio.run(server.serve(sockets=[sock]))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        app.state.runtime.store.close()
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

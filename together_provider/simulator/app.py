@@ -1,0 +1,283 @@
+"""HTTP layer of the simulator: Together's ``/v1`` API plus optional ``/_sim`` admin.
+
+Every error is one JSON shape, the OpenAI-style one Together uses elsewhere:
+``{"error": {"message": str, "type": str, "param": str | null, "code": int}}``
+(409 capacity errors carry ``"message": "Out of stock"``). Bearer auth: a
+missing or unknown key is 401. ``PUT`` ignores unknown fields (Terraform sends
+every attribute); ``POST`` rejects them. Admin endpoints need no key and exist
+only with ``admin=True``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+from pydantic import BaseModel, ValidationError
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from together_provider.simulator.catalogue import REGIONS
+from together_provider.simulator.faults import Faults
+from together_provider.simulator.model import SimError
+from together_provider.simulator.operations import create_cluster, update_cluster
+from together_provider.simulator.render import render_cluster, to_datetime
+from together_provider.simulator.runtime import SimulatorConfig, SimulatorRuntime
+from together_provider.wire import (
+    ClusterCreateRequest,
+    ClusterDeleteResponse,
+    ClusterList,
+    ClusterUpdateRequest,
+    RegionList,
+)
+
+__all__ = ["ABORT_EXTENSION", "create_app"]
+
+ABORT_EXTENSION: Final = "together_sim.abort"
+"""ASGI scope extension: a callable that drops the connection (set by ``__main__``)."""
+
+_ERROR_TYPES: Final = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    404: "not_found_error",
+    409: "conflict_error",
+    422: "invalid_request_error",
+    429: "rate_limit_error",
+}
+_CLUSTER_PATH: Final = re.compile(r"^/v1/compute/clusters/[^/]+$")
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def error_response(
+    status: int, message: str, *, param: str | None = None, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    body = {
+        "error": {
+            "message": message,
+            "type": _ERROR_TYPES.get(status, "server_error" if status >= 500 else "api_error"),
+            "param": param,
+            "code": status,
+        }
+    }
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def _json(model: BaseModel, status: int = 200) -> JSONResponse:
+    return JSONResponse(model.model_dump(mode="json"), status_code=status)
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    try:
+        body = json.loads(await request.body() or b"{}")
+    except json.JSONDecodeError as exc:
+        raise SimError(400, f"request body is not valid JSON: {exc.msg}") from None
+    if not isinstance(body, dict):
+        raise SimError(400, "request body must be a JSON object")
+    return body
+
+
+def _validation_error(exc: ValidationError) -> SimError:
+    first = exc.errors()[0]
+    param = ".".join(str(p) for p in first["loc"]) or None
+    return SimError(400, f"{param}: {first['msg']}", param=param)
+
+
+def _template(path: str) -> str:
+    return "/v1/compute/clusters/{cluster_id}" if _CLUSTER_PATH.match(path) else path
+
+
+def create_app(config: SimulatorConfig | None = None) -> Starlette:
+    """Build the ASGI app; ``app.state.runtime`` exposes the state to in-process tests."""
+    runtime = SimulatorRuntime(config or SimulatorConfig())
+    keys = frozenset(runtime.config.api_keys)
+
+    def api(handler: Handler) -> Handler:
+        """Wrap a /v1 handler: request log, faults, auth, errors."""
+
+        async def wrapped(request: Request) -> Response:
+            method, path = request.method, _template(request.url.path)
+            response = await _serve(request, handler)
+            runtime.requests.record(method, path, response.status_code if response else 0)
+            if response is None:
+                abort = request.scope.get("extensions", {}).get(ABORT_EXTENSION)
+                if abort is None:
+                    raise ConnectionAbortedError("simulator dropped the connection")
+                abort()
+                await asyncio.sleep(0)
+                return Response(status_code=499)
+            return response
+
+        return wrapped
+
+    async def _serve(request: Request, handler: Handler) -> Response | None:
+        faults = runtime.faults.faults
+        if faults.latency_ms:
+            await asyncio.sleep(faults.latency_ms / 1000)
+        decision = runtime.faults.decide()
+        if decision == "drop":
+            return None
+        if isinstance(decision, int):
+            headers = {"Retry-After": f"{faults.retry_after:g}"} if faults.retry_after else None
+            return error_response(decision, "injected fault", headers=headers)
+        auth = request.headers.get("authorization", "")
+        scheme, _, token = auth.partition(" ")
+        if scheme.lower() != "bearer" or token not in keys:
+            return error_response(401, "missing or invalid API key")
+        try:
+            return await handler(request)
+        except SimError as exc:
+            return error_response(exc.status, exc.message, param=exc.param)
+        except ValidationError as exc:
+            err = _validation_error(exc)
+            return error_response(err.status, err.message, param=err.param)
+
+    def rendered(cluster_id: str) -> JSONResponse:
+        with runtime.transaction() as world:
+            cluster = world.get(cluster_id)
+            return _json(render_cluster(cluster, world.now, world.timings))
+
+    async def create(request: Request) -> Response:
+        req = ClusterCreateRequest.model_validate(await _body(request))
+        fail = runtime.faults.faults.fail_provisioning
+        with runtime.transaction() as world:
+            cluster = create_cluster(world, req, fail=fail)
+            return _json(render_cluster(cluster, world.now, world.timings))
+
+    async def list_clusters(request: Request) -> Response:
+        project = request.query_params.get("projectId")
+        with runtime.transaction() as world:
+            clusters = [
+                render_cluster(c, world.now, world.timings)
+                for c in world.clusters.values()
+                if not project or c.project_id == project
+            ]
+        return _json(ClusterList(clusters=clusters))
+
+    async def get(request: Request) -> Response:
+        return rendered(request.path_params["cluster_id"])
+
+    async def update(request: Request) -> Response:
+        body = await _body(request)
+        known = {k: v for k, v in body.items() if k in ClusterUpdateRequest.model_fields}
+        req = ClusterUpdateRequest.model_validate(known)
+        with runtime.transaction() as world:
+            cluster = update_cluster(world, request.path_params["cluster_id"], req)
+            return _json(render_cluster(cluster, world.now, world.timings))
+
+    async def delete(request: Request) -> Response:
+        cluster_id = request.path_params["cluster_id"]
+        with runtime.transaction() as world:
+            world.delete(cluster_id)
+        return _json(ClusterDeleteResponse(cluster_id=cluster_id))
+
+    async def regions(request: Request) -> Response:
+        return _json(RegionList(regions=list(REGIONS)))
+
+    routes = [
+        Route("/v1/compute/clusters", api(create), methods=["POST"]),
+        Route("/v1/compute/clusters", api(list_clusters), methods=["GET"]),
+        Route("/v1/compute/clusters/{cluster_id}", api(get), methods=["GET"]),
+        Route("/v1/compute/clusters/{cluster_id}", api(update), methods=["PUT"]),
+        Route("/v1/compute/clusters/{cluster_id}", api(delete), methods=["DELETE"]),
+        Route("/v1/compute/regions", api(regions), methods=["GET"]),
+    ]
+    if runtime.config.admin:
+        routes += admin_routes(runtime)
+    app = Starlette(routes=routes)
+    app.state.runtime = runtime
+    return app
+
+
+def admin_routes(runtime: SimulatorRuntime) -> list[Route]:
+    """``/_sim`` endpoints: clock, faults, capacity, reclaim, fail, request log."""
+
+    def admin(handler: Handler) -> Handler:
+        async def wrapped(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except SimError as exc:
+                return error_response(exc.status, exc.message, param=exc.param)
+            except (ValidationError, ValueError, KeyError, TypeError) as exc:
+                return error_response(400, f"bad admin request: {exc}")
+
+        return wrapped
+
+    def clock_body() -> dict[str, Any]:
+        now = runtime.clock.now()
+        return {"now": to_datetime(now).isoformat(), "epoch": now}
+
+    async def get_clock(request: Request) -> Response:
+        return JSONResponse(clock_body())
+
+    async def advance(request: Request) -> Response:
+        runtime.advance(float((await _body(request))["seconds"]))
+        return JSONResponse(clock_body())
+
+    async def set_faults(request: Request) -> Response:
+        runtime.faults.faults = Faults.model_validate(await _body(request))
+        return JSONResponse(runtime.faults.faults.model_dump())
+
+    async def clear_faults(request: Request) -> Response:
+        runtime.faults.faults = Faults()
+        return JSONResponse(runtime.faults.faults.model_dump())
+
+    async def get_faults(request: Request) -> Response:
+        return JSONResponse(runtime.faults.faults.model_dump())
+
+    async def set_capacity(request: Request) -> Response:
+        body = await _body(request)
+        region, gpu_type = str(body["region"]), str(body["gpu_type"])
+        with runtime.transaction() as world:
+            capacity = world.capacity_of(region, gpu_type)
+            if body.get("standard_gpus") is not None:
+                capacity.standard_gpus = int(body["standard_gpus"])
+            if body.get("preemptible_gpus") is not None:
+                capacity.preemptible_gpus = int(body["preemptible_gpus"])
+            return JSONResponse(
+                {
+                    "region": region,
+                    "gpu_type": gpu_type,
+                    "standard_gpus": capacity.standard_gpus,
+                    "preemptible_gpus": capacity.preemptible_gpus,
+                    "standard_spare": world.standard_spare(region, gpu_type),
+                    "preemptible_spare": world.preemptible_spare(region, gpu_type),
+                }
+            )
+
+    async def reclaim(request: Request) -> Response:
+        count = int((await _body(request)).get("nodes", 1))
+        with runtime.transaction() as world:
+            nodes = world.reclaim(request.path_params["cluster_id"], count)
+        return JSONResponse({"reclaimed": nodes})
+
+    async def fail(request: Request) -> Response:
+        cluster_id = request.path_params["cluster_id"]
+        with runtime.transaction() as world:
+            world.fail(cluster_id)
+            return _json(render_cluster(world.get(cluster_id), world.now, world.timings))
+
+    async def get_requests(request: Request) -> Response:
+        return JSONResponse(runtime.requests.snapshot())
+
+    async def reset_requests(request: Request) -> Response:
+        runtime.requests.reset()
+        return JSONResponse({"total": 0})
+
+    return [
+        Route("/_sim/clock", admin(get_clock), methods=["GET"]),
+        Route("/_sim/clock/advance", admin(advance), methods=["POST"]),
+        Route("/_sim/faults", admin(get_faults), methods=["GET"]),
+        Route("/_sim/faults", admin(set_faults), methods=["PUT"]),
+        Route("/_sim/faults", admin(clear_faults), methods=["DELETE"]),
+        Route("/_sim/capacity", admin(set_capacity), methods=["PUT"]),
+        Route("/_sim/clusters/{cluster_id}/reclaim", admin(reclaim), methods=["POST"]),
+        Route("/_sim/clusters/{cluster_id}/fail", admin(fail), methods=["POST"]),
+        Route("/_sim/requests", admin(get_requests), methods=["GET"]),
+        Route("/_sim/requests", admin(reset_requests), methods=["DELETE"]),
+    ]

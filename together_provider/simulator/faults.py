@@ -1,0 +1,84 @@
+"""Injected faults and the request log, both only reachable through ``/_sim``.
+
+Faults apply to ``/v1`` requests only, never to the admin endpoints, and the
+request log never records admin calls, so tests can count exactly the API
+traffic a client produced.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections import Counter
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["FaultInjector", "Faults", "LoggedRequest", "RequestLog"]
+
+
+class Faults(BaseModel):
+    """Body of ``PUT /_sim/faults``; every field optional."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    error_rate: float = Field(0.0, ge=0.0, le=1.0)
+    error_statuses: list[int] = Field(default_factory=lambda: [500])
+    retry_after: float | None = Field(None, ge=0.0)
+    latency_ms: int = Field(0, ge=0)
+    drop_rate: float = Field(0.0, ge=0.0, le=1.0)
+    fail_provisioning: bool = False
+
+
+class FaultInjector:
+    """Decides, per request, whether to drop it, fail it or let it through."""
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.faults = Faults()
+        self._rng = random.Random(seed)
+
+    def decide(self) -> Literal["drop"] | int | None:
+        """``"drop"``, an HTTP status to fail with, or ``None`` to serve normally."""
+        faults = self.faults
+        if faults.drop_rate and self._rng.random() < faults.drop_rate:
+            return "drop"
+        if faults.error_rate and faults.error_statuses and self._rng.random() < faults.error_rate:
+            return self._rng.choice(faults.error_statuses)
+        return None
+
+
+@dataclass(frozen=True)
+class LoggedRequest:
+    method: str
+    path: str
+    status: int
+
+
+class RequestLog:
+    """Every ``/v1`` request in order, as (method, path template, status); 0 = dropped."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: list[LoggedRequest] = []
+
+    def record(self, method: str, path: str, status: int) -> None:
+        with self._lock:
+            self._entries.append(LoggedRequest(method, path, status))
+
+    def reset(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+    def snapshot(self) -> dict[str, object]:
+        with self._lock:
+            entries = list(self._entries)
+        counts = Counter(entries)
+        return {
+            "counts": [
+                {"method": e.method, "path": e.path, "status": e.status, "count": n}
+                for e, n in counts.items()
+            ],
+            "requests": [{"method": e.method, "path": e.path, "status": e.status} for e in entries],
+            "total": len(entries),
+        }

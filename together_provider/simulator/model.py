@@ -1,0 +1,367 @@
+"""Pure cluster lifecycle over a virtual clock: no HTTP, no SQLite, no real time.
+
+The simulator never runs a background thread. Each request first calls
+:meth:`World.advance` with the current virtual time; the world then replays,
+in time order, every event that became due since the last request
+(provisioning phases, preemptible fill, drain-window ends, random reclaims,
+deletions). Events of all clusters are interleaved because clusters share
+the capacity of a region x GPU type.
+
+Modelling choices (Together does not document these):
+
+* ``allocated_preemptible_gpus`` counts live preemptible nodes, draining ones
+  included, until they are removed; the fill treats them as allocated too, so
+  a replacement for a reclaimed node starts only after the drain window.
+* Lowering the preemptible target drains the newest surplus nodes with reason
+  ``TogetherScaledDown`` over the same drain window.
+* A reclaimed node's capacity returns to the spare pool when it is removed.
+* Standard capacity is held from create until the cluster disappears.
+* Failed provisioning: the latest phase becomes
+  ``CLUSTER_PHASE_ACCEPTANCE_TESTS_FAILED`` while ``status`` keeps its last
+  provisioning value (the status enum has no failed value); after
+  ``failed_teardown`` seconds Together tears the cluster down (``Deleting``,
+  then 404).
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from pydantic import BaseModel, Field
+
+from together_provider.simulator.catalogue import Capacity
+from together_provider.wire import DRAIN_WINDOW_SECONDS, GPUS_PER_NODE, ClusterStatus
+
+__all__ = ["PROVISIONING_PLAN", "SimCluster", "SimError", "SimEvent", "SimNode", "Timings", "World"]
+
+PROVISIONING_PLAN: Final = (
+    # (status, phase, fraction of the provisioning time at which it starts)
+    (ClusterStatus.WAITING_FOR_CONTROL_PLANE_NODES, "WAITING_FOR_CONTROL_PLANE_NODES", 0.0),
+    (ClusterStatus.WAITING_FOR_DATA_PLANE_NODES, "WAITING_FOR_DATA_PLANE_NODES", 1 / 6),
+    (ClusterStatus.WAITING_FOR_SUBNET, "WAITING_FOR_SUBNET", 2 / 6),
+    (ClusterStatus.INSTALLING_DRIVERS, "INSTALLING_DRIVERS", 3 / 6),
+    (ClusterStatus.RUNNING_ACCEPTANCE_TESTS, "RUNNING_ACCEPTANCE_TESTS", 4 / 6),
+    (ClusterStatus.READY, "READY", 1.0),
+)
+FAILED_PHASE: Final = "CLUSTER_PHASE_ACCEPTANCE_TESTS_FAILED"
+
+
+class SimError(Exception):
+    """A request the simulated API refuses; the app turns it into a JSON error."""
+
+    def __init__(self, status: int, message: str, *, param: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.param = param
+
+
+@dataclass(frozen=True)
+class Timings:
+    """Simulated seconds for each lifecycle step."""
+
+    provisioning: float = 360.0
+    fill_interval: float = 60.0
+    drain_window: float = float(DRAIN_WINDOW_SECONDS)
+    deleting: float = 60.0
+    failed_teardown: float = 120.0
+    node_boot: float = 120.0
+    event_retention: float = 72 * 3600.0
+
+
+class SimNode(BaseModel):
+    node_id: str
+    preemptible: bool
+    created_at: float
+    ready_at: float
+    draining_since: float | None = None
+    deleted_at: float | None = None
+    reclaim_at: float | None = None
+
+
+class SimEvent(BaseModel):
+    node_id: str
+    reason: str
+    message: str
+    at: float
+
+
+class SimCluster(BaseModel):
+    """Everything the simulator knows about one cluster; stored as JSON."""
+
+    cluster_id: str
+    cluster_name: str
+    cluster_type: str
+    region: str
+    gpu_type: str
+    billing_type: str
+    project_id: str
+    cuda_version: str
+    nvidia_driver_version: str
+    nvidia_version_id: str
+    num_gpus: int
+    num_reserved_gpus: int = 0
+    num_capacity_pool_gpus: int = 0
+    capacity_pool_id: str | None = None
+    desired_preemptible_gpus: int = 0
+    duration_days: int | None = None
+    reservation_end_time: str | None = None
+    created_at: float
+    status: str = ClusterStatus.WAITING_FOR_CONTROL_PLANE_NODES
+    phases: list[tuple[str, float]] = Field(default_factory=list)
+    plan_index: int = 0
+    fail_provisioning: bool = False
+    failed_at: float | None = None
+    first_ready_at: float | None = None
+    deleting_since: float | None = None
+    next_fill_at: float | None = None
+    node_seq: int = 0
+    nodes: list[SimNode] = Field(default_factory=list)
+    deleted_nodes: list[SimNode] = Field(default_factory=list)
+    events: list[SimEvent] = Field(default_factory=list)
+    add_ons: list[dict[str, Any]] = Field(default_factory=list)
+    cluster_config: dict[str, Any] | None = None
+    volumes: list[dict[str, Any]] = Field(default_factory=list)
+
+    @property
+    def provisioning_done(self) -> bool:
+        return self.first_ready_at is not None
+
+    def live(self, *, preemptible: bool) -> list[SimNode]:
+        return [n for n in self.nodes if n.preemptible == preemptible]
+
+    def allocated_preemptible_gpus(self) -> int:
+        return GPUS_PER_NODE * len(self.live(preemptible=True))
+
+
+@dataclass
+class World:
+    """All clusters plus capacity, advanced lazily to the virtual ``now``."""
+
+    timings: Timings = field(default_factory=Timings)
+    reclaim_rate: float = 0.0
+    seed: int = 0
+    now: float = 0.0
+    clusters: dict[str, SimCluster] = field(default_factory=dict)
+    capacity: dict[tuple[str, str], Capacity] = field(default_factory=dict)
+
+    # ----------------------------------------------------------------- capacity
+
+    def capacity_of(self, region: str, gpu_type: str) -> Capacity:
+        return self.capacity.setdefault((region, gpu_type), Capacity())
+
+    def _pool(self, region: str, gpu_type: str) -> list[SimCluster]:
+        return [c for c in self.clusters.values() if (c.region, c.gpu_type) == (region, gpu_type)]
+
+    def standard_spare(self, region: str, gpu_type: str) -> int:
+        used = sum(c.num_gpus for c in self._pool(region, gpu_type))
+        return self.capacity_of(region, gpu_type).standard_gpus - used
+
+    def preemptible_spare(self, region: str, gpu_type: str) -> int:
+        used = sum(c.allocated_preemptible_gpus() for c in self._pool(region, gpu_type))
+        return self.capacity_of(region, gpu_type).preemptible_gpus - used
+
+    # ------------------------------------------------------------------- events
+
+    def advance(self, to: float) -> None:
+        """Apply, in time order, every event due at or before ``to``."""
+        while True:
+            due = self._next_event()
+            if due is None or due[0] > to:
+                break
+            when, action = due
+            self.now = max(self.now, when)
+            action()
+        self.now = max(self.now, to)
+
+    def _next_event(self) -> tuple[float, Callable[[], None]] | None:
+        best: tuple[float, Callable[[], None]] | None = None
+        for cluster in list(self.clusters.values()):
+            for when, action in self._events_of(cluster):
+                if best is None or when < best[0]:
+                    best = (when, action)
+        return best
+
+    def _events_of(self, c: SimCluster) -> list[tuple[float, Callable[[], None]]]:
+        t = self.timings
+        if c.deleting_since is not None:
+            return [(c.deleting_since + t.deleting, lambda: self._forget(c))]
+        if c.failed_at is not None:
+            return [(c.failed_at + t.failed_teardown, lambda: self._start_deleting(c))]
+        events: list[tuple[float, Callable[[], None]]] = []
+        if not c.provisioning_done:
+            status, _, fraction = PROVISIONING_PLAN[c.plan_index]
+            when = c.created_at + fraction * t.provisioning
+            if status == ClusterStatus.READY and c.fail_provisioning:
+                events.append((when, lambda: self.fail(c.cluster_id)))
+            else:
+                events.append((when, lambda: self._enter_phase(c)))
+        for node in c.nodes:
+            if node.draining_since is not None:
+                events.append((node.draining_since + t.drain_window, self._remover(c, node)))
+            elif node.reclaim_at is not None:
+                events.append((node.reclaim_at, self._reclaimer(c, node)))
+        fill_at = self._fill_time(c)
+        if fill_at is not None:
+            events.append((fill_at, lambda: self._add_preemptible(c)))
+        return events
+
+    def _forget(self, c: SimCluster) -> None:
+        del self.clusters[c.cluster_id]
+
+    def _remover(self, c: SimCluster, node: SimNode) -> Callable[[], None]:
+        return lambda: self._remove_node(c, node)
+
+    def _reclaimer(self, c: SimCluster, node: SimNode) -> Callable[[], None]:
+        return lambda: self._drain(c, node, "TogetherPreemptionNotified", _PREEMPT_MESSAGE)
+
+    def _enter_phase(self, c: SimCluster) -> None:
+        status, phase, _ = PROVISIONING_PLAN[c.plan_index]
+        c.status = status
+        c.phases.append((f"CLUSTER_PHASE_{phase}", self.now))
+        c.plan_index += 1
+        if status == ClusterStatus.READY:
+            c.first_ready_at = self.now
+            c.next_fill_at = self.now + self.timings.fill_interval
+
+    def _fill_time(self, c: SimCluster) -> float | None:
+        if not c.provisioning_done or c.status != ClusterStatus.READY:
+            return None
+        wanted = c.desired_preemptible_gpus // GPUS_PER_NODE
+        if len(c.live(preemptible=True)) >= wanted:
+            return None
+        if self.preemptible_spare(c.region, c.gpu_type) < GPUS_PER_NODE:
+            return None
+        return max(c.next_fill_at or self.now, self.now)
+
+    def _add_preemptible(self, c: SimCluster) -> None:
+        node = self._new_node(c, preemptible=True, ready_at=self.now)
+        if self.reclaim_rate > 0:
+            rng = random.Random(f"{self.seed}:{c.cluster_id}:{node.node_id}")
+            node.reclaim_at = self.now + rng.expovariate(self.reclaim_rate / 3600.0)
+        c.events.append(
+            SimEvent(
+                node_id=node.node_id,
+                reason="TogetherScaledUp",
+                message="Preemptible node added toward the preemptible target",
+                at=self.now,
+            )
+        )
+        c.next_fill_at = self.now + self.timings.fill_interval
+
+    def _new_node(self, c: SimCluster, *, preemptible: bool, ready_at: float) -> SimNode:
+        c.node_seq += 1
+        prefix = "gpu-preemptible-dp" if preemptible else "gpu-dp"
+        node = SimNode(
+            node_id=f"{prefix}-{c.cluster_id[:5]}-{c.node_seq:03d}",
+            preemptible=preemptible,
+            created_at=self.now,
+            ready_at=ready_at,
+        )
+        c.nodes.append(node)
+        return node
+
+    def _drain(self, c: SimCluster, node: SimNode, reason: str, message: str) -> None:
+        node.draining_since = self.now
+        node.reclaim_at = None
+        c.events.append(SimEvent(node_id=node.node_id, reason=reason, message=message, at=self.now))
+
+    def _remove_node(self, c: SimCluster, node: SimNode) -> None:
+        c.nodes.remove(node)
+        node.deleted_at = self.now
+        c.deleted_nodes.append(node)
+        if node.preemptible:
+            c.next_fill_at = max(c.next_fill_at or 0.0, self.now + self.timings.fill_interval)
+
+    def _start_deleting(self, c: SimCluster) -> None:
+        c.status = ClusterStatus.DELETING
+        c.deleting_since = self.now
+        c.phases.append(("CLUSTER_PHASE_DELETING", self.now))
+
+    # --------------------------------------------------------------- operations
+
+    def add(self, cluster: SimCluster) -> SimCluster:
+        """Register a validated new cluster: phases start, standard nodes are planned."""
+        spare = self.standard_spare(cluster.region, cluster.gpu_type)
+        if cluster.num_gpus > spare:
+            raise SimError(409, "Out of stock")
+        self.clusters[cluster.cluster_id] = cluster
+        ready_at = cluster.created_at + self.timings.provisioning
+        for _ in range(cluster.num_gpus // GPUS_PER_NODE):
+            self._new_node(cluster, preemptible=False, ready_at=ready_at)
+        self._enter_phase(cluster)
+        return cluster
+
+    def get(self, cluster_id: str) -> SimCluster:
+        cluster = self.clusters.get(cluster_id)
+        if cluster is None:
+            raise SimError(404, f"cluster {cluster_id} not found", param="cluster_id")
+        return cluster
+
+    def new_cluster_id(self) -> str:
+        return str(uuid.uuid4())
+
+    def scale_standard(self, c: SimCluster, num_gpus: int) -> None:
+        """Add or remove standard nodes; 409 when the region lacks standard capacity."""
+        delta = num_gpus - c.num_gpus
+        if delta > self.standard_spare(c.region, c.gpu_type):
+            raise SimError(409, "Out of stock")
+        if delta > 0:
+            planned = c.created_at + self.timings.provisioning
+            ready_at = max(self.now + self.timings.node_boot, planned)
+            for _ in range(delta // GPUS_PER_NODE):
+                self._new_node(c, preemptible=False, ready_at=ready_at)
+        for _ in range(-delta // GPUS_PER_NODE):
+            node = c.live(preemptible=False)[-1]
+            c.events.append(
+                SimEvent(
+                    node_id=node.node_id,
+                    reason="TogetherScaledDown",
+                    message="Standard node removed by scale-down",
+                    at=self.now,
+                )
+            )
+            self._remove_node(c, node)
+        c.num_gpus = num_gpus
+
+    def set_preemptible_target(self, c: SimCluster, target: int) -> None:
+        """Change the preemptible target; surplus nodes drain, a deficit fills later."""
+        c.desired_preemptible_gpus = target
+        active = [n for n in c.live(preemptible=True) if n.draining_since is None]
+        surplus = len(active) - target // GPUS_PER_NODE
+        for node in reversed(active[len(active) - max(surplus, 0) :]):
+            self._drain(c, node, "TogetherScaledDown", "Preemptible target lowered; draining")
+        if c.next_fill_at is None or c.next_fill_at < self.now:
+            c.next_fill_at = self.now + self.timings.fill_interval
+
+    def delete(self, cluster_id: str) -> None:
+        """Start (or repeat) deletion: ``Deleting`` for a while, then gone."""
+        cluster = self.get(cluster_id)
+        if cluster.deleting_since is None:
+            self._start_deleting(cluster)
+
+    def reclaim(self, cluster_id: str, count: int) -> list[str]:
+        """Together takes back ``count`` preemptible nodes (oldest first)."""
+        cluster = self.get(cluster_id)
+        active = [n for n in cluster.live(preemptible=True) if n.draining_since is None]
+        for node in active[:count]:
+            self._drain(cluster, node, "TogetherPreemptionNotified", _PREEMPT_MESSAGE)
+        return [n.node_id for n in active[:count]]
+
+    def fail(self, cluster_id: str) -> None:
+        """Provisioning fails now: acceptance tests failed, teardown follows."""
+        cluster = self.get(cluster_id)
+        if cluster.provisioning_done:
+            raise SimError(409, f"cluster {cluster_id} already finished provisioning")
+        if cluster.failed_at is None and cluster.deleting_since is None:
+            cluster.failed_at = self.now
+            cluster.phases.append((FAILED_PHASE, self.now))
+
+
+_PREEMPT_MESSAGE: Final = (
+    f"Node is being preempted by Together; it will be removed within {DRAIN_WINDOW_SECONDS}s"
+)

@@ -1,0 +1,197 @@
+"""Create and update as Together validates them, on top of the lifecycle in ``model``.
+
+Rules enforced (HTTP 400 unless noted), per Together's docs and SDK:
+``num_gpus`` >= 8 and a multiple of 8; ``num_preemptible_gpus`` >= 0 and a
+multiple of 8; a preemptible target only on KUBERNETES clusters;
+``project_id`` required on create when the target is > 0; region and GPU type
+must be in the catalogue; RESERVED needs ``duration_days``; the driver must be
+chosen by ``nvidia_version_id`` or the ``cuda_version`` +
+``nvidia_driver_version`` pair, and must be listed for the region. Not enough
+standard capacity is 409 "Out of stock".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from together_provider.simulator.catalogue import find_driver, region_by_name
+from together_provider.simulator.model import SimCluster, SimError, World
+from together_provider.wire import (
+    GPUS_PER_NODE,
+    ClusterCreateRequest,
+    ClusterStatus,
+    ClusterUpdateRequest,
+    DriverVersion,
+)
+
+__all__ = ["DEFAULT_PROJECT_ID", "create_cluster", "update_cluster"]
+
+DEFAULT_PROJECT_ID = "proj-sim-default"
+
+
+def _check_count(name: str, value: int, *, minimum: int) -> None:
+    if value < minimum or value % GPUS_PER_NODE:
+        raise SimError(
+            400,
+            f"{name} must be a multiple of {GPUS_PER_NODE} and at least {minimum}, got {value}",
+            param=name,
+        )
+
+
+def _check_preemptible(target: int, cluster_type: str) -> None:
+    _check_count("num_preemptible_gpus", target, minimum=0)
+    if target > 0 and cluster_type != "KUBERNETES":
+        raise SimError(
+            400,
+            "preemptible GPUs are only supported on KUBERNETES clusters",
+            param="num_preemptible_gpus",
+        )
+
+
+def _driver(req: ClusterCreateRequest) -> DriverVersion:
+    region = region_by_name(req.region)
+    if region is None:
+        raise SimError(400, f"unknown region {req.region!r}", param="region")
+    if req.gpu_type not in region.supported_instance_types:
+        raise SimError(
+            400, f"gpu_type {req.gpu_type} is not offered in {req.region}", param="gpu_type"
+        )
+    pair = (req.cuda_version, req.nvidia_driver_version)
+    if req.nvidia_version_id is None and None in pair:
+        raise SimError(
+            400, "cuda version and nvidia driver version are required", param="cuda_version"
+        )
+    entry = find_driver(
+        region,
+        version_id=req.nvidia_version_id,
+        cuda_version=req.cuda_version,
+        nvidia_driver_version=req.nvidia_driver_version,
+    )
+    if entry is None:
+        raise SimError(
+            400,
+            f"no driver catalogue entry in {req.region} for nvidia_version_id="
+            f"{req.nvidia_version_id} cuda_version={req.cuda_version} "
+            f"nvidia_driver_version={req.nvidia_driver_version}",
+            param="nvidia_version_id" if req.nvidia_version_id else "nvidia_driver_version",
+        )
+    return entry
+
+
+def create_cluster(world: World, req: ClusterCreateRequest, *, fail: bool = False) -> SimCluster:
+    """Validate ``req`` and add the cluster to ``world`` (status WaitingForControlPlaneNodes)."""
+    driver = _driver(req)
+    _check_count("num_gpus", req.num_gpus, minimum=GPUS_PER_NODE)
+    cluster_type = req.cluster_type or "KUBERNETES"
+    target = req.num_preemptible_gpus or 0
+    _check_preemptible(target, cluster_type)
+    if target > 0 and not req.project_id:
+        raise SimError(
+            400, "project_id is required when num_preemptible_gpus > 0", param="project_id"
+        )
+    if req.billing_type == "RESERVED" and not req.duration_days:
+        raise SimError(400, "duration_days is required for RESERVED billing", param="duration_days")
+    pool = req.num_capacity_pool_gpus or 0
+    if pool % GPUS_PER_NODE or pool > req.num_gpus:
+        raise SimError(
+            400,
+            "num_capacity_pool_gpus must be a multiple of 8 and <= num_gpus",
+            param="num_capacity_pool_gpus",
+        )
+    reserved = req.num_reserved_gpus
+    if reserved is None:
+        reserved = req.num_gpus if req.billing_type == "RESERVED" else 0
+    volumes: list[dict[str, Any]] = []
+    if req.shared_volume is not None:
+        volumes.append(
+            {
+                "volume_id": f"vol-{world.new_cluster_id()[:8]}",
+                "volume_name": req.shared_volume.volume_name,
+                "size_tib": req.shared_volume.size_tib,
+                "status": "bound",
+            }
+        )
+    elif req.volume_id:
+        volumes.append(
+            {
+                "volume_id": req.volume_id,
+                "volume_name": req.volume_id,
+                "size_tib": 1,
+                "status": "bound",
+            }
+        )
+    cluster = SimCluster(
+        cluster_id=world.new_cluster_id(),
+        cluster_name=req.cluster_name,
+        cluster_type=cluster_type,
+        region=req.region,
+        gpu_type=req.gpu_type,
+        billing_type=req.billing_type,
+        project_id=req.project_id or DEFAULT_PROJECT_ID,
+        cuda_version=driver.cuda_version,
+        nvidia_driver_version=driver.nvidia_driver_version,
+        nvidia_version_id=driver.id,
+        num_gpus=req.num_gpus,
+        num_reserved_gpus=reserved,
+        num_capacity_pool_gpus=pool,
+        capacity_pool_id=req.capacity_pool_id,
+        desired_preemptible_gpus=target,
+        duration_days=req.duration_days,
+        reservation_end_time=(
+            req.reservation_end_time.isoformat() if req.reservation_end_time else None
+        ),
+        created_at=world.now,
+        fail_provisioning=fail,
+        add_ons=[a.model_dump(mode="json", exclude_none=True) for a in req.add_ons or []],
+        cluster_config=(
+            req.cluster_config.model_dump(mode="json", exclude_none=True)
+            if req.cluster_config
+            else None
+        ),
+        volumes=volumes,
+    )
+    return world.add(cluster)
+
+
+def update_cluster(world: World, cluster_id: str, req: ClusterUpdateRequest) -> SimCluster:
+    """Apply a PUT: only fields that are set change; everything is checked before anything."""
+    cluster = world.get(cluster_id)
+    if cluster.status == ClusterStatus.DELETING:
+        raise SimError(400, f"cluster {cluster_id} is being deleted and cannot be updated")
+    cluster_type = req.cluster_type or cluster.cluster_type
+    target = (
+        req.num_preemptible_gpus
+        if req.num_preemptible_gpus is not None
+        else cluster.desired_preemptible_gpus
+    )
+    if req.num_gpus is not None:
+        _check_count("num_gpus", req.num_gpus, minimum=GPUS_PER_NODE)
+    _check_preemptible(target, cluster_type)
+    if req.num_gpus is not None and req.num_gpus != cluster.num_gpus:
+        world.scale_standard(cluster, req.num_gpus)
+    if target != cluster.desired_preemptible_gpus:
+        world.set_preemptible_target(cluster, target)
+    cluster.cluster_type = cluster_type
+    if req.num_reserved_gpus is not None:
+        cluster.num_reserved_gpus = req.num_reserved_gpus
+    if req.num_capacity_pool_gpus is not None:
+        cluster.num_capacity_pool_gpus = req.num_capacity_pool_gpus
+    if req.reservation_end_time is not None:
+        cluster.reservation_end_time = req.reservation_end_time.isoformat()
+    if req.cluster_config is not None:
+        cluster.cluster_config = req.cluster_config.model_dump(mode="json", exclude_none=True)
+    for add_on in req.add_ons or []:
+        _merge_add_on(cluster, add_on.model_dump(mode="json", exclude_none=True))
+    return cluster
+
+
+def _merge_add_on(cluster: SimCluster, update: dict[str, Any]) -> None:
+    for existing in cluster.add_ons:
+        if existing.get("name") == update["name"]:
+            config = dict(existing.get("config") or {})
+            config.update(update.get("config") or {})
+            existing["config"] = config
+            return
+    raise SimError(
+        400, f"add-on {update['name']!r} does not exist on this cluster", param="add_ons"
+    )

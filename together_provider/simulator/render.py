@@ -1,0 +1,177 @@
+"""Turn a simulated cluster into the wire ``Cluster`` the real API would return."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from typing import Final
+
+from together_provider.simulator.model import PROVISIONING_PLAN, SimCluster, SimNode, Timings
+from together_provider.wire import (
+    GPUS_PER_NODE,
+    AddOn,
+    Cluster,
+    ControlPlaneNode,
+    GpuWorkerNode,
+    NodeLifecycleEvent,
+    NodePhaseTransition,
+    PhaseTransition,
+    Volume,
+)
+
+__all__ = ["render_cluster", "to_datetime"]
+
+CONTROL_PLANE_NODES: Final = 3
+
+
+def to_datetime(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, UTC)
+
+
+def _ip(seed: str, index: int) -> str:
+    digest = hashlib.sha256(f"{seed}:{index}".encode()).digest()
+    return f"10.{digest[0]}.{digest[1]}.{digest[2] or 1}"
+
+
+def _node_phases(
+    created: float, running: float | None, ended: float | None, now: float
+) -> list[NodePhaseTransition]:
+    phases = [NodePhaseTransition(phase="NODE_PHASE_PENDING", transition_time=to_datetime(created))]
+    if running is not None and running <= now:
+        phases.append(
+            NodePhaseTransition(phase="NODE_PHASE_RUNNING", transition_time=to_datetime(running))
+        )
+    if ended is not None:
+        phases.append(
+            NodePhaseTransition(phase="NODE_PHASE_SUCCEEDED", transition_time=to_datetime(ended))
+        )
+    return phases
+
+
+def _gpu_node(cluster: SimCluster, node: SimNode, index: int, now: float) -> GpuWorkerNode:
+    if node.deleted_at is not None:
+        status = "Deleted"
+    elif node.draining_since is not None:
+        status = "Draining"
+    else:
+        status = "Ready" if node.ready_at <= now else "NotReady"
+    return GpuWorkerNode(
+        node_id=node.node_id,
+        host_name=node.node_id,
+        status=status,
+        num_cpu_cores=208,
+        num_gpus=GPUS_PER_NODE,
+        memory_gib=2048.0,
+        networks=[_ip(node.node_id, index)],
+        phase_transitions=_node_phases(node.created_at, node.ready_at, node.deleted_at, now),
+        instance_id=f"i-{hashlib.sha256(node.node_id.encode()).hexdigest()[:12]}",
+        deleted_at=to_datetime(node.deleted_at) if node.deleted_at is not None else None,
+        marked_for_deletion=node.draining_since is not None,
+        ephemeral_storage="1Ti",
+    )
+
+
+def _control_plane_ready_at(cluster: SimCluster, timings: Timings) -> float:
+    return cluster.created_at + PROVISIONING_PLAN[1][2] * timings.provisioning
+
+
+def kube_config(cluster: SimCluster) -> str:
+    """A realistic-looking kubeconfig whose token is fake but stable per cluster."""
+    token = hashlib.sha256(f"token:{cluster.cluster_id}".encode()).hexdigest()
+    ca = hashlib.sha256(f"ca:{cluster.cluster_id}".encode()).hexdigest()
+    name = cluster.cluster_name
+    return (
+        "apiVersion: v1\n"
+        "kind: Config\n"
+        "clusters:\n"
+        f"- name: {name}\n"
+        "  cluster:\n"
+        f"    server: https://{cluster.cluster_id[:8]}.{cluster.region}.k8s.together.invalid:6443\n"
+        f"    certificate-authority-data: {ca}\n"
+        "contexts:\n"
+        f"- name: {name}\n"
+        "  context:\n"
+        f"    cluster: {name}\n"
+        f"    user: {name}-admin\n"
+        f"current-context: {name}\n"
+        "users:\n"
+        f"- name: {name}-admin\n"
+        "  user:\n"
+        f"    token: {token}\n"
+    )
+
+
+def render_cluster(cluster: SimCluster, now: float, timings: Timings) -> Cluster:
+    """The JSON shape the real API returns for ``cluster`` at virtual time ``now``."""
+    cp_ready_at = _control_plane_ready_at(cluster, timings)
+    cp_ready = cp_ready_at <= now and cluster.deleting_since is None
+    control_plane = [
+        ControlPlaneNode(
+            node_id=f"cp-{cluster.cluster_id[:5]}-{i}",
+            host_name=f"cp-{cluster.cluster_id[:5]}-{i}",
+            status="Ready" if cp_ready else "NotReady",
+            num_cpu_cores=16,
+            memory_gib=64.0,
+            network=_ip(cluster.cluster_id, i),
+            phase_transitions=_node_phases(cluster.created_at, cp_ready_at, None, now),
+        )
+        for i in range(CONTROL_PLANE_NODES)
+    ]
+    events = [e for e in cluster.events if now - e.at <= timings.event_retention]
+    return Cluster(
+        cluster_id=cluster.cluster_id,
+        cluster_name=cluster.cluster_name,
+        cluster_type=cluster.cluster_type,
+        region=cluster.region,
+        project_id=cluster.project_id,
+        gpu_type=cluster.gpu_type,
+        num_gpus=cluster.num_gpus,
+        num_reserved_gpus=cluster.num_reserved_gpus,
+        num_capacity_pool_gpus=cluster.num_capacity_pool_gpus,
+        num_cpu_workers=0,
+        desired_preemptible_gpus=cluster.desired_preemptible_gpus,
+        allocated_preemptible_gpus=cluster.allocated_preemptible_gpus(),
+        billing_type=cluster.billing_type,
+        cuda_version=cluster.cuda_version,
+        nvidia_driver_version=cluster.nvidia_driver_version,
+        nvidia_driver_version_id=cluster.nvidia_version_id,
+        status=cluster.status,
+        phase_transitions=[
+            PhaseTransition(phase=phase, transition_time=to_datetime(at))
+            for phase, at in cluster.phases
+        ],
+        control_plane_nodes=control_plane,
+        gpu_worker_nodes=[_gpu_node(cluster, n, i, now) for i, n in enumerate(cluster.nodes)],
+        deleted_gpu_worker_nodes=[
+            _gpu_node(cluster, n, i, now) for i, n in enumerate(cluster.deleted_nodes)
+        ],
+        node_lifecycle_events=[
+            NodeLifecycleEvent(
+                node_id=e.node_id, reason=e.reason, message=e.message, timestamp=to_datetime(e.at)
+            )
+            for e in events
+        ],
+        volumes=[Volume.model_validate(v) for v in cluster.volumes],
+        kube_config=kube_config(cluster),
+        add_ons=[
+            AddOn(
+                add_on_type=str(a.get("add_on_type", a["name"])),
+                name=str(a["name"]),
+                config=a.get("config", {}),
+                state={},
+            )
+            for a in cluster.add_ons
+        ],
+        created_at=to_datetime(cluster.created_at),
+        first_ready_at=(
+            to_datetime(cluster.first_ready_at) if cluster.first_ready_at is not None else None
+        ),
+        control_plane_ready=cp_ready,
+        capacity_pool_id=cluster.capacity_pool_id,
+        duration_hours=cluster.duration_days * 24 if cluster.duration_days else None,
+        reservation_end_time=(
+            datetime.fromisoformat(cluster.reservation_end_time)
+            if cluster.reservation_end_time
+            else None
+        ),
+    )

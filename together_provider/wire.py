@@ -1,0 +1,452 @@
+"""The JSON wire schema of Together's GPU clusters API, shared by client and simulator.
+
+This is the only place the schema lives. Field names follow the official
+``together`` SDK 3.1.1 (generated from Together's OpenAPI spec).
+
+Two deliberate asymmetries:
+
+* Request models are strict (``extra="forbid"``, enums as ``Literal``): a typo
+  in what *we* send is a bug we want to see at once.
+* Response models are lenient (``extra="allow"``, enums and ``status`` as plain
+  ``str``, most fields defaulted): a new API field, GPU type or status must
+  never break a user's ``pulumi up``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Final, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "BILLING_TYPES",
+    "CLUSTER_TYPES",
+    "DEFAULT_BASE_URL",
+    "DRAIN_WINDOW_SECONDS",
+    "GPUS_PER_NODE",
+    "GPU_TYPES",
+    "PREEMPTION_REASONS",
+    "AcceptanceTestsParams",
+    "AddOn",
+    "AddOnRequest",
+    "BillingType",
+    "Cluster",
+    "ClusterConfig",
+    "ClusterCreateRequest",
+    "ClusterDeleteResponse",
+    "ClusterList",
+    "ClusterStatus",
+    "ClusterType",
+    "ClusterUpdateRequest",
+    "ControlPlaneNode",
+    "DriverVersion",
+    "ErrorBody",
+    "ErrorDetail",
+    "GpuType",
+    "GpuWorkerNode",
+    "NodeLifecycleEvent",
+    "NodePhaseTransition",
+    "OidcConfig",
+    "PhaseTransition",
+    "Region",
+    "RegionList",
+    "SharedVolumeRequest",
+    "Volume",
+    "is_failed_phase",
+]
+
+DEFAULT_BASE_URL: Final = "https://api.together.ai/v1"
+"""Production base URL; already ends in ``/v1``, paths are ``/compute/...``."""
+
+GPUS_PER_NODE: Final = 8
+"""Every Together GPU node, standard or preemptible, has 8 GPUs."""
+
+DRAIN_WINDOW_SECONDS: Final = 300
+"""A reclaimed preemptible node is removed at most this long after the notice."""
+
+PREEMPTION_REASONS: Final = ("TogetherPreemptionNotified", "TogetherPreempted")
+"""Lifecycle-event reasons that mean a reclaim; the docs and the SDK disagree, accept both."""
+
+GpuType = Literal[
+    "H100_SXM",
+    "H200_SXM",
+    "RTX_6000_PCI",
+    "L40_PCIE",
+    "B200_SXM",
+    "H100_SXM_INF",
+    "B300_SXM",
+    "GB200_SXM",
+]
+BillingType = Literal["RESERVED", "ON_DEMAND", "SCHEDULED_CAPACITY"]
+ClusterType = Literal["KUBERNETES", "SLURM"]
+LoadBalancer = Literal["NONE", "TRAEFIK", "NGINX", "ISTIO"]
+
+GPU_TYPES: Final[tuple[str, ...]] = get_args(GpuType)
+BILLING_TYPES: Final[tuple[str, ...]] = get_args(BillingType)
+CLUSTER_TYPES: Final[tuple[str, ...]] = get_args(ClusterType)
+
+
+class ClusterStatus:
+    """Known values of ``Cluster.status``; the field itself stays a plain ``str``.
+
+    Anything not listed here (a status Together adds later) counts as "not ready".
+    """
+
+    WAITING_FOR_CONTROL_PLANE_NODES: Final = "WaitingForControlPlaneNodes"
+    WAITING_FOR_DATA_PLANE_NODES: Final = "WaitingForDataPlaneNodes"
+    WAITING_FOR_SUBNET: Final = "WaitingForSubnet"
+    WAITING_FOR_SHARED_VOLUME: Final = "WaitingForSharedVolume"
+    INSTALLING_DRIVERS: Final = "InstallingDrivers"
+    RUNNING_ACCEPTANCE_TESTS: Final = "RunningAcceptanceTests"
+    PAUSED: Final = "Paused"
+    ON_DEMAND_COMPUTE_PAUSED: Final = "OnDemandComputePaused"
+    READY: Final = "Ready"
+    DEGRADED: Final = "Degraded"
+    DELETING: Final = "Deleting"
+
+    PROVISIONING: Final = (
+        WAITING_FOR_CONTROL_PLANE_NODES,
+        WAITING_FOR_DATA_PLANE_NODES,
+        WAITING_FOR_SUBNET,
+        WAITING_FOR_SHARED_VOLUME,
+        INSTALLING_DRIVERS,
+        RUNNING_ACCEPTANCE_TESTS,
+    )
+
+
+def is_failed_phase(phase: str | None) -> bool:
+    """True for cluster phases such as ``CLUSTER_PHASE_ACCEPTANCE_TESTS_FAILED``."""
+    return phase is not None and phase.endswith("_FAILED")
+
+
+# --------------------------------------------------------------------------- requests
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    def to_json(self) -> dict[str, Any]:
+        """The body to send: only fields that were set, never explicit nulls."""
+        return self.model_dump(mode="json", exclude_none=True, exclude_unset=True)
+
+
+class _Toggle(_Request):
+    enabled: bool | None = None
+
+
+class AddOnConfig(_Request):
+    dashboard: _Toggle | None = None
+    headlamp: _Toggle | None = None
+    ingress: _Toggle | None = None
+    slurm_web: _Toggle | None = None
+
+
+class AddOnRequest(_Request):
+    """An add-on in a request; ``add_on_type`` is needed on create, ``name`` always."""
+
+    name: str
+    add_on_type: str | None = None
+    config: AddOnConfig | None = None
+
+
+class SlurmStartupScripts(_Request):
+    controller_epilog: str | None = None
+    controller_prolog: str | None = None
+    extra_slurm_conf: str | None = None
+    login_init_script: str | None = None
+    nodeset_init_script: str | None = None
+    worker_epilog: str | None = None
+    worker_prolog: str | None = None
+
+
+class ClusterConfig(_Request):
+    load_balancer: LoadBalancer
+    gpu_operator_version: str | None = None
+    network_operator_version: str | None = None
+    ingress: _Toggle | None = None
+    observability: _Toggle | None = None
+    jumphost_enabled: bool | None = None
+    kubernetes_dashboard_enabled: bool | None = None
+    ssh_ca_enabled: bool | None = None
+    slurm_startup_scripts: SlurmStartupScripts | None = None
+
+
+class OidcConfig(_Request):
+    client_id: str
+    issuer_url: str
+    username_claim: str
+    username_prefix: str
+    group_claim: str
+    group_prefix: str
+    ca_cert: str | None = None
+
+
+class AcceptanceTestsParams(_Request):
+    enabled: bool | None = None
+    dcgm_diag_level: (
+        Literal[
+            "DCGM_DIAG_LEVEL_SHORT",
+            "DCGM_DIAG_LEVEL_MEDIUM",
+            "DCGM_DIAG_LEVEL_LONG",
+            "DCGM_DIAG_LEVEL_EXTENDED",
+        ]
+        | None
+    ) = None
+    dcgm_diag_skipped: bool | None = None
+    gpu_burn_duration: int | None = None
+    gpu_burn_skipped: bool | None = None
+    nccl_single_node_skipped: bool | None = None
+    nccl_multi_node_skipped: bool | None = None
+    storage_skipped: bool | None = None
+
+
+class SharedVolumeRequest(_Request):
+    volume_name: str
+    size_tib: int
+    region: str
+    is_lifecycle_independent: bool | None = None
+    project_id: str | None = None
+    instance_cluster_id: str | None = None
+
+
+class ClusterCreateRequest(_Request):
+    """Body of ``POST /compute/clusters``.
+
+    ``num_gpus`` is the *standard* GPU count; ``num_preemptible_gpus`` is the
+    preemptible target. The driver is chosen either by ``nvidia_version_id`` or
+    by the pair ``cuda_version`` + ``nvidia_driver_version``.
+    """
+
+    cluster_name: str
+    region: str
+    gpu_type: GpuType
+    num_gpus: int
+    billing_type: BillingType
+    cluster_type: ClusterType | None = None
+    cuda_version: str | None = None
+    nvidia_driver_version: str | None = None
+    nvidia_version_id: str | None = None
+    num_preemptible_gpus: int | None = None
+    project_id: str | None = None
+    duration_days: int | None = None
+    num_reserved_gpus: int | None = None
+    capacity_pool_id: str | None = None
+    num_capacity_pool_gpus: int | None = None
+    reservation_start_time: datetime | None = None
+    reservation_end_time: datetime | None = None
+    volume_id: str | None = None
+    shared_volume: SharedVolumeRequest | None = None
+    auto_scale: bool | None = None
+    auto_scale_max_gpus: int | None = None
+    install_traefik: bool | None = None
+    slurm_shm_size_gib: int | None = None
+    slurm_image: str | None = None
+    acceptance_tests_params: AcceptanceTestsParams | None = None
+    add_ons: list[AddOnRequest] | None = None
+    cluster_config: ClusterConfig | None = None
+    oidc_config: OidcConfig | None = None
+
+
+class ClusterUpdateRequest(_Request):
+    """Body of ``PUT /compute/clusters/{id}``: every field optional, omitted = keep."""
+
+    num_gpus: int | None = None
+    num_preemptible_gpus: int | None = None
+    cluster_type: ClusterType | None = None
+    num_reserved_gpus: int | None = None
+    num_capacity_pool_gpus: int | None = None
+    reservation_end_time: datetime | None = None
+    add_ons: list[AddOnRequest] | None = None
+    cluster_config: ClusterConfig | None = None
+
+
+# -------------------------------------------------------------------------- responses
+
+
+class _Response(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class NodePhaseTransition(_Response):
+    phase: str
+    transition_time: datetime
+
+
+class PhaseTransition(_Response):
+    """One entry of a cluster's phase history, e.g. ``CLUSTER_PHASE_READY``."""
+
+    phase: str
+    transition_time: datetime
+
+
+class ControlPlaneNode(_Response):
+    node_id: str
+    host_name: str = ""
+    status: str = ""
+    num_cpu_cores: int = 0
+    memory_gib: float = 0.0
+    network: str = ""
+    phase_transitions: list[NodePhaseTransition] = Field(default_factory=list)
+    public_ipv4: str | None = None
+
+
+class GpuWorkerNode(_Response):
+    """A GPU node; the same shape serves live and deleted nodes (``deleted_at`` set)."""
+
+    node_id: str
+    host_name: str = ""
+    status: str = ""
+    num_cpu_cores: int = 0
+    num_gpus: int = GPUS_PER_NODE
+    memory_gib: float = 0.0
+    networks: list[str] = Field(default_factory=list)
+    phase_transitions: list[NodePhaseTransition] = Field(default_factory=list)
+    instance_id: str | None = None
+    deleted_at: datetime | None = None
+    marked_for_deletion: bool | None = None
+    ephemeral_storage: str | None = None
+    public_ipv4: str | None = None
+
+    @property
+    def is_preemptible(self) -> bool:
+        """Preemptible nodes are only recognisable by name (``gpu-preemptible-dp-*``)."""
+        return "preemptible" in self.node_id or "preemptible" in self.host_name
+
+
+class NodeLifecycleEvent(_Response):
+    """A node event such as a reclaim notice (see :data:`PREEMPTION_REASONS`)."""
+
+    node_id: str
+    reason: str
+    message: str = ""
+    timestamp: datetime
+
+    @property
+    def is_preemption(self) -> bool:
+        return self.reason in PREEMPTION_REASONS
+
+
+class Volume(_Response):
+    volume_id: str
+    volume_name: str = ""
+    size_tib: int = 0
+    status: str = ""
+
+
+class AddOn(_Response):
+    add_on_type: str = ""
+    name: str = ""
+    config: dict[str, Any] = Field(default_factory=dict)
+    state: dict[str, Any] = Field(default_factory=dict)
+
+
+class Cluster(_Response):
+    """A cluster as Together reports it (create, get, update and list items).
+
+    ``num_gpus`` counts standard GPUs only; ``desired_preemptible_gpus`` echoes
+    the preemptible target and ``allocated_preemptible_gpus`` counts preemptible
+    GPUs that are live now, which may stay below the target.
+    """
+
+    cluster_id: str
+    cluster_name: str = ""
+    cluster_type: str = "KUBERNETES"
+    region: str = ""
+    project_id: str = ""
+    gpu_type: str = ""
+    num_gpus: int = 0
+    num_reserved_gpus: int = 0
+    num_capacity_pool_gpus: int = 0
+    num_cpu_workers: int = 0
+    desired_preemptible_gpus: int = 0
+    allocated_preemptible_gpus: int = 0
+    billing_type: str = ""
+    cuda_version: str = ""
+    nvidia_driver_version: str = ""
+    status: str
+    phase_transitions: list[PhaseTransition] = Field(default_factory=list)
+    control_plane_nodes: list[ControlPlaneNode] = Field(default_factory=list)
+    gpu_worker_nodes: list[GpuWorkerNode] = Field(default_factory=list)
+    deleted_gpu_worker_nodes: list[GpuWorkerNode] | None = None
+    node_lifecycle_events: list[NodeLifecycleEvent] | None = None
+    volumes: list[Volume] = Field(default_factory=list)
+    kube_config: str = ""
+    add_ons: list[AddOn] = Field(default_factory=list)
+    created_at: datetime | None = None
+    first_ready_at: datetime | None = None
+    control_plane_ready: bool | None = None
+    capacity_pool_id: str | None = None
+    duration_hours: int | None = None
+    reservation_start_time: datetime | None = None
+    reservation_end_time: datetime | None = None
+    nvidia_driver_version_id: str | None = None
+
+    @property
+    def is_ready(self) -> bool:
+        return self.status == ClusterStatus.READY
+
+    @property
+    def is_deleting(self) -> bool:
+        return self.status == ClusterStatus.DELETING
+
+    @property
+    def latest_phase(self) -> str | None:
+        return self.phase_transitions[-1].phase if self.phase_transitions else None
+
+    @property
+    def is_failed(self) -> bool:
+        """Provisioning failed: the latest phase is a ``*_FAILED`` one."""
+        return is_failed_phase(self.latest_phase)
+
+
+class ClusterList(_Response):
+    clusters: list[Cluster] = Field(default_factory=list)
+
+
+class ClusterDeleteResponse(_Response):
+    cluster_id: str
+
+
+class DriverVersion(_Response):
+    """A CUDA + driver pair a region offers; ``id`` goes into ``nvidia_version_id``."""
+
+    id: str = ""
+    cuda_version: str
+    nvidia_driver_version: str
+    os: str = ""
+
+
+class Region(_Response):
+    name: str
+    supported_instance_types: list[str] = Field(default_factory=list)
+    driver_versions: list[DriverVersion] = Field(default_factory=list)
+
+
+class RegionList(_Response):
+    regions: list[Region] = Field(default_factory=list)
+
+
+class ErrorDetail(_Response):
+    message: str = ""
+    type: str | None = None
+    param: str | None = None
+    code: Any = None
+
+
+class ErrorBody(_Response):
+    """Error bodies come as ``{"error": {...}}`` or gRPC-style ``{"code", "message"}``."""
+
+    error: ErrorDetail | None = None
+    code: Any = None
+    message: str | None = None
+
+    @property
+    def text(self) -> str | None:
+        if self.error is not None and self.error.message:
+            return self.error.message
+        return self.message
+
+    @property
+    def param(self) -> str | None:
+        return self.error.param if self.error is not None else None
