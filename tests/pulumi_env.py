@@ -9,6 +9,7 @@ reference (pulumi/pulumi#7960).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -127,6 +128,23 @@ class PulumiEnv:
             text=True,
             check=check,
         )
+
+    def exported_state(self, work_dir: Path, stack_name: str = "test") -> dict[str, Any]:
+        """`pulumi stack export` as a user runs it: secrets stay encrypted.
+
+        (The Automation API's `export_stack` passes --show-secrets, so it is not what is stored.)
+        """
+        out = self.run(work_dir, "stack", "export", "--stack", stack_name)
+        state: dict[str, Any] = json.loads(out.stdout)
+        return state
+
+    def resource_outputs(
+        self, work_dir: Path, type_: str, stack_name: str = "test"
+    ) -> list[dict[str, Any]]:
+        """The stored outputs of every resource of `type_` (what refresh updates; stack outputs
+        only change when the program runs)."""
+        resources = self.exported_state(work_dir, stack_name)["deployment"].get("resources", [])
+        return [r.get("outputs", {}) for r in resources if r["type"] == type_]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,34 @@
+"""The GPU clusters of one environment, declared from its config (stacks/Pulumi.<stack>.yaml).
+
+Every cluster in `clusters` becomes a Together cluster with a standard GPU count and a preemptible
+target. A bad config fails here, before any resource is registered, with every problem listed.
+"""
+
+import pulumi
+
+from together_provider import Cluster, ClusterArgs
+from together_provider.stack_config import load
+
+config = pulumi.Config()
+stack_config = load(
+    {
+        key: value
+        for key in ("defaults", "clusters")
+        if (value := config.get_object(key)) is not None
+    }
+)
+
+for name, props in stack_config.cluster_props().items():
+    cluster = Cluster(name, ClusterArgs(**props))
+    pulumi.export(
+        name,
+        {
+            "cluster_id": cluster.cluster_id,
+            "status": cluster.status,
+            "standard_gpus": cluster.num_gpus,
+            "preemptible_target": cluster.desired_preemptible_gpus,
+            "preemptible_allocated": cluster.allocated_preemptible_gpus,
+            "recent_preemptions": cluster.preemption_events.apply(len),
+        },
+    )
+    pulumi.export(f"{name}_kubeconfig", pulumi.Output.secret(cluster.kube_config))

@@ -1,0 +1,82 @@
+"""The `Cluster` resource a Pulumi program declares: typed inputs in, typed outputs out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+import pulumi
+from pulumi.dynamic import Resource
+
+from together_provider.mapping import OUTPUT_FIELDS, SECRET_OUTPUTS
+from together_provider.provider import ClusterProvider
+
+
+@dataclass
+class ClusterArgs:
+    """A Together GPU cluster: `num_gpus` standard GPUs plus a preemptible target.
+
+    `num_gpus` counts standard GPUs (never preempted; at least one 8-GPU node).
+    `num_preemptible_gpus` is a *target* Together fills asynchronously at 50% of the on-demand
+    price; the `allocated_preemptible_gpus` output says how much of it is live.
+    """
+
+    region: pulumi.Input[str]
+    gpu_type: pulumi.Input[str]
+    num_gpus: pulumi.Input[int]
+    cuda_version: pulumi.Input[str]
+    nvidia_driver_version: pulumi.Input[str]
+    num_preemptible_gpus: pulumi.Input[int] = 0
+    cluster_name: pulumi.Input[str] | None = None
+    cluster_type: pulumi.Input[str] = "KUBERNETES"
+    billing_type: pulumi.Input[str] = "ON_DEMAND"
+    duration_days: pulumi.Input[int] | None = None
+    project_id: pulumi.Input[str] | None = None
+    volume_id: pulumi.Input[str] | None = None
+    ready_timeout_seconds: pulumi.Input[float] = 1800
+    adopt_cluster_id: pulumi.Input[str] | None = None
+
+
+class Cluster(Resource, module="together", name="Cluster"):
+    """A Together GPU cluster (`pulumi-python:dynamic/together:Cluster`).
+
+    Changing `num_gpus` or `num_preemptible_gpus` updates it in place; changing what the cluster
+    *is* (name, region, GPU type, cluster type, billing, drivers, project, volume) replaces it.
+    Pulumi's `custom_timeouts` does not reach dynamic providers: use `ready_timeout_seconds`.
+    """
+
+    cluster_name: pulumi.Output[str]
+    region: pulumi.Output[str]
+    gpu_type: pulumi.Output[str]
+    num_gpus: pulumi.Output[int]
+    num_preemptible_gpus: pulumi.Output[int]
+    cluster_type: pulumi.Output[str]
+    billing_type: pulumi.Output[str]
+    cluster_id: pulumi.Output[str]
+    status: pulumi.Output[str]
+    desired_preemptible_gpus: pulumi.Output[int]
+    allocated_preemptible_gpus: pulumi.Output[int]
+    kube_config: pulumi.Output[str]
+    control_plane_ready: pulumi.Output[bool]
+    created_at: pulumi.Output[str]
+    preemption_events: pulumi.Output[list[dict[str, str]]]
+
+    def __init__(
+        self,
+        resource_name: str,
+        args: ClusterArgs,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        # Not dataclasses.asdict: it deep-copies, and Outputs must be passed through untouched.
+        props: dict[str, Any] = {
+            f.name: getattr(args, f.name) for f in fields(args) if getattr(args, f.name) is not None
+        }
+        props.setdefault("cluster_name", resource_name)
+        props.update({name: None for name in OUTPUT_FIELDS})
+        secret = pulumi.ResourceOptions(additional_secret_outputs=list(SECRET_OUTPUTS))
+        super().__init__(
+            ClusterProvider(),
+            resource_name,
+            props,
+            pulumi.ResourceOptions.merge(secret, opts),
+        )
