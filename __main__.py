@@ -7,16 +7,16 @@ target. A bad config fails here, before any resource is registered, with every p
 import pulumi
 
 from together_provider import Cluster, ClusterArgs
-from together_provider.stack_config import load
+from together_provider.stack_config import ConfigError, load
 
 config = pulumi.Config()
-stack_config = load(
-    {
-        key: value
-        for key in ("defaults", "clusters")
-        if (value := config.get_object(key)) is not None
-    }
-)
+try:
+    stack_config = load(
+        {key: value for key in ("defaults", "clusters") if (value := config.get_object(key))}
+    )
+except ConfigError as error:
+    # A RunError is reported as a plain message: the config problems, not a Python traceback.
+    raise pulumi.RunError(str(error)) from None
 
 for name, props in stack_config.cluster_props().items():
     cluster = Cluster(name, ClusterArgs(**props))

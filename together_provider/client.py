@@ -263,6 +263,9 @@ class TogetherClient:
         def classify(exc: Exception) -> RetryDecision | None:
             if isinstance(exc, _NEVER_SENT):
                 return RetryDecision()
+            if isinstance(exc, _RetryableStatus) and exc.response.status_code == 429:
+                # Rate limited means refused before any work: safe to retry, even a POST.
+                return RetryDecision(_retry_after(exc.response))
             if not idempotent:
                 return None
             if isinstance(exc, httpx.TransportError):

@@ -36,8 +36,10 @@ from pulumi.dynamic import (
 from together_provider import mapping, rules
 from together_provider.client import TogetherClient
 from together_provider.errors import (
+    ApiConnectionError,
     NotFoundError,
     ProvisioningFailedError,
+    ServerError,
     SpecError,
     TogetherError,
 )
@@ -129,24 +131,52 @@ class ClusterProvider(ResourceProvider):
                 cluster = self._provision(client, spec)
         return CreateResult(cluster.cluster_id, mapping.outputs(inputs, cluster))
 
+    def _find_live(self, client: TogetherClient, spec: ClusterSpec) -> Cluster | None:
+        """The live (not Deleting) cluster with the spec's name in its project, if any."""
+        project = spec.project_id if isinstance(spec.project_id, str) else None
+        return next(
+            (
+                cluster
+                for cluster in client.list_clusters(project_id=project)
+                if cluster.cluster_name == spec.cluster_name and not cluster.is_deleting
+            ),
+            None,
+        )
+
     def _refuse_duplicate(self, client: TogetherClient, spec: ClusterSpec) -> None:
         """A live cluster with this name means an earlier create's result was never recorded
         (a crash between the POST and the state write): creating again would double-bill."""
-        project = spec.project_id if isinstance(spec.project_id, str) else None
-        for cluster in client.list_clusters(project_id=project):
-            if cluster.cluster_name == spec.cluster_name and not cluster.is_deleting:
-                raise SpecError(
-                    f"cluster {spec.cluster_name!r}: a cluster with this name already exists "
-                    f"({cluster.cluster_id}, status {cluster.status}) in project "
-                    f"{cluster.project_id or '(default)'}; refusing to create a duplicate",
-                    resource=str(spec.cluster_name),
-                    field="cluster_name",
-                    fix=f"take it over with adopt_cluster_id={cluster.cluster_id!r}, delete it, "
-                    "or choose another cluster_name",
-                )
+        cluster = self._find_live(client, spec)
+        if cluster is not None:
+            raise SpecError(
+                f"cluster {spec.cluster_name!r}: a cluster with this name already exists "
+                f"({cluster.cluster_id}, status {cluster.status}) in project "
+                f"{cluster.project_id or '(default)'}; refusing to create a duplicate",
+                resource=str(spec.cluster_name),
+                field="cluster_name",
+                fix=f"take it over with adopt_cluster_id={cluster.cluster_id!r}, delete it, "
+                "or choose another cluster_name",
+            )
+
+    def _post(self, client: TogetherClient, spec: ClusterSpec) -> Cluster:
+        """POST once; when the answer is lost (5xx, dropped connection) the cluster may exist
+        anyway. The duplicate guard saw no live cluster of this name just before, so one that
+        exists now is the one this POST created: continue with it instead of failing (and
+        instead of a blind retry that could create a second, billed cluster)."""
+        try:
+            return client.create_cluster(mapping.create_request(spec))
+        except (ServerError, ApiConnectionError) as unsure:
+            cluster = self._find_live(client, spec)
+            if cluster is None:
+                raise
+            _say(
+                f"cluster {spec.cluster_name!r}: the create answer was lost ({unsure.message}); "
+                f"found it as {cluster.cluster_id}"
+            )
+            return cluster
 
     def _provision(self, client: TogetherClient, spec: ClusterSpec) -> Cluster:
-        created = client.create_cluster(mapping.create_request(spec))
+        created = self._post(client, spec)
         _say(f"cluster {spec.cluster_name!r}: created {created.cluster_id}, {created.status}")
         try:
             return client.wait_until_ready(

@@ -251,7 +251,6 @@ def _create(client: TogetherClient) -> None:
     [
         lambda r: httpx.Response(500),
         lambda r: httpx.Response(503, headers={"Retry-After": "1"}),
-        lambda r: httpx.Response(429),
     ],
 )
 def test_post_is_not_retried_once_the_server_answered(make_client: Any, failure: Handler) -> None:
@@ -259,6 +258,13 @@ def test_post_is_not_retried_once_the_server_answered(make_client: Any, failure:
     with pytest.raises(TogetherError):
         _create(client)
     assert client.requests_made == 1
+
+
+def test_post_is_retried_after_429_because_nothing_was_done(make_client: Any) -> None:
+    answers = [httpx.Response(429, headers={"Retry-After": "0"}), ok(cluster_body())]
+    client = make_client(lambda request: answers.pop(0))
+    _create(client)
+    assert client.requests_made == 2
 
 
 def test_post_is_not_retried_after_a_read_timeout(make_client: Any) -> None:

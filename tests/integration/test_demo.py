@@ -1,0 +1,107 @@
+"""The README's demo and walkthrough, run exactly as written, in a copy of the project."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.pulumi_env import REPO
+
+pytestmark = pytest.mark.engine
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@pytest.fixture
+def project(tmp_path: Path, engine: Path) -> Iterator[Path]:
+    """The demo's files in a temp dir, sharing the repo's virtualenv; torn down after."""
+    work = tmp_path / "project"
+    work.mkdir()
+    for name in ("Pulumi.yaml", "__main__.py"):
+        shutil.copy(REPO / name, work / name)
+    for name in ("stacks", "scripts"):
+        shutil.copytree(REPO / name, work / name)
+    (work / ".venv").symlink_to(Path(sys.prefix))
+    yield work
+    _run(work, "bash scripts/demo.sh down", check=False)
+
+
+def _run(work: Path, command: str, *, check: bool = True) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "TOGETHER_ENGINE_BIN": os.environ.get("TOGETHER_ENGINE_BIN", ""),
+        "DEMO_SIM_PORT": os.environ["DEMO_SIM_PORT"],
+    }
+    result = subprocess.run(
+        ["bash", "-c", command], cwd=work, env=env, capture_output=True, text=True, timeout=300
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(f"{command!r} failed:\n{result.stdout}\n{result.stderr}")
+    return result
+
+
+@pytest.fixture(autouse=True)
+def _demo_env(monkeypatch: pytest.MonkeyPatch, engine: Path) -> None:
+    monkeypatch.setenv("TOGETHER_ENGINE_BIN", str(engine))
+    monkeypatch.setenv("DEMO_SIM_PORT", str(_free_port()))
+
+
+def test_demo_comes_up_then_changes_nothing_the_second_time(project: Path) -> None:
+    first = _run(project, "bash scripts/demo.sh up")
+    assert "+ 2 created" in first.stdout
+    assert '"status":"Ready"' in first.stdout
+    second = _run(project, "bash scripts/demo.sh up")
+    assert "2 unchanged" in second.stdout
+
+
+def test_readme_walkthrough(project: Path) -> None:
+    _run(project, "bash scripts/demo.sh up")
+    env = "source .demo/env && "
+
+    _run(project, env + "pulumi config set --path clusters.train.numPreemptibleGpus 24")
+    preview = _run(project, env + "pulumi preview --diff")
+    assert re.search(r"~ num_preemptible_gpus\s*: 16 => 24", preview.stdout)
+    assert "1 to update" in preview.stdout
+
+    up = _run(project, env + "pulumi up --yes")
+    assert "1 updated" in up.stdout
+
+    cluster_id = _run(
+        project,
+        env + "pulumi stack output train --json | python3 -c "
+        "'import json,sys; print(json.load(sys.stdin)[\"cluster_id\"])'",
+    ).stdout.strip()
+    reclaim = _run(
+        project,
+        env + f'curl -fsS -X POST "$SIM/_sim/clusters/{cluster_id}/reclaim" -d \'{{"nodes": 1}}\'',
+    )
+    assert "gpu-preemptible" in reclaim.stdout
+    refresh = _run(project, env + "pulumi refresh --yes")
+    assert "2 unchanged" in refresh.stdout
+
+    _run(project, env + "pulumi config set --path clusters.train.numGpus 16")
+    _run(project, env + "pulumi config set --path clusters.train.numPreemptibleGpus 16")
+    conversion = _run(project, env + "pulumi preview", check=False)
+    assert conversion.returncode != 0
+    assert "cannot convert nodes between compute classes in place" in conversion.stdout
+
+    _run(project, env + "pulumi config set --path clusters.train.numGpus 0")
+    zero = _run(project, env + "pulumi preview", check=False)
+    assert zero.returncode != 0
+    assert "clusters.train.numGpus: num_gpus=0 leaves no standard node" in zero.stdout
+
+    down = _run(project, "bash scripts/demo.sh down")
+    assert "simulator stopped" in down.stdout

@@ -1,0 +1,72 @@
+"""The repo's own program and stack files through the real engine, against the simulator."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from pulumi import automation as auto
+
+from tests.pulumi_env import REPO, PulumiEnv
+from tests.sim import SimulatorProcess
+from together_provider.client import TogetherClient
+
+pytestmark = [
+    pytest.mark.engine,
+    pytest.mark.parametrize("simulator", [{"time_scale": 600}], indirect=True),
+]
+DEMO_PASSPHRASE = "demo-passphrase"  # the committed stack files' salts belong to it
+
+
+@pytest.fixture
+def program(tmp_path: Path, pulumi_env: PulumiEnv, simulator: SimulatorProcess) -> Path:
+    source = tmp_path / "source"
+    source.mkdir()
+    for name in ("Pulumi.yaml", "__main__.py"):
+        shutil.copy(REPO / name, source / name)
+    shutil.copytree(REPO / "stacks", source / "stacks")
+    pulumi_env.extra_env.update(
+        {
+            "PULUMI_CONFIG_PASSPHRASE": DEMO_PASSPHRASE,
+            "TOGETHER_API_KEY": simulator.api_key,
+            "TOGETHER_BASE_URL": simulator.base_url,
+        }
+    )
+    return pulumi_env.project(source, name="together-gpu-clusters")
+
+
+def test_an_up_on_one_stack_never_touches_another_stacks_clusters(
+    pulumi_env: PulumiEnv, simulator: SimulatorProcess, program: Path
+) -> None:
+    dev = pulumi_env.stack(program, "dev")
+    staging = pulumi_env.stack(program, "staging")
+    dev_id = dev.up().outputs["train"].value["cluster_id"]
+    staging_id = staging.up().outputs["train"].value["cluster_id"]
+    assert dev_id != staging_id
+
+    dev.set_config("clusters.train.numPreemptibleGpus", auto.ConfigValue("24"), path=True)
+    simulator.reset_requests()
+    dev.up()
+    touched = {r["path"] for r in simulator.requests()}
+    assert touched == {"/v1/compute/clusters/{cluster_id}"}  # one PUT, to dev's cluster
+    with TogetherClient(api_key=simulator.api_key, base_url=simulator.base_url) as client:
+        assert client.get_cluster(staging_id).desired_preemptible_gpus == 32
+        assert client.get_cluster(dev_id).desired_preemptible_gpus == 24
+    assert staging.preview().change_summary == {auto.OpType.SAME: 2}
+
+
+def test_a_bad_stack_config_fails_at_preview_with_every_problem_and_no_api_call(
+    pulumi_env: PulumiEnv, simulator: SimulatorProcess, program: Path
+) -> None:
+    prod = pulumi_env.stack(program, "prod")
+    prod.set_config("clusters.train.numGpus", auto.ConfigValue("12"), path=True)
+    prod.set_config("clusters.serve.numGpu", auto.ConfigValue("8"), path=True)
+    with pytest.raises(auto.CommandError) as failed:
+        prod.preview()
+    message = str(failed.value)
+    assert "the stack config has 2 problem(s)" in message
+    assert "clusters.train.numGpus: num_gpus=12 is not a multiple of 8" in message
+    assert "clusters.serve.numGpu: unknown key; did you mean 'numGpus'?" in message
+    assert "Traceback" not in message
+    assert simulator.requests() == []

@@ -1,0 +1,198 @@
+"""The provider hooks as plain methods, against a scripted Together API (httpx.MockTransport)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+from pulumi.output import Unknown
+from pytest_mock import MockerFixture
+
+from together_provider import provider as provider_module
+from together_provider.client import TogetherClient
+from together_provider.errors import ProvisioningFailedError, SpecError
+from together_provider.provider import ClusterProvider
+
+SPEC: dict[str, Any] = {
+    "cluster_name": "train",
+    "region": "us-central-8",
+    "gpu_type": "H100_SXM",
+    "num_gpus": 8.0,  # the engine sends every number as a float
+    "num_preemptible_gpus": 16.0,
+    "cuda_version": "12.8",
+    "nvidia_driver_version": "570",
+    "project_id": "proj",
+}
+
+
+def cluster(status: str = "Ready", **fields: Any) -> dict[str, Any]:
+    return {
+        "cluster_id": "c-1",
+        "cluster_name": "train",
+        "status": status,
+        "num_gpus": 8,
+        "desired_preemptible_gpus": 16,
+        "allocated_preemptible_gpus": 8,
+        "project_id": "proj",
+        "region": "us-central-8",
+        "gpu_type": "H100_SXM",
+        "kube_config": "apiVersion: v1\n",
+        **fields,
+    }
+
+
+Answer = Callable[[], httpx.Response]
+
+
+class FakeApi:
+    """Answers from a script keyed by (method, path), the last answer repeating; records every
+    request. Unscripted routes answer 404."""
+
+    def __init__(self) -> None:
+        self.routes: dict[tuple[str, str], list[Answer]] = {}
+        self.seen: list[tuple[str, str]] = []
+
+    def on(self, method: str, path: str, *answers: Answer) -> None:
+        self.routes.setdefault((method, path), []).extend(answers)
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        key = (request.method, request.url.path)
+        self.seen.append(key)
+        answers = self.routes.get(key)
+        if not answers:
+            return httpx.Response(404, json={"error": {"message": "not found"}})
+        return (answers.pop(0) if len(answers) > 1 else answers[0])()
+
+
+def reply(status: int, body: Any) -> Answer:
+    return lambda: httpx.Response(status, json=body)
+
+
+@pytest.fixture
+def api(mocker: MockerFixture) -> FakeApi:
+    fake = FakeApi()
+
+    def client(api_key: str | None = None, base_url: str | None = None) -> TogetherClient:
+        return TogetherClient(
+            api_key="k",
+            base_url=base_url,
+            transport=httpx.MockTransport(fake),
+            sleep=lambda _: None,
+        )
+
+    mocker.patch.object(provider_module, "TogetherClient", side_effect=client)
+    return fake
+
+
+CLUSTERS = "/v1/compute/clusters"
+ONE = "/v1/compute/clusters/c-1"
+
+
+def test_check_turns_float_counts_into_ints() -> None:
+    result = ClusterProvider().check({}, {**SPEC, "__provider": "pickle"})
+    assert result.failures == []
+    assert result.inputs["num_gpus"] == 8
+    assert isinstance(result.inputs["num_gpus"], int)
+    assert "__provider" not in result.inputs
+
+
+def test_check_lets_unknown_values_through_at_preview() -> None:
+    result = ClusterProvider().check({}, {**SPEC, "cluster_name": Unknown()})
+    assert result.failures == []
+
+
+def test_check_names_the_field_of_a_rejected_spec() -> None:
+    result = ClusterProvider().check({}, {**SPEC, "num_gpus": 0.0})
+    assert [f.property for f in result.failures] == ["num_gpus"]
+    assert "cluster 'train'" in result.failures[0].reason
+
+
+def test_diff_of_a_target_change_is_in_place() -> None:
+    olds = {**SPEC, "status": "Ready", "allocated_preemptible_gpus": 8}
+    result = ClusterProvider().diff("c-1", olds, {**SPEC, "num_preemptible_gpus": 24.0})
+    assert result.changes is True
+    assert result.replaces == []
+
+
+def test_create_continues_with_the_cluster_when_the_post_answer_is_lost(api: FakeApi) -> None:
+    api.on("GET", CLUSTERS, reply(200, {"clusters": []}), reply(200, {"clusters": [cluster()]}))
+    api.on("POST", CLUSTERS, reply(500, {"error": {"message": "boom"}}))
+    api.on("GET", ONE, reply(200, cluster()))
+    result = ClusterProvider().create(dict(SPEC))
+    assert result.id == "c-1"
+    assert api.seen.count(("POST", CLUSTERS)) == 1  # never a blind second POST
+
+
+def test_create_refuses_a_duplicate_name(api: FakeApi) -> None:
+    api.on("GET", CLUSTERS, reply(200, {"clusters": [cluster()]}))
+    with pytest.raises(SpecError, match="adopt_cluster_id='c-1'"):
+        ClusterProvider().create(dict(SPEC))
+    assert ("POST", CLUSTERS) not in api.seen
+
+
+def test_failed_provisioning_deletes_the_cluster(api: FakeApi) -> None:
+    failed = cluster(
+        "RunningAcceptanceTests",
+        phase_transitions=[
+            {
+                "phase": "CLUSTER_PHASE_ACCEPTANCE_TESTS_FAILED",
+                "transition_time": "2026-01-01T00:00:00Z",
+            }
+        ],
+    )
+    api.on("GET", CLUSTERS, reply(200, {"clusters": []}))
+    api.on("POST", CLUSTERS, reply(200, cluster("WaitingForControlPlaneNodes")))
+    api.on("GET", ONE, reply(200, failed), reply(200, failed), reply(404, {}))
+    api.on("DELETE", ONE, reply(200, {"cluster_id": "c-1"}))
+    with pytest.raises(ProvisioningFailedError, match="was deleted so nothing is left billing"):
+        ClusterProvider().create(dict(SPEC))
+    assert ("DELETE", ONE) in api.seen
+
+
+def test_update_of_the_target_is_exactly_one_put(api: FakeApi) -> None:
+    api.on("PUT", ONE, reply(200, cluster(desired_preemptible_gpus=24)))
+    olds = {**SPEC, "cluster_id": "c-1", "status": "Ready", "kube_config": "x"}
+    result = ClusterProvider().update("c-1", olds, {**SPEC, "num_preemptible_gpus": 24.0})
+    assert api.seen == [("PUT", ONE)]
+    assert result.outs is not None
+    assert result.outs["desired_preemptible_gpus"] == 24
+    assert result.outs["kube_config"] == "apiVersion: v1\n"
+
+
+def test_update_of_a_provider_only_setting_calls_no_api(api: FakeApi) -> None:
+    olds = {**SPEC, "cluster_id": "c-1", "status": "Ready", "kube_config": "x"}
+    result = ClusterProvider().update("c-1", olds, {**SPEC, "ready_timeout_seconds": 60.0})
+    assert api.seen == []
+    assert result.outs is not None
+    assert result.outs["kube_config"] == "x"  # outputs kept, not wiped
+    assert result.outs["ready_timeout_seconds"] == 60
+
+
+def test_read_of_a_deleted_cluster_reports_it_gone(api: FakeApi) -> None:
+    result = ClusterProvider().read("c-1", dict(SPEC))
+    assert result.id is None
+
+
+def test_read_returns_the_live_counts_as_inputs(api: FakeApi) -> None:
+    api.on("GET", ONE, reply(200, cluster(num_gpus=16, desired_preemptible_gpus=32)))
+    result = ClusterProvider().read("c-1", {**SPEC, "allocated_preemptible_gpus": 8})
+    assert result.inputs is not None
+    assert (result.inputs["num_gpus"], result.inputs["num_preemptible_gpus"]) == (16, 32)
+    assert "allocated_preemptible_gpus" not in result.inputs
+
+
+def test_delete_tolerates_an_already_deleted_cluster(api: FakeApi) -> None:
+    ClusterProvider().delete("c-1", dict(SPEC))
+    assert api.seen == [("DELETE", ONE)]
+
+
+def test_the_pickled_provider_holds_no_credentials() -> None:
+    import dill
+
+    provider = ClusterProvider()
+    assert vars(provider) == {}
+    pickled = dill.dumps(provider, recurse=True)
+    assert len(pickled) < 200  # by reference: module and class name only
+    assert b"together_provider.provider" in pickled

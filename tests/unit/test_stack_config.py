@@ -1,0 +1,131 @@
+"""Per-environment stack config: the committed stacks validate, bad configs list every problem."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from together_provider.stack_config import ConfigError, load
+
+REPO = Path(__file__).resolve().parents[2]
+PROJECT = yaml.safe_load((REPO / "Pulumi.yaml").read_text())["name"]
+STACK_FILES = sorted((REPO / "stacks").glob("Pulumi.*.yaml"))
+
+DEFAULTS = {
+    "region": "us-central-8",
+    "gpuType": "H100_SXM",
+    "cudaVersion": "12.8",
+    "nvidiaDriverVersion": "570",
+    "projectId": "proj",
+}
+
+
+def stack_values(path: Path) -> dict[str, Any]:
+    """The program's own config keys of a stack file, without the namespace."""
+    config = yaml.safe_load(path.read_text()).get("config", {})
+    prefix = f"{PROJECT}:"
+    return {k.removeprefix(prefix): v for k, v in config.items() if k.startswith(prefix)}
+
+
+def problems(raw: dict[str, Any]) -> list[str]:
+    with pytest.raises(ConfigError) as error:
+        load(raw)
+    return error.value.problems
+
+
+def test_there_is_a_stack_per_environment() -> None:
+    assert [p.name for p in STACK_FILES] == [
+        "Pulumi.dev.yaml",
+        "Pulumi.prod.yaml",
+        "Pulumi.staging.yaml",
+    ]
+
+
+@pytest.mark.parametrize("path", STACK_FILES, ids=lambda p: p.name)
+def test_every_committed_stack_validates(path: Path) -> None:
+    config = load(stack_values(path))
+    assert config.clusters
+
+
+def test_prod_keeps_serving_off_preemptible_capacity() -> None:
+    clusters = load(stack_values(REPO / "stacks" / "Pulumi.prod.yaml")).cluster_props()
+    assert clusters["serve"].get("num_preemptible_gpus", 0) == 0
+    assert clusters["train"]["num_preemptible_gpus"] > clusters["train"]["num_gpus"]
+
+
+def test_defaults_fill_every_cluster() -> None:
+    config = load({"defaults": DEFAULTS, "clusters": {"a": {"numGpus": 8}, "b": {"numGpus": 16}}})
+    props = config.cluster_props()
+    assert props["a"]["region"] == props["b"]["region"] == "us-central-8"
+    assert props["b"]["num_gpus"] == 16
+
+
+def test_a_bad_multiple_names_its_config_path() -> None:
+    found = problems({"defaults": DEFAULTS, "clusters": {"train": {"numGpus": 12}}})
+    assert found == [
+        "clusters.train.numGpus: num_gpus=12 is not a multiple of 8; Together nodes have 8 GPUs "
+        "each (use 8 or 16)"
+    ]
+
+
+def test_zero_standard_is_rejected() -> None:
+    found = problems(
+        {"defaults": DEFAULTS, "clusters": {"train": {"numGpus": 0, "numPreemptibleGpus": 8}}}
+    )
+    assert len(found) == 1
+    assert found[0].startswith("clusters.train.numGpus: num_gpus=0 leaves no standard node")
+
+
+def test_wrong_types_are_reported_not_coerced() -> None:
+    found = problems({"defaults": DEFAULTS, "clusters": {"train": {"numGpus": "8"}}})
+    assert found == ["clusters.train.numGpus: '8' is invalid: Input should be a valid integer"]
+
+
+def test_unknown_keys_suggest_the_right_one() -> None:
+    found = problems({"defaults": DEFAULTS, "clusters": {"train": {"numGpu": 8}}})
+    assert found == ["clusters.train.numGpu: unknown key; did you mean 'numGpus'?"]
+
+
+def test_missing_required_keys_are_listed() -> None:
+    found = problems({"clusters": {"train": {"numGpus": 8}}})
+    fields = {p.split(":")[0] for p in found}
+    assert {
+        "clusters.train.region",
+        "clusters.train.gpuType",
+        "clusters.train.cudaVersion",
+        "clusters.train.nvidiaDriverVersion",
+    } <= fields
+
+
+def test_missing_clusters_map_is_one_clear_problem() -> None:
+    assert problems({"defaults": DEFAULTS})[0].startswith("clusters: required")
+
+
+def test_every_problem_of_every_cluster_is_listed_at_once() -> None:
+    found = problems(
+        {
+            "defaults": DEFAULTS,
+            "clusters": {
+                "a": {"numGpus": 12},
+                "b": {"numGpus": "x"},
+                "c": {"numGpus": 8, "numPreemptibleGpus": 8, "clusterType": "SLURM"},
+            },
+        }
+    )
+    assert [p.split(":")[0] for p in found] == [
+        "clusters.a.numGpus",
+        "clusters.b.numGpus",
+        "clusters.c.numPreemptibleGpus",
+    ]
+
+
+def test_the_error_message_lists_problems_and_the_fix() -> None:
+    with pytest.raises(ConfigError) as error:
+        load({"defaults": DEFAULTS, "clusters": {"train": {"numGpus": 12}}})
+    text = str(error.value)
+    assert "nothing was created or changed" in text
+    assert "  - clusters.train.numGpus" in text
+    assert "pulumi config set --path" in text
