@@ -247,3 +247,18 @@ def test_state_holds_neither_api_key_nor_kubeconfig_in_plain_text(
             assert line.split(":", 1)[1].strip() not in state
     # The secret is there, encrypted: the output itself is still readable through Pulumi.
     assert stack.outputs()["train_kube_config"].value == kube_config
+
+
+def test_region_change_replaces_deleting_the_old_cluster_first(
+    pulumi_env: PulumiEnv, simulator: SimulatorProcess
+) -> None:
+    stack = _stack(pulumi_env, simulator)
+    old_id = stack.up().outputs["train_id"].value
+    _set_spec(stack, region="us-west-2")
+    simulator.reset_requests()
+    result = stack.up()
+    assert result.summary.resource_changes == {"replace": 1, "same": 1}
+    (cluster,) = _live_clusters(simulator)
+    assert (cluster.cluster_id != old_id, cluster.region) == (True, "us-west-2")
+    calls = [r["method"] for r in simulator.requests() if r["method"] in ("POST", "DELETE")]
+    assert calls == ["DELETE", "POST"]  # same name: delete before create, no duplicate
