@@ -262,3 +262,33 @@ def test_region_change_replaces_deleting_the_old_cluster_first(
     assert (cluster.cluster_id != old_id, cluster.region) == (True, "us-west-2")
     calls = [r["method"] for r in simulator.requests() if r["method"] in ("POST", "DELETE")]
     assert calls == ["DELETE", "POST"]  # same name: delete before create, no duplicate
+
+
+def test_values_unknown_at_preview_pass_check_and_diff(
+    pulumi_env: PulumiEnv, simulator: SimulatorProcess
+) -> None:
+    work = pulumi_env.project(PROGRAMS / "unknowns")
+    stack = pulumi_env.stack(
+        work,
+        config={
+            "prefix": "a",
+            "numGpus": "8",
+            "together:apiKey": Secret(simulator.api_key),
+            "together:baseUrl": simulator.base_url,
+        },
+    )
+    assert stack.preview().change_summary == {auto.OpType.CREATE: 3}
+    assert stack.up().outputs["name"].value == "a-cluster"
+    # A new prefix makes the name unknown again at preview: a replacement, not an error.
+    stack.set_config("prefix", auto.ConfigValue("b"))
+    preview = stack.preview()
+    # The name source updates; the cluster, whose name is now unknown, is a replacement.
+    assert preview.change_summary == {
+        auto.OpType.UPDATE: 1,
+        auto.OpType.REPLACE: 1,
+        auto.OpType.SAME: 1,
+    }
+    # Rules that need no unknown value still apply at preview.
+    stack.set_config("numGpus", auto.ConfigValue("0"))
+    with pytest.raises(auto.CommandError, match="leaves no standard node"):
+        stack.preview()
