@@ -1,0 +1,163 @@
+"""PR comments rendered from REAL `pulumi preview --json` output (engine + simulator).
+
+One stack is created once per module (8 standard GPUs, a preemptible target of 8, fully
+allocated); every scenario only changes the config and previews, so the engine calls stay few.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pulumi import automation as auto
+
+from tests.integration.conftest import PROGRAMS
+from tests.pulumi_env import PulumiEnv, Secret
+from tests.sim import SimulatorProcess
+from together_provider.preview import Outcome, build_plan, load_price_table, render
+from together_provider.preview.__main__ import main
+
+pytestmark = pytest.mark.engine
+
+BASE: dict[str, Any] = {
+    "region": "us-central-8",
+    "gpu_type": "H100_SXM",
+    "num_gpus": 8,
+    "num_preemptible_gpus": 8,
+    "cuda_version": "12.8",
+    "nvidia_driver_version": "570",
+    "project_id": "proj-test",
+}
+RATE = load_price_table().rates["H100_SXM"]
+SCENARIOS: dict[str, dict[str, Any]] = {
+    "target_raised": {"train": {**BASE, "num_preemptible_gpus": 24}},
+    "standard_scaled": {"train": {**BASE, "num_gpus": 16}},
+    "region_changed": {"train": {**BASE, "region": "us-west-2"}},
+    "conversion": {"train": {**BASE, "num_gpus": 16, "num_preemptible_gpus": 0}},
+    "zero_standard": {"train": {**BASE, "num_gpus": 0, "num_preemptible_gpus": 16}},
+    "no_change": {"train": BASE},
+    "deleted": {},
+}
+
+
+@pytest.fixture(scope="module")
+def previews(
+    engine: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, subprocess.CompletedProcess[str]]]:
+    """`pulumi preview --json` of every scenario, against one stack created once."""
+    root = tmp_path_factory.mktemp("preview-comment")
+    env = PulumiEnv(root=root, bin_dir=engine)
+    with SimulatorProcess(root / "simulator", time_scale=600, api_key="sk-preview") as sim:
+        work = env.project(PROGRAMS / "cluster")
+        stack = env.stack(
+            work,
+            config={
+                "clusters": json.dumps({"train": BASE}),
+                "together:apiKey": Secret(sim.api_key),
+                "together:baseUrl": sim.base_url,
+            },
+        )
+        stack.up()
+        sim.advance(600)  # let the preemptible target fill, then record it in the state
+        stack.refresh()
+        results = {}
+        for name, clusters in SCENARIOS.items():
+            stack.set_config("clusters", auto.ConfigValue(json.dumps(clusters)))
+            results[name] = env.run(work, "preview", "--json", "--stack", "test", check=False)
+            (root / f"{name}.json").write_text(results[name].stdout)
+        yield results
+
+
+def _render(previews: dict[str, subprocess.CompletedProcess[str]], name: str) -> tuple[Any, str]:
+    plan = build_plan(json.loads(previews[name].stdout), f"{name}.json", load_price_table())
+    return plan, render([plan])
+
+
+def _row(comment: str) -> list[str]:
+    line = next(row for row in comment.splitlines() if row.startswith("| `train`"))
+    return [cell.strip() for cell in line.strip("|").split("|")]
+
+
+def _cost(gpus: float) -> str:
+    return f"${gpus * RATE:,.2f}"
+
+
+def test_target_raised_is_an_in_place_update_with_its_cost(previews: Any) -> None:
+    plan, comment = _render(previews, "target_raised")
+    assert previews["target_raised"].returncode == 0
+    assert plan.outcome is Outcome.CHANGES
+    assert _row(comment) == [
+        "`train`", "in-place update", "H100_SXM", "8", "8 → 24", "8",
+        f"{_cost(8 + 4)} → {_cost(8 + 12)}", f"+{_cost(8)}",
+    ]  # fmt: skip
+    assert "`train`.`num_preemptible_gpus`: `8` → `24`" in comment
+    assert "[!WARNING]" not in comment
+
+
+def test_standard_scaled_is_an_in_place_update(previews: Any) -> None:
+    plan, comment = _render(previews, "standard_scaled")
+    assert plan.outcome is Outcome.CHANGES
+    assert _row(comment)[1:] == [
+        "in-place update", "H100_SXM", "8 → 16", "8", "8",
+        f"{_cost(12)} → {_cost(20)}", f"+{_cost(8)}",
+    ]  # fmt: skip
+
+
+def test_region_change_is_a_replacement_that_needs_approval(previews: Any) -> None:
+    plan, comment = _render(previews, "region_changed")
+    assert plan.outcome is Outcome.REPLACEMENT
+    assert _row(comment)[1:] == ["**replace**", "H100_SXM", "8", "8", "8", _cost(12), "±$0.00"]
+    assert "> - `train` is **replaced** (because of `region`)" in comment
+    assert "8 standard GPUs and 8 allocated preemptible GPUs" in comment
+    assert "`train`.`region`: `us-central-8` → `us-west-2` (forces replacement)" in comment
+
+
+def test_conversion_is_blocked_with_the_providers_reason(previews: Any) -> None:
+    assert previews["conversion"].returncode != 0
+    plan, comment = _render(previews, "conversion")
+    assert plan.outcome is Outcome.BLOCKED
+    (rejection,) = plan.rejections
+    assert rejection.cluster == "train"
+    assert rejection.message.startswith("cluster 'train': num_gpus 8 -> 16 with")
+    assert "cannot convert nodes between compute classes" in comment
+    assert "| `train`" not in comment
+
+
+def test_zero_standard_is_blocked(previews: Any) -> None:
+    assert previews["zero_standard"].returncode != 0
+    plan, comment = _render(previews, "zero_standard")
+    assert plan.outcome is Outcome.BLOCKED
+    assert "> - `train`: cluster 'train': num_gpus=0 leaves no standard node" in comment
+    assert plan.errors == ()
+
+
+def test_no_change(previews: Any) -> None:
+    plan, comment = _render(previews, "no_change")
+    assert plan.outcome is Outcome.NO_CHANGES
+    assert plan.clusters == ()
+    assert "No Together cluster changes." in comment
+
+
+def test_deleted_cluster_warns_and_drops_its_cost(previews: Any) -> None:
+    plan, comment = _render(previews, "deleted")
+    assert plan.outcome is Outcome.REPLACEMENT
+    assert _row(comment)[1:] == [
+        "**delete**", "H100_SXM", "8 → —", "8 → —", "8", f"{_cost(12)} → —", f"-{_cost(12)}",
+    ]  # fmt: skip
+    assert "> - `train` is **deleted**" in comment
+
+
+@pytest.mark.parametrize(
+    ("scenario", "code"),
+    [("no_change", 0), ("target_raised", 10), ("region_changed", 11), ("deleted", 11),
+     ("conversion", 12)],
+)  # fmt: skip
+def test_cli_exit_code(previews: Any, tmp_path: Path, scenario: str, code: int) -> None:
+    source = tmp_path / f"{scenario}.json"
+    source.write_text(previews[scenario].stdout)
+    assert main(["--stack", f"dev={source}", "--output", str(tmp_path / "c.md")]) == code
+    assert "stack=dev -->" in (tmp_path / "c.md").read_text()

@@ -1,0 +1,197 @@
+"""Render stack plans as one Markdown PR comment: blocking problems first, then what is lost.
+
+Why this order: a reviewer must see at a glance whether the PR can merge at all (a rejected spec
+blocks it), whether it destroys capacity (a replacement or deletion needs an approval label), and
+only then what it costs. Each stack section starts with a hidden marker so a workflow can find
+and update its own comment instead of adding a new one on every push.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from together_provider.preview.plan import Action, ClusterChange, Outcome, Sizing, StackPlan
+from together_provider.preview.prices import PREEMPTIBLE_PRICE_FACTOR
+
+HOURS_PER_MONTH = 730
+MARKER = "<!-- together-gpu-clusters-preview stack={stack} -->"
+"""Hidden first line of a stack's section; workflows match it to edit the previous comment."""
+
+_HEADLINES = {
+    Outcome.NO_CHANGES: ":white_check_mark: no changes",
+    Outcome.CHANGES: ":arrows_counterclockwise: changes",
+    Outcome.REPLACEMENT: ":warning: replacement or deletion",
+    Outcome.BLOCKED: ":no_entry: blocked",
+}
+
+
+def money(value: float | None) -> str:
+    return "?" if value is None else f"${value:,.2f}"
+
+
+def signed_money(value: float | None) -> str:
+    if value is None:
+        return "?"
+    if round(value, 2) == 0:
+        return "±$0.00"
+    return f"{'+' if value > 0 else '-'}${abs(value):,.2f}"
+
+
+def _num(value: int | None) -> str:
+    return "?" if value is None else str(value)
+
+
+def _arrow(old: int | str | None, new: int | str | None, *, exists: tuple[bool, bool]) -> str:
+    """`8 → 16` when it changes, `8` when not; `—` for the side where the cluster does not exist."""
+    before = _num(old) if isinstance(old, int | None) else old
+    after = _num(new) if isinstance(new, int | None) else new
+    if not exists[0]:
+        return f"— → {after}"
+    if not exists[1]:
+        return f"{before} → —"
+    return before if before == after else f"{before} → {after}"
+
+
+def _delta(cluster: ClusterChange) -> float | None:
+    if cluster.old_cost is None or cluster.new_cost is None:
+        return None
+    return cluster.new_cost - cluster.old_cost
+
+
+def _row(cluster: ClusterChange) -> str:
+    exists = (cluster.old is not None, cluster.new is not None)
+    old = cluster.old or Sizing(None, None, None)
+    new = cluster.new or Sizing(None, None, None)
+    gpu_type = _arrow(old.gpu_type or "?", new.gpu_type or "?", exists=(True, True))
+    if not all(exists):
+        gpu_type = (new.gpu_type if exists[1] else old.gpu_type) or "?"
+    cells = [
+        f"`{cluster.name}`",
+        f"**{cluster.action}**"
+        if cluster.action in (Action.REPLACE, Action.DELETE)
+        else cluster.action,
+        gpu_type,
+        _arrow(old.standard, new.standard, exists=exists),
+        _arrow(old.preemptible, new.preemptible, exists=exists),
+        "—" if cluster.old is None else _num(cluster.allocated),
+        _arrow(money(cluster.old_cost), money(cluster.new_cost), exists=exists),
+        signed_money(_delta(cluster)),
+    ]
+    return "| " + " | ".join(cells) + " |"
+
+
+def _loss(cluster: ClusterChange) -> str:
+    """What a replacement or deletion takes away, in standard and allocated preemptible GPUs."""
+    old = cluster.old or Sizing(None, None, None)
+    held = (
+        f"{_num(old.standard)} standard GPUs and {_num(cluster.allocated)} allocated "
+        "preemptible GPUs"
+    )
+    if cluster.action is Action.DELETE:
+        return f"`{cluster.name}` is **deleted**: its {held} are released"
+    reasons = (
+        ", ".join(f"`{r}`" for r in cluster.replace_reasons)
+        or "a field that cannot change in place"
+    )
+    order = (
+        "the old cluster is deleted first, so there is no capacity until the new one is Ready"
+        if cluster.delete_first
+        else "the new cluster is created first, so both bill until the old one is deleted"
+    )
+    return f"`{cluster.name}` is **replaced** (because of {reasons}): its {held} go away; {order}"
+
+
+def _value(value: object) -> str:
+    return "unset" if value is None else f"`{value}`"
+
+
+def _field_lines(clusters: Iterable[ClusterChange]) -> list[str]:
+    lines: list[str] = []
+    for cluster in clusters:
+        for change in cluster.fields:
+            tag = " (forces replacement)" if change.replaces else ""
+            old, new = _value(change.old), _value(change.new)
+            lines.append(f"- `{cluster.name}`.`{change.name}`: {old} → {new}{tag}")
+    return lines
+
+
+def _totals(plan: StackPlan) -> str:
+    known = [c for c in plan.clusters if c.old_cost is not None and c.new_cost is not None]
+    old = sum(c.old_cost or 0.0 for c in known)
+    new = sum(c.new_cost or 0.0 for c in known)
+    delta = new - old
+    text = (
+        f"**Listed clusters:** {money(old)}/h → {money(new)}/h "
+        f"(Δ {signed_money(delta)}/h, ≈ {signed_money(delta * HOURS_PER_MONTH)}/month)"
+    )
+    if len(known) < len(plan.clusters):
+        text += "; clusters whose size is only known after apply are left out"
+    return text
+
+
+def _notes(plan: StackPlan) -> list[str]:
+    overridden = ", ".join(sorted(plan.prices.overridden))
+    notes = [
+        f"On-demand prices: {plan.prices.source_label}"
+        + (f"; overridden by stack config for {overridden}" if overridden else "")
+        + ".",
+        f"Preemptible GPUs are priced at {PREEMPTIBLE_PRICE_FACTOR:.0%} of the on-demand rate; "
+        "costs assume the preemptible target is filled (Together bills only allocated GPUs).",
+    ]
+    if not plan.lists_unchanged:
+        notes.append(
+            "Unchanged clusters are listed only when the preview runs with `--show-sames`."
+        )
+    summary = ", ".join(f"{op} {n}" for op, n in sorted(plan.change_summary.items()) if n)
+    notes.append(
+        f"Engine change summary (all resources): {summary or 'none'}. Source: `{plan.source}`."
+    )
+    return notes
+
+
+def render_stack(plan: StackPlan, approval_label: str) -> str:
+    """One stack's section of the comment."""
+    lines = [
+        MARKER.format(stack=plan.stack),
+        f"### Together GPU clusters: `{plan.stack}` ({_HEADLINES[plan.outcome]})",
+        "",
+    ]
+    if plan.rejections or plan.errors:
+        lines += [
+            "> [!CAUTION]",
+            "> **Blocked: the preview failed, so `pulumi up` would fail too.** "
+            "Fix the stack config.",
+        ]
+        lines += [f"> - `{r.cluster}`: {r.message}" for r in plan.rejections]
+        lines += [f"> - {error}" for error in plan.errors]
+        lines += [
+            "> The engine stops at the first rejected spec: "
+            "other clusters' changes may be missing.",
+            "",
+        ]
+    lost = [c for c in plan.clusters if c.action in (Action.REPLACE, Action.DELETE)]
+    if lost:
+        lines += ["> [!WARNING]", f"> **Needs the `{approval_label}` label before it is applied.**"]
+        lines += [f"> - {_loss(c)}" for c in lost]
+        lines.append("")
+    if plan.clusters:
+        lines += [
+            "| Cluster | Action | GPU type | Standard GPUs | Preemptible target | "
+            "Allocated now | Est. cost/h | Δ/h |",
+            "|---|---|---|--:|--:|--:|--:|--:|",
+            *(_row(c) for c in plan.clusters),
+            "",
+        ]
+        fields = _field_lines(plan.clusters)
+        if fields:
+            lines += ["Changed fields:", *fields, ""]
+        lines += [_totals(plan), ""]
+    elif not (plan.rejections or plan.errors):
+        lines += ["No Together cluster changes.", ""]
+    lines.append("<sub>" + "<br>\n".join(_notes(plan)) + "</sub>")
+    return "\n".join(lines) + "\n"
+
+
+def render(plans: Sequence[StackPlan], approval_label: str = "approve-replacement") -> str:
+    """The whole comment: one section per stack, in the order given."""
+    return "\n---\n\n".join(render_stack(plan, approval_label) for plan in plans)

@@ -1,0 +1,333 @@
+"""Read one stack's `pulumi preview --json` into a plan of Together cluster changes. Pure: no I/O.
+
+Why our own diff: for a dynamic provider the engine reports no per-field diff (`diffReasons` is
+empty, `detailedDiff` null), so each field change comes from `oldState.inputs` vs
+`newState.inputs`. `replaceReasons` is the engine's word on what forces a replacement.
+
+What the engine prints, checked against CLI v3.274.1:
+- unchanged resources are left out unless the preview ran with `--show-sames`;
+- a replacement is one `replace` step, or three (`delete-replaced`, `replace`,
+  `create-replacement`) with `--show-replacement-steps`;
+- a spec rejected at check has no step at all: only an error diagnostic whose `urn` is the
+  cluster's, "error: <type> resource '<name>': property <p> value {<v>} has a problem: <why>",
+  followed by "Resource monitor has terminated" without a urn; the CLI exits 1 and the plan is
+  incomplete (the engine stops at the first rejected spec).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from together_provider.preview.prices import (
+    PreviewInputError,
+    PriceTable,
+    hourly_cost,
+    stack_overrides,
+)
+
+CLUSTER_TYPE: Final = "pulumi-python:dynamic/together:Cluster"
+UNKNOWN_SENTINEL: Final = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+"""How the engine prints a value that is only known after apply."""
+
+_REPLACE_OPS: Final = frozenset({"replace", "create-replacement", "delete-replaced"})
+_MONITOR_NOISE: Final = "Resource monitor has terminated"
+
+
+class Outcome(enum.IntEnum):
+    """A stack's verdict; the value is the CLI's exit code and the order is severity."""
+
+    NO_CHANGES = 0
+    CHANGES = 10
+    REPLACEMENT = 11
+    BLOCKED = 12
+
+
+BAD_INPUT_EXIT: Final = 2
+"""Exit code for unreadable input (also argparse's usage-error code); nothing is written."""
+
+
+class Action(enum.StrEnum):
+    """What happens to a cluster; declared in merge priority (a replacement beats the rest)."""
+
+    REPLACE = "replace"
+    DELETE = "delete"
+    CREATE = "create"
+    UPDATE = "in-place update"
+    OTHER = "other"
+    SAME = "unchanged"
+
+
+_ACTIONS: Final[Mapping[str, Action]] = {
+    "create": Action.CREATE,
+    "update": Action.UPDATE,
+    "delete": Action.DELETE,
+    "same": Action.SAME,
+    "refresh": Action.SAME,
+    "read": Action.SAME,
+    **dict.fromkeys(_REPLACE_OPS, Action.REPLACE),
+}
+
+
+@dataclass(frozen=True)
+class Sizing:
+    """What a cluster bills for: GPU type, standard GPUs and preemptible target (None = unknown)."""
+
+    gpu_type: str | None
+    standard: int | None
+    preemptible: int | None
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    name: str
+    old: Any
+    new: Any
+    replaces: bool
+
+
+@dataclass(frozen=True)
+class ClusterChange:
+    """One Together cluster in the plan, with its costs in USD per hour (None = unknown)."""
+
+    name: str
+    action: Action
+    op: str
+    old: Sizing | None
+    new: Sizing | None
+    allocated: int | None
+    fields: tuple[FieldChange, ...]
+    replace_reasons: tuple[str, ...]
+    delete_first: bool
+    old_cost: float | None
+    new_cost: float | None
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """A spec Together cannot honour, refused at check: the cluster and the provider's reason."""
+
+    cluster: str | None
+    message: str
+
+
+@dataclass(frozen=True)
+class StackPlan:
+    stack: str
+    project: str | None
+    source: str
+    clusters: tuple[ClusterChange, ...]
+    rejections: tuple[Rejection, ...]
+    errors: tuple[str, ...]
+    change_summary: Mapping[str, int]
+    prices: PriceTable
+
+    @property
+    def outcome(self) -> Outcome:
+        """Blocked beats replacement beats changes; other resources count through the summary."""
+        if self.rejections or self.errors:
+            return Outcome.BLOCKED
+        actions = {c.action for c in self.clusters}
+        ops = {op for op, count in self.change_summary.items() if count}
+        if actions & {Action.REPLACE, Action.DELETE} or ops & (_REPLACE_OPS | {"delete"}):
+            return Outcome.REPLACEMENT
+        if actions - {Action.SAME} or ops - {"same"}:
+            return Outcome.CHANGES
+        return Outcome.NO_CHANGES
+
+    @property
+    def lists_unchanged(self) -> bool:
+        return any(c.action is Action.SAME for c in self.clusters)
+
+
+def _parse_urn(urn: str) -> tuple[str, str, str, str] | None:
+    """(stack, project, type, name) of `urn:pulumi:<stack>::<project>::<parent$type>::<name>`."""
+    parts = urn.split("::")
+    if len(parts) < 4 or not parts[0].startswith("urn:pulumi:"):
+        return None
+    return (
+        parts[0].removeprefix("urn:pulumi:"),
+        parts[1],
+        parts[2].split("$")[-1],
+        "::".join(parts[3:]),
+    )
+
+
+def _count(value: object) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def _known_str(value: object) -> str | None:
+    return value if isinstance(value, str) and value != UNKNOWN_SENTINEL else None
+
+
+def _props(state: object, key: str) -> dict[str, Any]:
+    if not isinstance(state, dict):
+        return {}
+    props = state.get(key)
+    return props if isinstance(props, dict) else {}
+
+
+def _sizing(state: object) -> Sizing | None:
+    if not isinstance(state, dict):
+        return None
+    props = {**_props(state, "outputs"), **_props(state, "inputs")}
+    return Sizing(
+        gpu_type=_known_str(props.get("gpu_type")),
+        standard=_count(props.get("num_gpus")),
+        preemptible=_count(props.get("num_preemptible_gpus", 0)),
+    )
+
+
+def _cost(sizing: Sizing | None, prices: PriceTable, where: str) -> float | None:
+    if sizing is None:
+        return 0.0
+    if sizing.gpu_type is None or sizing.standard is None or sizing.preemptible is None:
+        return None
+    return hourly_cost(prices, sizing.gpu_type, sizing.standard, sizing.preemptible, where)
+
+
+def _field_changes(
+    old: object, new: object, replace_reasons: Sequence[str]
+) -> tuple[FieldChange, ...]:
+    before, after = _props(old, "inputs"), _props(new, "inputs")
+    return tuple(
+        FieldChange(key, before.get(key), after.get(key), key in replace_reasons)
+        for key in sorted(before.keys() | after.keys())
+        if not key.startswith("__") and before.get(key) != after.get(key)
+    )
+
+
+def _cluster(
+    name: str, steps: Sequence[dict[str, Any]], prices: PriceTable, where: str
+) -> ClusterChange:
+    """Merge one cluster's steps into one change.
+
+    A replacement may print three steps; `preview --refresh` prints a `refresh` step first, whose
+    states are the stored and the live ones, so the states come from the other steps.
+    """
+    ops = [str(step["op"]) for step in steps]
+    actions = {_ACTIONS.get(op, Action.OTHER) for op in ops}
+    action = next(a for a in Action if a in actions)
+    planned = [s for s in steps if s["op"] != "refresh"] or list(steps)
+    old_state = next((s["oldState"] for s in planned if s.get("oldState")), None)
+    new_state = next((s["newState"] for s in planned if s.get("newState")), None)
+    if action is Action.DELETE:
+        new_state = None
+    if action is Action.CREATE:
+        old_state = None
+    reasons = tuple(dict.fromkeys(str(r) for s in steps for r in (s.get("replaceReasons") or [])))
+    old, new = _sizing(old_state), _sizing(new_state)
+    if action is Action.SAME:
+        new = old
+    old_name = _props(old_state, "inputs").get("cluster_name")
+    new_name = _props(new_state, "inputs").get("cluster_name")
+    return ClusterChange(
+        name=name,
+        action=action,
+        op="/".join(dict.fromkeys(ops)),
+        old=old,
+        new=new,
+        allocated=_count(_props(old_state, "outputs").get("allocated_preemptible_gpus")),
+        fields=()
+        if action in (Action.CREATE, Action.DELETE)
+        else _field_changes(old_state, new_state, reasons),
+        replace_reasons=reasons,
+        delete_first=action is Action.REPLACE and old_name == new_name,
+        old_cost=_cost(old, prices, where),
+        new_cost=_cost(new, prices, where),
+    )
+
+
+def _diagnostic_message(message: str) -> str:
+    """The provider's own words: drop the severity prefix and the engine's property wrapper."""
+    text = message.strip().removeprefix("error: ").strip()
+    marker = " has a problem: "
+    return text.split(marker, 1)[1] if marker in text else text
+
+
+def _list(document: Mapping[str, Any], key: str, where: str) -> list[dict[str, Any]]:
+    value = document.get(key) or []
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise PreviewInputError(where, f"'{key}' must be a list of objects")
+    return value
+
+
+def build_plan(
+    document: object, source: str, prices: PriceTable, stack_name: str | None = None
+) -> StackPlan:
+    """Turn a parsed preview document into a plan; a document of the wrong shape is refused.
+
+    The stack name is `stack_name` when given, else the one in the URNs, else `source`.
+    """
+    if not isinstance(document, dict) or not ({"steps", "changeSummary"} & document.keys()):
+        raise PreviewInputError(
+            source,
+            "not a `pulumi preview --json` document (expected an object with 'steps' and "
+            "'changeSummary')",
+            fix="pass the JSON that `pulumi preview --json` printed on stdout",
+        )
+    steps = _list(document, "steps", source)
+    diagnostics = _list(document, "diagnostics", source)
+    config = document.get("config") or {}
+    summary = document.get("changeSummary") or {}
+    if not isinstance(config, dict) or not isinstance(summary, dict):
+        raise PreviewInputError(source, "'config' and 'changeSummary' must be objects")
+
+    urns = [s.get("urn") for s in steps] + [d.get("urn") for d in diagnostics]
+    parsed = [p for urn in urns if isinstance(urn, str) and (p := _parse_urn(urn))]
+    stack = stack_name or (parsed[0][0] if parsed else source)
+    project = parsed[0][1] if parsed else None
+
+    by_cluster: dict[str, list[dict[str, Any]]] = {}
+    for step in steps:
+        if not isinstance(step.get("op"), str) or not isinstance(step.get("urn"), str):
+            raise PreviewInputError(
+                source, f"a step without a string 'op' and 'urn': {step!r:.200}"
+            )
+        urn = _parse_urn(step["urn"])
+        if urn and urn[2] == CLUSTER_TYPE:
+            by_cluster.setdefault(urn[3], []).append(step)
+
+    rejections: list[Rejection] = []
+    errors: list[str] = []
+    for diagnostic in diagnostics:
+        if diagnostic.get("severity") != "error":
+            continue
+        urn = _parse_urn(str(diagnostic.get("urn") or ""))
+        message = _diagnostic_message(str(diagnostic.get("message", "")))
+        if urn and urn[2] == CLUSTER_TYPE:
+            rejections.append(Rejection(urn[3], message))
+        else:
+            errors.append(message)
+    if rejections:
+        errors = [e for e in errors if _MONITOR_NOISE not in e]
+
+    has_clusters_config = project is not None and f"{project}:clusters" in config
+    if not by_cluster and not rejections and not has_clusters_config:
+        raise PreviewInputError(
+            source,
+            f"no Together cluster in this preview: no step of type {CLUSTER_TYPE} and no "
+            f"'<project>:clusters' config (project {project or 'unknown'})",
+            fix="is this the preview of another project? Run it in this repository's program",
+        )
+
+    table = prices.with_overrides(stack_overrides(config, project, source))
+    return StackPlan(
+        stack=stack,
+        project=project,
+        source=source,
+        clusters=tuple(_cluster(n, s, table, source) for n, s in by_cluster.items()),
+        rejections=tuple(rejections),
+        errors=tuple(errors),
+        change_summary={str(k): v for k, v in summary.items() if isinstance(v, int)},
+        prices=table,
+    )
