@@ -7,6 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 ENGINE := tools/pulumi-engine/build.sh
+K8S_PROVIDER := tools/k8s-provider/build.sh
 
 .PHONY: help venv engine lint typecheck unit test demo demo-down bench constraints clean
 
@@ -14,7 +15,7 @@ help:
 	@echo "make demo       run the main job: a real 'pulumi up' of the dev stack against the local Together simulator"
 	@echo "make demo-down  destroy the demo stack and stop the simulator"
 	@echo "make test       lint, type-check and run every test (builds the engine on first use)"
-	@echo "make engine     build or locate the Pulumi engine and print where it is"
+	@echo "make engine     build or locate the Pulumi engine and the Kubernetes provider plugin"
 	@echo "make bench      run the benchmarks (not part of make test)"
 
 # The virtualenv, with every Python dependency at the exact version in constraints.txt.
@@ -27,6 +28,7 @@ venv: $(STAMP)
 
 engine:
 	@$(ENGINE)
+	@$(K8S_PROVIDER)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -39,8 +41,8 @@ unit: $(STAMP)
 	$(PY) -m pytest tests/unit -q
 
 test: lint typecheck
-	@engine_bin="$$($(ENGINE))" && \
-	  TOGETHER_ENGINE_BIN="$$engine_bin" $(PY) -m pytest
+	@engine_bin="$$($(ENGINE))" && k8s_bin="$$($(K8S_PROVIDER))" && \
+	  TOGETHER_ENGINE_BIN="$$engine_bin" TOGETHER_K8S_PROVIDER_BIN="$$k8s_bin" $(PY) -m pytest
 
 demo: $(STAMP)
 	@engine_bin="$$($(ENGINE))" && TOGETHER_ENGINE_BIN="$$engine_bin" bash scripts/demo.sh up

@@ -1,0 +1,56 @@
+"""A hyperparameter sweep as a checkpointing job array on preemptible nodes.
+
+Each of `trials` indexes resumes from `$CHECKPOINT_DIR/$JOB_COMPLETION_INDEX`. When Together
+reclaims a node, its pods get SIGTERM and `DRAIN_WINDOW_SECONDS` (at most 300 s) to write a
+checkpoint; the Job's pod failure policy then requeues the index without counting it against
+`backoffLimit`, so only real crashes can fail the sweep.
+
+Config: `projectId` (Together needs a project for a preemptible target) and, optionally,
+`cluster` (ClusterArgs fields, overriding the defaults below), `image`,
+`trials`, `parallelism`, `drainSeconds` and `renderYamlTo`, a
+directory to write the manifests to instead of applying them (no Kubernetes cluster needed).
+"""
+
+from typing import Any
+
+import pulumi
+
+from together_provider import Cluster, ClusterArgs
+from together_provider.kubernetes import cluster_provider
+from together_provider.workloads import CheckpointingWorker, CheckpointingWorkerArgs
+
+CLUSTER_DEFAULTS: dict[str, Any] = {
+    "region": "us-central-8",
+    "gpu_type": "H100_SXM",
+    "num_gpus": 8,
+    "num_preemptible_gpus": 32,
+    "cuda_version": "12.8",
+    "nvidia_driver_version": "570",
+}
+
+config = pulumi.Config()
+CLUSTER_DEFAULTS["project_id"] = config.get("projectId")  # needed for a preemptible target
+cluster = Cluster(
+    "sweep", ClusterArgs(**{**CLUSTER_DEFAULTS, **(config.get_object("cluster") or {})})
+)
+provider = cluster_provider(
+    "sweep-k8s", cluster, render_yaml_to_directory=config.get("renderYamlTo")
+)
+
+sweep = CheckpointingWorker(
+    "sweep",
+    CheckpointingWorkerArgs(
+        image=config.get("image") or "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime",
+        command=["python", "-m", "sweep.trial", "--resume-from", "$(CHECKPOINT_DIR)"],
+        completions=config.get_int("trials", 16),
+        parallelism=config.get_int("parallelism", 4),
+        cluster=cluster,
+        resources={"limits": {"nvidia.com/gpu": 8}},
+        drain_seconds=config.get_int("drainSeconds", 300),
+        checkpoint_size="500Gi",
+    ),
+    opts=pulumi.ResourceOptions(provider=provider),
+)
+
+pulumi.export("cluster_id", cluster.cluster_id)
+pulumi.export("job", sweep.job.metadata.name)

@@ -1,0 +1,191 @@
+"""The Kubernetes examples through the real engine and the real pulumi-kubernetes plugin.
+
+The plugin runs in render mode (`renderYamlToDirectory`): it writes the manifests it would apply,
+so no Kubernetes cluster is needed, while the Cluster itself is created in the simulator. The
+plugin is found ambiently on PATH; automatic plugin downloads stay disabled.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from pulumi import automation as auto
+
+from tests.pulumi_env import REPO, PulumiEnv, Secret
+from tests.sim import SimulatorProcess
+
+API_KEY = "sk-test-key-5f1e9c3a7b"
+FAST = {"time_scale": 600, "api_key": API_KEY}
+pytestmark = [pytest.mark.engine, pytest.mark.parametrize("simulator", [FAST], indirect=True)]
+
+EXAMPLES = REPO / "examples"
+K8S_SCRIPT = REPO / "tools" / "k8s-provider" / "build.sh"
+PLUGIN = "pulumi-resource-kubernetes"
+LABEL = "together.ai/compute-class"
+NOT_PREEMPTIBLE = {"key": LABEL, "operator": "NotIn", "values": ["preemptible"]}
+
+
+@pytest.fixture(scope="session")
+def k8s_plugin_dir() -> Path:
+    """The directory holding the built plugin; fails with the fix when it has not been built."""
+    configured = os.environ.get("TOGETHER_K8S_PROVIDER_BIN")
+    if configured:
+        path = Path(configured)
+    else:
+        out = subprocess.run(
+            ["bash", str(K8S_SCRIPT), "--where"], check=True, capture_output=True, text=True
+        )
+        path = Path(out.stdout.strip())
+    if not (path / PLUGIN).exists():
+        pytest.fail(
+            f"no {PLUGIN} in {path}: run `make engine` (or tools/k8s-provider/build.sh) first",
+            pytrace=False,
+        )
+    return path
+
+
+@pytest.fixture
+def k8s_env(pulumi_env: PulumiEnv, k8s_plugin_dir: Path) -> PulumiEnv:
+    """The isolated environment, with the plugin's directory on PATH and no kubeconfig around."""
+    pulumi_env.extra_env.update(
+        {
+            "PATH": os.pathsep.join(
+                [str(pulumi_env.bin_dir), str(k8s_plugin_dir), os.environ.get("PATH", "")]
+            ),
+            "KUBECONFIG": str(pulumi_env.root / "no-kubeconfig"),
+        }
+    )
+    return pulumi_env
+
+
+def _stack(env: PulumiEnv, sim: SimulatorProcess, example: str, **config: Any) -> auto.Stack:
+    work = env.project(EXAMPLES / example)
+    return env.stack(
+        work,
+        config={
+            "together:apiKey": Secret(sim.api_key),
+            "together:baseUrl": sim.base_url,
+            "renderYamlTo": str(env.root / "rendered"),
+            "projectId": "proj-test",
+            **config,
+        },
+    )
+
+
+def _manifests(env: PulumiEnv) -> dict[tuple[str, str], dict[str, Any]]:
+    """Every rendered manifest, keyed by (kind, name)."""
+    docs = [
+        doc
+        for path in sorted((env.root / "rendered").rglob("*.yaml"))
+        for doc in yaml.safe_load_all(path.read_text())
+        if doc
+    ]
+    return {(doc["kind"], doc["metadata"]["name"]): doc for doc in docs}
+
+
+def _preview_error(stack: auto.Stack) -> str:
+    with pytest.raises(auto.CommandError) as failed:
+        stack.preview()
+    return str(failed.value)
+
+
+def test_burst_inference_renders_standard_serving_and_preemptible_burst(
+    k8s_env: PulumiEnv, simulator: SimulatorProcess
+) -> None:
+    stack = _stack(k8s_env, simulator, "burst-inference")
+    result = stack.up()
+    assert result.outputs["deployments"].value == ["llm-serve", "llm-burst"]
+    manifests = _manifests(k8s_env)
+
+    serve = manifests[("Deployment", "llm-serve")]["spec"]
+    serve_pod = serve["template"]["spec"]
+    assert serve["replicas"] == 2
+    assert serve["template"]["metadata"]["labels"][LABEL] == "standard"
+    assert "nodeSelector" not in serve_pod
+    required = serve_pod["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]
+    assert required == {"nodeSelectorTerms": [{"matchExpressions": [NOT_PREEMPTIBLE]}]}
+
+    burst = manifests[("Deployment", "llm-burst")]["spec"]
+    burst_pod = burst["template"]["spec"]
+    assert burst["replicas"] == 4
+    assert burst["template"]["metadata"]["labels"][LABEL] == "preemptible"
+    assert burst_pod["nodeSelector"] == {LABEL: "preemptible"}
+    assert burst_pod["terminationGracePeriodSeconds"] == 60
+    assert "affinity" not in burst_pod
+
+    # A budget guards the standard replicas only: a reclaim ignores budgets anyway.
+    pdbs = [name for kind, name in manifests if kind == "PodDisruptionBudget"]
+    assert pdbs == ["llm-serve"]
+    pdb = manifests[("PodDisruptionBudget", "llm-serve")]["spec"]
+    assert pdb == {"maxUnavailable": 1, "selector": serve["selector"]}
+
+    # One Service spreads traffic over both compute classes.
+    service = manifests[("Service", "llm")]["spec"]
+    assert service["selector"] == {"app.kubernetes.io/name": "llm"}
+    for deployment in (serve, burst):
+        assert service["selector"].items() <= deployment["template"]["metadata"]["labels"].items()
+
+
+def test_sweep_renders_a_checkpointing_job_array_on_preemptible_nodes(
+    k8s_env: PulumiEnv, simulator: SimulatorProcess
+) -> None:
+    stack = _stack(k8s_env, simulator, "sweep", trials="12", parallelism="3")
+    assert stack.up().outputs["job"].value == "sweep"
+    manifests = _manifests(k8s_env)
+
+    job = manifests[("Job", "sweep")]
+    assert job["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true"
+    spec = job["spec"]
+    assert spec["completionMode"] == "Indexed"
+    assert (spec["completions"], spec["parallelism"], spec["backoffLimit"]) == (12, 3, 3)
+    assert spec["podFailurePolicy"] == {
+        "rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]
+    }
+    assert spec["podReplacementPolicy"] == "Failed"
+    assert spec["template"]["metadata"]["labels"][LABEL] == "preemptible"
+    pod = spec["template"]["spec"]
+    assert pod["restartPolicy"] == "Never"
+    assert pod["terminationGracePeriodSeconds"] == 300
+    assert pod["nodeSelector"] == {LABEL: "preemptible"}
+    (container,) = pod["containers"]
+    env = {e["name"]: e["value"] for e in container["env"]}
+    assert env == {
+        "CHECKPOINT_DIR": "/checkpoints",
+        "DRAIN_WINDOW_SECONDS": "300",
+        "TOGETHER_COMPUTE_CLASS": "preemptible",
+    }
+    assert container["volumeMounts"] == [{"name": "checkpoints", "mountPath": "/checkpoints"}]
+    assert pod["volumes"] == [
+        {"name": "checkpoints", "persistentVolumeClaim": {"claimName": "sweep-checkpoints"}}
+    ]
+    claim = manifests[("PersistentVolumeClaim", "sweep-checkpoints")]["spec"]
+    assert claim["resources"]["requests"]["storage"] == "500Gi"
+    assert not [kind for kind, _ in manifests if kind == "PodDisruptionBudget"]
+
+
+def test_preemptible_workload_on_a_zero_target_cluster_warns_at_preview(
+    k8s_env: PulumiEnv, simulator: SimulatorProcess
+) -> None:
+    stack = _stack(k8s_env, simulator, "sweep", cluster='{"num_preemptible_gpus": 0}')
+    preview = stack.preview()
+    assert "workload 'sweep' needs preemptible nodes" in preview.stdout
+    assert "preemptible target of 0" in preview.stdout
+    assert simulator.requests() == []
+
+
+def test_grace_period_past_the_drain_window_fails_at_preview(
+    k8s_env: PulumiEnv, simulator: SimulatorProcess
+) -> None:
+    stack = _stack(k8s_env, simulator, "sweep", drainSeconds="600")
+    error = _preview_error(stack)
+    assert "workload 'sweep': terminationGracePeriodSeconds=600" in error
+    assert "300 s drain window" in error
+    assert "terminationGracePeriodSeconds <= 300" in error
+    assert simulator.requests() == []

@@ -1,0 +1,252 @@
+"""Components for Together workloads: a checkpointing job array and serving replicas.
+
+Built on the placement rules in `together_provider.kubernetes`: interruptible pods pinned to
+preemptible nodes, critical pods kept off them, and the 300 s drain window checked at preview.
+Importing this module creates nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from together_provider.kubernetes import (
+    DRAIN_WINDOW_SECONDS,
+    GRACE_FIELD,
+    SKIP_AWAIT,
+    ComputeClass,
+    pod_template,
+    warn_if_no_preemptible_target,
+)
+from together_provider.resource import Cluster
+
+__all__ = [
+    "CheckpointingWorker",
+    "CheckpointingWorkerArgs",
+    "ServingReplicas",
+    "ServingReplicasArgs",
+]
+
+
+@dataclass
+class CheckpointingWorkerArgs:
+    """A job array whose pods checkpoint to a shared volume and are requeued after a reclaim.
+
+    Each pod gets ``CHECKPOINT_DIR`` (resume from ``$CHECKPOINT_DIR/$JOB_COMPLETION_INDEX``) and
+    ``DRAIN_WINDOW_SECONDS``: on SIGTERM it has that long to write a checkpoint and exit.
+    ``pre_stop_command`` runs before SIGTERM and shares the same window.
+    """
+
+    image: pulumi.Input[str]
+    command: Sequence[pulumi.Input[str]]
+    completions: int
+    parallelism: int
+    cluster: Cluster
+    compute_class: ComputeClass = ComputeClass.PREEMPTIBLE
+    resources: Mapping[str, Any] | None = None
+    env: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
+    backoff_limit: int = 3
+    drain_seconds: int = DRAIN_WINDOW_SECONDS
+    checkpoint_mount_path: str = "/checkpoints"
+    checkpoint_claim_name: str | None = None
+    checkpoint_size: str = "100Gi"
+    checkpoint_storage_class: str | None = None
+    pre_stop_command: Sequence[str] | None = None
+    wait_for_completion: bool = False
+    namespace: str | None = None
+
+
+class CheckpointingWorker(pulumi.ComponentResource):
+    """An Indexed Job (plus its checkpoint claim) whose reclaimed pods do not count as failures.
+
+    ``podFailurePolicy`` ignores pods with the ``DisruptionTarget`` condition (evicted by a drain
+    or removed with their node), so a reclaim requeues the index instead of using up
+    ``backoffLimit``; real crashes still count. ``podReplacementPolicy: Failed`` starts the
+    replacement only after the old pod has finished writing its checkpoint. Unless
+    ``wait_for_completion``, ``pulumi up`` does not wait for the Job to finish.
+    """
+
+    job: k8s.batch.v1.Job
+    checkpoint_claim: k8s.core.v1.PersistentVolumeClaim | None
+
+    def __init__(
+        self, name: str, args: CheckpointingWorkerArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("together:kubernetes:CheckpointingWorker", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        labels = {"app.kubernetes.io/name": name, "app.kubernetes.io/component": "worker"}
+        claim_name = args.checkpoint_claim_name or f"{name}-checkpoints"
+        self.checkpoint_claim = None
+        if args.checkpoint_claim_name is None:
+            claim_spec: dict[str, Any] = {
+                "accessModes": ["ReadWriteMany"],  # every index of the array shares it
+                "resources": {"requests": {"storage": args.checkpoint_size}},
+            }
+            if args.checkpoint_storage_class:
+                claim_spec["storageClassName"] = args.checkpoint_storage_class
+            self.checkpoint_claim = k8s.core.v1.PersistentVolumeClaim(
+                f"{name}-checkpoints",
+                metadata=_metadata(claim_name, args.namespace, labels),
+                spec=claim_spec,
+                opts=child,
+            )
+        container: dict[str, Any] = {
+            "name": "worker",
+            "image": args.image,
+            "command": list(args.command),
+            "env": _env(
+                {
+                    **args.env,
+                    "CHECKPOINT_DIR": args.checkpoint_mount_path,
+                    "DRAIN_WINDOW_SECONDS": str(args.drain_seconds),
+                    "TOGETHER_COMPUTE_CLASS": args.compute_class.value,
+                }
+            ),
+            "volumeMounts": [{"name": "checkpoints", "mountPath": args.checkpoint_mount_path}],
+        }
+        if args.resources:
+            container["resources"] = dict(args.resources)
+        if args.pre_stop_command:
+            container["lifecycle"] = {"preStop": {"exec": {"command": list(args.pre_stop_command)}}}
+        template = pod_template(
+            name,
+            args.compute_class,
+            {
+                "restartPolicy": "Never",  # podFailurePolicy requires it
+                GRACE_FIELD: args.drain_seconds,
+                "containers": [container],
+                "volumes": [
+                    {"name": "checkpoints", "persistentVolumeClaim": {"claimName": claim_name}}
+                ],
+            },
+            labels,
+        )
+        if args.compute_class is ComputeClass.PREEMPTIBLE:
+            warn_if_no_preemptible_target(name, args.cluster, self)
+        annotations = {} if args.wait_for_completion else {SKIP_AWAIT: "true"}
+        self.job = k8s.batch.v1.Job(
+            name,
+            metadata=_metadata(name, args.namespace, labels, annotations),
+            spec={
+                "completionMode": "Indexed",
+                "completions": args.completions,
+                "parallelism": args.parallelism,
+                "backoffLimit": args.backoff_limit,
+                "podReplacementPolicy": "Failed",
+                "podFailurePolicy": {
+                    "rules": [
+                        {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}
+                    ]
+                },
+                "template": template,
+            },
+            opts=pulumi.ResourceOptions(parent=self, depends_on=_present(self.checkpoint_claim)),
+        )
+        self.register_outputs({"job_name": self.job.metadata.name})
+
+
+@dataclass
+class ServingReplicasArgs:
+    """Serving replicas of one model server on one compute class.
+
+    ``app`` is the label a Service selects on; give standard and burst replicas the same ``app``
+    so one Service spreads traffic over both.
+    """
+
+    image: pulumi.Input[str]
+    replicas: int
+    compute_class: ComputeClass
+    cluster: Cluster
+    app: str | None = None
+    port: int = 8000
+    args: Sequence[pulumi.Input[str]] = ()
+    env: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
+    resources: Mapping[str, Any] | None = None
+    grace_seconds: int = 30
+    namespace: str | None = None
+
+
+class ServingReplicas(pulumi.ComponentResource):
+    """A Deployment of serving replicas, with a PodDisruptionBudget on standard nodes only.
+
+    On standard nodes the budget keeps all but one replica up through voluntary disruptions (node
+    upgrades, drains). Preemptible replicas get none: a reclaim removes the node at T+300 s
+    whatever the budget says, so a budget there would only stall the drain and eat the window.
+    """
+
+    deployment: k8s.apps.v1.Deployment
+    disruption_budget: k8s.policy.v1.PodDisruptionBudget | None
+
+    def __init__(
+        self, name: str, args: ServingReplicasArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("together:kubernetes:ServingReplicas", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        app = args.app or name
+        selector = {"app.kubernetes.io/name": app, "app.kubernetes.io/instance": name}
+        labels = {**selector, "app.kubernetes.io/component": "server"}
+        container: dict[str, Any] = {
+            "name": "server",
+            "image": args.image,
+            "args": list(args.args),
+            "env": _env(
+                {**args.env, "TOGETHER_COMPUTE_CLASS": args.compute_class.value},
+            ),
+            "ports": [{"name": "http", "containerPort": args.port}],
+        }
+        if args.resources:
+            container["resources"] = dict(args.resources)
+        template = pod_template(
+            name,
+            args.compute_class,
+            {GRACE_FIELD: args.grace_seconds, "containers": [container]},
+            labels,
+        )
+        if args.compute_class is ComputeClass.PREEMPTIBLE:
+            warn_if_no_preemptible_target(name, args.cluster, self)
+        self.deployment = k8s.apps.v1.Deployment(
+            name,
+            metadata=_metadata(name, args.namespace, labels),
+            spec={
+                "replicas": args.replicas,
+                "selector": {"matchLabels": selector},
+                "template": template,
+            },
+            opts=child,
+        )
+        self.disruption_budget = None
+        if args.compute_class is ComputeClass.STANDARD and args.replicas >= 2:
+            self.disruption_budget = k8s.policy.v1.PodDisruptionBudget(
+                name,
+                metadata=_metadata(name, args.namespace, labels),
+                spec={"maxUnavailable": 1, "selector": {"matchLabels": selector}},
+                opts=child,
+            )
+        self.register_outputs({"deployment_name": self.deployment.metadata.name})
+
+
+def _present(resource: pulumi.Resource | None) -> list[pulumi.Resource]:
+    return [resource] if resource is not None else []
+
+
+def _env(values: Mapping[str, pulumi.Input[str]]) -> list[dict[str, Any]]:
+    return [{"name": key, "value": value} for key, value in values.items()]
+
+
+def _metadata(
+    name: str,
+    namespace: str | None,
+    labels: Mapping[str, str],
+    annotations: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """Explicit names, so a Service or a reader of rendered YAML can rely on them."""
+    metadata: dict[str, Any] = {"name": name, "labels": dict(labels)}
+    if namespace:
+        metadata["namespace"] = namespace
+    if annotations:
+        metadata["annotations"] = dict(annotations)
+    return metadata
