@@ -28,6 +28,15 @@ source_hash() {
   cat "$HERE/go.mod" "$HERE/go.sum" "$HERE/build.sh" | sha256sum | cut -c1-12
 }
 
+# A plugin already on PATH (outside our cache) is used as it is, like a suitable `pulumi`.
+if ambient="$(command -v "$PLUGIN" 2>/dev/null)"; then
+  dir="$(dirname "$(readlink -f "$ambient")")"
+  case "$dir" in
+    "$CACHE_ROOT"/*) ;;
+    *) printf '%s\n' "$dir"; exit 0 ;;
+  esac
+fi
+
 BIN="$CACHE_ROOT/v$K8S_PROVIDER_VERSION-$(source_hash)/bin"
 if [ "${1:-}" = "--where" ]; then
   printf '%s\n' "$BIN"
