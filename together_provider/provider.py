@@ -52,8 +52,13 @@ CONFIG_BASE_URL: Final = "together:baseUrl"
 
 
 def _say(message: str) -> None:
-    """Progress for the person running `pulumi up`: the engine shows provider stderr."""
-    print(message, file=sys.stderr, flush=True)
+    """Progress for the person running `pulumi up`: the engine shows provider stderr.
+
+    Best effort: when the CLI has died its pipe is gone, and a progress line must never turn into
+    an error that changes what happens to a cluster.
+    """
+    with suppress(OSError):
+        print(message, file=sys.stderr, flush=True)
 
 
 def _inputs(props: dict[str, Any]) -> dict[str, Any]:
@@ -177,15 +182,18 @@ class ClusterProvider(ResourceProvider):
 
     def _provision(self, client: TogetherClient, spec: ClusterSpec) -> Cluster:
         created = self._post(client, spec)
-        _say(f"cluster {spec.cluster_name!r}: created {created.cluster_id}, {created.status}")
+        _say(f"cluster {spec.cluster_name!r}: created {created.cluster_id}")
         try:
             return client.wait_until_ready(
                 created.cluster_id,
                 timeout=_known(spec.ready_timeout_seconds),
                 on_status=lambda c: _say(f"cluster {c.cluster_name!r}: {c.status}"),
+                known=created,
             )
         except TogetherError as failure:
-            # Never leave a half-created, billed cluster behind.
+            # A definite failure: never leave a half-created, billed cluster behind. Anything else
+            # (the process being stopped, say) leaves the cluster for the duplicate guard to
+            # report on the next `up`, where the user can adopt it.
             _say(
                 f"cluster {spec.cluster_name!r}: provisioning failed; deleting {created.cluster_id}"
             )
@@ -196,9 +204,6 @@ class ClusterProvider(ResourceProvider):
                 cluster_id=created.cluster_id,
                 fix=failure.fix,
             ) from failure
-        except BaseException:
-            self._delete_quietly(client, created.cluster_id)
-            raise
 
     def _delete_quietly(self, client: TogetherClient, cluster_id: str) -> None:
         with suppress(TogetherError):

@@ -25,7 +25,7 @@ from together_provider.errors import (
     TogetherError,
 )
 from together_provider.retry import RetryPolicy
-from together_provider.wire import ClusterCreateRequest, ClusterUpdateRequest
+from together_provider.wire import Cluster, ClusterCreateRequest, ClusterUpdateRequest
 
 KEY = "tg-secret-key-0123456789"
 BASE = "https://api.test/v1"
@@ -435,3 +435,20 @@ def test_delete_of_a_missing_cluster_raises_not_found(make_client: Any) -> None:
     client = make_client(lambda r: httpx.Response(404, json={"code": 5, "message": "not found"}))
     with pytest.raises(NotFoundError):
         client.delete_cluster("c-1")
+
+
+def test_wait_until_ready_uses_a_known_state_instead_of_a_first_get(
+    make_client: Any, fake_time: FakeTime
+) -> None:
+    client = make_client(scripted([cluster_body("Ready")]))
+    known = Cluster.model_validate(cluster_body("WaitingForSubnet"))
+    assert client.wait_until_ready("c-1", timeout=60, known=known).is_ready
+    assert (client.requests_made, fake_time.sleeps) == (1, [1.0])
+
+
+def test_wait_until_deleted_waits_before_its_first_get(
+    make_client: Any, fake_time: FakeTime
+) -> None:
+    client = make_client(scripted([404]))
+    client.wait_until_deleted("c-1", timeout=60)
+    assert (client.requests_made, fake_time.sleeps) == (1, [1.0])
