@@ -1,4 +1,4 @@
-"""Shared fixtures. Keep this minimal: only the simulator lives here."""
+"""Shared fixtures: the simulator subprocess and the isolated real-engine environment."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.pulumi_env import PulumiEnv, engine_bin
 from tests.sim import SimulatorProcess
 
 
@@ -19,3 +20,15 @@ def simulator(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Simula
     options = getattr(request, "param", None) or {}
     with SimulatorProcess(tmp_path / "simulator-state", **options) as sim:
         yield sim
+
+
+@pytest.fixture(scope="session")
+def engine() -> Path:
+    """The built Pulumi engine's bin directory (fails with the fix when it is missing)."""
+    return engine_bin()
+
+
+@pytest.fixture
+def pulumi_env(tmp_path: Path, engine: Path) -> PulumiEnv:
+    """A fresh PULUMI_HOME and file backend under the test's tmp_path."""
+    return PulumiEnv(root=tmp_path, bin_dir=engine)

@@ -27,21 +27,39 @@ ENGINE_SCRIPT = REPO / "tools" / "pulumi-engine" / "build.sh"
 PASSPHRASE = "test-passphrase"
 
 
-def engine_bin() -> Path:
-    """The directory holding ``pulumi`` and the Python language host; fails with the fix."""
-    configured = os.environ.get("TOGETHER_ENGINE_BIN")
+def _built_bin(variable: str, script: Path, binary: str, fix: str) -> Path:
+    """The directory a build script caches `binary` in (or `$variable`); fails with the fix."""
+    configured = os.environ.get(variable)
     if configured:
         path = Path(configured)
     else:
         out = subprocess.run(
-            ["bash", str(ENGINE_SCRIPT), "--where"], check=True, capture_output=True, text=True
+            ["bash", str(script), "--where"], check=True, capture_output=True, text=True
         )
         path = Path(out.stdout.strip())
-    if not (path / "pulumi").exists():
-        raise RuntimeError(
-            f"no Pulumi engine in {path}: run `make engine` (or `make test`, which builds it)"
-        )
+    if not (path / binary).exists():
+        raise RuntimeError(f"no {binary} in {path}: {fix}")
     return path
+
+
+def engine_bin() -> Path:
+    """The directory holding ``pulumi`` and the Python language host."""
+    return _built_bin(
+        "TOGETHER_ENGINE_BIN",
+        ENGINE_SCRIPT,
+        "pulumi",
+        "run `make engine` (or `make test`, which builds it)",
+    )
+
+
+def k8s_plugin_bin() -> Path:
+    """The directory holding ``pulumi-resource-kubernetes``."""
+    return _built_bin(
+        "TOGETHER_K8S_PROVIDER_BIN",
+        REPO / "tools" / "k8s-provider" / "build.sh",
+        "pulumi-resource-kubernetes",
+        "run `make engine` (or tools/k8s-provider/build.sh) first",
+    )
 
 
 @dataclass

@@ -1,21 +1,7 @@
-"""Fixtures for tests that drive the real Pulumi engine."""
+"""Where the integration tests' Pulumi programs live (fixtures are in tests/conftest.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
-from tests.pulumi_env import PulumiEnv, engine_bin
-
 PROGRAMS = Path(__file__).parent / "programs"
-
-
-@pytest.fixture(scope="session")
-def engine() -> Path:
-    return engine_bin()
-
-
-@pytest.fixture
-def pulumi_env(tmp_path: Path, engine: Path) -> PulumiEnv:
-    return PulumiEnv(root=tmp_path, bin_dir=engine)

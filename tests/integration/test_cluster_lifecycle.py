@@ -12,21 +12,13 @@ from pulumi import automation as auto
 from tests.integration.conftest import PROGRAMS
 from tests.pulumi_env import PulumiEnv, Secret
 from tests.sim import SimulatorProcess
+from tests.specs import CLUSTER_SPEC as BASE
 from together_provider.client import TogetherClient
 from together_provider.wire import ClusterCreateRequest
 
 API_KEY = "sk-test-key-5f1e9c3a7b"
 FAST = {"time_scale": 600, "api_key": API_KEY}  # 6 simulated minutes of provisioning = 0.6 s
 pytestmark = [pytest.mark.engine, pytest.mark.parametrize("simulator", [FAST], indirect=True)]
-
-BASE: dict[str, Any] = {
-    "region": "us-central-8",
-    "gpu_type": "H100_SXM",
-    "num_gpus": 8,
-    "cuda_version": "12.8",
-    "nvidia_driver_version": "570",
-    "project_id": "proj-test",
-}
 
 
 CLUSTER_TYPE = "pulumi-python:dynamic/together:Cluster"

@@ -8,7 +8,6 @@ plugin is found ambiently on PATH; automatic plugin downloads stay disabled.
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ import pytest
 import yaml
 from pulumi import automation as auto
 
-from tests.pulumi_env import REPO, PulumiEnv, Secret
+from tests.pulumi_env import REPO, PulumiEnv, Secret, k8s_plugin_bin
 from tests.sim import SimulatorProcess
 
 API_KEY = "sk-test-key-5f1e9c3a7b"
@@ -24,8 +23,6 @@ FAST = {"time_scale": 600, "api_key": API_KEY}
 pytestmark = [pytest.mark.engine, pytest.mark.parametrize("simulator", [FAST], indirect=True)]
 
 EXAMPLES = REPO / "examples"
-K8S_SCRIPT = REPO / "tools" / "k8s-provider" / "build.sh"
-PLUGIN = "pulumi-resource-kubernetes"
 LABEL = "together.ai/compute-class"
 NOT_PREEMPTIBLE = {"key": LABEL, "operator": "NotIn", "values": ["preemptible"]}
 
@@ -33,20 +30,7 @@ NOT_PREEMPTIBLE = {"key": LABEL, "operator": "NotIn", "values": ["preemptible"]}
 @pytest.fixture(scope="session")
 def k8s_plugin_dir() -> Path:
     """The directory holding the built plugin; fails with the fix when it has not been built."""
-    configured = os.environ.get("TOGETHER_K8S_PROVIDER_BIN")
-    if configured:
-        path = Path(configured)
-    else:
-        out = subprocess.run(
-            ["bash", str(K8S_SCRIPT), "--where"], check=True, capture_output=True, text=True
-        )
-        path = Path(out.stdout.strip())
-    if not (path / PLUGIN).exists():
-        pytest.fail(
-            f"no {PLUGIN} in {path}: run `make engine` (or tools/k8s-provider/build.sh) first",
-            pytrace=False,
-        )
-    return path
+    return k8s_plugin_bin()
 
 
 @pytest.fixture

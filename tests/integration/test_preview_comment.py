@@ -18,20 +18,13 @@ from pulumi import automation as auto
 from tests.integration.conftest import PROGRAMS
 from tests.pulumi_env import PulumiEnv, Secret
 from tests.sim import SimulatorProcess
+from tests.specs import CLUSTER_SPEC
 from together_provider.preview import Outcome, build_plan, load_price_table, render
 from together_provider.preview.__main__ import main
 
 pytestmark = pytest.mark.engine
 
-BASE: dict[str, Any] = {
-    "region": "us-central-8",
-    "gpu_type": "H100_SXM",
-    "num_gpus": 8,
-    "num_preemptible_gpus": 8,
-    "cuda_version": "12.8",
-    "nvidia_driver_version": "570",
-    "project_id": "proj-test",
-}
+BASE: dict[str, Any] = {**CLUSTER_SPEC, "num_preemptible_gpus": 8}
 RATE = load_price_table().rates["H100_SXM"]
 SCENARIOS: dict[str, dict[str, Any]] = {
     "target_raised": {"train": {**BASE, "num_preemptible_gpus": 24}},

@@ -21,14 +21,6 @@ from together_provider.wire import Cluster
 
 API_KEY = "sk-reliability-9d41c27e"
 CLUSTER_TYPE = "pulumi-python:dynamic/together:Cluster"
-BASE: dict[str, Any] = {
-    "region": "us-central-8",
-    "gpu_type": "H100_SXM",
-    "num_gpus": 8,
-    "cuda_version": "12.8",
-    "nvidia_driver_version": "570",
-    "project_id": "proj-test",
-}
 
 
 def cluster_stack(

@@ -12,13 +12,13 @@ from pulumi import automation as auto
 from tests.pulumi_env import PulumiEnv, Secret
 from tests.reliability.helpers import (
     API_KEY,
-    BASE,
     CLUSTER_TYPE,
     cluster_stack,
     live_clusters,
     set_clusters,
 )
 from tests.sim import SimulatorProcess
+from tests.specs import CLUSTER_SPEC as BASE
 
 FAST = {"time_scale": 600, "api_key": API_KEY}
 WRONG_KEY = "sk-wrong-0f9e8d7c6b"

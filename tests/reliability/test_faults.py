@@ -15,7 +15,6 @@ from pulumi import automation as auto
 from tests.pulumi_env import PulumiEnv
 from tests.reliability.helpers import (
     API_KEY,
-    BASE,
     all_clusters,
     cluster_stack,
     live_clusters,
@@ -23,6 +22,7 @@ from tests.reliability.helpers import (
     successful_posts,
 )
 from tests.sim import SimulatorProcess
+from tests.specs import CLUSTER_SPEC as BASE
 
 # 360 simulated seconds of provisioning take 0.1 s; deletion 60 s takes ~17 ms.
 FAST = {"time_scale": 3600, "api_key": API_KEY, "extra_args": ("--seed", "8")}

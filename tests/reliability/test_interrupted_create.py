@@ -34,7 +34,6 @@ from pulumi import automation as auto
 from tests.pulumi_env import PulumiEnv
 from tests.reliability.helpers import (
     API_KEY,
-    BASE,
     cluster_stack,
     kill_group,
     kill_session,
@@ -47,6 +46,7 @@ from tests.reliability.helpers import (
     wait_for,
 )
 from tests.sim import SimulatorProcess
+from tests.specs import CLUSTER_SPEC as BASE
 
 # 360 simulated seconds of provisioning take 12 s: the kill lands while create polls.
 SLOW = {"time_scale": 30, "api_key": API_KEY}

@@ -9,7 +9,6 @@ from pulumi import automation as auto
 from tests.pulumi_env import PulumiEnv
 from tests.reliability.helpers import (
     API_KEY,
-    BASE,
     CLUSTER_TYPE,
     cluster_stack,
     live_clusters,
@@ -19,6 +18,7 @@ from tests.reliability.helpers import (
     wait_for,
 )
 from tests.sim import SimulatorProcess
+from tests.specs import CLUSTER_SPEC as BASE
 
 # 360 simulated seconds of provisioning take 3 s: the reclaims land while `up` creates "eval".
 SLOW = {"time_scale": 120, "api_key": API_KEY}

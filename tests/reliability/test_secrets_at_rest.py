@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.pulumi_env import PulumiEnv
-from tests.reliability.helpers import API_KEY, BASE, cluster_stack, live_clusters
+from tests.reliability.helpers import API_KEY, cluster_stack, live_clusters
 from tests.sim import SimulatorProcess
+from tests.specs import CLUSTER_SPEC as BASE
 
 FAST = {"time_scale": 600, "api_key": API_KEY}
 pytestmark = [pytest.mark.engine, pytest.mark.parametrize("simulator", [FAST], indirect=True)]

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from tests.specs import ENGINE_PROPS as BASE
 from together_provider.rules import (
     FIELD_POLICIES,
     RULES,
@@ -19,14 +20,6 @@ from together_provider.rules import (
 )
 from together_provider.spec import INPUT_FIELDS, UNKNOWN, Failure
 
-BASE: dict[str, Any] = {
-    "cluster_name": "train",
-    "region": "us-central-8",
-    "gpu_type": "H100_SXM",
-    "num_gpus": 8.0,
-    "cuda_version": "12.6",
-    "nvidia_driver_version": "560",
-}
 PRE: dict[str, Any] = BASE | {"num_gpus": 16.0, "num_preemptible_gpus": 8.0, "project_id": "proj"}
 OUTPUT_ONLY: dict[str, Any] = {
     "__provider": "pickle",

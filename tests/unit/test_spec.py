@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from pulumi.output import UNKNOWN as PULUMI_UNKNOWN
 
+from tests.specs import ENGINE_PROPS as BASE
 from together_provider.spec import (
     INPUT_FIELDS,
     UNKNOWN,
@@ -22,14 +23,6 @@ from together_provider.spec import (
     to_props,
 )
 
-BASE: dict[str, Any] = {
-    "cluster_name": "train",
-    "region": "us-central-8",
-    "gpu_type": "H100_SXM",
-    "num_gpus": 8.0,
-    "cuda_version": "12.6",
-    "nvidia_driver_version": "560",
-}
 REQUIRED = (
     "cluster_name",
     "region",
