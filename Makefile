@@ -53,11 +53,15 @@ demo-down: $(STAMP)
 bench: $(STAMP)
 	@engine_bin="$$($(ENGINE))" && TOGETHER_ENGINE_BIN="$$engine_bin" $(PY) -m bench
 
-# Re-pin every Python dependency after changing pyproject.toml.
-constraints: $(STAMP)
+# Re-pin every Python dependency after changing pyproject.toml, from a fresh virtualenv so that
+# nothing left over in .venv is pinned.
+constraints:
+	rm -rf .build/pin-venv && $(PYTHON) -m venv .build/pin-venv
+	.build/pin-venv/bin/pip install --quiet --disable-pip-version-check -e '.[dev]'
 	{ echo "# Exact versions for every Python dependency (direct and transitive), used as pip -c constraints."; \
 	  echo "# Regenerate with: make constraints"; \
-	  $(PY) -m pip freeze --exclude-editable; } > constraints.txt
+	  .build/pin-venv/bin/pip freeze --exclude-editable; } > constraints.txt
+	rm -rf .build/pin-venv
 
 clean:
 	rm -rf $(VENV) .build .demo .pytest_cache .mypy_cache .ruff_cache

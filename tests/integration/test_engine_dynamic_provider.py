@@ -38,4 +38,6 @@ def test_dynamic_provider_lifecycle_through_the_real_engine(pulumi_env: PulumiEn
 
     destroy = stack.destroy()
     assert destroy.summary.resource_changes == {"delete": 2}
-    assert stack.export_stack().deployment.get("resources") in (None, [])
+    deployment = stack.export_stack().deployment
+    assert deployment is not None
+    assert deployment.get("resources") in (None, [])

@@ -35,9 +35,9 @@ def _runs(path: Path) -> list[str]:
     ]
 
 
-def _triggers(document: dict[str, Any]) -> dict[str, Any]:
+def _triggers(document: dict[Any, Any]) -> dict[str, Any]:
     # YAML 1.1 reads the bare key `on` as True.
-    triggers: dict[str, Any] = document.get("on", document.get(True))
+    triggers: dict[str, Any] = document["on"] if "on" in document else document[True]
     return triggers
 
 
