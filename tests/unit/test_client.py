@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.fake_time import FakeTime
 from together_provider.client import TogetherClient
 from together_provider.errors import (
     ApiConnectionError,
@@ -32,19 +33,6 @@ BASE = "https://api.test/v1"
 Handler = Callable[[httpx.Request], httpx.Response]
 
 
-class FakeTime:
-    def __init__(self) -> None:
-        self.now = 1000.0
-        self.sleeps: list[float] = []
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += seconds
-
-    def clock(self) -> float:
-        return self.now
-
-
 def cluster_body(status: str = "Ready", **extra: Any) -> dict[str, Any]:
     return {"cluster_id": "c-1", "cluster_name": "train", "status": status, **extra}
 
@@ -55,7 +43,7 @@ def ok(body: dict[str, Any]) -> httpx.Response:
 
 @pytest.fixture
 def fake_time() -> FakeTime:
-    return FakeTime()
+    return FakeTime(start=1000.0)
 
 
 @pytest.fixture

@@ -7,20 +7,8 @@ from collections.abc import Callable
 
 import pytest
 
+from tests.fake_time import FakeTime
 from together_provider.retry import RetryDecision, RetryPolicy, call_with_retry
-
-
-class FakeTime:
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.sleeps: list[float] = []
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += seconds
-
-    def clock(self) -> float:
-        return self.now
 
 
 class Boom(Exception):
