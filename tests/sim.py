@@ -142,7 +142,8 @@ class SimulatorProcess:
         self._call("POST", "/_sim/clock/advance", {"seconds": seconds})
 
     def set_faults(self, **faults: Any) -> None:
-        """error_rate, error_statuses, retry_after, latency_ms, drop_rate, fail_provisioning."""
+        """error_rate, error_statuses, retry_after, latency_ms, drop_rate, lost_answer_rate,
+        fail_provisioning."""
         self._call("PUT", "/_sim/faults", faults)
 
     def clear_faults(self) -> None:

@@ -1,8 +1,8 @@
 """`pulumi up` and `destroy` of 20 clusters while the API fails about one request in five.
 
-What must hold under 429s, 5xx and dropped connections: no cluster is ever created twice, the
-state and Together agree after `up` converges, and `destroy` leaves nothing billing. A failed
-`up` is followed by another `up`, as a user would do; each attempt must make progress.
+What must hold under 429s, 5xx, dropped connections and lost answers: no cluster is ever created
+twice, the state and Together agree after `up` converges, and `destroy` leaves nothing billing.
+A failed `up` is followed by another `up`, as a user would do; each attempt must make progress.
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ FAULTS: dict[str, Any] = {
     "error_statuses": [429, 500, 502, 503],
     "retry_after": 0.1,
     "drop_rate": 0.05,
+    # Served, then the answer is dropped: a lost POST answer must not become a second cluster.
+    "lost_answer_rate": 0.05,
 }
 CLUSTERS = 20
 MAX_ATTEMPTS = 6

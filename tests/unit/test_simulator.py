@@ -289,6 +289,17 @@ def test_drop_fault_closes_without_a_response(sim: Sim) -> None:
     assert {"method": "GET", "path": "/v1/compute/regions", "status": 0, "count": 1} in counts
 
 
+def test_lost_answer_fault_does_the_work_then_drops_the_answer(sim: Sim) -> None:
+    sim.http.put("/_sim/faults", json={"lost_answer_rate": 1.0})
+    with pytest.raises(ConnectionAbortedError):
+        sim.http.post("/v1/compute/clusters", json=BASE)
+    sim.http.delete("/_sim/faults")
+    listed = sim.http.get("/v1/compute/clusters").json()["clusters"]
+    assert [c["cluster_name"] for c in listed] == ["train"]  # created, though nobody heard
+    counts = sim.http.get("/_sim/requests").json()["counts"]
+    assert {"method": "POST", "path": "/v1/compute/clusters", "status": 200, "count": 1} in counts
+
+
 def test_fail_provisioning_fault_then_teardown(sim: Sim) -> None:
     sim.http.put("/_sim/faults", json={"fail_provisioning": True})
     cluster = sim.create()

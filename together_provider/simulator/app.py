@@ -103,7 +103,10 @@ def create_app(config: SimulatorConfig | None = None) -> Starlette:
         async def wrapped(request: Request) -> Response:
             method, path = request.method, _template(request.url.path)
             response = await _serve(request, handler)
+            # A lost answer is logged with the status the server had, since the work was done.
             runtime.requests.record(method, path, response.status_code if response else 0)
+            if response is not None and response.status_code < 400 and runtime.faults.lose_answer():
+                response = None
             if response is None:
                 abort = request.scope.get("extensions", {}).get(ABORT_EXTENSION)
                 if abort is None:

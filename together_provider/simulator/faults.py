@@ -28,6 +28,9 @@ class Faults(BaseModel):
     retry_after: float | None = Field(None, ge=0.0)
     latency_ms: int = Field(0, ge=0)
     drop_rate: float = Field(0.0, ge=0.0, le=1.0)
+    lost_answer_rate: float = Field(0.0, ge=0.0, le=1.0)
+    """Serve the request, then close the connection before answering: the work is done but the
+    client cannot know (the case a POST must not blindly retry)."""
     fail_provisioning: bool = False
 
 
@@ -37,6 +40,11 @@ class FaultInjector:
     def __init__(self, seed: int | None = None) -> None:
         self.faults = Faults()
         self._rng = random.Random(seed)
+
+    def lose_answer(self) -> bool:
+        """Whether to drop the answer of a request that was served successfully."""
+        rate = self.faults.lost_answer_rate
+        return bool(rate) and self._rng.random() < rate
 
     def decide(self) -> Literal["drop"] | int | None:
         """``"drop"``, an HTTP status to fail with, or ``None`` to serve normally."""
