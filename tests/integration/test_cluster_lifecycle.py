@@ -284,3 +284,15 @@ def test_values_unknown_at_preview_pass_check_and_diff(
     stack.set_config("numGpus", auto.ConfigValue("0"))
     with pytest.raises(auto.CommandError, match="leaves no standard node"):
         stack.preview()
+
+
+def test_a_lost_create_answer_never_becomes_a_second_cluster(
+    pulumi_env: PulumiEnv, simulator: SimulatorProcess
+) -> None:
+    simulator.set_faults(lost_answer_rate=1.0, lost_answer_methods=["POST"])
+    stack = _stack(pulumi_env, simulator)
+    result = stack.up()
+    assert "the create answer was lost" in result.stdout
+    (cluster,) = _live_clusters(simulator)
+    assert result.outputs["train_id"].value == cluster.cluster_id
+    assert [r["method"] for r in simulator.requests()].count("POST") == 1

@@ -32,7 +32,7 @@ admin endpoints (with --admin; no auth, never faulted, never in the request log)
   POST /_sim/clock/advance               {"seconds": 60}
   GET|PUT|DELETE /_sim/faults            {"error_rate", "error_statuses", "retry_after",
                                           "latency_ms", "drop_rate", "lost_answer_rate",
-                                          "fail_provisioning"}
+                                          "lost_answer_methods", "fail_provisioning"}
   PUT  /_sim/capacity                    {"region", "gpu_type", "standard_gpus"?,
                                           "preemptible_gpus"?}
   POST /_sim/clusters/{id}/reclaim       {"nodes": 1}: notice, 300 s drain, removal

@@ -105,7 +105,11 @@ def create_app(config: SimulatorConfig | None = None) -> Starlette:
             response = await _serve(request, handler)
             # A lost answer is logged with the status the server had, since the work was done.
             runtime.requests.record(method, path, response.status_code if response else 0)
-            if response is not None and response.status_code < 400 and runtime.faults.lose_answer():
+            if (
+                response is not None
+                and response.status_code < 400
+                and runtime.faults.lose_answer(method)
+            ):
                 response = None
             if response is None:
                 abort = request.scope.get("extensions", {}).get(ABORT_EXTENSION)

@@ -31,6 +31,8 @@ class Faults(BaseModel):
     lost_answer_rate: float = Field(0.0, ge=0.0, le=1.0)
     """Serve the request, then close the connection before answering: the work is done but the
     client cannot know (the case a POST must not blindly retry)."""
+    lost_answer_methods: list[str] | None = None
+    """Limit lost answers to these HTTP methods (default: every method)."""
     fail_provisioning: bool = False
 
 
@@ -41,10 +43,12 @@ class FaultInjector:
         self.faults = Faults()
         self._rng = random.Random(seed)
 
-    def lose_answer(self) -> bool:
+    def lose_answer(self, method: str) -> bool:
         """Whether to drop the answer of a request that was served successfully."""
-        rate = self.faults.lost_answer_rate
-        return bool(rate) and self._rng.random() < rate
+        faults = self.faults
+        if faults.lost_answer_methods is not None and method not in faults.lost_answer_methods:
+            return False
+        return bool(faults.lost_answer_rate) and self._rng.random() < faults.lost_answer_rate
 
     def decide(self) -> Literal["drop"] | int | None:
         """``"drop"``, an HTTP status to fail with, or ``None`` to serve normally."""
