@@ -23,6 +23,7 @@ import pulumi_kubernetes as k8s
 
 from together_provider.errors import SpecError
 from together_provider.resource import Cluster
+from together_provider.wire import DRAIN_WINDOW_SECONDS
 
 __all__ = [
     "COMPUTE_CLASS_LABEL",
@@ -38,7 +39,6 @@ __all__ = [
 ]
 
 COMPUTE_CLASS_LABEL: Final = "together.ai/compute-class"
-DRAIN_WINDOW_SECONDS: Final = 300
 GRACE_FIELD: Final = "terminationGracePeriodSeconds"
 REQUIRED_AFFINITY: Final = "requiredDuringSchedulingIgnoredDuringExecution"
 SKIP_AWAIT: Final = "pulumi.com/skipAwait"

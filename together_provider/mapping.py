@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from together_provider.spec import ClusterSpec, Unknown, to_props
+from together_provider.spec import ClusterSpec, require_known, to_props
 from together_provider.wire import (
-    PREEMPTION_REASONS,
     Cluster,
     ClusterCreateRequest,
     ClusterUpdateRequest,
@@ -45,17 +44,11 @@ IDENTITY_FIELDS: Final[tuple[str, ...]] = (
 )
 
 
-def _known(value: object) -> Any:
-    if value is Unknown.VALUE:
-        raise ValueError("an unknown value reached an API call; the engine should have resolved it")
-    return value
-
-
 def create_request(spec: ClusterSpec) -> ClusterCreateRequest:
     """The POST body for a spec whose values are all known (create never sees unknowns)."""
     props = to_props(spec)
     body: dict[str, Any] = {
-        key: _known(props[key])
+        key: require_known(key, props[key])
         for key in (
             "cluster_name",
             "region",
@@ -69,9 +62,11 @@ def create_request(spec: ClusterSpec) -> ClusterCreateRequest:
     }
     for key in ("project_id", "volume_id", "duration_days"):
         if key in props:
-            body[key] = _known(props[key])
+            body[key] = require_known(key, props[key])
     if props.get("num_preemptible_gpus"):
-        body["num_preemptible_gpus"] = _known(props["num_preemptible_gpus"])
+        body["num_preemptible_gpus"] = require_known(
+            "num_preemptible_gpus", props["num_preemptible_gpus"]
+        )
     return ClusterCreateRequest.model_validate(body)
 
 
@@ -87,12 +82,10 @@ def preemption_events(cluster: Cluster) -> list[dict[str, str]]:
             "node_id": event.node_id,
             "reason": event.reason,
             "message": event.message,
-            "timestamp": event.timestamp.isoformat()
-            if hasattr(event.timestamp, "isoformat")
-            else str(event.timestamp),
+            "timestamp": event.timestamp.isoformat(),
         }
         for event in cluster.node_lifecycle_events or []
-        if event.reason in PREEMPTION_REASONS
+        if event.is_preemption
     ]
     return events[-MAX_PREEMPTION_EVENTS:]
 

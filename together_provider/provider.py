@@ -43,7 +43,7 @@ from together_provider.errors import (
     SpecError,
     TogetherError,
 )
-from together_provider.spec import ClusterSpec, Unknown, is_unknown, normalise, to_props
+from together_provider.spec import ClusterSpec, is_unknown, normalise, require_known, to_props
 from together_provider.wire import Cluster
 
 DELETE_TIMEOUT_SECONDS: Final = 1800.0
@@ -63,13 +63,6 @@ def _say(message: str) -> None:
 
 def _inputs(props: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in props.items() if not k.startswith("__")}
-
-
-def _known(value: int | float | Unknown) -> float:
-    """A number the engine has resolved: create and update never see unknowns."""
-    if isinstance(value, Unknown):
-        raise SpecError("a value was still unknown when the engine applied the change")
-    return value
 
 
 def _spec(props: dict[str, Any]) -> ClusterSpec:
@@ -186,7 +179,7 @@ class ClusterProvider(ResourceProvider):
         try:
             return client.wait_until_ready(
                 created.cluster_id,
-                timeout=_known(spec.ready_timeout_seconds),
+                timeout=require_known("ready_timeout_seconds", spec.ready_timeout_seconds),
                 on_status=lambda c: _say(f"cluster {c.cluster_name!r}: {c.status}"),
                 known=created,
             )
@@ -236,14 +229,14 @@ class ClusterProvider(ResourceProvider):
             "num_preemptible_gpus": cluster.desired_preemptible_gpus,
         }
         wanted = {"num_gpus": spec.num_gpus, "num_preemptible_gpus": spec.num_preemptible_gpus}
-        changes = {key: int(_known(v)) for key, v in wanted.items() if v != live[key]}
+        changes = {key: require_known(key, v) for key, v in wanted.items() if v != live[key]}
         if changes:
             cluster = client.update_cluster(cluster_id, mapping.update_request(changes))
         _say(f"cluster {spec.cluster_name!r}: adopted {cluster_id}")
         if "num_gpus" in changes or not cluster.is_ready:
             cluster = client.wait_until_ready(
                 cluster_id,
-                timeout=_known(spec.ready_timeout_seconds),
+                timeout=require_known("ready_timeout_seconds", spec.ready_timeout_seconds),
             )
         return cluster
 
@@ -263,7 +256,7 @@ class ClusterProvider(ResourceProvider):
             if "num_gpus" in plan.update:
                 cluster = client.wait_until_ready(
                     id_,
-                    timeout=_known(spec.ready_timeout_seconds),
+                    timeout=require_known("ready_timeout_seconds", spec.ready_timeout_seconds),
                     on_status=lambda c: _say(f"cluster {c.cluster_name!r}: {c.status}"),
                 )
         return UpdateResult(mapping.outputs(inputs, cluster))

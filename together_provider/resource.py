@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, Final
 
 import pulumi
 from pulumi.dynamic import Resource
 
 from together_provider.mapping import OUTPUT_FIELDS, SECRET_OUTPUTS
 from together_provider.provider import ClusterProvider
+
+TYPE_MODULE: Final = "together"
+TYPE_NAME: Final = "Cluster"
+CLUSTER_TYPE: Final = f"pulumi-python:dynamic/{TYPE_MODULE}:{TYPE_NAME}"
+"""The resource type token in the state and in `pulumi preview --json` (what the PR comment and
+the tests look for)."""
 
 
 @dataclass
@@ -37,7 +43,7 @@ class ClusterArgs:
     adopt_cluster_id: pulumi.Input[str] | None = None
 
 
-class Cluster(Resource, module="together", name="Cluster"):
+class Cluster(Resource, module=TYPE_MODULE, name=TYPE_NAME):
     """A Together GPU cluster (`pulumi-python:dynamic/together:Cluster`).
 
     Changing `num_gpus` or `num_preemptible_gpus` updates it in place; changing what the cluster

@@ -27,9 +27,7 @@ from typing import Any, Final
 
 from together_provider.spec import (
     NODE_GPUS,
-    BillingType,
     ClusterSpec,
-    ClusterType,
     Failure,
     Unknown,
     normalise_partial,
@@ -155,7 +153,7 @@ def _multiple_of_8(name: str) -> Check:
 
 def _slurm_preemptible(new: ClusterSpec, _old: ClusterSpec | None) -> str | None:
     target = new.num_preemptible_gpus
-    if new.cluster_type is not ClusterType.SLURM or isinstance(target, Unknown) or target == 0:
+    if new.cluster_type != "SLURM" or isinstance(target, Unknown) or target == 0:
         return None
     return (
         f"num_preemptible_gpus={target} on a SLURM cluster; Slurm clusters cannot use "
@@ -177,14 +175,14 @@ def _reservation_length(new: ClusterSpec, _old: ClusterSpec | None) -> str | Non
     billing, days = new.billing_type, new.duration_days
     if isinstance(billing, Unknown) or isinstance(days, Unknown):
         return None
-    if billing is BillingType.RESERVED and days is None:
+    if billing == "RESERVED" and days is None:
         return (
             "duration_days is not set but billing_type='RESERVED'; a reservation needs a length "
             "(set duration_days between 1 and 90)"
         )
-    if billing is not BillingType.RESERVED and days is not None:
+    if billing != "RESERVED" and days is not None:
         return (
-            f"duration_days={days} with billing_type={billing.value!r}; only RESERVED clusters "
+            f"duration_days={days} with billing_type={billing!r}; only RESERVED clusters "
             "have a length (remove duration_days or set billing_type='RESERVED')"
         )
     return None

@@ -25,10 +25,21 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Final, TypeVar
 
+from together_provider.errors import SpecError
+from together_provider.wire import (
+    BILLING_TYPES,
+    CLUSTER_TYPES,
+    GPU_TYPES,
+    GPUS_PER_NODE,
+    BillingType,
+    ClusterType,
+    GpuType,
+)
+
 UNKNOWN: Final = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 """Pulumi's wire sentinel for a value that is only known after apply (pulumi.runtime.rpc)."""
 
-NODE_GPUS: Final = 8
+NODE_GPUS: Final = GPUS_PER_NODE
 """GPUs per Together node: counts are multiples of this, and a cluster needs one standard node."""
 
 
@@ -39,28 +50,6 @@ class Unknown(enum.Enum):
 
     def __repr__(self) -> str:
         return "<unknown>"
-
-
-class GpuType(enum.StrEnum):
-    H100_SXM = "H100_SXM"
-    H200_SXM = "H200_SXM"
-    RTX_6000_PCI = "RTX_6000_PCI"
-    L40_PCIE = "L40_PCIE"
-    B200_SXM = "B200_SXM"
-    H100_SXM_INF = "H100_SXM_INF"
-    B300_SXM = "B300_SXM"
-    GB200_SXM = "GB200_SXM"
-
-
-class ClusterType(enum.StrEnum):
-    KUBERNETES = "KUBERNETES"
-    SLURM = "SLURM"
-
-
-class BillingType(enum.StrEnum):
-    ON_DEMAND = "ON_DEMAND"
-    RESERVED = "RESERVED"
-    SCHEDULED_CAPACITY = "SCHEDULED_CAPACITY"
 
 
 @dataclass(frozen=True)
@@ -82,8 +71,8 @@ class ClusterSpec:
     cuda_version: str | Unknown
     nvidia_driver_version: str | Unknown
     num_preemptible_gpus: int | Unknown = 0
-    cluster_type: ClusterType | Unknown = ClusterType.KUBERNETES
-    billing_type: BillingType | Unknown = BillingType.ON_DEMAND
+    cluster_type: ClusterType | Unknown = "KUBERNETES"
+    billing_type: BillingType | Unknown = "ON_DEMAND"
     duration_days: int | Unknown | None = None
     project_id: str | Unknown | None = None
     volume_id: str | Unknown | None = None
@@ -164,14 +153,12 @@ def _seconds(name: str, raw: object) -> float:
     return float(raw)
 
 
-_E = TypeVar("_E", bound=enum.StrEnum)
+def _choice(valid: tuple[str, ...]) -> Callable[[str, object], str]:
+    """A parser for one of the wire schema's enum values (`wire.GPU_TYPES` and friends)."""
 
-
-def _choice(kind: type[_E]) -> Callable[[str, object], _E]:
-    def parse(name: str, raw: object) -> _E:
-        valid = [member.value for member in kind]
+    def parse(name: str, raw: object) -> str:
         if isinstance(raw, str) and raw in valid:
-            return kind(raw)
+            return raw
         close = difflib.get_close_matches(str(raw).upper(), valid, n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
         raise _Invalid(
@@ -191,13 +178,13 @@ class _Field:
 _FIELDS: Final[Mapping[str, _Field]] = {
     "cluster_name": _Field(_text, True, "'train'"),
     "region": _Field(_text, True, "'us-central-8'"),
-    "gpu_type": _Field(_choice(GpuType), True, "'H100_SXM'"),
+    "gpu_type": _Field(_choice(GPU_TYPES), True, "'H100_SXM'"),
     "num_gpus": _Field(_count, True, "8"),
     "cuda_version": _Field(_text, True, "'12.6'"),
     "nvidia_driver_version": _Field(_text, True, "'560'"),
     "num_preemptible_gpus": _Field(_count, False),
-    "cluster_type": _Field(_choice(ClusterType), False),
-    "billing_type": _Field(_choice(BillingType), False),
+    "cluster_type": _Field(_choice(CLUSTER_TYPES), False),
+    "billing_type": _Field(_choice(BILLING_TYPES), False),
     "duration_days": _Field(_days, False),
     "project_id": _Field(_text, False),
     "volume_id": _Field(_text, False),
@@ -255,7 +242,7 @@ def normalise(props: Mapping[str, Any]) -> tuple[ClusterSpec | None, list[Failur
 def to_props(spec: ClusterSpec) -> dict[str, Any]:
     """The normalised plain dict that check returns and create/update echo as outputs.
 
-    Counts are ints, enums plain strings, unknowns the wire sentinel; unset optional keys are left
+    Counts are ints, unknowns the wire sentinel; unset optional keys are left
     out, as the engine drops None values anyway.
     """
     props: dict[str, Any] = {}
@@ -265,10 +252,19 @@ def to_props(spec: ClusterSpec) -> dict[str, Any]:
             continue
         if value is Unknown.VALUE:
             props[name] = UNKNOWN
-        elif isinstance(value, enum.StrEnum):
-            props[name] = value.value
         elif isinstance(value, float) and value.is_integer():
             props[name] = int(value)
         else:
             props[name] = value
     return props
+
+
+_T = TypeVar("_T")
+
+
+def require_known(name: str, value: _T | Unknown) -> _T:
+    """A value the engine has resolved. `create` and `update` never receive unknowns, so one here
+    is a bug to report, not a value to send to Together."""
+    if value is Unknown.VALUE or is_unknown(value):
+        raise SpecError(f"{name} was still unknown when the engine applied the change", field=name)
+    return value

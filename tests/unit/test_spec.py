@@ -11,17 +11,15 @@ from tests.specs import ENGINE_PROPS as BASE
 from together_provider.spec import (
     INPUT_FIELDS,
     UNKNOWN,
-    BillingType,
     ClusterSpec,
-    ClusterType,
     Failure,
-    GpuType,
     Unknown,
     is_unknown,
     normalise,
     normalise_partial,
     to_props,
 )
+from together_provider.wire import GPU_TYPES
 
 REQUIRED = (
     "cluster_name",
@@ -52,13 +50,13 @@ def test_a_minimal_spec_gets_the_documented_defaults() -> None:
     assert spec == ClusterSpec(
         cluster_name="train",
         region="us-central-8",
-        gpu_type=GpuType.H100_SXM,
+        gpu_type="H100_SXM",
         num_gpus=8,
         cuda_version="12.6",
         nvidia_driver_version="560",
         num_preemptible_gpus=0,
-        cluster_type=ClusterType.KUBERNETES,
-        billing_type=BillingType.ON_DEMAND,
+        cluster_type="KUBERNETES",
+        billing_type="ON_DEMAND",
         duration_days=None,
         project_id=None,
         volume_id=None,
@@ -187,7 +185,7 @@ def test_required_strings_must_be_non_empty_strings(name: str, raw: object) -> N
         ("gpu_type", "h100_sxm", "did you mean 'H100_SXM'?"),
         ("gpu_type", "A100", "use one of H100_SXM, H200_SXM, RTX_6000_PCI"),
         ("cluster_type", "k8s", "use one of KUBERNETES, SLURM"),
-        ("billing_type", "SPOT", "use one of ON_DEMAND, RESERVED, SCHEDULED_CAPACITY"),
+        ("billing_type", "SPOT", "use one of RESERVED, ON_DEMAND, SCHEDULED_CAPACITY"),
     ],
 )
 def test_unknown_enum_values_list_the_valid_ones(name: str, raw: str, hint: str) -> None:
@@ -197,7 +195,7 @@ def test_unknown_enum_values_list_the_valid_ones(name: str, raw: str, hint: str)
     assert hint in failure.reason
 
 
-@pytest.mark.parametrize("gpu", [g.value for g in GpuType])
+@pytest.mark.parametrize("gpu", GPU_TYPES)
 def test_every_documented_gpu_type_is_accepted(gpu: str) -> None:
     assert parse(gpu_type=gpu).gpu_type == gpu
 

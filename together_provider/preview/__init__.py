@@ -7,7 +7,6 @@ says what the PR does (see `Outcome` and `BAD_INPUT_EXIT`), so CI can gate on it
 from together_provider.preview.markdown import MARKER, render
 from together_provider.preview.plan import (
     BAD_INPUT_EXIT,
-    CLUSTER_TYPE,
     Action,
     ClusterChange,
     Outcome,
@@ -23,7 +22,6 @@ from together_provider.preview.prices import (
 
 __all__ = [
     "BAD_INPUT_EXIT",
-    "CLUSTER_TYPE",
     "DEFAULT_PRICES_FILE",
     "MARKER",
     "Action",

@@ -27,10 +27,8 @@ from together_provider.preview.prices import (
     hourly_cost,
     stack_overrides,
 )
-
-CLUSTER_TYPE: Final = "pulumi-python:dynamic/together:Cluster"
-UNKNOWN_SENTINEL: Final = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
-"""How the engine prints a value that is only known after apply."""
+from together_provider.resource import CLUSTER_TYPE
+from together_provider.spec import UNKNOWN
 
 _REPLACE_OPS: Final = frozenset({"replace", "create-replacement", "delete-replaced"})
 _MONITOR_NOISE: Final = "Resource monitor has terminated"
@@ -166,7 +164,7 @@ def _count(value: object) -> int | None:
 
 
 def _known_str(value: object) -> str | None:
-    return value if isinstance(value, str) and value != UNKNOWN_SENTINEL else None
+    return value if isinstance(value, str) and value != UNKNOWN else None
 
 
 def _props(state: object, key: str) -> dict[str, Any]:
