@@ -10,7 +10,6 @@ import pytest
 
 from together_provider.preview import (
     BAD_INPUT_EXIT,
-    CLUSTER_TYPE,
     Outcome,
     PreviewInputError,
     build_plan,
@@ -18,6 +17,7 @@ from together_provider.preview import (
     render,
 )
 from together_provider.preview.__main__ import main
+from together_provider.resource import CLUSTER_TYPE
 
 PROJECT = "together-gpu-clusters"
 STACK_URN = f"urn:pulumi:dev::{PROJECT}::pulumi:pulumi:Stack::{PROJECT}-dev"
