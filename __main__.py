@@ -7,13 +7,10 @@ target. A bad config fails here, before any resource is registered, with every p
 import pulumi
 
 from together_provider import Cluster, ClusterArgs
-from together_provider.stack_config import ConfigError, load
+from together_provider.stack_config import ConfigError, load, project_values
 
-config = pulumi.Config()
 try:
-    stack_config = load(
-        {key: value for key in ("defaults", "clusters") if (value := config.get_object(key))}
-    )
+    stack_config = load(project_values(pulumi.get_project(), pulumi.runtime.get_config_env()))
 except ConfigError as error:
     # A RunError is reported as a plain message: the config problems, not a Python traceback.
     raise pulumi.RunError(str(error)) from None

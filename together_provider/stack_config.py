@@ -16,6 +16,7 @@ Config shape (project namespace, camelCase keys as Pulumi config usually has):
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from collections.abc import Mapping
 from typing import Any, Final
@@ -109,21 +110,46 @@ def _settings(prefix: str, raw: object, problems: list[str]) -> ClusterSettings 
         return None
 
 
+PROJECT_KEYS: Final = ("clusters", "defaults", "pricesPerGpuHour")
+"""The program's config keys; `pricesPerGpuHour` is read by the PR preview, not here. Pulumi
+accepts undeclared keys silently, so a typo such as `defualts` is caught here instead."""
+
+
+def project_values(project: str, config: Mapping[str, str]) -> dict[str, Any]:
+    """The program's own keys of the raw stack config (`pulumi.runtime.get_config_env()`), with
+    the namespace dropped and structured values parsed from their JSON text."""
+    values: dict[str, Any] = {}
+    for key, text in config.items():
+        namespace, _, name = key.partition(":")
+        if namespace != project:
+            continue
+        try:
+            values[name] = json.loads(text)
+        except (TypeError, ValueError):
+            values[name] = text
+    return values
+
+
 def load(raw: Mapping[str, Any]) -> StackConfig:
-    """Validate the raw config values; raise one `ConfigError` listing every problem.
+    """Validate the program's config values; raise one `ConfigError` listing every problem.
 
     Each cluster is validated on its own, so a type error in one does not hide a rule broken in
     another.
     """
     problems: list[str] = []
+    for key in sorted(set(raw) - set(PROJECT_KEYS)):
+        close = difflib.get_close_matches(key, PROJECT_KEYS, n=1)
+        hint = (
+            f"did you mean {close[0]!r}?" if close else f"expected one of {', '.join(PROJECT_KEYS)}"
+        )
+        problems.append(f"{key}: unknown key; {hint}")
     clusters = raw.get("clusters")
     if not isinstance(clusters, Mapping) or not clusters:
-        raise ConfigError(
-            [
-                "clusters: required: a map of cluster name -> settings, e.g. "
-                "`pulumi config set --path clusters.train.numGpus 8`"
-            ]
+        problems.append(
+            "clusters: required: a map of cluster name -> settings, e.g. "
+            "`pulumi config set --path clusters.train.numGpus 8`"
         )
+        raise ConfigError(problems)
     defaults = _settings("defaults", raw.get("defaults"), problems)
     base = defaults.model_dump(exclude_none=True) if defaults else {}
     parsed: dict[str, ClusterSettings] = {}
@@ -142,8 +168,6 @@ def load(raw: Mapping[str, Any]) -> StackConfig:
         for failure in rules.validate(str(name), props, None):
             reason = failure.reason.removeprefix(f"cluster {name!r}: ")
             problems.append(f"{prefix}.{to_camel(failure.field)}: {reason}")
-    unknown_top = sorted(set(raw) - {"clusters", "defaults"})
-    problems.extend(f"{key}: unknown key; expected 'clusters' or 'defaults'" for key in unknown_top)
     if problems:
         raise ConfigError(problems)
     return StackConfig(defaults=defaults or ClusterSettings(), clusters=parsed)

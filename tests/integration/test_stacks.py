@@ -62,10 +62,12 @@ def test_a_bad_stack_config_fails_at_preview_with_every_problem_and_no_api_call(
     prod = pulumi_env.stack(program, "prod")
     prod.set_config("clusters.train.numGpus", auto.ConfigValue("12"), path=True)
     prod.set_config("clusters.serve.numGpu", auto.ConfigValue("8"), path=True)
+    prod.set_config("defualts", auto.ConfigValue("{}"))
     with pytest.raises(auto.CommandError) as failed:
         prod.preview()
     message = str(failed.value)
-    assert "the stack config has 2 problem(s)" in message
+    assert "the stack config has 3 problem(s)" in message
+    assert "defualts: unknown key; did you mean 'defaults'?" in message
     assert "clusters.train.numGpus: num_gpus=12 is not a multiple of 8" in message
     assert "clusters.serve.numGpu: unknown key; did you mean 'numGpus'?" in message
     assert "Traceback" not in message

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from together_provider.stack_config import ConfigError, load
+from together_provider.stack_config import ConfigError, load, project_values
 
 REPO = Path(__file__).resolve().parents[2]
 PROJECT = yaml.safe_load((REPO / "Pulumi.yaml").read_text())["name"]
@@ -129,3 +129,20 @@ def test_the_error_message_lists_problems_and_the_fix() -> None:
     assert "nothing was created or changed" in text
     assert "  - clusters.train.numGpus" in text
     assert "pulumi config set --path" in text
+
+
+def test_a_misspelt_top_level_key_is_caught_though_pulumi_accepts_it() -> None:
+    found = problems({"defualts": DEFAULTS, "clusters": {"train": {"numGpus": 8}}})
+    assert found[0] == "defualts: unknown key; did you mean 'defaults'?"
+
+
+def test_project_values_keep_only_the_programs_namespace_and_parse_json() -> None:
+    raw = {
+        f"{PROJECT}:clusters": '{"train": {"numGpus": 8}}',
+        f"{PROJECT}:note": "plain text",
+        "together:apiKey": "secret",
+    }
+    assert project_values(PROJECT, raw) == {
+        "clusters": {"train": {"numGpus": 8}},
+        "note": "plain text",
+    }
