@@ -9,6 +9,13 @@ import pytest
 import together
 from pulumi import automation as auto
 
+from tests.clusters import (
+    cluster_stack,
+    live_clusters,
+    preview_error,
+    set_clusters,
+    stored_outputs,
+)
 from tests.integration.conftest import PROGRAMS
 from tests.pulumi_env import PulumiEnv, Secret
 from tests.sim import SimulatorProcess
@@ -21,44 +28,21 @@ FAST = {"time_scale": 600, "api_key": API_KEY}  # 6 simulated minutes of provisi
 pytestmark = [pytest.mark.engine, pytest.mark.parametrize("simulator", [FAST], indirect=True)]
 
 
-CLUSTER_TYPE = "pulumi-python:dynamic/together:Cluster"
-
-
-def _stored(env: PulumiEnv) -> dict[str, Any]:
-    """The one cluster's outputs as stored in the state (refresh updates these)."""
-    (outputs,) = env.resource_outputs(env.root / "projects" / "cluster", CLUSTER_TYPE)
-    return outputs
-
-
 def _stack(env: PulumiEnv, sim: SimulatorProcess, **spec: Any) -> auto.Stack:
-    work = env.project(PROGRAMS / "cluster")
-    return env.stack(
-        work,
-        config={
-            "clusters": json.dumps({"train": {**BASE, **spec}}),
-            "together:apiKey": Secret(sim.api_key),
-            "together:baseUrl": sim.base_url,
-        },
-    )
+    """A stack declaring one cluster, `train`: the baseline spec with `spec` on top."""
+    return cluster_stack(env, sim, {"train": {**BASE, **spec}})[0]
 
 
 def _set_spec(stack: auto.Stack, **spec: Any) -> None:
-    stack.set_config("clusters", auto.ConfigValue(json.dumps({"train": {**BASE, **spec}})))
+    set_clusters(stack, {"train": {**BASE, **spec}})
+
+
+def _stored(env: PulumiEnv) -> dict[str, Any]:
+    return stored_outputs(env, env.root / "projects" / "cluster")
 
 
 def _client(sim: SimulatorProcess) -> TogetherClient:
     return TogetherClient(api_key=sim.api_key, base_url=sim.base_url)
-
-
-def _live_clusters(sim: SimulatorProcess) -> list[Any]:
-    with _client(sim) as client:
-        return [c for c in client.list_clusters() if not c.is_deleting]
-
-
-def _preview_error(stack: auto.Stack) -> str:
-    with pytest.raises(auto.CommandError) as failed:
-        stack.preview()
-    return str(failed.value)
 
 
 def test_create_with_a_preemptible_target(
@@ -68,7 +52,7 @@ def test_create_with_a_preemptible_target(
     outputs = stack.up().outputs
     assert outputs["train_status"].value == "Ready"
     assert outputs["train_desired"].value == 16
-    (cluster,) = _live_clusters(simulator)
+    (cluster,) = live_clusters(simulator)
     assert cluster.cluster_id == outputs["train_id"].value
     assert cluster.num_gpus == 8
     assert cluster.desired_preemptible_gpus == 16
@@ -107,7 +91,7 @@ def test_zero_standard_spec_fails_at_preview_without_api_calls(
     pulumi_env: PulumiEnv, simulator: SimulatorProcess
 ) -> None:
     stack = _stack(pulumi_env, simulator, num_gpus=0, num_preemptible_gpus=16)
-    error = _preview_error(stack)
+    error = preview_error(stack)
     assert "num_gpus=0 leaves no standard node" in error
     assert "num_gpus >= 8" in error
     assert simulator.requests() == []
@@ -120,7 +104,7 @@ def test_conversion_fails_at_preview_without_api_calls(
     stack.up()
     _set_spec(stack, num_gpus=8, num_preemptible_gpus=16)
     simulator.reset_requests()
-    error = _preview_error(stack)
+    error = preview_error(stack)
     assert "num_gpus" in error
     assert "convert" in error
     assert simulator.requests() == []
@@ -180,13 +164,13 @@ def test_adopts_an_existing_cluster(pulumi_env: PulumiEnv, simulator: SimulatorP
     outputs = stack.up().outputs
     assert outputs["train_id"].value == existing.cluster_id
     assert outputs["train_desired"].value == 8  # the in-place difference was applied
-    assert [c.cluster_id for c in _live_clusters(simulator)] == [existing.cluster_id]
+    assert [c.cluster_id for c in live_clusters(simulator)] == [existing.cluster_id]
 
 
 def test_destroy_removes_the_cluster(pulumi_env: PulumiEnv, simulator: SimulatorProcess) -> None:
     stack = _stack(pulumi_env, simulator, num_preemptible_gpus=8)
     stack.up()
-    assert len(_live_clusters(simulator)) == 1
+    assert len(live_clusters(simulator)) == 1
     stack.destroy()
     with _client(simulator) as client:
         assert client.list_clusters() == []
@@ -220,7 +204,7 @@ def test_duplicate_name_guard_refuses_a_second_cluster(
         stack.up()
     assert "already exists" in str(failed.value)
     assert f"adopt_cluster_id={existing.cluster_id!r}" in str(failed.value)
-    assert [c.cluster_id for c in _live_clusters(simulator)] == [existing.cluster_id]
+    assert [c.cluster_id for c in live_clusters(simulator)] == [existing.cluster_id]
 
 
 def test_state_holds_neither_api_key_nor_kubeconfig_in_plain_text(
@@ -250,7 +234,7 @@ def test_region_change_replaces_deleting_the_old_cluster_first(
     simulator.reset_requests()
     result = stack.up()
     assert result.summary.resource_changes == {"replace": 1, "same": 1}
-    (cluster,) = _live_clusters(simulator)
+    (cluster,) = live_clusters(simulator)
     assert (cluster.cluster_id != old_id, cluster.region) == (True, "us-west-2")
     calls = [r["method"] for r in simulator.requests() if r["method"] in ("POST", "DELETE")]
     assert calls == ["DELETE", "POST"]  # same name: delete before create, no duplicate
@@ -293,6 +277,6 @@ def test_a_lost_create_answer_never_becomes_a_second_cluster(
     stack = _stack(pulumi_env, simulator)
     result = stack.up()
     assert "the create answer was lost" in result.stdout
-    (cluster,) = _live_clusters(simulator)
+    (cluster,) = live_clusters(simulator)
     assert result.outputs["train_id"].value == cluster.cluster_id
     assert [r["method"] for r in simulator.requests()].count("POST") == 1

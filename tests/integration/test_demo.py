@@ -79,14 +79,32 @@ def test_readme_walkthrough(project: Path) -> None:
     up = _run(project, env + "pulumi up --yes")
     assert "1 updated" in up.stdout
 
-    cluster_id = _run(
+    # Steps 2 and 3, with the README's own command lines.
+    find_id = (
+        "ID=$(pulumi stack output train --json | python3 -c "
+        "'import json,sys; print(json.load(sys.stdin)[\"cluster_id\"])') && "
+    )
+    counts = _run(
         project,
-        env + "pulumi stack output train --json | python3 -c "
-        "'import json,sys; print(json.load(sys.stdin)[\"cluster_id\"])'",
-    ).stdout.strip()
+        env
+        + find_id
+        + 'curl -s -H "Authorization: Bearer $TOGETHER_API_KEY" '
+        + '"$TOGETHER_BASE_URL/compute/clusters/$ID" | python3 -c '
+        + "'import json,sys; c=json.load(sys.stdin); "
+        + 'print(c["desired_preemptible_gpus"], c["allocated_preemptible_gpus"])\'',
+    )
+    desired, allocated = (int(n) for n in counts.stdout.split())
+    assert desired == 24
+    assert 0 <= allocated <= desired and allocated % 8 == 0
+    capacity = _run(
+        project,
+        env + 'curl -s -X PUT "$SIM/_sim/capacity" '
+        '-d \'{"region":"us-central-8","gpu_type":"H100_SXM","preemptible_gpus":16}\'',
+    )
+    assert '"preemptible_gpus":16' in capacity.stdout.replace(" ", "")
     reclaim = _run(
         project,
-        env + f'curl -fsS -X POST "$SIM/_sim/clusters/{cluster_id}/reclaim" -d \'{{"nodes": 1}}\'',
+        env + find_id + 'curl -s -X POST "$SIM/_sim/clusters/$ID/reclaim" -d \'{"nodes": 1}\'',
     )
     assert "gpu-preemptible" in reclaim.stdout
     refresh = _run(project, env + "pulumi refresh --yes")

@@ -15,6 +15,7 @@ import pytest
 import yaml
 from pulumi import automation as auto
 
+from tests.clusters import preview_error
 from tests.pulumi_env import REPO, PulumiEnv, Secret, k8s_plugin_bin
 from tests.sim import SimulatorProcess
 
@@ -70,12 +71,6 @@ def _manifests(env: PulumiEnv) -> dict[tuple[str, str], dict[str, Any]]:
         if doc
     ]
     return {(doc["kind"], doc["metadata"]["name"]): doc for doc in docs}
-
-
-def _preview_error(stack: auto.Stack) -> str:
-    with pytest.raises(auto.CommandError) as failed:
-        stack.preview()
-    return str(failed.value)
 
 
 def test_burst_inference_renders_standard_serving_and_preemptible_burst(
@@ -168,7 +163,7 @@ def test_grace_period_past_the_drain_window_fails_at_preview(
     k8s_env: PulumiEnv, simulator: SimulatorProcess
 ) -> None:
     stack = _stack(k8s_env, simulator, "sweep", drainSeconds="600")
-    error = _preview_error(stack)
+    error = preview_error(stack)
     assert "workload 'sweep': terminationGracePeriodSeconds=600" in error
     assert "300 s drain window" in error
     assert "terminationGracePeriodSeconds <= 300" in error

@@ -9,14 +9,9 @@ from typing import Any
 import pytest
 from pulumi import automation as auto
 
+from tests.clusters import CLUSTER_TYPE, cluster_stack, live_clusters, set_clusters
 from tests.pulumi_env import PulumiEnv, Secret
-from tests.reliability.helpers import (
-    API_KEY,
-    CLUSTER_TYPE,
-    cluster_stack,
-    live_clusters,
-    set_clusters,
-)
+from tests.reliability.helpers import API_KEY
 from tests.sim import SimulatorProcess
 from tests.specs import CLUSTER_SPEC as BASE
 

@@ -23,8 +23,9 @@ from typing import Any
 
 import pytest
 
+from tests.clusters import cluster_stack
 from tests.pulumi_env import PulumiEnv
-from tests.reliability.helpers import API_KEY, cluster_stack
+from tests.reliability.helpers import API_KEY
 from tests.sim import SimulatorProcess
 from tests.specs import CLUSTER_SPEC as BASE
 

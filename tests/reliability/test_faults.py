@@ -12,15 +12,15 @@ from typing import Any
 import pytest
 from pulumi import automation as auto
 
-from tests.pulumi_env import PulumiEnv
-from tests.reliability.helpers import (
-    API_KEY,
+from tests.clusters import (
     all_clusters,
     cluster_stack,
     live_clusters,
     state_clusters,
     successful_posts,
 )
+from tests.pulumi_env import PulumiEnv
+from tests.reliability.helpers import API_KEY
 from tests.sim import SimulatorProcess
 from tests.specs import CLUSTER_SPEC as BASE
 

@@ -31,20 +31,16 @@ from typing import Any
 import pytest
 from pulumi import automation as auto
 
-from tests.pulumi_env import PulumiEnv
-from tests.reliability.helpers import (
-    API_KEY,
+from tests.clusters import (
     cluster_stack,
-    kill_group,
-    kill_session,
     live_clusters,
     pending_operations,
     set_clusters,
-    start_cli,
     state_clusters,
     successful_posts,
-    wait_for,
 )
+from tests.pulumi_env import PulumiEnv
+from tests.reliability.helpers import API_KEY, kill_group, kill_session, start_cli, wait_for
 from tests.sim import SimulatorProcess
 from tests.specs import CLUSTER_SPEC as BASE
 

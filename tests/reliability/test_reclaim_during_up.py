@@ -6,17 +6,15 @@ from __future__ import annotations
 import pytest
 from pulumi import automation as auto
 
-from tests.pulumi_env import PulumiEnv
-from tests.reliability.helpers import (
-    API_KEY,
+from tests.clusters import (
     CLUSTER_TYPE,
     cluster_stack,
     live_clusters,
     set_clusters,
-    start_cli,
     successful_posts,
-    wait_for,
 )
+from tests.pulumi_env import PulumiEnv
+from tests.reliability.helpers import API_KEY, start_cli, wait_for
 from tests.sim import SimulatorProcess
 from tests.specs import CLUSTER_SPEC as BASE
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.clusters import cluster_stack, live_clusters
 from tests.pulumi_env import PulumiEnv
-from tests.reliability.helpers import API_KEY, cluster_stack, live_clusters
+from tests.reliability.helpers import API_KEY
 from tests.sim import SimulatorProcess
 from tests.specs import CLUSTER_SPEC as BASE
 

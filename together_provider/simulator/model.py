@@ -243,14 +243,7 @@ class World:
         if self.reclaim_rate > 0:
             rng = random.Random(f"{self.seed}:{c.cluster_id}:{node.node_id}")
             node.reclaim_at = self.now + rng.expovariate(self.reclaim_rate / 3600.0)
-        c.events.append(
-            SimEvent(
-                node_id=node.node_id,
-                reason="TogetherScaledUp",
-                message="Preemptible node added toward the preemptible target",
-                at=self.now,
-            )
-        )
+        self._event(c, node, "TogetherScaledUp", "Preemptible node added toward the target")
         c.next_fill_at = self.now + self.timings.fill_interval
 
     def _new_node(self, c: SimCluster, *, preemptible: bool, ready_at: float) -> SimNode:
@@ -265,10 +258,13 @@ class World:
         c.nodes.append(node)
         return node
 
+    def _event(self, c: SimCluster, node: SimNode, reason: str, message: str) -> None:
+        c.events.append(SimEvent(node_id=node.node_id, reason=reason, message=message, at=self.now))
+
     def _drain(self, c: SimCluster, node: SimNode, reason: str, message: str) -> None:
         node.draining_since = self.now
         node.reclaim_at = None
-        c.events.append(SimEvent(node_id=node.node_id, reason=reason, message=message, at=self.now))
+        self._event(c, node, reason, message)
 
     def _remove_node(self, c: SimCluster, node: SimNode) -> None:
         c.nodes.remove(node)
@@ -317,14 +313,7 @@ class World:
                 self._new_node(c, preemptible=False, ready_at=ready_at)
         for _ in range(-delta // GPUS_PER_NODE):
             node = c.live(preemptible=False)[-1]
-            c.events.append(
-                SimEvent(
-                    node_id=node.node_id,
-                    reason="TogetherScaledDown",
-                    message="Standard node removed by scale-down",
-                    at=self.now,
-                )
-            )
+            self._event(c, node, "TogetherScaledDown", "Standard node removed by scale-down")
             self._remove_node(c, node)
         c.num_gpus = num_gpus
 

@@ -1,0 +1,100 @@
+"""Engine tests' shared steps: stacks of the cluster test programs, and what the simulator and
+the stored state hold (the ground truth a test compares the two against)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pulumi import automation as auto
+
+from tests.integration.conftest import PROGRAMS
+from tests.pulumi_env import PulumiEnv, Secret
+from tests.sim import SimulatorProcess
+from together_provider.client import TogetherClient
+from together_provider.resource import CLUSTER_TYPE
+from together_provider.wire import Cluster
+
+__all__ = [
+    "CLUSTER_TYPE",
+    "all_clusters",
+    "cluster_stack",
+    "live_clusters",
+    "pending_operations",
+    "preview_error",
+    "set_clusters",
+    "state_clusters",
+    "stored_outputs",
+    "successful_posts",
+]
+
+
+def cluster_stack(
+    env: PulumiEnv,
+    sim: SimulatorProcess,
+    clusters: dict[str, dict[str, Any]],
+    *,
+    program: str = "cluster",
+    stack_name: str = "test",
+    api_key: str | None = None,
+) -> tuple[auto.Stack, Path]:
+    """A stack of `program` declaring `clusters` (name -> args), and its work dir."""
+    work = env.root / "projects" / program
+    if not work.exists():
+        work = env.project(PROGRAMS / program)
+    stack = env.stack(
+        work,
+        stack_name,
+        config={
+            "clusters": json.dumps(clusters),
+            "together:apiKey": Secret(api_key or sim.api_key),
+            "together:baseUrl": sim.base_url,
+        },
+    )
+    return stack, work
+
+
+def set_clusters(stack: auto.Stack, clusters: dict[str, dict[str, Any]]) -> None:
+    stack.set_config("clusters", auto.ConfigValue(json.dumps(clusters)))
+
+
+def live_clusters(sim: SimulatorProcess) -> list[Cluster]:
+    """Every cluster the simulator holds that is not on its way out."""
+    with TogetherClient(api_key=sim.api_key, base_url=sim.base_url) as client:
+        return [c for c in client.list_clusters() if not c.is_deleting]
+
+
+def all_clusters(sim: SimulatorProcess) -> list[Cluster]:
+    with TogetherClient(api_key=sim.api_key, base_url=sim.base_url) as client:
+        return client.list_clusters()
+
+
+def state_clusters(env: PulumiEnv, work: Path, stack_name: str = "test") -> dict[str, str]:
+    """Cluster resources in the stored state: resource name -> cluster id."""
+    resources = env.exported_state(work, stack_name)["deployment"].get("resources") or []
+    return {r["urn"].rsplit("::", 1)[1]: r["id"] for r in resources if r["type"] == CLUSTER_TYPE}
+
+
+def pending_operations(env: PulumiEnv, work: Path, stack_name: str = "test") -> list[Any]:
+    deployment = env.exported_state(work, stack_name)["deployment"]
+    return list(deployment.get("pending_operations") or [])
+
+
+def successful_posts(sim: SimulatorProcess) -> int:
+    return sum(1 for r in sim.requests() if r["method"] == "POST" and r["status"] == 200)
+
+
+def stored_outputs(env: PulumiEnv, work: Path, stack_name: str = "test") -> dict[str, Any]:
+    """The outputs of the stack's one cluster as stored (refresh updates these; stack outputs
+    only change when the program runs)."""
+    (outputs,) = env.resource_outputs(work, CLUSTER_TYPE, stack_name)
+    return outputs
+
+
+def preview_error(stack: auto.Stack) -> str:
+    """What a failing `pulumi preview` printed."""
+    with pytest.raises(auto.CommandError) as failed:
+        stack.preview()
+    return str(failed.value)
