@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 import yaml
 
-from together_provider.stack_config import ConfigError, load, project_values
+from together_provider.spec import INPUT_FIELDS
+from together_provider.stack_config import ClusterSettings, ConfigError, load, project_values
 
 REPO = Path(__file__).resolve().parents[2]
 PROJECT = yaml.safe_load((REPO / "Pulumi.yaml").read_text())["name"]
@@ -146,3 +147,8 @@ def test_project_values_keep_only_the_programs_namespace_and_parse_json() -> Non
         "clusters": {"train": {"numGpus": 8}},
         "note": "plain text",
     }
+
+
+def test_cluster_settings_cover_exactly_the_provider_inputs() -> None:
+    # The config model mirrors the spec's fields (camelCase); a field added to one must reach both.
+    assert set(ClusterSettings.model_fields) == set(INPUT_FIELDS)
