@@ -25,8 +25,8 @@ import httpx
 
 from bench.harness import BASE, cluster_stack, new_env, set_config, simulator
 from tests.sim import SimulatorProcess
+from together_api.client import TogetherClient
 from together_provider import provider as provider_module
-from together_provider.client import TogetherClient
 from together_provider.provider import ClusterProvider
 
 ENGINE_TIME_SCALE = 600

@@ -42,7 +42,7 @@ start_simulator() {
     return
   fi
   step "starting the Together simulator on $SIM_URL (state: .demo/simulator, log: .demo/simulator.log)"
-  nohup "$REPO/.venv/bin/python" -m together_provider.simulator \
+  nohup "$REPO/.venv/bin/python" -m together_sim \
     --host 127.0.0.1 --port "$PORT" --state-dir "$DEMO/simulator" \
     --api-key "$TOGETHER_API_KEY" --time-scale 60 --admin \
     >"$DEMO/simulator.log" 2>&1 &

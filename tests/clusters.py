@@ -13,9 +13,9 @@ from pulumi import automation as auto
 from tests.integration.conftest import PROGRAMS
 from tests.pulumi_env import PulumiEnv, Secret
 from tests.sim import SimulatorProcess
-from together_provider.client import TogetherClient
+from together_api.client import TogetherClient
+from together_api.wire import Cluster
 from together_provider.resource import CLUSTER_TYPE
-from together_provider.wire import Cluster
 
 __all__ = [
     "CLUSTER_TYPE",

@@ -32,7 +32,7 @@ _BANNER = "together simulator listening on "
 
 
 class SimulatorProcess:
-    """``python -m together_provider.simulator --port 0 --admin`` on 127.0.0.1.
+    """``python -m together_sim --port 0 --admin`` on 127.0.0.1.
 
     ``base_url`` ends in ``/v1`` (for :class:`TogetherClient`); ``root_url`` has
     no path (for the official SDK, which adds ``/v1`` itself).
@@ -64,7 +64,7 @@ class SimulatorProcess:
         command = [
             sys.executable,
             "-m",
-            "together_provider.simulator",
+            "together_sim",
             "--host",
             "127.0.0.1",
             "--port",

@@ -3,7 +3,7 @@
 The public API is re-exported here; modules prefixed with `_` and the simulator are internal.
 """
 
-from together_provider.errors import (
+from together_api.errors import (
     ApiConnectionError,
     AuthenticationError,
     DeadlineExceededError,

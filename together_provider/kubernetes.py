@@ -21,9 +21,9 @@ from typing import Any, Final
 import pulumi
 import pulumi_kubernetes as k8s
 
-from together_provider.errors import SpecError
+from together_api.errors import SpecError
+from together_api.wire import DRAIN_WINDOW_SECONDS
 from together_provider.resource import Cluster
-from together_provider.wire import DRAIN_WINDOW_SECONDS
 
 __all__ = [
     "COMPUTE_CLASS_LABEL",

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from together_provider.spec import ClusterSpec, require_known, to_props
-from together_provider.wire import (
+from together_api.wire import (
     Cluster,
     ClusterCreateRequest,
     ClusterUpdateRequest,
 )
+from together_provider.spec import ClusterSpec, require_known, to_props
 
 MAX_PREEMPTION_EVENTS: Final = 20
 """How many recent preemption events the `preemption_events` output keeps (newest last)."""

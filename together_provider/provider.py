@@ -33,9 +33,8 @@ from pulumi.dynamic import (
     UpdateResult,
 )
 
-from together_provider import mapping, rules
-from together_provider.client import TogetherClient
-from together_provider.errors import (
+from together_api.client import TogetherClient
+from together_api.errors import (
     ApiConnectionError,
     NotFoundError,
     ProvisioningFailedError,
@@ -43,8 +42,9 @@ from together_provider.errors import (
     SpecError,
     TogetherError,
 )
+from together_api.wire import Cluster
+from together_provider import mapping, rules
 from together_provider.spec import ClusterSpec, is_unknown, normalise, require_known, to_props
-from together_provider.wire import Cluster
 
 DELETE_TIMEOUT_SECONDS: Final = 1800.0
 CONFIG_API_KEY: Final = "together:apiKey"

@@ -25,8 +25,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Final, TypeVar
 
-from together_provider.errors import SpecError
-from together_provider.wire import (
+from together_api.errors import SpecError
+from together_api.wire import (
     BILLING_TYPES,
     CLUSTER_TYPES,
     GPU_TYPES,

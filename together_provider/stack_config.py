@@ -24,8 +24,8 @@ from typing import Any, Final
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, ValidationError
 from pydantic.alias_generators import to_camel
 
+from together_api.errors import SpecError
 from together_provider import rules
-from together_provider.errors import SpecError
 
 
 class _Strict(BaseModel):

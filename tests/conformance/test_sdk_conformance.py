@@ -22,11 +22,11 @@ from together.types.cluster_list_regions_response import ClusterListRegionsRespo
 from together.types.cluster_list_response import ClusterListResponse
 
 from tests.sim import SimulatorProcess
-from together_provider import wire
-from together_provider.client import TogetherClient
-from together_provider.errors import ApiConnectionError, ServerError
-from together_provider.retry import RetryPolicy
-from together_provider.wire import ClusterCreateRequest, ClusterUpdateRequest
+from together_api import wire
+from together_api.client import TogetherClient
+from together_api.errors import ApiConnectionError, ServerError
+from together_api.retry import RetryPolicy
+from together_api.wire import ClusterCreateRequest, ClusterUpdateRequest
 
 CREATE_VARIANTS = (
     cluster_create_params.GPUClusterCreateRequestNvidiaVersion,

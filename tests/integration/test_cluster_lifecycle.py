@@ -20,8 +20,8 @@ from tests.integration.conftest import PROGRAMS
 from tests.pulumi_env import PulumiEnv, Secret
 from tests.sim import SimulatorProcess
 from tests.specs import CLUSTER_SPEC as BASE
-from together_provider.client import TogetherClient
-from together_provider.wire import ClusterCreateRequest
+from together_api.client import TogetherClient
+from together_api.wire import ClusterCreateRequest
 
 API_KEY = "sk-test-key-5f1e9c3a7b"
 FAST = {"time_scale": 600, "api_key": API_KEY}  # 6 simulated minutes of provisioning = 0.6 s

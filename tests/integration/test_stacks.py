@@ -10,7 +10,7 @@ from pulumi import automation as auto
 
 from tests.pulumi_env import REPO, PulumiEnv
 from tests.sim import SimulatorProcess
-from together_provider.client import TogetherClient
+from together_api.client import TogetherClient
 
 pytestmark = [
     pytest.mark.engine,

@@ -12,8 +12,8 @@ import httpx
 import pytest
 
 from tests.fake_time import FakeTime
-from together_provider.client import TogetherClient
-from together_provider.errors import (
+from together_api.client import TogetherClient
+from together_api.errors import (
     ApiConnectionError,
     AuthenticationError,
     DeadlineExceededError,
@@ -25,8 +25,8 @@ from together_provider.errors import (
     ServerError,
     TogetherError,
 )
-from together_provider.retry import RetryPolicy
-from together_provider.wire import Cluster, ClusterCreateRequest, ClusterUpdateRequest
+from together_api.retry import RetryPolicy
+from together_api.wire import Cluster, ClusterCreateRequest, ClusterUpdateRequest
 
 KEY = "tg-secret-key-0123456789"
 BASE = "https://api.test/v1"

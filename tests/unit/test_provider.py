@@ -10,9 +10,9 @@ import pytest
 from pulumi.output import Unknown
 from pytest_mock import MockerFixture
 
+from together_api.client import TogetherClient
+from together_api.errors import ProvisioningFailedError, SpecError
 from together_provider import provider as provider_module
-from together_provider.client import TogetherClient
-from together_provider.errors import ProvisioningFailedError, SpecError
 from together_provider.provider import ClusterProvider
 
 SPEC: dict[str, Any] = {

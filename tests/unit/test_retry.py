@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from tests.fake_time import FakeTime
-from together_provider.retry import RetryDecision, RetryPolicy, call_with_retry
+from together_api.retry import RetryDecision, RetryPolicy, call_with_retry
 
 
 class Boom(Exception):

@@ -13,8 +13,8 @@ with warnings.catch_warnings():  # starlette 1.x nags about httpx; the client st
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
 
-from together_provider.simulator import SimulatorConfig, create_app
-from together_provider.wire import Cluster, ClusterList, ClusterStatus, RegionList
+from together_api.wire import Cluster, ClusterList, ClusterStatus, RegionList
+from together_sim import SimulatorConfig, create_app
 
 KEY = "sim-key"
 REGION, GPU = "us-central-8", "H100_SXM"

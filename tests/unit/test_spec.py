@@ -8,6 +8,7 @@ import pytest
 from pulumi.output import UNKNOWN as PULUMI_UNKNOWN
 
 from tests.specs import ENGINE_PROPS as BASE
+from together_api.wire import GPU_TYPES
 from together_provider.spec import (
     INPUT_FIELDS,
     UNKNOWN,
@@ -19,7 +20,6 @@ from together_provider.spec import (
     normalise_partial,
     to_props,
 )
-from together_provider.wire import GPU_TYPES
 
 REQUIRED = (
     "cluster_name",

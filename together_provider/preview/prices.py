@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from together_provider.errors import TogetherError
-from together_provider.wire import GPU_TYPES
+from together_api.errors import TogetherError
+from together_api.wire import GPU_TYPES
 
 DEFAULT_PRICES_FILE: Final = Path(__file__).with_name("prices.json")
 PREEMPTIBLE_PRICE_FACTOR: Final = 0.5

@@ -6,8 +6,7 @@ import hashlib
 from datetime import UTC, datetime
 from typing import Final
 
-from together_provider.simulator.model import PROVISIONING_PLAN, SimCluster, SimNode, Timings
-from together_provider.wire import (
+from together_api.wire import (
     GPUS_PER_NODE,
     AddOn,
     Cluster,
@@ -18,6 +17,7 @@ from together_provider.wire import (
     PhaseTransition,
     Volume,
 )
+from together_sim.model import PROVISIONING_PLAN, SimCluster, SimNode, Timings
 
 __all__ = ["render_cluster", "to_datetime"]
 

@@ -1,4 +1,4 @@
-"""CLI: ``python -m together_provider.simulator [--port 0] [--admin] ...``.
+"""CLI: ``python -m together_sim [--port 0] [--admin] ...``.
 
 Prints exactly one line, ``together simulator listening on <base url>``, once
 the socket accepts connections, so a parent process can read the URL.
@@ -17,9 +17,9 @@ from typing import Any
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from together_provider.simulator.app import ABORT_EXTENSION, create_app
-from together_provider.simulator.model import Timings
-from together_provider.simulator.runtime import SimulatorConfig
+from together_sim.app import ABORT_EXTENSION, create_app
+from together_sim.model import Timings
+from together_sim.runtime import SimulatorConfig
 
 __all__ = ["main", "parse_args"]
 
@@ -60,7 +60,7 @@ class _AbortableH11Protocol(H11Protocol):
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m together_provider.simulator",
+        prog="python -m together_sim",
         description="Local simulator of Together's GPU clusters API (/v1/compute/...).",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -1,8 +1,8 @@
 """A local Together GPU clusters API, for tests and demos without an account.
 
-Run ``python -m together_provider.simulator --help``. It serves the real
+Run ``python -m together_sim --help``. It serves the real
 paths under ``/v1`` (``/compute/clusters``, ``/compute/clusters/{id}``,
-``/compute/regions``) with the JSON shapes of :mod:`together_provider.wire`,
+``/compute/regions``) with the JSON shapes of :mod:`together_api.wire`,
 keeps its state in SQLite under ``--state-dir`` and models time with a
 virtual clock that tests move explicitly through ``POST /_sim/clock/advance``.
 
@@ -14,8 +14,8 @@ faults, request log), ``runtime`` (ties them together), ``app`` (HTTP),
 the wire schema.
 """
 
-from together_provider.simulator.app import create_app
-from together_provider.simulator.model import Timings
-from together_provider.simulator.runtime import SimulatorConfig
+from together_sim.app import create_app
+from together_sim.model import Timings
+from together_sim.runtime import SimulatorConfig
 
 __all__ = ["SimulatorConfig", "Timings", "create_app"]

@@ -14,15 +14,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from together_provider.simulator.catalogue import find_driver, region_by_name
-from together_provider.simulator.model import SimCluster, SimError, World
-from together_provider.wire import (
+from together_api.wire import (
     GPUS_PER_NODE,
     ClusterCreateRequest,
     ClusterStatus,
     ClusterUpdateRequest,
     DriverVersion,
 )
+from together_sim.catalogue import find_driver, region_by_name
+from together_sim.model import SimCluster, SimError, World
 
 __all__ = ["DEFAULT_PROJECT_ID", "create_cluster", "update_cluster"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from together_provider.wire import DriverVersion, Region
+from together_api.wire import DriverVersion, Region
 
 __all__ = [
     "DEFAULT_PREEMPTIBLE_GPUS",

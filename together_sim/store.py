@@ -11,8 +11,8 @@ import json
 import sqlite3
 from pathlib import Path
 
-from together_provider.simulator.catalogue import Capacity
-from together_provider.simulator.model import SimCluster, World
+from together_sim.catalogue import Capacity
+from together_sim.model import SimCluster, World
 
 __all__ = ["DB_FILENAME", "Store"]
 

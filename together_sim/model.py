@@ -33,8 +33,8 @@ from typing import Any, Final
 
 from pydantic import BaseModel, Field
 
-from together_provider.simulator.catalogue import Capacity
-from together_provider.wire import DRAIN_WINDOW_SECONDS, GPUS_PER_NODE, ClusterStatus
+from together_api.wire import DRAIN_WINDOW_SECONDS, GPUS_PER_NODE, ClusterStatus
+from together_sim.catalogue import Capacity
 
 __all__ = ["PROVISIONING_PLAN", "SimCluster", "SimError", "SimEvent", "SimNode", "Timings", "World"]
 

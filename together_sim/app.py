@@ -22,19 +22,19 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from together_provider.simulator.catalogue import REGIONS
-from together_provider.simulator.faults import Faults
-from together_provider.simulator.model import SimError
-from together_provider.simulator.operations import create_cluster, update_cluster
-from together_provider.simulator.render import render_cluster, to_datetime
-from together_provider.simulator.runtime import SimulatorConfig, SimulatorRuntime
-from together_provider.wire import (
+from together_api.wire import (
     ClusterCreateRequest,
     ClusterDeleteResponse,
     ClusterList,
     ClusterUpdateRequest,
     RegionList,
 )
+from together_sim.catalogue import REGIONS
+from together_sim.faults import Faults
+from together_sim.model import SimError
+from together_sim.operations import create_cluster, update_cluster
+from together_sim.render import render_cluster, to_datetime
+from together_sim.runtime import SimulatorConfig, SimulatorRuntime
 
 __all__ = ["ABORT_EXTENSION", "create_app"]
 

@@ -2,7 +2,7 @@
 
 Transport concerns live here and nowhere else: bearer auth, timeouts,
 retries (one :class:`RetryPolicy`), mapping HTTP failures onto
-:mod:`together_provider.errors`, and the waiters that poll a cluster until it
+:mod:`together_api.errors`, and the waiters that poll a cluster until it
 is Ready or gone. The API key never leaves the ``Authorization`` header: it is
 absent from ``repr``, logs and exception text (server echoes are redacted).
 """
@@ -20,7 +20,7 @@ from typing import Any, Final, TypeVar
 import httpx
 import pydantic
 
-from together_provider.errors import (
+from together_api.errors import (
     ApiConnectionError,
     AuthenticationError,
     DeadlineExceededError,
@@ -32,8 +32,8 @@ from together_provider.errors import (
     ServerError,
     TogetherError,
 )
-from together_provider.retry import Clock, RetryDecision, RetryPolicy, Sleep, call_with_retry
-from together_provider.wire import (
+from together_api.retry import Clock, RetryDecision, RetryPolicy, Sleep, call_with_retry
+from together_api.wire import (
     DEFAULT_BASE_URL,
     Cluster,
     ClusterCreateRequest,

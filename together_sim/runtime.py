@@ -9,10 +9,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from together_provider.simulator.clock import VirtualClock
-from together_provider.simulator.faults import FaultInjector, RequestLog
-from together_provider.simulator.model import Timings, World
-from together_provider.simulator.store import Store
+from together_sim.clock import VirtualClock
+from together_sim.faults import FaultInjector, RequestLog
+from together_sim.model import Timings, World
+from together_sim.store import Store
 
 __all__ = ["SimulatorConfig", "SimulatorRuntime"]
 

@@ -1,0 +1,63 @@
+"""The layers as packages: together_api below everything, the simulator on together_api only."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _imports(package: str) -> set[str]:
+    """Every module an import statement in the package names (relative imports resolved)."""
+    found: set[str] = set()
+    for source in (ROOT / package).rglob("*.py"):
+        for node in ast.walk(ast.parse(source.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                found.add(node.module)
+            elif isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+    return found
+
+
+def _top(modules: set[str]) -> set[str]:
+    return {m.split(".")[0] for m in modules}
+
+
+@pytest.mark.parametrize(
+    ("package", "forbidden"),
+    [
+        ("together_api", {"together_provider", "together_sim", "pulumi", "pulumi_kubernetes"}),
+        ("together_sim", {"together_provider", "pulumi", "pulumi_kubernetes"}),
+    ],
+)
+def test_a_layer_imports_nothing_above_it(package: str, forbidden: set[str]) -> None:
+    assert _top(_imports(package)) & forbidden == set()
+
+
+def test_the_simulator_builds_on_the_wire_schema() -> None:
+    assert "together_api.wire" in _imports("together_sim")
+
+
+def _loaded_after(statement: str) -> set[str]:
+    """The top-level modules a fresh interpreter holds after running `statement`."""
+    code = f"{statement}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    ).stdout
+    return _top(set(json.loads(out)))
+
+
+def test_importing_the_api_layer_loads_no_pulumi() -> None:
+    loaded = _loaded_after("import together_api.client, together_api.wire, together_api.errors")
+    assert {"pulumi", "grpc", "dill", "together_provider", "together_sim"} & loaded == set()
+
+
+def test_importing_the_simulator_loads_no_pulumi_and_no_provider() -> None:
+    loaded = _loaded_after("import together_sim.app")
+    assert {"pulumi", "grpc", "dill", "together_provider"} & loaded == set()
