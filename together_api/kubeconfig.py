@@ -33,24 +33,33 @@ def looks_like_kubeconfig(text: str) -> bool:
 def decode_kube_config(value: str | None, *, cluster_id: str | None = None) -> str:
     """The kubeconfig YAML inside ``value``: base64 decoded, or ``value`` itself if it is YAML.
 
-    An empty value stays empty (Together returns none before the control plane is up).
+    An empty value stays empty (a cluster may have none before its control plane is up).
     Raises :class:`KubeconfigError` when neither reading gives a kubeconfig.
     """
     if not value or not value.strip():
         return ""
     compact = "".join(value.split())
     try:
-        decoded = base64.b64decode(compact, validate=True).decode("utf-8")
+        raw: bytes | None = base64.b64decode(compact, validate=True)
     except (binascii.Error, ValueError):
+        raw = None
+    try:
+        decoded = raw.decode("utf-8") if raw is not None else None
+    except UnicodeDecodeError:
         decoded = None
     if decoded is not None and looks_like_kubeconfig(decoded):
         return decoded
     if looks_like_kubeconfig(value):
         return value
+    if raw is None:
+        kind = "not base64"
+    elif decoded is None:
+        kind = "base64 of something that is not UTF-8 text"
+    else:
+        kind = "base64 of text that is not a kubeconfig"
     where = f"cluster {cluster_id}: " if cluster_id else ""
-    kind = "base64 that does not decode to a kubeconfig" if decoded is not None else "not base64"
     raise KubeconfigError(
-        f"{where}kube_config from Together is {kind} and is not kubeconfig YAML either "
+        f"{where}kube_config from Together is {kind}, and not kubeconfig YAML either "
         f"({len(value)} characters; the value is a secret and is not shown)",
         field="kube_config",
         fix="check that together:baseUrl / TOGETHER_BASE_URL points at Together's API; compare "
