@@ -21,6 +21,8 @@ __all__ = [
     "ServerError",
     "SpecError",
     "TogetherError",
+    "VolumeInUseError",
+    "VolumeNotAvailableError",
 ]
 
 
@@ -145,3 +147,26 @@ class SpecError(TogetherError):
     ) -> None:
         super().__init__(message, field=field, fix=fix)
         self.resource = resource
+
+
+class VolumeInUseError(TogetherError):
+    """A shared volume cannot be deleted while a cluster uses it (HTTP 409)."""
+
+
+class VolumeNotAvailableError(TogetherError):
+    """A shared volume did not become usable: it failed, is being deleted, vanished, or the wait
+    timed out (``timed_out``); ``last_status`` is what it said last."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        volume_id: str,
+        last_status: str | None = None,
+        timed_out: bool = False,
+        fix: str | None = None,
+    ) -> None:
+        super().__init__(message, fix=fix)
+        self.volume_id = volume_id
+        self.last_status = last_status
+        self.timed_out = timed_out
