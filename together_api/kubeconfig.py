@@ -25,9 +25,11 @@ class KubeconfigError(TogetherError):
 
 
 def looks_like_kubeconfig(text: str) -> bool:
-    """A kubeconfig document has at least the top-level keys ``apiVersion`` and ``clusters``."""
-    keys = {m.group(1) for m in _KUBECONFIG_KEY.finditer(text)}
-    return {"apiVersion", "clusters"} <= keys
+    """A kubeconfig document has an ``apiVersion`` or ``clusters`` key (YAML or JSON).
+
+    Deliberately loose: it only has to tell a kubeconfig from base64 and from garbage;
+    pulumi-kubernetes and kubectl judge the rest."""
+    return _KUBECONFIG_KEY.search(text) is not None
 
 
 def decode_kube_config(value: str | None, *, cluster_id: str | None = None) -> str:

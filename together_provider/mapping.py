@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from together_api.kubeconfig import decode_kube_config
 from together_api.wire import (
     Cluster,
     ClusterCreateRequest,
@@ -102,7 +103,8 @@ def outputs(inputs: dict[str, Any], cluster: Cluster) -> dict[str, Any]:
         "status": cluster.status,
         "desired_preemptible_gpus": cluster.desired_preemptible_gpus,
         "allocated_preemptible_gpus": cluster.allocated_preemptible_gpus,
-        "kube_config": cluster.kube_config,
+        # Together sends base64 (its CLI decodes it); the output and pulumi-kubernetes get YAML.
+        "kube_config": decode_kube_config(cluster.kube_config, cluster_id=cluster.cluster_id),
         "control_plane_ready": bool(cluster.control_plane_ready),
         "created_at": cluster.created_at.isoformat() if cluster.created_at else "",
         "preemption_events": preemption_events(cluster),
