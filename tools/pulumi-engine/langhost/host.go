@@ -67,13 +67,19 @@ func (h *host) Cancel(context.Context, *emptypb.Empty) (*emptypb.Empty, error) {
 	return &emptypb.Empty{}, nil
 }
 
-// GetRequiredPackages reports nothing: plugins in this project are found on PATH or next to the
-// CLI, and automatic plugin downloads are disabled, so there is nothing to pre-install. (The
-// upstream host lists the installed pulumi-* packages here so the CLI can download their plugins.)
+// GetRequiredPackages makes sure the program's virtualenv exists first, as upstream does (a fresh
+// clone's first `pulumi up` creates it and installs requirements.txt), then reports no
+// packages: plugins in this project are found on PATH or next to the CLI. (Upstream lists the
+// installed pulumi-* packages here so that the CLI can download their plugins.)
 func (h *host) GetRequiredPackages(
-	_ context.Context, req *pulumirpc.GetRequiredPackagesRequest,
+	ctx context.Context, req *pulumirpc.GetRequiredPackagesRequest,
 ) (*pulumirpc.GetRequiredPackagesResponse, error) {
-	if _, err := parseOptions(req.GetInfo()); err != nil {
+	tc, _, err := resolve(req.GetInfo())
+	if err != nil {
+		return nil, err
+	}
+	if err := tc.EnsureVenv(ctx, req.GetInfo().GetProgramDirectory(), false, true,
+		os.Stderr, os.Stderr); err != nil {
 		return nil, err
 	}
 	return &pulumirpc.GetRequiredPackagesResponse{}, nil
