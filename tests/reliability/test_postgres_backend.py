@@ -81,6 +81,11 @@ def test_second_up_of_a_locked_stack_is_refused_and_the_first_completes(
     first = start_cli(pg_env, work, *UP, "test")
     wait_for(lambda: successful_posts(simulator) == 1, timeout=60, what="the first up's POST")
 
+    # A preview takes no lock: it runs beside the update (and may read state the update changes).
+    beside = pg_env.run(work, "preview", "--stack", "test", check=False)
+    assert beside.returncode == 0, beside.stdout + beside.stderr
+    assert first.poll() is None, "the update ended before the preview ran beside it"
+
     second = pg_env.run(work, *UP, "test", check=False)
     assert second.returncode != 0
     assert "the stack is currently locked by 1 lock(s)" in second.stderr
