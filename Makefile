@@ -79,4 +79,5 @@ constraints:
 	rm -rf .build/pin-venv
 
 clean:
+	@if [ -f .demo/postgres/postgres.env ]; then bash scripts/postgres.sh clean .demo/postgres; fi
 	rm -rf $(VENV) .build .demo .pytest_cache .mypy_cache .ruff_cache

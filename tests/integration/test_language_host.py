@@ -9,6 +9,7 @@ with no services, which the host's health check treats as alive (Unimplemented) 
 from __future__ import annotations
 
 import platform
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -22,6 +23,8 @@ import pytest
 from google.protobuf import empty_pb2, struct_pb2  # type: ignore[import-untyped]
 from pulumi.runtime.proto import language_pb2, language_pb2_grpc
 
+from tests.integration.conftest import PROGRAMS
+from tests.pulumi_env import PulumiEnv
 from tests.reliability.helpers import wait_for
 
 pytestmark = pytest.mark.engine
@@ -157,3 +160,16 @@ def test_typechecker_option_checks_the_program_before_it_runs(host: Host, tmp_pa
     )
     assert "mypy failed" in rpc_error(host.stub.Run, request)
     assert not ran.exists(), "the program ran although it does not type-check"
+
+
+def test_pulumi_about_shows_the_interpreter_and_the_dependencies(
+    pulumi_env: PulumiEnv,
+) -> None:
+    work = pulumi_env.project(PROGRAMS / "counter")
+    pulumi_env.stack(work)
+    about = pulumi_env.run(work, "about", "--stack", "test")
+    shown = about.stdout + about.stderr
+    assert "not implemented" not in shown
+    assert f"written in python: executable='{VENV}/bin/python'" in shown
+    assert f"version='{platform.python_version()}'" in shown
+    assert re.search(r"together-gpu-clusters\s+0\.1\.0", shown), shown
