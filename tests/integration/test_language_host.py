@@ -23,9 +23,19 @@ import pytest
 from google.protobuf import empty_pb2, struct_pb2  # type: ignore[import-untyped]
 from pulumi.runtime.proto import language_pb2, language_pb2_grpc
 
+from tests.clusters import cluster_stack, successful_posts
 from tests.integration.conftest import PROGRAMS
 from tests.pulumi_env import PulumiEnv
-from tests.reliability.helpers import wait_for
+from tests.reliability.helpers import (
+    API_KEY,
+    kill_group,
+    kill_session,
+    session_pids,
+    start_cli,
+    wait_for,
+)
+from tests.sim import SimulatorProcess
+from tests.specs import CLUSTER_SPEC as BASE
 
 pytestmark = pytest.mark.engine
 
@@ -173,3 +183,32 @@ def test_pulumi_about_shows_the_interpreter_and_the_dependencies(
     assert f"written in python: executable='{VENV}/bin/python'" in shown
     assert f"version='{platform.python_version()}'" in shown
     assert re.search(r"together-gpu-clusters\s+0\.1\.0", shown), shown
+
+
+@pytest.mark.parametrize("simulator", [{"time_scale": 30, "api_key": API_KEY}], indirect=True)
+def test_host_exits_after_the_cli_is_killed(
+    pulumi_env: PulumiEnv, simulator: SimulatorProcess
+) -> None:
+    """`kill -9` of the CLI alone (its process group; the host runs in a group of its own):
+    the orphaned host notices at its next health check and exits."""
+    pulumi_env.extra_env["TOGETHER_LANGHOST_HEALTH_INTERVAL"] = "500ms"
+    _, work = cluster_stack(pulumi_env, simulator, {"train": dict(BASE)})
+    up = start_cli(pulumi_env, work, "up", "--yes", "--skip-preview", "--stack", "test")
+    try:
+        wait_for(lambda: successful_posts(simulator) == 1, timeout=60, what="the create's POST")
+        (host_pid,) = [p for p in session_pids(up) if command_of(p) == "pulumi-language-python"]
+        kill_group(up)
+        wait_for(lambda: command_of(host_pid) is None, timeout=30, what="the orphaned host to exit")
+    finally:
+        kill_session(up)
+
+
+def command_of(pid: int) -> str | None:
+    """The name of the process's executable, or None once it has gone (or is a zombie)."""
+    proc = Path(f"/proc/{pid}")
+    try:
+        stat = (proc / "stat").read_text()
+        argv0 = (proc / "cmdline").read_bytes().split(b"\0")[0].decode()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    return None if stat[stat.rindex(")") + 2] == "Z" else Path(argv0).name
