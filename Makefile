@@ -9,11 +9,19 @@ STAMP := $(VENV)/.installed
 ENGINE := tools/pulumi-engine/build.sh
 K8S_PROVIDER := tools/k8s-provider/build.sh
 
-.PHONY: help venv engine lint typecheck unit test demo demo-down bench constraints clean
+# Where `make demo` keeps the Pulumi state: file (.demo/state) or postgres (a throwaway local
+# PostgreSQL server, scripts/postgres.sh). `make demo-down` uses whatever `make demo` used.
+BACKEND ?=
+DEMO_ENV = $(if $(BACKEND),DEMO_BACKEND=$(BACKEND))
+
+.PHONY: help venv engine lint typecheck unit test demo demo-down bench constraints clean postgres postgres-down
 
 help:
 	@echo "make demo       run the main job: a real 'pulumi up' of the dev stack against the local Together simulator"
-	@echo "make demo-down  destroy the demo stack and stop the simulator"
+	@echo "make demo BACKEND=postgres   the same, with the Pulumi state in a local PostgreSQL server"
+	@echo "make demo-down  destroy the demo stack and stop the simulator (and the PostgreSQL server)"
+	@echo "make postgres   start a throwaway PostgreSQL server (.demo/postgres) and print its backend URL"
+	@echo "make postgres-down  stop it and delete its data"
 	@echo "make test       lint, type-check and run every test (builds the engine on first use)"
 	@echo "make engine     build or locate the Pulumi engine and the Kubernetes provider plugin"
 	@echo "make bench      run the benchmarks (not part of make test)"
@@ -45,10 +53,17 @@ test: lint typecheck
 	  TOGETHER_ENGINE_BIN="$$engine_bin" TOGETHER_K8S_PROVIDER_BIN="$$k8s_bin" $(PY) -m pytest
 
 demo: $(STAMP)
-	@engine_bin="$$($(ENGINE))" && TOGETHER_ENGINE_BIN="$$engine_bin" bash scripts/demo.sh up
+	@engine_bin="$$($(ENGINE))" && TOGETHER_ENGINE_BIN="$$engine_bin" $(DEMO_ENV) bash scripts/demo.sh up
 
 demo-down: $(STAMP)
-	@engine_bin="$$($(ENGINE))" && TOGETHER_ENGINE_BIN="$$engine_bin" bash scripts/demo.sh down
+	@engine_bin="$$($(ENGINE))" && TOGETHER_ENGINE_BIN="$$engine_bin" $(DEMO_ENV) bash scripts/demo.sh down
+
+postgres:
+	@bash scripts/postgres.sh start .demo/postgres
+	@bash scripts/postgres.sh url .demo/postgres pulumi_state
+
+postgres-down:
+	@bash scripts/postgres.sh clean .demo/postgres
 
 bench: $(STAMP)
 	@engine_bin="$$($(ENGINE))" && TOGETHER_ENGINE_BIN="$$engine_bin" $(PY) -m bench
@@ -64,4 +79,5 @@ constraints:
 	rm -rf .build/pin-venv
 
 clean:
+	@if [ -f .demo/postgres/postgres.env ]; then bash scripts/postgres.sh clean .demo/postgres; fi
 	rm -rf $(VENV) .build .demo .pytest_cache .mypy_cache .ruff_cache

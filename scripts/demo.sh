@@ -2,6 +2,8 @@
 # The one-command demo: a real `pulumi up` of the dev stack against the local Together simulator.
 #   scripts/demo.sh up     start the simulator (if needed), then `pulumi up` the dev stack
 #   scripts/demo.sh down   destroy the dev stack and stop the simulator
+# DEMO_BACKEND=postgres keeps the Pulumi state in a throwaway PostgreSQL server (scripts/postgres.sh)
+# instead of the default file backend in .demo/state; `down` uses the backend `up` used.
 # Everything it keeps lives in .demo/ (git-ignored). Run through `make demo` / `make demo-down`,
 # which build the virtualenv and the engine first and pass TOGETHER_ENGINE_BIN.
 set -euo pipefail
@@ -16,11 +18,31 @@ SIM_URL="http://127.0.0.1:$PORT"
 step() { printf '\n==> %s\n' "$*"; }
 mkdir -p "$DEMO/state" "$DEMO/pulumi-home" "$DEMO/simulator"
 
+# Where the Pulumi state lives: a file backend, or Pulumi's PostgreSQL backend (a table in a
+# local server) to try what a team sharing one state database sees.
+BACKEND="${DEMO_BACKEND:-$(cat "$DEMO/backend" 2>/dev/null || echo file)}"
+case "$BACKEND" in
+  file)
+    BACKEND_URL="file://$DEMO/state"
+    BACKEND_DESC="local file backend in .demo/state"
+    ;;
+  postgres)
+    bash "$REPO/scripts/postgres.sh" start "$DEMO/postgres"
+    BACKEND_URL="$(bash "$REPO/scripts/postgres.sh" url "$DEMO/postgres" pulumi_state)"
+    BACKEND_DESC="PostgreSQL backend (table pulumi_state; server: scripts/postgres.sh ... .demo/postgres)"
+    ;;
+  *)
+    echo "unknown DEMO_BACKEND '$BACKEND' (use file or postgres)" >&2
+    exit 2
+    ;;
+esac
+echo "$BACKEND" >"$DEMO/backend"
+
 # The environment every later command needs; `source .demo/env` gives the same to your shell.
 cat > "$DEMO/env" <<ENV
 export PATH="$TOGETHER_ENGINE_BIN:$REPO/.venv/bin:\$PATH"
 export PULUMI_HOME="$DEMO/pulumi-home"
-export PULUMI_BACKEND_URL="file://$DEMO/state"
+export PULUMI_BACKEND_URL="$BACKEND_URL"
 export PULUMI_CONFIG_PASSPHRASE="demo-passphrase"
 export PULUMI_SKIP_UPDATE_CHECK=true
 export PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true
@@ -67,7 +89,7 @@ stop_simulator() {
 case "${1:-up}" in
   up)
     start_simulator
-    step "Pulumi: local file backend in .demo/state, stack '$STACK' (config: stacks/Pulumi.$STACK.yaml)"
+    step "Pulumi: $BACKEND_DESC, stack '$STACK' (config: stacks/Pulumi.$STACK.yaml)"
     pulumi stack select "$STACK" --create --non-interactive >/dev/null
     step "pulumi up --yes  (creates the cluster, waits for Ready; the preemptible target fills in the background)"
     pulumi up --yes --non-interactive --skip-preview
@@ -90,6 +112,10 @@ NEXT
         && pulumi destroy --yes --non-interactive --skip-preview || echo "no '$STACK' stack to destroy"
     fi
     stop_simulator
+    if [ "$BACKEND" = postgres ]; then
+      bash "$REPO/scripts/postgres.sh" clean "$DEMO/postgres"
+    fi
+    rm -f "$DEMO/backend"
     ;;
   *)
     echo "usage: $0 up|down" >&2

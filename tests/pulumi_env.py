@@ -69,6 +69,8 @@ class PulumiEnv:
     root: Path
     bin_dir: Path
     extra_env: dict[str, str] = field(default_factory=dict)
+    # Where state lives; None means a `file://` backend under `root` (see `backend_dir`).
+    backend_url: str | None = None
 
     @property
     def home(self) -> Path:
@@ -83,7 +85,7 @@ class PulumiEnv:
         return {
             "PATH": f"{self.bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
             "PULUMI_HOME": str(self.home),
-            "PULUMI_BACKEND_URL": self.backend_dir.as_uri(),
+            "PULUMI_BACKEND_URL": self.backend_url or self.backend_dir.as_uri(),
             "PULUMI_CONFIG_PASSPHRASE": PASSPHRASE,
             "PULUMI_SKIP_UPDATE_CHECK": "true",
             "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
@@ -92,6 +94,18 @@ class PulumiEnv:
             "PULUMI_SKIP_CONFIRMATIONS": "true",
             **self.extra_env,
         }
+
+    def cli_root(self) -> Path:
+        """A directory whose `bin/pulumi` is this engine's CLI, which is how the Automation API
+        wants it: the engine directory itself when it is named `bin` (our build), otherwise a
+        symlink to it (a release install in, say, ~/.pulumi-3.280/ or /usr/local/pulumi/)."""
+        if self.bin_dir.name == "bin":
+            return self.bin_dir.parent
+        root = self.root / "pulumi-cli"
+        if not (root / "bin").exists():
+            root.mkdir(parents=True, exist_ok=True)
+            (root / "bin").symlink_to(self.bin_dir.resolve(), target_is_directory=True)
+        return root
 
     def project(self, source: Path, name: str | None = None) -> Path:
         """Copy a program directory into this environment and point it at the repo's venv."""
@@ -124,7 +138,7 @@ class PulumiEnv:
             work_dir=str(work_dir),
             pulumi_home=str(self.home),
             env_vars=self.env_vars,
-            pulumi_command=auto.PulumiCommand(root=str(self.bin_dir.parent)),
+            pulumi_command=auto.PulumiCommand(root=str(self.cli_root())),
         )
         stack = auto.create_or_select_stack(stack_name, work_dir=str(work_dir), opts=opts)
         for key, value in (config or {}).items():

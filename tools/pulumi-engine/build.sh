@@ -5,7 +5,8 @@
 #   build.sh           build if needed (progress on stderr), then print the bin directory
 #   build.sh --where   print the bin directory the engine is (or would be) in; build nothing
 #
-# A `pulumi` on PATH whose version is in the supported line (3.27x) is used as it is. Otherwise
+# A `pulumi` on PATH at v3.272 or newer (any later 3.x) with the Python host beside it, as a release
+# install has, is used as it is. Otherwise
 # the CLI is built from Go modules through the Go module proxy, with this directory's go.mod as
 # the wrapper module, and the Python language host is built from ./langhost (the upstream host's
 # module is not served; see langhost/main.go). The result is cached OUTSIDE the repository, keyed
@@ -15,7 +16,7 @@
 set -euo pipefail
 
 PULUMI_VERSION="3.274.1"
-SUPPORTED_LINE='^v3\.27[0-9]\.'
+MIN_MINOR=272  # the oldest v3 CLI the Python SDK pin (pulumi==3.272.0) is tested with
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 CACHE_ROOT="${TOGETHER_ENGINE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/together-gpu-clusters/engine}"
 
@@ -23,8 +24,16 @@ say() { printf '[engine] %s\n' "$*" >&2; }
 die() { printf '[engine] error: %s\n' "$*" >&2; exit 1; }
 
 source_hash() {
-  cat "$HERE/go.mod" "$HERE/go.sum" "$HERE/langhost/main.go" "$HERE/build.sh" \
+  cat "$HERE/go.mod" "$HERE/go.sum" "$HERE"/langhost/*.go "$HERE/build.sh" \
     | sha256sum | cut -c1-12
+}
+
+# "v3.272.0", "v3.280.1-dev.0", "3.300.0": v3 at minor MIN_MINOR or later.
+supported_version() {
+  local minor
+  [[ "$1" =~ ^v?3\.([0-9]+)\. ]] || return 1
+  minor="${BASH_REMATCH[1]}"
+  [ "$minor" -ge "$MIN_MINOR" ]
 }
 
 # A suitable CLI already installed (a release install ships the Python host and scripts with it).
@@ -33,7 +42,7 @@ ambient_bin() {
   cli="$(command -v pulumi 2>/dev/null)" || return 1
   dir="$(dirname "$(readlink -f "$cli")")"
   case "$dir" in "$CACHE_ROOT"/*) return 1 ;; esac
-  "$cli" version 2>/dev/null | grep -Eq "$SUPPORTED_LINE" || return 1
+  supported_version "$("$cli" version 2>/dev/null)" || return 1
   [ -x "$dir/pulumi-language-python" ] && [ -f "$dir/pulumi-language-python-exec" ] \
     && [ -x "$dir/pulumi-resource-pulumi-python" ] || return 1
   printf '%s\n' "$dir"
@@ -56,7 +65,7 @@ if [ -x "$BIN/pulumi" ] && [ -x "$BIN/pulumi-language-python" ] \
   exit 0
 fi
 
-command -v go >/dev/null 2>&1 || die "Go >= 1.26 is needed to build the Pulumi engine (no suitable 'pulumi' v3.27x is on PATH). Install Go, or put a Pulumi v3.27x CLI on PATH."
+command -v go >/dev/null 2>&1 || die "Go >= 1.26 is needed to build the Pulumi engine (no 'pulumi' v3.$MIN_MINOR or newer is on PATH). Install Go, or install Pulumi v3.$MIN_MINOR or newer."
 go_minor="$(go env GOVERSION | sed -E 's/^go1\.([0-9]+).*/\1/')"
 [ "${go_minor:-0}" -ge 26 ] 2>/dev/null || die "Go >= 1.26 is needed, found $(go env GOVERSION)."
 

@@ -1,0 +1,74 @@
+"""A fresh clone, set up the way Pulumi's docs say and nothing else: `pulumi install` (Pulumi's
+pip toolchain: a virtualenv at Pulumi.yaml's `virtualenv`, then `pip install -r
+requirements.txt`), then `pulumi up` of the dev stack. No `make`, no virtualenv of ours.
+
+This downloads nothing new when pip's cache is warm, but it does build a virtualenv: the slowest
+engine test (about a minute on 2 cores).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.clusters import live_clusters
+from tests.pulumi_env import REPO, PulumiEnv
+from tests.sim import SimulatorProcess
+
+API_KEY = "sk-fresh-clone-77a1"
+pytestmark = [
+    pytest.mark.engine,
+    pytest.mark.parametrize("simulator", [{"time_scale": 600, "api_key": API_KEY}], indirect=True),
+]
+
+
+def fresh_clone(destination: Path) -> Path:
+    """The repository's files as a clone has them (tracked and new, nothing ignored)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    for name in filter(None, listed.split("\0")):
+        source = REPO / name
+        if source.is_file():
+            (destination / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, destination / name)
+    return destination
+
+
+def test_pulumi_install_then_up_on_a_fresh_clone(
+    tmp_path: Path, engine: Path, simulator: SimulatorProcess
+) -> None:
+    clone = fresh_clone(tmp_path / "clone")
+    assert not (clone / ".venv").exists()
+    env = PulumiEnv(
+        root=tmp_path,
+        bin_dir=engine,
+        extra_env={
+            "TOGETHER_API_KEY": API_KEY,
+            "TOGETHER_BASE_URL": simulator.base_url,
+            # stacks/Pulumi.dev.yaml's salt belongs to the demo's passphrase.
+            "PULUMI_CONFIG_PASSPHRASE": "demo-passphrase",
+        },
+    )
+    env.home.mkdir()
+    env.backend_dir.mkdir()
+
+    def pulumi(*args: str) -> str:
+        done = env.run(clone, *args, check=False)
+        assert done.returncode == 0, f"pulumi {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
+        return done.stdout
+
+    pulumi("install")
+    assert (clone / ".venv" / "bin" / "python").exists()
+    pulumi("stack", "select", "dev", "--create")
+    pulumi("up", "--yes", "--skip-preview")
+    assert [c.cluster_name for c in live_clusters(simulator)] == ["train"]
+    pulumi("destroy", "--yes", "--skip-preview")
+    assert live_clusters(simulator) == []
