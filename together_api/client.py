@@ -129,6 +129,14 @@ class TogetherClient:
     def __repr__(self) -> str:
         return f"TogetherClient(base_url={self.base_url!r})"
 
+    def sleep(self, seconds: float) -> None:
+        """Wait on the client's own clock (fake in tests), e.g. between a caller's retries."""
+        self._sleep(seconds)
+
+    def clock(self) -> float:
+        """Now, on the clock the retry deadlines and waiters use."""
+        return self._clock()
+
     def close(self) -> None:
         self._http.close()
 
