@@ -26,14 +26,16 @@ export PULUMI_SKIP_UPDATE_CHECK=true
 export PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true
 export PULUMI_CREDENTIAL_STORE=plaintext
 export TOGETHER_API_KEY="sim-key"
-export TOGETHER_BASE_URL="$SIM_URL/v1"
+export TOGETHER_BASE_URL="$SIM_URL"
+export TOGETHER_TELEMETRY_DISABLED=1
+export TOGETHER_DISABLE_VERSION_CHECK=1
 export SIM="$SIM_URL"
 ENV
 # shellcheck source=/dev/null
 source "$DEMO/env"
 
 sim_up() {
-  curl -fsS -o /dev/null -H "Authorization: Bearer $TOGETHER_API_KEY" "$TOGETHER_BASE_URL/compute/regions" 2>/dev/null
+  curl -fsS -o /dev/null -H "Authorization: Bearer $TOGETHER_API_KEY" "$TOGETHER_BASE_URL/v1/compute/regions" 2>/dev/null
 }
 
 start_simulator() {

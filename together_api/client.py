@@ -31,7 +31,10 @@ from together_api.errors import (
     ProvisioningFailedError,
     RateLimitedError,
     ServerError,
+    TogetherError,
     UnexpectedResponseError,
+    VolumeInUseError,
+    VolumeNotAvailableError,
 )
 from together_api.retry import Clock, RetryDecision, RetryPolicy, Sleep, call_with_retry
 from together_api.wire import (
@@ -44,6 +47,11 @@ from together_api.wire import (
     ErrorBody,
     Region,
     RegionList,
+    SharedVolume,
+    VolumeCreateRequest,
+    VolumeDeleteResponse,
+    VolumeList,
+    VolumeUpdateRequest,
 )
 
 __all__ = ["TogetherClient"]
@@ -52,6 +60,7 @@ log = logging.getLogger(__name__)
 M = TypeVar("M", bound=pydantic.BaseModel)
 
 API_KEY_FIX: Final = "set together:apiKey as a secret or TOGETHER_API_KEY"
+_VOLUMES: Final = "/compute/clusters/storage/volumes"
 RETRYABLE_STATUSES: Final = frozenset({408, 429, 500, 502, 503, 504})
 _NEVER_SENT: Final = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 
@@ -99,7 +108,7 @@ def _retry_after(response: httpx.Response) -> float | None:
 
 
 class TogetherClient:
-    """Talks to ``/compute/clusters`` and ``/compute/regions``; see the module docstring.
+    """Talks to ``/compute/clusters``, ``/compute/regions`` and the shared-volume endpoints.
 
     ``sleep`` and ``clock`` are used both between retries and by the waiters,
     so tests drive every timing path with a fake clock and no real sleeping.
@@ -187,6 +196,90 @@ class TogetherClient:
 
     def list_regions(self) -> list[Region]:
         return self._parse(RegionList, self._request("GET", "/compute/regions")).regions
+
+    # ------------------------------------------------------------ shared volumes
+
+    def create_volume(self, request: VolumeCreateRequest) -> SharedVolume:
+        """Create a shared volume; it starts ``provisioning`` (see
+        :meth:`wait_until_volume_available`)."""
+        body = self._request("POST", _VOLUMES, json=request.to_json())
+        return self._parse(SharedVolume, body)
+
+    def get_volume(self, volume_id: str) -> SharedVolume:
+        """One volume; :class:`NotFoundError` when it does not exist (any more)."""
+        return self._parse(SharedVolume, self._request("GET", f"{_VOLUMES}/{volume_id}"))
+
+    def list_volumes(self, project_id: str | None = None) -> list[SharedVolume]:
+        params = {"projectId": project_id} if project_id else None
+        return self._parse(VolumeList, self._request("GET", _VOLUMES, params=params)).volumes
+
+    def resize_volume(self, volume_id: str, size_tib: int) -> SharedVolume:
+        """Grow a volume to ``size_tib`` whole TiB (the id goes in the body, not the path)."""
+        request = VolumeUpdateRequest(volume_id=volume_id, size_tib=size_tib)
+        return self._parse(SharedVolume, self._request("PUT", _VOLUMES, json=request.to_json()))
+
+    def delete_volume(self, volume_id: str) -> None:
+        """Delete a volume: :class:`VolumeInUseError` while a cluster uses it,
+        :class:`NotFoundError` when it is already gone (the caller decides if that is fine)."""
+        try:
+            body = self._request("DELETE", f"{_VOLUMES}/{volume_id}")
+        except OutOfCapacityError as conflict:  # 409 here means "attached", not "out of stock"
+            raise VolumeInUseError(
+                conflict.message,
+                status=409,
+                field="volume_id",
+                fix="delete the clusters that use it first (see clusters_using_volume), or keep it",
+            ) from None
+        if not self._parse(VolumeDeleteResponse, body).success:
+            raise TogetherError(f"DELETE {_VOLUMES}/{volume_id}: Together answered success=false")
+
+    def clusters_using_volume(self, volume_id: str, project_id: str | None = None) -> list[Cluster]:
+        """The clusters whose ``volumes`` name ``volume_id``: the volume object does not say."""
+        return [
+            cluster
+            for cluster in self.list_clusters(project_id)
+            if any(v.volume_id == volume_id for v in cluster.volumes)
+        ]
+
+    def wait_until_volume_available(self, volume_id: str, *, timeout: float) -> SharedVolume:
+        """Poll until the volume is ``available`` or ``bound``.
+
+        Raises :class:`VolumeNotAvailableError` when it fails, loses access, starts deleting or
+        disappears, and (with ``timed_out=True``) after ``timeout`` seconds.
+        """
+        deadline = self._clock() + timeout
+        poll = 0
+        status: str | None = None
+        while True:
+            try:
+                volume = self.get_volume(volume_id)
+            except NotFoundError:
+                raise VolumeNotAvailableError(
+                    f"volume {volume_id} disappeared while provisioning",
+                    volume_id=volume_id,
+                    last_status=status,
+                ) from None
+            status = volume.status
+            if volume.is_available:
+                return volume
+            if volume.is_failed or volume.is_deleting:
+                raise VolumeNotAvailableError(
+                    f"volume {volume_id} is {status}, not available",
+                    volume_id=volume_id,
+                    last_status=status,
+                    fix="delete it and create it again, or ask Together support",
+                )
+            remaining = deadline - self._clock()
+            if remaining <= 0:
+                raise VolumeNotAvailableError(
+                    f"volume {volume_id} was not available in time (last status: {status})",
+                    volume_id=volume_id,
+                    last_status=status,
+                    timed_out=True,
+                    fix="raise the timeout; Together may still finish in the background",
+                )
+            self._sleep(min(self.retry.poll_interval(poll), remaining))
+            poll += 1
 
     # -------------------------------------------------------------------- waiters
 

@@ -13,10 +13,12 @@ Messages never contain the API key: the client redacts it from anything the serv
     │   ├── RateLimitedError      429, still after the retry policy gave up
     │   ├── ServerError           5xx/408, still after every retry
     │   ├── ApiConnectionError    no answer at all (connect/read failure) after every retry
-    │   └── UnexpectedResponseError  an answer that does not parse, or an unmapped status
-    ├── ClusterStateError         a cluster did not reach the state a waiter waited for
+    │   ├── UnexpectedResponseError  an answer that does not parse, or an unmapped status
+    │   └── VolumeInUseError      409: a shared volume cannot be deleted while a cluster uses it
+    ├── ClusterStateError         a cluster or volume did not reach the state a waiter waited for
     │   ├── ProvisioningFailedError   it went to Deleting or a *_FAILED phase, or disappeared
-    │   └── DeadlineExceededError     the waiter ran out of time
+    │   ├── DeadlineExceededError     the waiter ran out of time
+    │   └── VolumeNotAvailableError   a shared volume did not become usable
     └── InputError                root of non-API errors: the user's input is wrong, nothing sent
         ├── SpecError             a resource spec breaks a rule (``resource``, ``field``)
         │   ├── ConfigError         the stack config (together_provider.stack_config)
@@ -45,6 +47,8 @@ __all__ = [
     "SpecError",
     "TogetherError",
     "UnexpectedResponseError",
+    "VolumeInUseError",
+    "VolumeNotAvailableError",
 ]
 
 
@@ -133,7 +137,7 @@ class UnexpectedResponseError(ApiError):
 
 
 class ClusterStateError(TogetherError):
-    """A cluster did not reach the state a waiter waited for; ``cluster_id`` says which."""
+    """A cluster (or a shared volume) did not reach the state a waiter waited for."""
 
 
 class ProvisioningFailedError(ClusterStateError):
@@ -192,3 +196,26 @@ class SpecError(InputError):
     ) -> None:
         super().__init__(message, field=field, fix=fix)
         self.resource = resource
+
+
+class VolumeInUseError(ApiError):
+    """A shared volume cannot be deleted while a cluster uses it (HTTP 409)."""
+
+
+class VolumeNotAvailableError(ClusterStateError):
+    """A shared volume did not become usable: it failed, is being deleted, vanished, or the wait
+    timed out (``timed_out``); ``last_status`` is what it said last."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        volume_id: str,
+        last_status: str | None = None,
+        timed_out: bool = False,
+        fix: str | None = None,
+    ) -> None:
+        super().__init__(message, fix=fix)
+        self.volume_id = volume_id
+        self.last_status = last_status
+        self.timed_out = timed_out

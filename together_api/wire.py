@@ -26,6 +26,7 @@ __all__ = [
     "DRAIN_WINDOW_SECONDS",
     "GPUS_PER_NODE",
     "GPU_TYPES",
+    "LIFECYCLE_REASONS",
     "PREEMPTION_REASONS",
     "AcceptanceTestsParams",
     "AddOn",
@@ -51,8 +52,14 @@ __all__ = [
     "PhaseTransition",
     "Region",
     "RegionList",
+    "SharedVolume",
     "SharedVolumeRequest",
     "Volume",
+    "VolumeCreateRequest",
+    "VolumeDeleteResponse",
+    "VolumeList",
+    "VolumeStatus",
+    "VolumeUpdateRequest",
     "is_failed_phase",
 ]
 
@@ -67,6 +74,18 @@ DRAIN_WINDOW_SECONDS: Final = 300
 
 PREEMPTION_REASONS: Final = ("TogetherPreemptionNotified", "TogetherPreempted")
 """Lifecycle-event reasons that mean a reclaim; the docs and the SDK disagree, accept both."""
+
+LIFECYCLE_REASONS: Final = (
+    "TogetherPreemptionNotified",
+    "TogetherPreempted",
+    "TogetherNodeAdded",
+    "TogetherScaledUp",
+    "TogetherScaledDown",
+)
+"""Every documented ``node_lifecycle_events[].reason``: the preemptible docs name
+``TogetherPreemptionNotified``, ``TogetherNodeAdded`` and ``TogetherScaledDown``; the SDK's
+docstrings ``TogetherScaledUp``, ``TogetherScaledDown`` and ``TogetherPreempted``. The field stays
+a plain ``str``: a reason not listed here is kept, never an error."""
 
 GpuType = Literal[
     "H100_SXM",
@@ -201,13 +220,31 @@ class AcceptanceTestsParams(_Request):
     storage_skipped: bool | None = None
 
 
-class SharedVolumeRequest(_Request):
+class VolumeCreateRequest(_Request):
+    """Body of ``POST /compute/clusters/storage/volumes``, and the inline ``shared_volume`` of a
+    cluster create. ``size_tib`` is whole TiB; ``is_lifecycle_independent=True`` keeps the volume
+    when the cluster using it is deleted (the SDK's docstring: otherwise it goes with it)."""
+
     volume_name: str
     size_tib: int
     region: str
     is_lifecycle_independent: bool | None = None
     project_id: str | None = None
     instance_cluster_id: str | None = None
+
+
+SharedVolumeRequest = VolumeCreateRequest
+"""The inline ``shared_volume`` of a cluster create has the same shape as a volume create."""
+
+
+class VolumeUpdateRequest(_Request):
+    """Body of ``PUT /compute/clusters/storage/volumes``: the id goes in the body, not the path.
+
+    Only ``size_tib`` can change; Together documents growing freely and shrinking only through
+    support."""
+
+    volume_id: str
+    size_tib: int | None = None
 
 
 class ClusterCreateRequest(_Request):
@@ -307,11 +344,15 @@ class GpuWorkerNode(_Response):
     marked_for_deletion: bool | None = None
     ephemeral_storage: str | None = None
     public_ipv4: str | None = None
+    node_name: str | None = None
+    """The Kubernetes node name (``gpu-dp-…`` standard, ``gpu-preemptible-dp-…`` preemptible).
+    Together's docs show it; the SDK 3.1.1 model dropped it, so it may be absent."""
 
     @property
     def is_preemptible(self) -> bool:
         """Preemptible nodes are only recognisable by name (``gpu-preemptible-dp-*``)."""
-        return "preemptible" in self.node_id or "preemptible" in self.host_name
+        names = (self.node_id, self.host_name, self.node_name or "")
+        return any("preemptible" in name for name in names)
 
 
 class NodeLifecycleEvent(_Response):
@@ -327,7 +368,26 @@ class NodeLifecycleEvent(_Response):
         return self.reason in PREEMPTION_REASONS
 
 
+class VolumeStatus:
+    """Known values of a shared volume's ``status`` (the SDK's 8-value enum); the field stays a
+    plain ``str``, and a value not listed here counts as "not available"."""
+
+    SCHEDULED: Final = "scheduled"
+    PROVISIONING: Final = "provisioning"
+    AVAILABLE: Final = "available"
+    BOUND: Final = "bound"
+    DELETING: Final = "deleting"
+    FAILED: Final = "failed"
+    ACCESS_REVOKED: Final = "access_revoked"
+    UNKNOWN: Final = "unknown"
+
+    USABLE: Final = (AVAILABLE, BOUND)
+    """A volume in one of these can be attached to a cluster and holds data."""
+
+
 class Volume(_Response):
+    """A shared volume as a cluster lists it in ``volumes`` (status is a free string there)."""
+
     volume_id: str
     volume_name: str = ""
     size_tib: int = 0
@@ -381,6 +441,15 @@ class Cluster(_Response):
     reservation_start_time: datetime | None = None
     reservation_end_time: datetime | None = None
     nvidia_driver_version_id: str | None = None
+    install_traefik: bool | None = None
+    cluster_config: dict[str, Any] | None = None
+    oidc_config: dict[str, Any] | None = None
+    slurm_shm_size_gib: int | None = None
+    os_image: str | None = None
+    is_in_substrate: bool | None = None
+    machine_cluster_id: str | None = None
+    ums_org_id: str | None = None
+    ums_project_id: str | None = None
 
     @property
     def is_ready(self) -> bool:
@@ -406,6 +475,48 @@ class ClusterList(_Response):
 
 class ClusterDeleteResponse(_Response):
     cluster_id: str
+
+
+class SharedVolume(_Response):
+    """A shared volume from ``/compute/clusters/storage/volumes`` (create, get, resize, list).
+
+    The SDK's ``ClusterStorage`` has exactly four fields: ``volume_id``, ``volume_name``,
+    ``size_tib`` and ``status`` (see :class:`VolumeStatus`). The optional ones below are *not*
+    in any Together response today; they are here so that a field Together adds is picked up, and
+    they are ``None`` from both the real API and the simulator. A caller must keep what it sent
+    (region, ``is_lifecycle_independent``, project) itself, and learn which clusters use a volume
+    from the clusters' own ``volumes`` lists (:meth:`TogetherClient.clusters_using_volume`).
+    """
+
+    volume_id: str
+    volume_name: str = ""
+    size_tib: int = 0
+    status: str = ""
+    region: str | None = None
+    is_lifecycle_independent: bool | None = None
+    project_id: str | None = None
+    cluster_ids: list[str] | None = None
+
+    @property
+    def is_available(self) -> bool:
+        """Usable: ``available`` (free) or ``bound`` (attached to a Ready cluster)."""
+        return self.status in VolumeStatus.USABLE
+
+    @property
+    def is_deleting(self) -> bool:
+        return self.status == VolumeStatus.DELETING
+
+    @property
+    def is_failed(self) -> bool:
+        return self.status in (VolumeStatus.FAILED, VolumeStatus.ACCESS_REVOKED)
+
+
+class VolumeList(_Response):
+    volumes: list[SharedVolume] = Field(default_factory=list)
+
+
+class VolumeDeleteResponse(_Response):
+    success: bool = False
 
 
 class DriverVersion(_Response):

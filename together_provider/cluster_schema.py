@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
+from together_api.kubeconfig import decode_kube_config
 from together_api.wire import BillingType, Cluster, ClusterType, GpuType
 from together_provider import validators
 from together_provider.schema import Policy, Schema, input_field, output_field
@@ -160,6 +161,11 @@ def preemption_events(cluster: Cluster) -> list[dict[str, str]]:
     return events[-MAX_PREEMPTION_EVENTS:]
 
 
+def _kube_config(cluster: Cluster) -> str:
+    """Together sends base64 (its CLI decodes it); the output and pulumi-kubernetes get YAML."""
+    return decode_kube_config(cluster.kube_config, cluster_id=cluster.cluster_id)
+
+
 def _control_plane_ready(cluster: Cluster) -> bool:
     return bool(cluster.control_plane_ready)
 
@@ -174,7 +180,9 @@ class ClusterOutputs:
     allocated_preemptible_gpus: int = output_field(
         "Preemptible GPUs live now; may stay below the target, and drops on a reclaim."
     )
-    kube_config: str = output_field("Kubeconfig of a Kubernetes cluster.", secret=True)
+    kube_config: str = output_field(
+        "Kubeconfig of a Kubernetes cluster, as YAML.", secret=True, source=_kube_config
+    )
     control_plane_ready: bool = output_field(
         "The control plane answers.", source=_control_plane_ready
     )

@@ -260,7 +260,7 @@ class ClusterLifecycle:
             raise SpecError(
                 f"cluster {spec.cluster_name!r}: adopt_cluster_id={cluster_id!r} does not exist",
                 field="adopt_cluster_id",
-                fix="use an id from `tg beta clusters list`, or remove adopt_cluster_id to create",
+                fix="use an id from `tg clusters list`, or remove adopt_cluster_id to create",
             ) from missing
         mismatches = mapping.identity_mismatches(spec, cluster)
         if mismatches:

@@ -147,7 +147,10 @@ def _class_conversion(new: ClusterDraft, old: ClusterDraft | None) -> str | None
     if not (isinstance(pre0, int) and isinstance(pre1, int)):
         return None
     moves = f"num_gpus {std0} -> {std1} with num_preemptible_gpus {pre0} -> {pre1}"
-    cannot = "Together cannot convert nodes between compute classes in place"
+    cannot = (
+        "Together would accept it (adding nodes of one class while draining the other), but this "
+        "provider refuses it as a safety policy: capacity drops while the new nodes provision"
+    )
     replace = "or replace the cluster (e.g. change cluster_name)"
     if std1 < std0 and pre1 > pre0:
         return (
@@ -186,7 +189,8 @@ RULES: Final[tuple[Rule, ...]] = (
     Rule(
         "num_gpus",
         "`num_gpus` down and `num_preemptible_gpus` up in one update, or the reverse",
-        "nodes cannot be converted between compute classes in place; change one count per update",
+        "our safety policy, not an API limit: capacity drops while the new nodes provision; "
+        "change one count per update",
         _class_conversion,
     ),
     Rule(

@@ -3,9 +3,10 @@
 Every error is one JSON shape, the OpenAI-style one Together uses elsewhere:
 ``{"error": {"message": str, "type": str, "param": str | null, "code": int}}``
 (409 capacity errors carry ``"message": "Out of stock"``). Bearer auth: a
-missing or unknown key is 401. ``PUT`` ignores unknown fields (Terraform sends
-every attribute); ``POST`` rejects them. Admin endpoints need no key and exist
-only with ``admin=True``.
+missing or unknown key is 401. Request bodies follow :mod:`together_sim.requests`: every field
+Together's spec or clients define is typed and stored, an explicit ``null`` means "not given",
+and an unknown field is ignored and named in ``X-Together-Sim-Ignored-Fields``. Admin endpoints
+need no key and exist only with ``admin=True``.
 """
 
 from __future__ import annotations
@@ -23,17 +24,26 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from together_api.wire import (
-    ClusterCreateRequest,
     ClusterDeleteResponse,
     ClusterList,
     ClusterUpdateRequest,
     RegionList,
+    VolumeCreateRequest,
+    VolumeDeleteResponse,
+    VolumeList,
+    VolumeUpdateRequest,
 )
 from together_sim.catalogue import REGIONS
+from together_sim.errors import SimError
 from together_sim.faults import Faults
-from together_sim.model import SimError
-from together_sim.operations import create_cluster, update_cluster
-from together_sim.render import render_cluster, to_datetime
+from together_sim.operations import (
+    DEFAULT_PROJECT_ID,
+    create_cluster,
+    create_volume,
+    update_cluster,
+)
+from together_sim.render import SIM_ORG_ID, render_cluster, to_datetime
+from together_sim.requests import IGNORED_HEADER, SimCreateRequest, parse
 from together_sim.runtime import SimulatorConfig, SimulatorRuntime
 
 __all__ = ["ABORT_EXTENSION", "create_app"]
@@ -50,6 +60,7 @@ _ERROR_TYPES: Final = {
     429: "rate_limit_error",
 }
 _CLUSTER_PATH: Final = re.compile(r"^/v1/compute/clusters/[^/]+$")
+_VOLUME_PATH: Final = re.compile(r"^/v1/compute/clusters/storage/volumes/[^/]+$")
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -68,8 +79,15 @@ def error_response(
     return JSONResponse(body, status_code=status, headers=headers)
 
 
-def _json(model: BaseModel, status: int = 200) -> JSONResponse:
-    return JSONResponse(model.model_dump(mode="json"), status_code=status)
+def _json(model: BaseModel, ignored: list[str] | None = None) -> JSONResponse:
+    headers = {IGNORED_HEADER: ",".join(ignored)} if ignored else None
+    return JSONResponse(model.model_dump(mode="json"), headers=headers)
+
+
+def _volume_json(model: BaseModel, ignored: list[str] | None = None) -> JSONResponse:
+    """Volumes carry only the SDK's four fields: the optional wire extras are never sent."""
+    headers = {IGNORED_HEADER: ",".join(ignored)} if ignored else None
+    return JSONResponse(model.model_dump(mode="json", exclude_none=True), headers=headers)
 
 
 async def _body(request: Request) -> dict[str, Any]:
@@ -89,6 +107,8 @@ def _validation_error(exc: ValidationError) -> SimError:
 
 
 def _template(path: str) -> str:
+    if _VOLUME_PATH.match(path):
+        return "/v1/compute/clusters/storage/volumes/{volume_id}"
     return "/v1/compute/clusters/{cluster_id}" if _CLUSTER_PATH.match(path) else path
 
 
@@ -147,20 +167,20 @@ def create_app(config: SimulatorConfig | None = None) -> Starlette:
     def rendered(cluster_id: str) -> JSONResponse:
         with runtime.transaction() as world:
             cluster = world.get(cluster_id)
-            return _json(render_cluster(cluster, world.now, world.timings))
+            return _json(render_cluster(cluster, world.now, world.timings, world.volumes))
 
     async def create(request: Request) -> Response:
-        req = ClusterCreateRequest.model_validate(await _body(request))
+        req, ignored = parse(SimCreateRequest, await _body(request))
         fail = runtime.faults.faults.fail_provisioning
         with runtime.transaction() as world:
             cluster = create_cluster(world, req, fail=fail)
-            return _json(render_cluster(cluster, world.now, world.timings))
+            return _json(render_cluster(cluster, world.now, world.timings, world.volumes), ignored)
 
     async def list_clusters(request: Request) -> Response:
         project = request.query_params.get("projectId")
         with runtime.transaction() as world:
             clusters = [
-                render_cluster(c, world.now, world.timings)
+                render_cluster(c, world.now, world.timings, world.volumes)
                 for c in world.clusters.values()
                 if not project or c.project_id == project
             ]
@@ -170,12 +190,10 @@ def create_app(config: SimulatorConfig | None = None) -> Starlette:
         return rendered(request.path_params["cluster_id"])
 
     async def update(request: Request) -> Response:
-        body = await _body(request)
-        known = {k: v for k, v in body.items() if k in ClusterUpdateRequest.model_fields}
-        req = ClusterUpdateRequest.model_validate(known)
+        req, ignored = parse(ClusterUpdateRequest, await _body(request))
         with runtime.transaction() as world:
             cluster = update_cluster(world, request.path_params["cluster_id"], req)
-            return _json(render_cluster(cluster, world.now, world.timings))
+            return _json(render_cluster(cluster, world.now, world.timings, world.volumes), ignored)
 
     async def delete(request: Request) -> Response:
         cluster_id = request.path_params["cluster_id"]
@@ -186,6 +204,49 @@ def create_app(config: SimulatorConfig | None = None) -> Starlette:
     async def regions(request: Request) -> Response:
         return _json(RegionList(regions=list(REGIONS)))
 
+    async def whoami(request: Request) -> Response:
+        # The shape of the SDK's WhoamiProjectAPIKey; `tg` reads project.id when no --project.
+        return JSONResponse(
+            {
+                "type": "project_api_key",
+                "api_key": {"id": "key-sim"},
+                "organization": {"id": SIM_ORG_ID, "name": "Simulated organization"},
+                "project": {"id": DEFAULT_PROJECT_ID, "name": "Simulated project", "slug": "sim"},
+            }
+        )
+
+    async def create_storage(request: Request) -> Response:
+        req, ignored = parse(VolumeCreateRequest, await _body(request))
+        with runtime.transaction() as world:
+            return _volume_json(create_volume(world, req).render(world.now), ignored)
+
+    async def list_storage(request: Request) -> Response:
+        project = request.query_params.get("projectId")
+        with runtime.transaction() as world:
+            volumes = [
+                v.render(world.now)
+                for v in world.volumes.by_id.values()
+                if not project or v.project_id == project
+            ]
+        return _volume_json(VolumeList(volumes=volumes))
+
+    async def get_storage(request: Request) -> Response:
+        with runtime.transaction() as world:
+            volume = world.volumes.get(request.path_params["volume_id"])
+            return _volume_json(volume.render(world.now))
+
+    async def resize_storage(request: Request) -> Response:
+        req, ignored = parse(VolumeUpdateRequest, await _body(request))
+        with runtime.transaction() as world:
+            return _volume_json(world.volumes.resize(req).render(world.now), ignored)
+
+    async def delete_storage(request: Request) -> Response:
+        with runtime.transaction() as world:
+            world.volumes.delete(request.path_params["volume_id"], world.now)
+        return _volume_json(VolumeDeleteResponse(success=True))
+
+    storage = "/v1/compute/clusters/storage/volumes"
+
     routes = [
         Route("/v1/compute/clusters", api(create), methods=["POST"]),
         Route("/v1/compute/clusters", api(list_clusters), methods=["GET"]),
@@ -193,6 +254,12 @@ def create_app(config: SimulatorConfig | None = None) -> Starlette:
         Route("/v1/compute/clusters/{cluster_id}", api(update), methods=["PUT"]),
         Route("/v1/compute/clusters/{cluster_id}", api(delete), methods=["DELETE"]),
         Route("/v1/compute/regions", api(regions), methods=["GET"]),
+        Route(storage, api(create_storage), methods=["POST"]),
+        Route(storage, api(list_storage), methods=["GET"]),
+        Route(storage, api(resize_storage), methods=["PUT"]),
+        Route(storage + "/{volume_id}", api(get_storage), methods=["GET"]),
+        Route(storage + "/{volume_id}", api(delete_storage), methods=["DELETE"]),
+        Route("/v3/whoami", api(whoami), methods=["GET"]),
     ]
     if runtime.config.admin:
         routes += admin_routes(runtime)
@@ -267,7 +334,8 @@ def admin_routes(runtime: SimulatorRuntime) -> list[Route]:
         cluster_id = request.path_params["cluster_id"]
         with runtime.transaction() as world:
             world.fail(cluster_id)
-            return _json(render_cluster(world.get(cluster_id), world.now, world.timings))
+            cluster = world.get(cluster_id)
+            return _json(render_cluster(cluster, world.now, world.timings, world.volumes))
 
     async def get_requests(request: Request) -> Response:
         return JSONResponse(runtime.requests.snapshot())

@@ -12,6 +12,11 @@ Modelling choices (Together does not document these):
 * ``allocated_preemptible_gpus`` counts live preemptible nodes, draining ones
   included, until they are removed; the fill treats them as allocated too, so
   a replacement for a reclaimed node starts only after the drain window.
+* Node names follow Together's docs: ``gpu-dp-<pool>-<node>`` for standard and
+  ``gpu-preemptible-dp-<pool>-<node>`` for preemptible nodes (five-character Kubernetes-style
+  parts). Lifecycle reasons: ``TogetherNodeAdded`` when a preemptible node joins toward the
+  target (the preemptible docs' name), ``TogetherScaledUp`` / ``TogetherScaledDown`` when a PUT
+  adds or removes standard nodes (the SDK's names), ``TogetherPreemptionNotified`` on a reclaim.
 * Lowering the preemptible target drains the newest surplus nodes with reason
   ``TogetherScaledDown`` over the same drain window.
 * A reclaimed node's capacity returns to the spare pool when it is removed.
@@ -25,6 +30,7 @@ Modelling choices (Together does not document these):
 
 from __future__ import annotations
 
+import hashlib
 import random
 import uuid
 from collections.abc import Callable
@@ -35,6 +41,8 @@ from pydantic import BaseModel, Field
 
 from together_api.wire import DRAIN_WINDOW_SECONDS, GPUS_PER_NODE, ClusterStatus
 from together_sim.catalogue import Capacity
+from together_sim.errors import SimError
+from together_sim.volumes import Volumes
 
 __all__ = ["PROVISIONING_PLAN", "SimCluster", "SimError", "SimEvent", "SimNode", "Timings", "World"]
 
@@ -50,16 +58,6 @@ PROVISIONING_PLAN: Final = (
 FAILED_PHASE: Final = "CLUSTER_PHASE_ACCEPTANCE_TESTS_FAILED"
 
 
-class SimError(Exception):
-    """A request the simulated API refuses; the app turns it into a JSON error."""
-
-    def __init__(self, status: int, message: str, *, param: str | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.param = param
-
-
 @dataclass(frozen=True)
 class Timings:
     """Simulated seconds for each lifecycle step."""
@@ -71,6 +69,8 @@ class Timings:
     failed_teardown: float = 120.0
     node_boot: float = 120.0
     event_retention: float = 72 * 3600.0
+    volume_provisioning: float = 60.0
+    volume_deleting: float = 30.0
 
 
 class SimNode(BaseModel):
@@ -125,7 +125,13 @@ class SimCluster(BaseModel):
     events: list[SimEvent] = Field(default_factory=list)
     add_ons: list[dict[str, Any]] = Field(default_factory=list)
     cluster_config: dict[str, Any] | None = None
-    volumes: list[dict[str, Any]] = Field(default_factory=list)
+    oidc_config: dict[str, Any] | None = None
+    install_traefik: bool = False
+    slurm_shm_size_gib: int | None = None
+    reservation_start_time: str | None = None
+    create_only: dict[str, Any] = Field(default_factory=dict)
+    """Accepted create fields the response never shows (auto_scale*, slurm_image, ...)."""
+    volume_ids: list[str] = Field(default_factory=list)
 
     @property
     def provisioning_done(self) -> bool:
@@ -148,6 +154,10 @@ class World:
     now: float = 0.0
     clusters: dict[str, SimCluster] = field(default_factory=dict)
     capacity: dict[tuple[str, str], Capacity] = field(default_factory=dict)
+    volumes: Volumes = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.volumes = Volumes(self.timings.volume_provisioning, self.timings.volume_deleting)
 
     # ----------------------------------------------------------------- capacity
 
@@ -180,6 +190,9 @@ class World:
 
     def _next_event(self) -> tuple[float, Callable[[], None]] | None:
         best: tuple[float, Callable[[], None]] | None = None
+        removal = self.volumes.next_removal()
+        if removal is not None:
+            best = (removal[0], lambda: self.volumes.forget(removal[1]))
         for cluster in list(self.clusters.values()):
             for when, action in self._events_of(cluster):
                 if best is None or when < best[0]:
@@ -212,6 +225,7 @@ class World:
 
     def _forget(self, c: SimCluster) -> None:
         del self.clusters[c.cluster_id]
+        self.volumes.release(c.volume_ids, c.cluster_id, self.now)
 
     def _remover(self, c: SimCluster, node: SimNode) -> Callable[[], None]:
         return lambda: self._remove_node(c, node)
@@ -227,6 +241,7 @@ class World:
         if status == ClusterStatus.READY:
             c.first_ready_at = self.now
             c.next_fill_at = self.now + self.timings.fill_interval
+            self.volumes.bind(c.volume_ids, c.cluster_id)
 
     def _fill_time(self, c: SimCluster) -> float | None:
         if not c.provisioning_done or c.status != ClusterStatus.READY:
@@ -243,14 +258,15 @@ class World:
         if self.reclaim_rate > 0:
             rng = random.Random(f"{self.seed}:{c.cluster_id}:{node.node_id}")
             node.reclaim_at = self.now + rng.expovariate(self.reclaim_rate / 3600.0)
-        self._event(c, node, "TogetherScaledUp", "Preemptible node added toward the target")
+        self._event(c, node, "TogetherNodeAdded", "Preemptible node added toward the target")
         c.next_fill_at = self.now + self.timings.fill_interval
 
     def _new_node(self, c: SimCluster, *, preemptible: bool, ready_at: float) -> SimNode:
         c.node_seq += 1
         prefix = "gpu-preemptible-dp" if preemptible else "gpu-dp"
+        pool, name = _suffix(f"{c.cluster_id}:{prefix}"), _suffix(f"{c.cluster_id}:{c.node_seq}")
         node = SimNode(
-            node_id=f"{prefix}-{c.cluster_id[:5]}-{c.node_seq:03d}",
+            node_id=f"{prefix}-{pool}-{name}",
             preemptible=preemptible,
             created_at=self.now,
             ready_at=ready_at,
@@ -310,7 +326,8 @@ class World:
             planned = c.created_at + self.timings.provisioning
             ready_at = max(self.now + self.timings.node_boot, planned)
             for _ in range(delta // GPUS_PER_NODE):
-                self._new_node(c, preemptible=False, ready_at=ready_at)
+                node = self._new_node(c, preemptible=False, ready_at=ready_at)
+                self._event(c, node, "TogetherScaledUp", "Standard node added by scale-up")
         for _ in range(-delta // GPUS_PER_NODE):
             node = c.live(preemptible=False)[-1]
             self._event(c, node, "TogetherScaledDown", "Standard node removed by scale-down")
@@ -349,6 +366,16 @@ class World:
         if cluster.failed_at is None and cluster.deleting_since is None:
             cluster.failed_at = self.now
             cluster.phases.append((FAILED_PHASE, self.now))
+
+
+_NAME_ALPHABET: Final = "bcdfghjklmnpqrstvwxz2456789"
+"""Kubernetes' alphabet for generated name suffixes (no vowels, no look-alike digits)."""
+
+
+def _suffix(seed: str) -> str:
+    """Five stable name characters, as in Together's documented ``gpu-dp-hmqnh-nwlnj``."""
+    digest = hashlib.sha256(seed.encode()).digest()
+    return "".join(_NAME_ALPHABET[b % len(_NAME_ALPHABET)] for b in digest[:5])
 
 
 _PREEMPT_MESSAGE: Final = (

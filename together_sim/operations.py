@@ -20,13 +20,30 @@ from together_api.wire import (
     ClusterStatus,
     ClusterUpdateRequest,
     DriverVersion,
+    VolumeCreateRequest,
 )
 from together_sim.catalogue import find_driver, region_by_name
-from together_sim.model import SimCluster, SimError, World
+from together_sim.errors import SimError
+from together_sim.model import SimCluster, World
+from together_sim.requests import SimCreateRequest
+from together_sim.volumes import SimVolume
 
-__all__ = ["DEFAULT_PROJECT_ID", "create_cluster", "update_cluster"]
+__all__ = ["DEFAULT_PROJECT_ID", "create_cluster", "create_volume", "update_cluster"]
 
 DEFAULT_PROJECT_ID = "proj-sim-default"
+"""The project of the simulator's API key: used when a request names none (see /v3/whoami)."""
+
+_CREATE_ONLY = frozenset(
+    {
+        "auto_scale",
+        "auto_scale_max_gpus",
+        "auto_scaled",
+        "gpu_node_failover_enabled",
+        "slurm_image",
+        "acceptance_tests_params",
+    }
+)
+"""Create fields that are stored but not part of the SDK's ``Cluster`` response."""
 
 
 def _check_count(name: str, value: int, *, minimum: int) -> None:
@@ -78,7 +95,7 @@ def _driver(req: ClusterCreateRequest) -> DriverVersion:
     return entry
 
 
-def create_cluster(world: World, req: ClusterCreateRequest, *, fail: bool = False) -> SimCluster:
+def create_cluster(world: World, req: SimCreateRequest, *, fail: bool = False) -> SimCluster:
     """Validate ``req`` and add the cluster to ``world`` (status WaitingForControlPlaneNodes)."""
     driver = _driver(req)
     _check_count("num_gpus", req.num_gpus, minimum=GPUS_PER_NODE)
@@ -101,25 +118,7 @@ def create_cluster(world: World, req: ClusterCreateRequest, *, fail: bool = Fals
     reserved = req.num_reserved_gpus
     if reserved is None:
         reserved = req.num_gpus if req.billing_type == "RESERVED" else 0
-    volumes: list[dict[str, Any]] = []
-    if req.shared_volume is not None:
-        volumes.append(
-            {
-                "volume_id": f"vol-{world.new_cluster_id()[:8]}",
-                "volume_name": req.shared_volume.volume_name,
-                "size_tib": req.shared_volume.size_tib,
-                "status": "bound",
-            }
-        )
-    elif req.volume_id:
-        volumes.append(
-            {
-                "volume_id": req.volume_id,
-                "volume_name": req.volume_id,
-                "size_tib": 1,
-                "status": "bound",
-            }
-        )
+    _check_volumes(world, req)
     cluster = SimCluster(
         cluster_id=world.new_cluster_id(),
         cluster_name=req.cluster_name,
@@ -148,9 +147,66 @@ def create_cluster(world: World, req: ClusterCreateRequest, *, fail: bool = Fals
             if req.cluster_config
             else None
         ),
-        volumes=volumes,
+        oidc_config=req.oidc_config.model_dump(mode="json") if req.oidc_config else None,
+        install_traefik=bool(req.install_traefik),
+        slurm_shm_size_gib=req.slurm_shm_size_gib,
+        reservation_start_time=(
+            req.reservation_start_time.isoformat() if req.reservation_start_time else None
+        ),
+        create_only=req.model_dump(mode="json", include=set(_CREATE_ONLY), exclude_none=True),
     )
-    return world.add(cluster)
+    world.add(cluster)
+    if req.shared_volume is not None:
+        inline = world.volumes.create(
+            req.shared_volume, project_id=cluster.project_id, now=world.now
+        )
+        cluster.volume_ids = [inline.volume_id]
+    elif req.volume_id:
+        cluster.volume_ids = [req.volume_id]
+    for volume_id in cluster.volume_ids:
+        world.volumes.attach(volume_id, cluster.cluster_id)
+    return cluster
+
+
+def _check_volumes(world: World, req: ClusterCreateRequest) -> None:
+    """Everything about the create's volume is checked before the cluster exists."""
+    if req.volume_id and req.shared_volume is not None:
+        raise SimError(
+            400,
+            "set either volume_id (an existing volume) or shared_volume (a new one), not both",
+            param="volume_id",
+        )
+    if req.volume_id:
+        world.volumes.check_attachable(req.volume_id, req.region)
+    if req.shared_volume is not None:
+        if req.shared_volume.region != req.region:
+            raise SimError(
+                400,
+                f"shared_volume.region {req.shared_volume.region!r} differs from the cluster's "
+                f"region {req.region!r}; a volume is only reachable in its own region",
+                param="shared_volume.region",
+            )
+        world.volumes.check_create(req.shared_volume)
+
+
+def create_volume(world: World, req: VolumeCreateRequest) -> SimVolume:
+    """``POST /compute/clusters/storage/volumes``: validate, then provision."""
+    if req.instance_cluster_id is not None:
+        placed = world.clusters.get(req.instance_cluster_id)
+        if placed is None:
+            raise SimError(
+                400,
+                f"instance_cluster_id {req.instance_cluster_id} is not a cluster",
+                param="instance_cluster_id",
+            )
+        if placed.region != req.region:
+            raise SimError(
+                400,
+                f"instance_cluster_id {placed.cluster_id} is in {placed.region}, the volume's "
+                f"region is {req.region}",
+                param="instance_cluster_id",
+            )
+    return world.volumes.create(req, project_id=DEFAULT_PROJECT_ID, now=world.now)
 
 
 def update_cluster(world: World, cluster_id: str, req: ClusterUpdateRequest) -> SimCluster:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from datetime import UTC, datetime
 from typing import Final
@@ -18,10 +19,12 @@ from together_api.wire import (
     Volume,
 )
 from together_sim.model import PROVISIONING_PLAN, SimCluster, SimNode, Timings
+from together_sim.volumes import Volumes
 
-__all__ = ["render_cluster", "to_datetime"]
+__all__ = ["kube_config_yaml", "render_cluster", "to_datetime"]
 
 CONTROL_PLANE_NODES: Final = 3
+SIM_ORG_ID: Final = "org-sim-default"
 
 
 def to_datetime(seconds: float) -> datetime:
@@ -58,6 +61,7 @@ def _gpu_node(cluster: SimCluster, node: SimNode, index: int, now: float) -> Gpu
     return GpuWorkerNode(
         node_id=node.node_id,
         host_name=node.node_id,
+        node_name=node.node_id,
         status=status,
         num_cpu_cores=208,
         num_gpus=GPUS_PER_NODE,
@@ -75,8 +79,11 @@ def _control_plane_ready_at(cluster: SimCluster, timings: Timings) -> float:
     return cluster.created_at + PROVISIONING_PLAN[1][2] * timings.provisioning
 
 
-def kube_config(cluster: SimCluster) -> str:
-    """A realistic-looking kubeconfig whose token is fake but stable per cluster."""
+def kube_config_yaml(cluster: SimCluster) -> str:
+    """A realistic-looking kubeconfig whose token is fake but stable per cluster.
+
+    On the wire it is base64-encoded (see :func:`render_cluster`), as Together's is.
+    """
     token = hashlib.sha256(f"token:{cluster.cluster_id}".encode()).hexdigest()
     ca = hashlib.sha256(f"ca:{cluster.cluster_id}".encode()).hexdigest()
     name = cluster.cluster_name
@@ -101,8 +108,12 @@ def kube_config(cluster: SimCluster) -> str:
     )
 
 
-def render_cluster(cluster: SimCluster, now: float, timings: Timings) -> Cluster:
-    """The JSON shape the real API returns for ``cluster`` at virtual time ``now``."""
+def render_cluster(cluster: SimCluster, now: float, timings: Timings, volumes: Volumes) -> Cluster:
+    """The JSON shape the real API returns for ``cluster`` at virtual time ``now``.
+
+    ``kube_config`` is base64 of the YAML: the official CLI (``tg clusters get-credentials``)
+    base64-decodes the field, so that is what the real API sends.
+    """
     cp_ready_at = _control_plane_ready_at(cluster, timings)
     cp_ready = cp_ready_at <= now and cluster.deleting_since is None
     control_plane = [
@@ -151,8 +162,17 @@ def render_cluster(cluster: SimCluster, now: float, timings: Timings) -> Cluster
             )
             for e in events
         ],
-        volumes=[Volume.model_validate(v) for v in cluster.volumes],
-        kube_config=kube_config(cluster),
+        volumes=[
+            Volume(
+                volume_id=v.volume_id,
+                volume_name=v.volume_name,
+                size_tib=v.size_tib,
+                status=v.status(now),
+            )
+            for v in (volumes.by_id.get(i) for i in cluster.volume_ids)
+            if v is not None
+        ],
+        kube_config=base64.b64encode(kube_config_yaml(cluster).encode()).decode("ascii"),
         add_ons=[
             AddOn(
                 add_on_type=str(a.get("add_on_type", a["name"])),
@@ -174,4 +194,18 @@ def render_cluster(cluster: SimCluster, now: float, timings: Timings) -> Cluster
             if cluster.reservation_end_time
             else None
         ),
+        reservation_start_time=(
+            datetime.fromisoformat(cluster.reservation_start_time)
+            if cluster.reservation_start_time
+            else None
+        ),
+        install_traefik=cluster.install_traefik,
+        cluster_config=cluster.cluster_config,
+        oidc_config=cluster.oidc_config,
+        slurm_shm_size_gib=cluster.slurm_shm_size_gib,
+        os_image=f"together-gpu-worker-cuda{cluster.cuda_version}-nvidia{cluster.nvidia_driver_version}",
+        is_in_substrate=True,
+        machine_cluster_id=f"mc-{cluster.cluster_id[:8]}",
+        ums_org_id=SIM_ORG_ID,
+        ums_project_id=cluster.project_id,
     )

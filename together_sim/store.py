@@ -13,6 +13,7 @@ from pathlib import Path
 
 from together_sim.catalogue import Capacity
 from together_sim.model import SimCluster, World
+from together_sim.volumes import SimVolume
 
 __all__ = ["DB_FILENAME", "Store"]
 
@@ -50,6 +51,9 @@ class Store:
             world.capacity[(entry["region"], entry["gpu_type"])] = Capacity(
                 standard_gpus=entry["standard_gpus"], preemptible_gpus=entry["preemptible_gpus"]
             )
+        for entry in json.loads(meta.get("volumes", "[]")):
+            volume = SimVolume.model_validate(entry)
+            world.volumes.by_id[volume.volume_id] = volume
         if "now" in meta:
             world.now = float(meta["now"])
             return True
@@ -65,6 +69,7 @@ class Store:
             }
             for (region, gpu), c in world.capacity.items()
         ]
+        volumes = [v.model_dump(mode="json") for v in world.volumes.by_id.values()]
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -75,7 +80,11 @@ class Store:
             )
             db.executemany(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                [("now", repr(world.now)), ("capacity", json.dumps(capacity))],
+                [
+                    ("now", repr(world.now)),
+                    ("capacity", json.dumps(capacity)),
+                    ("volumes", json.dumps(volumes)),
+                ],
             )
         except BaseException:
             db.execute("ROLLBACK")

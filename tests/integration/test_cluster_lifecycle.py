@@ -21,6 +21,7 @@ from tests.pulumi_env import PulumiEnv, Secret
 from tests.sim import SimulatorProcess
 from tests.specs import CLUSTER_SPEC as BASE
 from together_api.client import TogetherClient
+from together_api.kubeconfig import decode_kube_config
 from together_api.wire import ClusterCreateRequest
 
 API_KEY = "sk-test-key-5f1e9c3a7b"
@@ -213,10 +214,12 @@ def test_state_holds_neither_api_key_nor_kubeconfig_in_plain_text(
     stack = _stack(pulumi_env, simulator, num_preemptible_gpus=8)
     cluster_id = stack.up().outputs["train_id"].value
     with _client(simulator) as client:
-        kube_config = client.get_cluster(cluster_id).kube_config
-    assert kube_config
+        wire_value = client.get_cluster(cluster_id).kube_config
+    kube_config = decode_kube_config(wire_value)  # Together sends base64; the output is YAML
+    assert kube_config and kube_config != wire_value
     state = json.dumps(pulumi_env.exported_state(pulumi_env.root / "projects" / "cluster"))
     assert API_KEY not in state
+    assert wire_value not in state
     assert kube_config not in state
     for line in kube_config.splitlines():
         if "token" in line:

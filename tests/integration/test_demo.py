@@ -12,10 +12,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.pulumi_env import REPO
 
 pytestmark = pytest.mark.engine
+TG = "CI=1 tg "
+"""`tg` as the README runs it; CI=1 only stops it installing shell completion into ~/.bashrc."""
 
 
 def _free_port() -> int:
@@ -89,13 +92,27 @@ def test_readme_walkthrough(project: Path) -> None:
         env
         + find_id
         + 'curl -s -H "Authorization: Bearer $TOGETHER_API_KEY" '
-        + '"$TOGETHER_BASE_URL/compute/clusters/$ID" | python3 -c '
+        + '"$TOGETHER_BASE_URL/v1/compute/clusters/$ID" | python3 -c '
         + "'import json,sys; c=json.load(sys.stdin); "
         + 'print(c["desired_preemptible_gpus"], c["allocated_preemptible_gpus"])\'',
     )
     desired, allocated = (int(n) for n in counts.stdout.split())
     assert desired == 24
     assert 0 <= allocated <= desired and allocated % 8 == 0
+    # Together's own CLI in the same shell: TOGETHER_BASE_URL is host-only, as `tg` expects.
+    retrieved = _run(
+        project,
+        env
+        + find_id
+        + TG
+        + 'clusters retrieve "$ID" --json | python3 -c '
+        + "'import json,sys; c=json.load(sys.stdin); "
+        + 'print(c["status"], c["desired_preemptible_gpus"])\'',
+    )
+    assert retrieved.stdout.split() == ["Ready", "24"]
+    _run(project, env + find_id + TG + 'clusters get-credentials "$ID" --file .demo/kubeconfig')
+    kubeconfig = yaml.safe_load((project / ".demo" / "kubeconfig").read_text())
+    assert kubeconfig["kind"] == "Config" and kubeconfig["clusters"]
     capacity = _run(
         project,
         env + 'curl -s -X PUT "$SIM/_sim/capacity" '
@@ -114,7 +131,7 @@ def test_readme_walkthrough(project: Path) -> None:
     _run(project, env + "pulumi config set --path clusters.train.numPreemptibleGpus 16")
     conversion = _run(project, env + "pulumi preview", check=False)
     assert conversion.returncode != 0
-    assert "cannot convert nodes between compute classes in place" in conversion.stdout
+    assert "refuses it as a safety policy" in conversion.stdout
 
     _run(project, env + "pulumi config set --path clusters.train.numGpus 0")
     zero = _run(project, env + "pulumi preview", check=False)

@@ -116,7 +116,7 @@ def test_conversion_is_blocked_with_the_providers_reason(previews: Any) -> None:
     (rejection,) = plan.rejections
     assert rejection.cluster == "train"
     assert rejection.message.startswith("cluster 'train': num_gpus 8 -> 16 with")
-    assert "cannot convert nodes between compute classes" in comment
+    assert "refuses it as a safety policy: capacity drops while the new nodes provision" in comment
     assert "| `train`" not in comment
 
 

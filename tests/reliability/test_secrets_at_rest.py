@@ -13,14 +13,15 @@ from tests.pulumi_env import PulumiEnv
 from tests.reliability.helpers import API_KEY
 from tests.sim import SimulatorProcess
 from tests.specs import CLUSTER_SPEC as BASE
+from together_api.kubeconfig import decode_kube_config
 
 FAST = {"time_scale": 600, "api_key": API_KEY}
 pytestmark = [pytest.mark.engine, pytest.mark.parametrize("simulator", [FAST], indirect=True)]
 
 
-def _secrets(kube_config: str) -> list[str]:
-    """The key, the whole kubeconfig, and each credential line's value on its own."""
-    values = [API_KEY, kube_config]
+def _secrets(wire_value: str, kube_config: str) -> list[str]:
+    """The key, the kubeconfig as sent (base64) and as YAML, and each credential on its own."""
+    values = [API_KEY, wire_value, kube_config]
     for line in kube_config.splitlines():
         key, _, value = line.strip().partition(": ")
         if key in ("token", "certificate-authority-data") and value:
@@ -47,8 +48,9 @@ def test_state_and_verbose_engine_logs_hold_no_plain_secret(
     )
     (cluster,) = live_clusters(simulator)
     assert cluster.kube_config
-    secrets = _secrets(cluster.kube_config)
-    assert len(secrets) == 4
+    kube_config = decode_kube_config(cluster.kube_config)
+    secrets = _secrets(cluster.kube_config, kube_config)
+    assert len(secrets) == 5
 
     logs = up.stdout + up.stderr
     assert "RegisterResource" in logs or "Configure" in logs, "verbose logging did not happen"
@@ -65,4 +67,4 @@ def test_state_and_verbose_engine_logs_hold_no_plain_secret(
         leaked = [str(p) for p, text in files.items() if secret in text]
         assert leaked == [], f"a secret is in plain text in {leaked}"
     # Still readable through Pulumi, so the test would notice a wrongly empty output.
-    assert stack.outputs()["train_kube_config"].value == cluster.kube_config
+    assert stack.outputs()["train_kube_config"].value == kube_config

@@ -167,8 +167,9 @@ def test_converting_standard_to_preemptible_gives_the_safe_path() -> None:
     assert failure.field == "num_gpus"
     assert failure.reason.startswith(
         "cluster 'train': num_gpus 16 -> 8 with num_preemptible_gpus 8 -> 16 converts standard "
-        "nodes to preemptible in one update; Together cannot convert nodes between compute "
-        "classes in place."
+        "nodes to preemptible in one update; Together would accept it (adding nodes of one class "
+        "while draining the other), but this provider refuses it as a safety policy: capacity "
+        "drops while the new nodes provision."
     )
     assert "Raise num_preemptible_gpus to 16 first, then lower num_gpus to 8" in failure.reason
     assert "change cluster_name" in failure.reason

@@ -2,72 +2,15 @@
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-with warnings.catch_warnings():  # starlette 1.x nags about httpx; the client still works
-    warnings.simplefilter("ignore")
-    from starlette.testclient import TestClient
-
+from tests.sim_app import BASE, KEY, REGION, Sim, TestClient
+from together_api.kubeconfig import decode_kube_config
 from together_api.wire import Cluster, ClusterList, ClusterStatus, RegionList
 from together_sim import SimulatorConfig, create_app
-
-KEY = "sim-key"
-REGION, GPU = "us-central-8", "H100_SXM"
-BASE: dict[str, Any] = {
-    "cluster_name": "train",
-    "region": REGION,
-    "gpu_type": GPU,
-    "num_gpus": 8,
-    "billing_type": "ON_DEMAND",
-    "cuda_version": "12.8",
-    "nvidia_driver_version": "570",
-}
-
-
-class Sim:
-    """A frozen-clock simulator plus tiny helpers, so tests read as steps."""
-
-    def __init__(self, state_dir: Path) -> None:
-        self.state_dir = state_dir
-        self.app = create_app(SimulatorConfig(state_dir=state_dir, time_scale=0, admin=True))
-        self.http = TestClient(self.app, headers={"Authorization": f"Bearer {KEY}"})
-
-    def create(self, **overrides: Any) -> Cluster:
-        response = self.http.post("/v1/compute/clusters", json={**BASE, **overrides})
-        assert response.status_code == 200, response.text
-        return Cluster.model_validate(response.json())
-
-    def get(self, cluster_id: str) -> Cluster:
-        response = self.http.get(f"/v1/compute/clusters/{cluster_id}")
-        assert response.status_code == 200, response.text
-        return Cluster.model_validate(response.json())
-
-    def put(self, cluster_id: str, body: dict[str, Any]) -> Any:
-        return self.http.put(f"/v1/compute/clusters/{cluster_id}", json=body)
-
-    def advance(self, seconds: float) -> None:
-        assert self.http.post("/_sim/clock/advance", json={"seconds": seconds}).status_code == 200
-
-    def ready(self, **overrides: Any) -> Cluster:
-        cluster = self.create(**overrides)
-        self.advance(360)
-        return self.get(cluster.cluster_id)
-
-    def capacity(self, **body: Any) -> None:
-        body = {"region": REGION, "gpu_type": GPU, **body}
-        assert self.http.put("/_sim/capacity", json=body).status_code == 200
-
-
-@pytest.fixture
-def sim(tmp_path: Path) -> Iterator[Sim]:
-    s = Sim(tmp_path / "state")
-    yield s
-    s.http.close()
 
 
 def preemptible(cluster: Cluster) -> list[str]:
@@ -98,7 +41,9 @@ def test_create_walks_through_provisioning_to_ready(sim: Sim) -> None:
     assert (ready.first_ready_at - ready.created_at).total_seconds() == pytest.approx(360)
     assert [n.node_id.startswith("gpu-dp-") for n in ready.gpu_worker_nodes] == [True]
     assert all(n.status == "Ready" for n in ready.gpu_worker_nodes)
-    assert "token: " in ready.kube_config and "kind: Config" in ready.kube_config
+    kube_config = decode_kube_config(ready.kube_config)  # base64 on the wire, as Together's
+    assert kube_config != ready.kube_config
+    assert "token: " in kube_config and "kind: Config" in kube_config
 
 
 def test_preemptible_fill_is_one_node_a_minute_and_stops_at_spare_capacity(sim: Sim) -> None:
@@ -206,7 +151,7 @@ def test_delete_shows_deleting_then_404(sim: Sim) -> None:
         ({"billing_type": "RESERVED"}, "duration_days"),
         ({"cuda_version": None, "nvidia_driver_version": None}, "cuda_version"),
         ({"nvidia_driver_version": "999"}, "nvidia_driver_version"),
-        ({"surprise": 1}, "surprise"),
+        ({"auto_scaled": "sometimes"}, "auto_scaled"),
     ],
 )
 def test_create_validation(sim: Sim, overrides: dict[str, Any], param: str | None) -> None:

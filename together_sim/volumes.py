@@ -1,0 +1,192 @@
+"""Shared volumes: create, resize, delete, and their binding to clusters. Pure: no HTTP, no I/O.
+
+Modelling choices (Together documents the endpoints and the status enum, not the timing):
+
+* A new volume is ``provisioning`` for ``Timings.volume_provisioning`` seconds, then
+  ``available``.
+* A cluster names a volume at create (``volume_id``, or an inline ``shared_volume`` that is
+  created with it); from then on the volume is *attached* to the cluster. It is ``bound`` once a
+  cluster that names it is Ready.
+* Deleting an attached volume is refused (409) for as long as the cluster exists, ``Deleting``
+  included. When the cluster is gone the volume is released; a volume left with no cluster is
+  deleted too unless it is ``is_lifecycle_independent`` (the SDK's docstring: "When true, the
+  shared volume is not deleted when the cluster is decommissioned"; the default is false).
+* Deleting is ``deleting`` for ``Timings.volume_deleting`` seconds, then the volume is gone (404).
+* Size only grows: Together documents shrinking as a support request.
+* The volume object carries what the SDK's ``ClusterStorage`` has (id, name, size, status) and
+  nothing else; the region and project are kept here, never rendered.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Final
+
+from pydantic import BaseModel, Field
+
+from together_api.wire import SharedVolume, VolumeCreateRequest, VolumeStatus, VolumeUpdateRequest
+from together_sim.catalogue import region_by_name
+from together_sim.errors import SimError
+
+__all__ = [
+    "DATACENTER_MISMATCH",
+    "SimVolume",
+    "Volumes",
+]
+
+DATACENTER_MISMATCH: Final = "Shared volume does not exist in the datacenter"
+"""Together's message when a ``volume_id`` lives in another region (quoted by its docs)."""
+
+
+class SimVolume(BaseModel):
+    volume_id: str
+    volume_name: str
+    size_tib: int
+    region: str
+    project_id: str
+    is_lifecycle_independent: bool = False
+    created_at: float
+    ready_at: float
+    attached_to: list[str] = Field(default_factory=list)
+    bound_to: list[str] = Field(default_factory=list)
+    deleting_since: float | None = None
+
+    def status(self, now: float) -> str:
+        if self.deleting_since is not None:
+            return VolumeStatus.DELETING
+        if now < self.ready_at:
+            return VolumeStatus.PROVISIONING
+        return VolumeStatus.BOUND if self.bound_to else VolumeStatus.AVAILABLE
+
+    def render(self, now: float) -> SharedVolume:
+        return SharedVolume(
+            volume_id=self.volume_id,
+            volume_name=self.volume_name,
+            size_tib=self.size_tib,
+            status=self.status(now),
+        )
+
+
+class Volumes:
+    """Every shared volume, keyed by id; the world owns one and calls it on cluster events."""
+
+    def __init__(self, provisioning: float, deleting: float) -> None:
+        self.by_id: dict[str, SimVolume] = {}
+        self._provisioning = provisioning
+        self._deleting = deleting
+
+    # ---------------------------------------------------------------- endpoints
+
+    def check_create(self, req: VolumeCreateRequest) -> None:
+        if region_by_name(req.region) is None:
+            raise SimError(400, f"unknown region {req.region!r}", param="region")
+        if req.size_tib < 1:
+            raise SimError(
+                400,
+                f"size_tib must be a whole number of TiB >= 1, got {req.size_tib}",
+                param="size_tib",
+            )
+        if not req.volume_name.strip():
+            raise SimError(400, "volume_name must not be empty", param="volume_name")
+
+    def create(self, req: VolumeCreateRequest, *, project_id: str, now: float) -> SimVolume:
+        self.check_create(req)
+        volume = SimVolume(
+            volume_id=f"vol-{uuid.uuid4().hex[:16]}",
+            volume_name=req.volume_name,
+            size_tib=req.size_tib,
+            region=req.region,
+            project_id=req.project_id or project_id,
+            is_lifecycle_independent=bool(req.is_lifecycle_independent),
+            created_at=now,
+            ready_at=now + self._provisioning,
+        )
+        self.by_id[volume.volume_id] = volume
+        return volume
+
+    def get(self, volume_id: str) -> SimVolume:
+        volume = self.by_id.get(volume_id)
+        if volume is None:
+            raise SimError(404, f"volume {volume_id} not found", param="volume_id")
+        return volume
+
+    def resize(self, req: VolumeUpdateRequest) -> SimVolume:
+        volume = self.get(req.volume_id)
+        if volume.deleting_since is not None:
+            raise SimError(400, f"volume {volume.volume_id} is being deleted", param="volume_id")
+        if req.size_tib is None or req.size_tib == volume.size_tib:
+            return volume
+        if req.size_tib < volume.size_tib:
+            raise SimError(
+                400,
+                f"size_tib {req.size_tib} is below the current {volume.size_tib} TiB; a volume "
+                "only grows (shrinking needs Together support)",
+                param="size_tib",
+            )
+        volume.size_tib = req.size_tib
+        return volume
+
+    def delete(self, volume_id: str, now: float) -> None:
+        volume = self.get(volume_id)
+        if volume.attached_to:
+            raise SimError(
+                409,
+                f"volume {volume_id} is attached to cluster(s) {', '.join(volume.attached_to)}; "
+                "delete the cluster(s) first",
+                param="volume_id",
+            )
+        if volume.deleting_since is None:
+            volume.deleting_since = now
+
+    # ---------------------------------------------------------- cluster events
+
+    def check_attachable(self, volume_id: str, region: str) -> SimVolume:
+        """The volume a cluster create names: it must exist, live in the region and be usable."""
+        volume = self.by_id.get(volume_id)
+        if volume is None:
+            raise SimError(400, f"shared volume {volume_id} does not exist", param="volume_id")
+        if volume.region != region:
+            raise SimError(
+                400,
+                f"{DATACENTER_MISMATCH}: volume {volume_id} is in {volume.region}, "
+                f"the cluster in {region}",
+                param="volume_id",
+            )
+        if volume.deleting_since is not None:
+            raise SimError(400, f"shared volume {volume_id} is being deleted", param="volume_id")
+        return volume
+
+    def attach(self, volume_id: str, cluster_id: str) -> None:
+        volume = self.by_id[volume_id]
+        if cluster_id not in volume.attached_to:
+            volume.attached_to.append(cluster_id)
+
+    def bind(self, volume_ids: list[str], cluster_id: str) -> None:
+        """The cluster is Ready: its volumes are bound."""
+        for volume_id in volume_ids:
+            volume = self.by_id.get(volume_id)
+            if volume is not None and cluster_id not in volume.bound_to:
+                volume.bound_to.append(cluster_id)
+
+    def release(self, volume_ids: list[str], cluster_id: str, now: float) -> None:
+        """The cluster is gone: unbind; a volume no cluster holds goes unless independent."""
+        for volume_id in volume_ids:
+            volume = self.by_id.get(volume_id)
+            if volume is None:
+                continue
+            volume.attached_to = [c for c in volume.attached_to if c != cluster_id]
+            volume.bound_to = [c for c in volume.bound_to if c != cluster_id]
+            if not volume.attached_to and not volume.is_lifecycle_independent:
+                volume.deleting_since = volume.deleting_since or now
+
+    def next_removal(self) -> tuple[float, str] | None:
+        """When the next deleting volume disappears, and which."""
+        due = [
+            (v.deleting_since + self._deleting, v.volume_id)
+            for v in self.by_id.values()
+            if v.deleting_since is not None
+        ]
+        return min(due) if due else None
+
+    def forget(self, volume_id: str) -> None:
+        self.by_id.pop(volume_id, None)
