@@ -2,12 +2,15 @@
 
 Run ``python -m together_sim --help``. It serves the real
 paths under ``/v1`` (``/compute/clusters``, ``/compute/clusters/{id}``,
-``/compute/regions``) with the JSON shapes of :mod:`together_api.wire`,
+``/compute/regions``, ``/compute/clusters/storage/volumes[/{id}]``) and ``/v3/whoami``
+with the JSON shapes of :mod:`together_api.wire` (checked against Together's own SDK),
 keeps its state in SQLite under ``--state-dir`` and models time with a
 virtual clock that tests move explicitly through ``POST /_sim/clock/advance``.
 
 Modules: ``catalogue`` (regions, drivers, capacity), ``model`` (pure
-lifecycle over the virtual clock), ``operations`` (create/update validation),
+lifecycle over the virtual clock), ``volumes`` (shared volumes and their binding),
+``requests`` (how bodies are read: known fields typed, unknown ones ignored),
+``errors``, ``operations`` (create/update validation),
 ``render`` (state -> wire JSON), ``store`` (SQLite), ``faults`` (injected
 faults, request log), ``runtime`` (ties them together), ``app`` (HTTP),
 ``__main__`` (CLI). The simulator imports nothing from the provider except

@@ -24,8 +24,14 @@ from together_sim.runtime import SimulatorConfig
 __all__ = ["main", "parse_args"]
 
 _EPILOG = """\
+API: /v1/compute/clusters[/{id}], /v1/compute/regions, /v1/compute/clusters/storage/volumes[/{id}]
+and /v3/whoami. Together's SDK and tg want the base URL without /v1 (they add it); ours takes both.
+Request bodies: unknown fields are ignored and named in X-Together-Sim-Ignored-Fields; null means
+"not given". kube_config is base64-encoded, as Together's is.
+
 errors: every error body is {"error": {"message", "type", "param", "code"}}; 401 for a
-missing or unknown bearer key, 409 "Out of stock" when standard capacity runs out.
+missing or unknown bearer key, 409 "Out of stock" when standard capacity runs out, 409 when
+deleting a shared volume a cluster still uses.
 
 admin endpoints (with --admin; no auth, never faulted, never in the request log):
   GET  /_sim/clock                       virtual time

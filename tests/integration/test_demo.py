@@ -113,6 +113,12 @@ def test_readme_walkthrough(project: Path) -> None:
     _run(project, env + find_id + TG + 'clusters get-credentials "$ID" --file .demo/kubeconfig')
     kubeconfig = yaml.safe_load((project / ".demo" / "kubeconfig").read_text())
     assert kubeconfig["kind"] == "Config" and kubeconfig["clusters"]
+    names = _run(
+        project,
+        env + "python3 -c 'import together; "
+        "print([c.cluster_name for c in together.Together().clusters.list().clusters])'",
+    )
+    assert "train" in names.stdout  # the Python SDK in the same shell: same host-only URL
     capacity = _run(
         project,
         env + 'curl -s -X PUT "$SIM/_sim/capacity" '

@@ -111,3 +111,18 @@ def test_error_body_accepts_both_shapes() -> None:
     assert (openai.text, openai.param) == ("bad", "region")
     grpc = ErrorBody.model_validate({"code": 9, "message": "Out of stock"})
     assert (grpc.text, grpc.param) == ("Out of stock", None)
+
+
+@pytest.mark.parametrize("reason", wire.LIFECYCLE_REASONS)
+def test_every_documented_lifecycle_reason_parses_and_only_reclaims_are_preemptions(
+    reason: str,
+) -> None:
+    event = NodeLifecycleEvent(node_id="n", reason=reason, timestamp="2026-01-01T00:00:00Z")
+    assert event.reason == reason
+    assert event.is_preemption == (reason in ("TogetherPreemptionNotified", "TogetherPreempted"))
+
+
+def test_node_name_marks_a_preemptible_node() -> None:
+    node = GpuWorkerNode(node_id="i-1", host_name="10.0.0.1", node_name="gpu-preemptible-dp-a-b")
+    assert node.is_preemptible
+    assert not GpuWorkerNode(node_id="i-2", node_name="gpu-dp-a-b").is_preemptible
