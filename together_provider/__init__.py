@@ -6,7 +6,9 @@ stack config and the PR preview can be imported without Pulumi's grpc and dill.
 
 Modules: `cluster_schema` (the Cluster field table), `schema` and `validators` (the table
 machinery), `rules` (what a change means), `lifecycle` (create/adopt/update/read/delete, no
-Pulumi), `provider` and `resource` (the dynamic-provider host), `stack_config`, `docs` (the
+Pulumi), `provider` and `resource` (the dynamic-provider host); the SharedVolume's
+`volume_schema`, `volume_rules`, `volume_lifecycle`, `volume_provider` and `volume_resource`
+likewise; `stack_config`, `docs` (the
 README tables), `preview` (PR comments), `kubernetes` and `workloads` (need the `[kubernetes]`
 extra). The simulator is the separate `together_sim` package (`[simulator]` extra).
 """
@@ -35,16 +37,22 @@ from together_api.errors import (
 
 if TYPE_CHECKING:
     from together_provider.resource import Cluster, ClusterArgs
+    from together_provider.volume_resource import SharedVolume, SharedVolumeArgs
 
 _LAZY = frozenset({"Cluster", "ClusterArgs"})
+_LAZY_VOLUME = frozenset({"SharedVolume", "SharedVolumeArgs"})
 
 
 def __getattr__(name: str) -> Any:
-    """`Cluster` and `ClusterArgs` on first use (PEP 562), so the import stays Pulumi-free."""
+    """The resources on first use (PEP 562), so the import stays Pulumi-free."""
     if name in _LAZY:
         from together_provider import resource
 
         return getattr(resource, name)
+    if name in _LAZY_VOLUME:
+        from together_provider import volume_resource
+
+        return getattr(volume_resource, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -63,6 +71,8 @@ __all__ = [
     "ProvisioningFailedError",
     "RateLimitedError",
     "ServerError",
+    "SharedVolume",
+    "SharedVolumeArgs",
     "SpecError",
     "TogetherError",
     "UnexpectedResponseError",

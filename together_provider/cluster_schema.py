@@ -122,8 +122,18 @@ class ClusterSpec:
     volume_id: str | None = input_field(
         REPLACE,
         f"the shared volume is attached at create; {NOT_UPDATABLE}",
-        "Shared volume to attach at create.",
+        "Shared volume to attach at create, e.g. a `SharedVolume`'s `volume_id`.",
         default=None,
+    )
+    volume_region: str | None = input_field(
+        LOCAL,
+        "never sent: only checked against `region`, so a volume of another region is rejected "
+        "at preview",
+        "The attached volume's region (a `SharedVolume`'s `region`); Together's volume object "
+        "has none, so the cluster learns it here.",
+        default=None,
+        wire=None,
+        config=False,
     )
     ready_timeout_seconds: float = input_field(
         LOCAL,
@@ -166,6 +176,10 @@ def _kube_config(cluster: Cluster) -> str:
     return decode_kube_config(cluster.kube_config, cluster_id=cluster.cluster_id)
 
 
+def _volume_name(cluster: Cluster) -> str:
+    return cluster.volumes[0].volume_name if cluster.volumes else ""
+
+
 def _control_plane_ready(cluster: Cluster) -> bool:
     return bool(cluster.control_plane_ready)
 
@@ -187,6 +201,11 @@ class ClusterOutputs:
         "The control plane answers.", source=_control_plane_ready
     )
     created_at: str = output_field("When Together created it (ISO 8601).", source=_created_at)
+    volume_name: str = output_field(
+        "The attached shared volume's name, which is also its PersistentVolume's name in the "
+        "cluster's Kubernetes (empty without a volume).",
+        source=_volume_name,
+    )
     preemption_events: list[dict[str, Any]] = output_field(
         f"The last {MAX_PREEMPTION_EVENTS} reclaim notices, oldest first.",
         source=preemption_events,

@@ -38,6 +38,7 @@ class ClusterArgs:
     duration_days: pulumi.Input[int] | None = None
     project_id: pulumi.Input[str] | None = None
     volume_id: pulumi.Input[str] | None = None
+    volume_region: pulumi.Input[str] | None = None
     ready_timeout_seconds: pulumi.Input[float] = 1800
     adopt_cluster_id: pulumi.Input[str] | None = None
 
@@ -64,7 +65,9 @@ class Cluster(Resource, module=TYPE_MODULE, name=TYPE_NAME):
     kube_config: pulumi.Output[str]
     control_plane_ready: pulumi.Output[bool]
     created_at: pulumi.Output[str]
+    volume_name: pulumi.Output[str]
     preemption_events: pulumi.Output[list[dict[str, str]]]
+    has_volume: bool
 
     def __init__(
         self,
@@ -85,3 +88,6 @@ class Cluster(Resource, module=TYPE_MODULE, name=TYPE_NAME):
             props,
             pulumi.ResourceOptions.merge(secret, opts),
         )
+        # Known when the program runs (even if the id is not): workloads mount the volume's
+        # PersistentVolume only on a cluster declared with one.
+        self.has_volume = args.volume_id is not None

@@ -167,6 +167,24 @@ def _class_conversion(new: ClusterDraft, old: ClusterDraft | None) -> str | None
     return None
 
 
+def _volume_region(new: ClusterDraft, _old: ClusterDraft | None) -> str | None:
+    """A volume is only reachable from its own region's datacenter."""
+    region, where = new.region, new.volume_region
+    if new.volume_id is None or where is None or Unknown.VALUE in (region, where):
+        return None
+    if where == region:
+        return None
+    volume = (
+        "the volume being created" if new.volume_id is Unknown.VALUE else f"volume {new.volume_id}"
+    )
+    return (
+        f"volume_region={where!r} differs from region={region!r}; Together attaches only a "
+        f"volume of the cluster's own region ('Shared volume does not exist in the datacenter'), "
+        f"so {volume} cannot be attached (put the volume in {region!r}, or the cluster in "
+        f"{where!r})"
+    )
+
+
 RULES: Final[tuple[Rule, ...]] = (
     Rule(
         "num_gpus",
@@ -204,6 +222,12 @@ RULES: Final[tuple[Rule, ...]] = (
         "`project_id` unset while `num_preemptible_gpus` > 0",
         "Together requires a project for a preemptible target",
         _preemptible_project,
+    ),
+    Rule(
+        "volume_region",
+        "`volume_region` (the attached volume's) differs from `region`",
+        "Together attaches only a volume of the cluster's own region",
+        _volume_region,
     ),
     Rule(
         "duration_days",

@@ -69,7 +69,7 @@ def test_every_input_field_has_exactly_one_policy() -> None:
 def test_policies_match_what_together_can_change_in_place() -> None:
     by_policy = {p: {n for n, fp in FIELD_POLICIES.items() if fp is p} for p in Policy}
     assert by_policy[Policy.IN_PLACE] == {"num_gpus", "num_preemptible_gpus"}
-    assert by_policy[Policy.LOCAL] == {"ready_timeout_seconds", "adopt_cluster_id"}
+    assert by_policy[Policy.LOCAL] == {"ready_timeout_seconds", "adopt_cluster_id", "volume_region"}
     assert by_policy[Policy.REPLACE] == set(REPLACE_FIELDS)
 
 

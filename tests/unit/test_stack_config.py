@@ -209,5 +209,5 @@ def test_project_values_keep_only_the_programs_namespace_and_parse_json() -> Non
 
 
 def test_the_config_keys_come_from_the_field_table() -> None:
-    assert dict(SETTINGS) == {f.config_key: f.name for f in CLUSTER.inputs}
+    assert dict(SETTINGS) == {f.config_key: f.name for f in CLUSTER.inputs if f.config_key}
     assert SETTINGS["numPreemptibleGpus"] == "num_preemptible_gpus"
