@@ -79,7 +79,7 @@ def through_engine(root: Path, repeats: int) -> list[dict[str, Any]]:
     rows = []
     with simulator(root, ENGINE_TIME_SCALE) as sim:
         declared: dict[str, Any] = {}
-        stack = cluster_stack(env, sim, declared)
+        stack = cluster_stack(env, sim, declared, exports=True)
         for i in range(repeats):
             declared[f"r{i}"] = dict(BASE)
             set_config(stack, "clusters", declared)
