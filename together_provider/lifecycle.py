@@ -28,6 +28,9 @@ The contract a host can rely on:
   the delete.
 - Errors: everything raised descends from `together_api.errors.TogetherError`; a bad spec is a
   `SpecError` naming the cluster, the field and the fix.
+- Schema: `together_provider.cluster_schema.CLUSTER` describes every property (`inputs` with
+  type, required/default, policy and description; `outputs` with `secret`), for a host that
+  publishes a package schema; `Plan.replaces` uses the same names.
 """
 
 from __future__ import annotations
