@@ -2,7 +2,10 @@
 on a stack of N do-nothing dynamic resources measured in the same run (so machine load hits both).
 
 Runs alternate (cluster, baseline) per repetition and report the median; the ratio is what the
-Cluster provider adds over the engine's own cost for N dynamic resources.
+Cluster provider adds over the engine's own cost for N dynamic resources. Both programs declare
+resources only; a third series previews the same clusters with seven stack exports each (what
+the test program has), and the stored state per resource is measured, to show where the
+per-cluster cost goes.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from bench.harness import (
     new_env,
     set_config,
     simulator,
+    state_bytes_per_resource,
     timed,
 )
 
@@ -38,7 +42,7 @@ def measure(root: Path, sizes: list[int], repeats: int) -> list[dict[str, Any]]:
             set_config(base, "count", n)
             setup = timed(stack.up)
             base.up()
-            times: dict[str, list[float]] = {k: [] for k in ("cp", "bp", "cu", "bu")}
+            times: dict[str, list[float]] = {k: [] for k in ("cp", "bp", "cu", "bu", "ep")}
             sim.reset_requests()
             for _ in range(repeats):
                 times["cp"].append(timed(stack.preview))
@@ -46,7 +50,14 @@ def measure(root: Path, sizes: list[int], repeats: int) -> list[dict[str, Any]]:
                 times["cu"].append(timed(stack.up))
                 times["bu"].append(timed(base.up))
             api_calls = len(sim.requests())
-            cp, bp, cu, bu = (median(times[k]) for k in ("cp", "bp", "cu", "bu"))
+            cluster_state = state_bytes_per_resource(env, stack, n)
+            set_config(stack, "exports", "true")
+            stack.up()
+            for _ in range(repeats):
+                times["ep"].append(timed(stack.preview))
+            set_config(stack, "exports", "false")
+            stack.up()
+            cp, bp, cu, bu, ep = (median(times[k]) for k in ("cp", "bp", "cu", "bu", "ep"))
             rows.append(
                 {
                     "n": n,
@@ -58,6 +69,9 @@ def measure(root: Path, sizes: list[int], repeats: int) -> list[dict[str, Any]]:
                     "baseline_noop_up_s": round(bu, 2),
                     "noop_up_ratio": round(cu / bu, 2),
                     "api_calls_during_preview_and_noop_up": api_calls,
+                    "preview_with_exports_s": round(ep, 2),
+                    "state_bytes_per_cluster": cluster_state,
+                    "state_bytes_per_baseline_resource": state_bytes_per_resource(env, base, n),
                     "setup_up_s": round(setup, 1),
                 }
             )

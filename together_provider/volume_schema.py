@@ -15,11 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from together_api.wire import Cluster, SharedVolume
 from together_provider import validators
 from together_provider.schema import Policy, Schema, input_field, output_field
+
+if TYPE_CHECKING:  # the live objects' types only; importing them would load pydantic in a preview
+    from together_api.wire import Cluster, SharedVolume
 
 REPLACE, IN_PLACE, LOCAL = Policy.REPLACE, Policy.IN_PLACE, Policy.LOCAL
 NOT_RESIZABLE: Final = "not in Together's resize request"
