@@ -33,7 +33,6 @@ from together_api.wire import Cluster, SharedVolume, VolumeCreateRequest
 from together_provider import volume_rules
 from together_provider.lifecycle import Applied, Checked, Observed, Say
 from together_provider.rules import Plan
-from together_provider.schema import is_unknown
 from together_provider.volume_schema import VOLUME, LiveVolume, VolumeSpec
 
 __all__ = ["NO_SECRETS", "VolumeLifecycle"]
@@ -68,10 +67,7 @@ class VolumeLifecycle:
 
     @staticmethod
     def check(olds: Mapping[str, Any], news: Mapping[str, Any]) -> Checked:
-        raw = news.get("volume_name")
-        name = raw if isinstance(raw, str) and not is_unknown(raw) else "(unnamed)"
-        inputs, failures = volume_rules.check_inputs(name, _inputs(news), _inputs(olds) or None)
-        return Checked(inputs, failures)
+        return Checked(*volume_rules.check_resource(olds, news))
 
     @staticmethod
     def diff(olds: Mapping[str, Any], news: Mapping[str, Any]) -> Plan:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pulumi.dynamic import (
     CheckFailure,
@@ -22,9 +22,11 @@ from pulumi.dynamic import (
     UpdateResult,
 )
 
-from together_api.client import TogetherClient
+from together_provider import volume_rules
 from together_provider.provider import CONFIG_API_KEY, CONFIG_BASE_URL, _say
-from together_provider.volume_lifecycle import VolumeLifecycle
+
+if TYPE_CHECKING:
+    from together_provider.volume_lifecycle import VolumeLifecycle
 
 
 class VolumeProvider(ResourceProvider):
@@ -40,7 +42,11 @@ class VolumeProvider(ResourceProvider):
     @contextmanager
     def _lifecycle(self) -> Iterator[VolumeLifecycle]:
         # One client per call, as for clusters: httpx clients cannot be pickled or shared
-        # between the hooks the host runs at once.
+        # between the hooks the host runs at once. Imported here: a preview (check and diff only)
+        # loads neither httpx nor pydantic.
+        from together_api.client import TogetherClient
+        from together_provider.volume_lifecycle import VolumeLifecycle
+
         client = TogetherClient(api_key=self._api_key, base_url=self._base_url)
         try:
             yield VolumeLifecycle(client, _say)
@@ -48,13 +54,11 @@ class VolumeProvider(ResourceProvider):
             client.close()
 
     def check(self, olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
-        checked = VolumeLifecycle.check(olds, news)
-        return CheckResult(
-            checked.inputs, [CheckFailure(f.field, f.reason) for f in checked.failures]
-        )
+        inputs, failures = volume_rules.check_resource(olds, news)
+        return CheckResult(inputs, [CheckFailure(f.field, f.reason) for f in failures])
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        plan = VolumeLifecycle.diff(olds, news)
+        plan = volume_rules.plan(olds, news)
         return DiffResult(
             changes=plan.has_changes,
             replaces=list(plan.replaces),

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from together_provider.rules import Plan
-from together_provider.schema import Draft, Failure, Policy, Unknown
+from together_provider.schema import Draft, Failure, Policy, Unknown, is_unknown
 from together_provider.volume_schema import VOLUME, VolumeSpec
 
 VolumeDraft = Draft[VolumeSpec]
@@ -102,6 +102,17 @@ def check_inputs(
     if failures:
         return {k: v for k, v in new.items() if not k.startswith("__")}, _prefixed(name, failures)
     return VOLUME.to_props(new_draft), []
+
+
+def check_resource(
+    olds: Mapping[str, Any], news: Mapping[str, Any]
+) -> tuple[dict[str, Any], list[Failure]]:
+    """A host's check: host keys (`__provider`) dropped, the volume named from `news`."""
+    new = {k: v for k, v in news.items() if not k.startswith("__")}
+    old = {k: v for k, v in olds.items() if not k.startswith("__")}
+    raw_name = new.get("volume_name")
+    name = raw_name if isinstance(raw_name, str) and not is_unknown(raw_name) else "(unnamed)"
+    return check_inputs(name, new, old or None)
 
 
 def _inputs_only(props: Mapping[str, Any] | None) -> dict[str, Any]:
