@@ -9,8 +9,13 @@ properties and checked by `rules.validate`, the same function the provider's `ch
 Config shape (project namespace, camelCase keys as Pulumi config usually has):
 
     defaults:   {region, gpuType, cudaVersion, nvidiaDriverVersion, projectId, ...}  # optional
+    volumes:                                      # optional: shared volumes for checkpoints
+      <key>:    {sizeTib, region?, projectId?, isLifecycleIndependent?, ...}
     clusters:
-      <name>:   {numGpus, numPreemptibleGpus, region?, gpuType?, ...}  # defaults fill the gaps
+      <name>:   {numGpus, numPreemptibleGpus, region?, gpuType?, volume?: <key>, ...}
+
+A volume takes `region` and `projectId` from `defaults` when it does not set them; a cluster's
+`volume` names a key of `volumes`, and is checked against it here (it exists, same region).
 """
 
 from __future__ import annotations
@@ -23,8 +28,10 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from together_api.errors import SpecError
-from together_provider import rules
+from together_provider import rules, volume_rules
 from together_provider.cluster_schema import CLUSTER
+from together_provider.schema import UNKNOWN
+from together_provider.volume_schema import VOLUME
 
 SETTINGS: Final[Mapping[str, str]] = CLUSTER.config_keys
 """Each cluster setting's config key (camelCase) -> its property, from the field table."""
@@ -37,6 +44,15 @@ every cluster would share them and two resources would manage, and delete, one c
 
 NAME_KEY: Final = next(f.config_key for f in CLUSTER.inputs if f.names_resource and f.config_key)
 
+VOLUME_SETTINGS: Final[Mapping[str, str]] = VOLUME.config_keys
+"""Each volume setting's config key -> its property, from the volume's field table."""
+
+VOLUME_KEY: Final = "volume"
+"""A cluster's setting naming a key of `volumes`: attaches that volume (its id and region)."""
+
+INHERITED_BY_VOLUMES: Final = frozenset({"region", "project_id"})
+"""Defaults a volume takes when it does not set them: where, and whose, its clusters are."""
+
 
 @dataclass(frozen=True)
 class StackConfig:
@@ -44,10 +60,21 @@ class StackConfig:
 
     defaults: dict[str, Any] = field(default_factory=dict)
     clusters: dict[str, dict[str, Any]] = field(default_factory=dict)
+    volumes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    cluster_volumes: dict[str, str] = field(default_factory=dict)
+    """Cluster name -> the key of the volume it attaches."""
 
     def cluster_props(self) -> dict[str, dict[str, Any]]:
         """Each cluster's provider properties, defaults applied."""
         return {name: {**self.defaults, **props} for name, props in self.clusters.items()}
+
+    def volume_props(self) -> dict[str, dict[str, Any]]:
+        """Each volume's provider properties, `region` and `projectId` defaults applied."""
+        return {name: {**_inherited(self.defaults), **p} for name, p in self.volumes.items()}
+
+
+def _inherited(defaults: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in defaults.items() if k in INHERITED_BY_VOLUMES}
 
 
 NAME_PATTERN: Final = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
@@ -68,7 +95,12 @@ class ConfigError(SpecError):
 
 
 def _settings(
-    prefix: str, raw: object, problems: list[str], *, shared: bool
+    prefix: str,
+    raw: object,
+    problems: list[str],
+    *,
+    shared: bool,
+    settings: Mapping[str, str] = SETTINGS,
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """One settings map as provider properties, and each misspelt key's likely meaning.
 
@@ -84,11 +116,11 @@ def _settings(
     meant: dict[str, str] = {}
     for key, value in raw.items():
         path = f"{prefix}.{key}"
-        if key not in SETTINGS:
-            close = difflib.get_close_matches(str(key), list(SETTINGS), n=1)
+        if key not in settings:
+            close = difflib.get_close_matches(str(key), list(settings), n=1)
             if close:
-                meant[SETTINGS[close[0]]] = str(key)
-            hint = f"did you mean {close[0]!r}?" if close else f"valid keys: {', '.join(SETTINGS)}"
+                meant[settings[close[0]]] = str(key)
+            hint = f"did you mean {close[0]!r}?" if close else f"valid keys: {', '.join(settings)}"
             problems.append(f"{path}: unknown key; {hint}")
         elif shared and key in PER_CLUSTER:
             problems.append(
@@ -97,11 +129,11 @@ def _settings(
                 f"clusters.<name>.{key}"
             )
         else:
-            props[SETTINGS[key]] = value
+            props[settings[key]] = value
     return props, meant
 
 
-PROJECT_KEYS: Final = ("clusters", "defaults", "pricesPerGpuHour")
+PROJECT_KEYS: Final = ("clusters", "volumes", "defaults", "pricesPerGpuHour")
 """The program's config keys; `pricesPerGpuHour` is read by the PR preview, not here. Pulumi
 accepts undeclared keys silently, so a typo such as `defualts` is caught here instead."""
 
@@ -164,7 +196,9 @@ def load(raw: Mapping[str, Any]) -> StackConfig:
         )
         raise ConfigError(problems)
     defaults, _ = _settings("defaults", raw.get("defaults"), problems, shared=True)
+    volumes = _volumes(raw.get("volumes"), defaults, problems)
     parsed: dict[str, dict[str, Any]] = {}
+    attached: dict[str, str] = {}
     seen: dict[tuple[str, object], str] = {}
     reported: set[str] = set()
     for name, settings_raw in clusters.items():
@@ -174,12 +208,31 @@ def load(raw: Mapping[str, Any]) -> StackConfig:
                 f"{prefix}: the cluster key must be lowercase letters, digits and '-', "
                 "starting with a letter"
             )
+        if isinstance(settings_raw, Mapping) and VOLUME_KEY in settings_raw:
+            settings_raw = dict(settings_raw)
+            volume_key = _attach(
+                prefix, settings_raw.pop(VOLUME_KEY), settings_raw, volumes, problems
+            )
+            if volume_key is not None:
+                attached[str(name)] = volume_key
         own, meant = _settings(prefix, settings_raw, problems, shared=False)
         parsed[str(name)] = own
         props = {"cluster_name": name, **defaults, **own}
+        if str(name) in attached:
+            # The id is only known once the volume exists; its region is known now.
+            volume = {**_inherited(defaults), **volumes[attached[str(name)]]}
+            props.update(volume_id=UNKNOWN, volume_region=volume.get("region"))
         for failure in rules.validate(str(name), props, None):
             if failure.field in meant:
                 continue  # a misspelt key was reported already; "required" would repeat it
+            if failure.field == "volume_region":
+                key = attached[str(name)]
+                problems.append(
+                    f"{prefix}.{VOLUME_KEY}: volume {key!r} is in {props['volume_region']!r} "
+                    f"but the cluster is in {props.get('region')!r}; Together attaches only a "
+                    "volume of the cluster's own region (put both in one region)"
+                )
+                continue
             path = _path(str(name), own, defaults, failure.field)
             reason = failure.reason.removeprefix(f"cluster {name!r}: ")
             if path.startswith("defaults.") and path in reported:
@@ -192,4 +245,70 @@ def load(raw: Mapping[str, Any]) -> StackConfig:
             _claim(seen, "adopted cluster", adopt, f"{prefix}.adoptClusterId", problems)
     if problems:
         raise ConfigError(problems)
-    return StackConfig(defaults=defaults, clusters=parsed)
+    return StackConfig(
+        defaults=defaults, clusters=parsed, volumes=volumes, cluster_volumes=attached
+    )
+
+
+def _volumes(
+    raw: object, defaults: Mapping[str, Any], problems: list[str]
+) -> dict[str, dict[str, Any]]:
+    """The `volumes` map: each volume checked completely by the volume rules."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        problems.append(
+            f"volumes: expected a map of volume key -> settings, got {type(raw).__name__}"
+        )
+        return {}
+    parsed: dict[str, dict[str, Any]] = {}
+    for name, settings_raw in raw.items():
+        prefix = f"volumes.{name}"
+        if not NAME_PATTERN.match(str(name)):
+            problems.append(
+                f"{prefix}: the volume key must be lowercase letters, digits and '-', "
+                "starting with a letter"
+            )
+        own, meant = _settings(
+            prefix, settings_raw, problems, shared=False, settings=VOLUME_SETTINGS
+        )
+        parsed[str(name)] = own
+        props = {"volume_name": name, **_inherited(defaults), **own}
+        for failure in volume_rules.validate(str(name), props, None):
+            if failure.field in meant:
+                continue
+            key = (
+                VOLUME.by_name[failure.field].config_key
+                if failure.field in VOLUME.by_name
+                else None
+            )
+            key = key or failure.field
+            where = "defaults" if failure.field not in own and failure.field in props else prefix
+            reason = failure.reason.removeprefix(f"volume {name!r}: ")
+            problems.append(f"{where}.{key}: {reason}")
+    return parsed
+
+
+def _attach(
+    prefix: str,
+    key: object,
+    settings: Mapping[str, Any],
+    volumes: Mapping[str, Any],
+    problems: list[str],
+) -> str | None:
+    """A cluster's `volume: <key>`: the key must name a volume, and not beside a `volumeId`."""
+    path = f"{prefix}.{VOLUME_KEY}"
+    if not isinstance(key, str) or key not in volumes:
+        known = ", ".join(volumes) or "none are declared"
+        problems.append(
+            f"{path}: {key!r} is not a key of `volumes` ({known}); declare it under "
+            f"volumes.{key} or name one of those"
+        )
+        return None
+    if "volumeId" in settings:
+        problems.append(
+            f"{path}: set either volume (a volume of this stack) or volumeId (an existing "
+            "volume's id), not both"
+        )
+        return None
+    return key
