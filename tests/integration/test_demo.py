@@ -64,10 +64,10 @@ def _demo_env(monkeypatch: pytest.MonkeyPatch, engine: Path) -> None:
 
 def test_demo_comes_up_then_changes_nothing_the_second_time(project: Path) -> None:
     first = _run(project, "bash scripts/demo.sh up")
-    assert "+ 2 created" in first.stdout
+    assert "+ 3 created" in first.stdout  # the stack, the checkpoint volume, the cluster
     assert '"status":"Ready"' in first.stdout
     second = _run(project, "bash scripts/demo.sh up")
-    assert "2 unchanged" in second.stdout
+    assert "3 unchanged" in second.stdout
 
 
 def test_readme_walkthrough(project: Path) -> None:
@@ -131,7 +131,7 @@ def test_readme_walkthrough(project: Path) -> None:
     )
     assert "gpu-preemptible" in reclaim.stdout
     refresh = _run(project, env + "pulumi refresh --yes")
-    assert "2 unchanged" in refresh.stdout
+    assert "3 unchanged" in refresh.stdout
 
     _run(project, env + "pulumi config set --path clusters.train.numGpus 16")
     _run(project, env + "pulumi config set --path clusters.train.numPreemptibleGpus 16")
