@@ -71,3 +71,8 @@ class SharedVolume(Resource, module=TYPE_MODULE, name=TYPE_NAME):
         props.setdefault("volume_name", resource_name)
         props.update(dict.fromkeys(VOLUME.output_names))
         super().__init__(VolumeProvider(), resource_name, props, opts)
+        # The id *is* Together's volume id. The engine keeps a resource's id known while it is
+        # previewed for an in-place update, but not its other outputs (a dynamic provider cannot
+        # preview), so a cluster given the `volume_id` output would preview as replaced every
+        # time its volume grows; the id is unknown only when the volume is created or replaced.
+        self.volume_id = self.id
