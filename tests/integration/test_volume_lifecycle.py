@@ -88,12 +88,13 @@ def test_a_volume_and_the_cluster_that_uses_it_in_one_up(
 def test_growing_a_volume_is_exactly_one_put(
     pulumi_env: PulumiEnv, simulator: SimulatorProcess
 ) -> None:
-    stack = _stack(pulumi_env, simulator, {"ckpt": CKPT})
+    stack = _stack(pulumi_env, simulator, {"ckpt": CKPT}, {"train": TRAIN})
     volume_id = stack.up().outputs["ckpt_volume_id"].value
-    _set(stack, {"ckpt": {**CKPT, "size_tib": 6}})
+    _set(stack, {"ckpt": {**CKPT, "size_tib": 6}}, {"train": TRAIN})
     simulator.reset_requests()
     result = stack.up()
-    assert result.summary.resource_changes == {"update": 1, "same": 1}
+    # The cluster that attaches it is untouched: no replacement, no call.
+    assert result.summary.resource_changes == {"update": 1, "same": 2}
     assert [(r["method"], r["path"], r["status"]) for r in simulator.requests()] == [
         ("PUT", VOLUMES_PATH, 200)
     ]
