@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import resource
 import statistics
 import time
 from collections.abc import Callable
@@ -94,6 +95,22 @@ def timed(fn: Callable[[], Any]) -> float:
     start = time.perf_counter()
     fn()
     return time.perf_counter() - start
+
+
+def timed_cpu(fn: Callable[[], Any]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one call that runs the CLI.
+
+    The CPU time is user + system of every process the call started and reaped (the CLI, the
+    language host, the program and the provider plugins): on a shared machine it moves far less
+    with the load than the wall time does.
+    """
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    fn()
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
 
 
 def median(values: list[float]) -> float:

@@ -73,6 +73,18 @@ def _scaling_reading(rows: list[dict[str, Any]]) -> list[str]:
         "or in the provider process). A no-op up adds "
         f"{up:.1f} ms per cluster against {base_up:.1f} ms per do-nothing resource.",
     ]
+    if "preview_cpu_s" in first:
+        cpu, base_cpu = _slope_ms(rows, "preview_cpu_s"), _slope_ms(rows, "baseline_preview_cpu_s")
+        worst_cpu = max(float(r["preview_cpu_ratio"]) for r in rows)
+        cpu_ratio = cpu / base_cpu if base_cpu > 0 else float("inf")
+        lines += [
+            "",
+            f"By CPU time (user + system of every process of the preview; steadier than wall "
+            f"time on a shared machine): <= {GOAL_RATIO}x at every N: "
+            f"{_verdict(worst_cpu <= GOAL_RATIO)} (worst {worst_cpu:.2f}x); slope "
+            f"{cpu:.1f} ms vs {base_cpu:.1f} ms CPU per resource ({cpu_ratio:.2f}x): "
+            f"{_verdict(cpu_ratio <= GOAL_RATIO)}.",
+        ]
     if "preview_with_exports_s" in first:
         exports = _slope_ms(rows, "preview_with_exports_s")
         lines += [
@@ -139,6 +151,9 @@ def markdown(report: dict[str, Any]) -> str:
             ("ratio", "noop_up_ratio"),
             ("API calls", "api_calls_during_preview_and_noop_up"),
             ("preview with exports (s)", "preview_with_exports_s"),
+            ("preview CPU (s)", "preview_cpu_s"),
+            ("baseline preview CPU (s)", "baseline_preview_cpu_s"),
+            ("CPU ratio", "preview_cpu_ratio"),
         ],
     )
     out += [

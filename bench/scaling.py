@@ -25,6 +25,7 @@ from bench.harness import (
     simulator,
     state_bytes_per_resource,
     timed,
+    timed_cpu,
 )
 
 TIME_SCALE = 3600  # provisioning 0.1 s, so growing the stack to 100 clusters stays bounded
@@ -42,11 +43,14 @@ def measure(root: Path, sizes: list[int], repeats: int) -> list[dict[str, Any]]:
             set_config(base, "count", n)
             setup = timed(stack.up)
             base.up()
-            times: dict[str, list[float]] = {k: [] for k in ("cp", "bp", "cu", "bu", "ep")}
+            keys = ("cp", "bp", "cu", "bu", "ep", "cp_cpu", "bp_cpu")
+            times: dict[str, list[float]] = {k: [] for k in keys}
             sim.reset_requests()
             for _ in range(repeats):
-                times["cp"].append(timed(stack.preview))
-                times["bp"].append(timed(base.preview))
+                for key, fn in (("cp", stack.preview), ("bp", base.preview)):
+                    wall, cpu = timed_cpu(fn)
+                    times[key].append(wall)
+                    times[f"{key}_cpu"].append(cpu)
                 times["cu"].append(timed(stack.up))
                 times["bu"].append(timed(base.up))
             api_calls = len(sim.requests())
@@ -57,7 +61,7 @@ def measure(root: Path, sizes: list[int], repeats: int) -> list[dict[str, Any]]:
                 times["ep"].append(timed(stack.preview))
             set_config(stack, "exports", "false")
             stack.up()
-            cp, bp, cu, bu, ep = (median(times[k]) for k in ("cp", "bp", "cu", "bu", "ep"))
+            cp, bp, cu, bu, ep, cp_cpu, bp_cpu = (median(times[k]) for k in keys)
             rows.append(
                 {
                     "n": n,
@@ -70,6 +74,9 @@ def measure(root: Path, sizes: list[int], repeats: int) -> list[dict[str, Any]]:
                     "noop_up_ratio": round(cu / bu, 2),
                     "api_calls_during_preview_and_noop_up": api_calls,
                     "preview_with_exports_s": round(ep, 2),
+                    "preview_cpu_s": round(cp_cpu, 2),
+                    "baseline_preview_cpu_s": round(bp_cpu, 2),
+                    "preview_cpu_ratio": round(cp_cpu / bp_cpu, 2),
                     "state_bytes_per_cluster": cluster_state,
                     "state_bytes_per_baseline_resource": state_bytes_per_resource(env, base, n),
                     "setup_up_s": round(setup, 1),
