@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import argparse
 import typing
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from together_provider.cluster_schema import CLUSTER
 from together_provider.fields import InputField, without_none
 from together_provider.rules import RULES
 from together_provider.schema import Schema
+from together_provider.volume_rules import RULES as VOLUME_RULES
+from together_provider.volume_schema import VOLUME
 
 POLICY_MARKERS: Final = (
     "<!-- rules-table:start (python -m together_provider.docs --write README.md) -->\n",
@@ -25,13 +28,28 @@ FIELDS_MARKERS: Final = (
     "<!-- fields-table:start (python -m together_provider.docs --write README.md) -->\n",
     "<!-- fields-table:end -->",
 )
+VOLUME_POLICY_MARKERS: Final = (
+    "<!-- volume-rules-table:start (python -m together_provider.docs --write README.md) -->\n",
+    "<!-- volume-rules-table:end -->",
+)
+VOLUME_FIELDS_MARKERS: Final = (
+    "<!-- volume-fields-table:start (python -m together_provider.docs --write README.md) -->\n",
+    "<!-- volume-fields-table:end -->",
+)
 
 
-def policy_table_markdown(schema: Schema[Any] = CLUSTER) -> str:
+class _Rule(Protocol):
+    @property
+    def when(self) -> str: ...
+    @property
+    def why(self) -> str: ...
+
+
+def policy_table_markdown(schema: Schema[Any] = CLUSTER, rules: Sequence[_Rule] = RULES) -> str:
     """What updates in place, replaces or is rejected: one row per field, then per rule."""
     rows = ["| Field | What happens | Why |", "|---|---|---|"]
     rows += [f"| `{f.name}` | {schema.policy_wording(f.policy)} | {f.why} |" for f in schema.inputs]
-    rows += [f"| {r.when} | rejected at check | {r.why} |" for r in RULES]
+    rows += [f"| {r.when} | rejected at check | {r.why} |" for r in rules]
     rows.append(
         "| any field of the wrong type, an unknown key or enum value, a negative count, a value "
         "out of range | rejected at check | reported with the valid values, never coerced |"
@@ -63,7 +81,7 @@ def fields_table_markdown(schema: Schema[Any] = CLUSTER) -> str:
     for f in schema.inputs:
         key = f"`{f.config_key}`" if f.config_key else "-"
         if f.per_resource and f.config_key:
-            key += " (per cluster)"
+            key += f" (per {schema.noun})"
         rows.append(
             f"| `{f.name}` | {key} | {_type_name(f.annotation)} | {_default(f)} | {f.doc} |"
         )
@@ -73,7 +91,20 @@ def fields_table_markdown(schema: Schema[Any] = CLUSTER) -> str:
     return "\n".join(rows) + "\n"
 
 
-TABLES: Final = ((POLICY_MARKERS, policy_table_markdown), (FIELDS_MARKERS, fields_table_markdown))
+def volume_policy_table_markdown() -> str:
+    return policy_table_markdown(VOLUME, VOLUME_RULES)
+
+
+def volume_fields_table_markdown() -> str:
+    return fields_table_markdown(VOLUME)
+
+
+TABLES: Final = (
+    (POLICY_MARKERS, policy_table_markdown),
+    (FIELDS_MARKERS, fields_table_markdown),
+    (VOLUME_POLICY_MARKERS, volume_policy_table_markdown),
+    (VOLUME_FIELDS_MARKERS, volume_fields_table_markdown),
+)
 
 
 def render_into(text: str) -> str:
@@ -91,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", type=Path, metavar="README", help="update this file in place")
     args = parser.parse_args(argv)
     if args.write is None:
-        print(policy_table_markdown() + "\n" + fields_table_markdown(), end="")
+        print("\n".join(render() for _, render in TABLES), end="")
         return 0
     args.write.write_text(render_into(args.write.read_text(encoding="utf-8")), encoding="utf-8")
     return 0

@@ -82,6 +82,16 @@ def test_readme_walkthrough(project: Path) -> None:
     up = _run(project, env + "pulumi up --yes")
     assert "1 updated" in up.stdout
 
+    # Step 1b: grow the checkpoint volume in place, then see a shrink refused at preview.
+    _run(project, env + "pulumi config set --path volumes.checkpoints.sizeTib 4")
+    grown = _run(project, env + "pulumi up --yes")
+    assert "1 updated" in grown.stdout and "2 unchanged" in grown.stdout
+    _run(project, env + "pulumi config set --path volumes.checkpoints.sizeTib 2")
+    shrink = _run(project, env + "pulumi preview", check=False)
+    assert shrink.returncode != 0
+    assert "volume 'checkpoints': size_tib 4 -> 2 would shrink the volume" in shrink.stdout
+    _run(project, env + "pulumi config set --path volumes.checkpoints.sizeTib 4")
+
     # Steps 2 and 3, with the README's own command lines.
     find_id = (
         "ID=$(pulumi stack output train --json | python3 -c "
