@@ -211,3 +211,57 @@ def test_project_values_keep_only_the_programs_namespace_and_parse_json() -> Non
 def test_the_config_keys_come_from_the_field_table() -> None:
     assert dict(SETTINGS) == {f.config_key: f.name for f in CLUSTER.inputs if f.config_key}
     assert SETTINGS["numPreemptibleGpus"] == "num_preemptible_gpus"
+
+
+# --- shared volumes -------------------------------------------------------------------------------
+
+
+def test_a_cluster_attaches_a_volume_of_the_stack_which_inherits_region_and_project() -> None:
+    stack = load(
+        {
+            "defaults": DEFAULTS,
+            "volumes": {"ckpt": {"sizeTib": 4}},
+            "clusters": {"train": {"numGpus": 8, "volume": "ckpt"}},
+        }
+    )
+    assert stack.volume_props() == {
+        "ckpt": {"region": "us-central-8", "project_id": "proj", "size_tib": 4}
+    }
+    assert stack.cluster_volumes == {"train": "ckpt"}
+    assert "volume" not in stack.cluster_props()["train"]
+
+
+def test_every_volume_problem_is_listed_at_once() -> None:
+    found = problems(
+        {
+            "defaults": DEFAULTS,
+            "volumes": {
+                "ckpt": {"sizeTib": 0},
+                "far": {"sizeTib": 1, "region": "us-west-2"},
+                "typo": {"sizeTb": 1},
+            },
+            "clusters": {
+                "train": {"numGpus": 8, "volume": "far"},
+                "eval": {"numGpus": 8, "volume": "nope"},
+                "both": {"numGpus": 8, "volume": "ckpt", "volumeId": "vol-1"},
+            },
+        }
+    )
+    assert found == [
+        "volumes.ckpt.sizeTib: size_tib=0 is below Together's minimum; a volume is at least 1 TiB "
+        "(size_tib >= 1)",
+        "volumes.typo.sizeTb: unknown key; did you mean 'sizeTib'?",
+        "clusters.train.volume: volume 'far' is in 'us-west-2' but the cluster is in "
+        "'us-central-8'; Together attaches only a volume of the cluster's own region (put both "
+        "in one region)",
+        "clusters.eval.volume: 'nope' is not a key of `volumes` (ckpt, far, typo); declare it "
+        "under volumes.nope or name one of those",
+        "clusters.both.volume: set either volume (a volume of this stack) or volumeId (an "
+        "existing volume's id), not both",
+    ]
+
+
+def test_the_dev_stack_trains_on_a_checkpoint_volume() -> None:
+    stack = load(stack_values(REPO / "stacks" / "Pulumi.dev.yaml"))
+    assert stack.cluster_volumes == {"train": "checkpoints"}
+    assert stack.volume_props()["checkpoints"]["region"] == stack.cluster_props()["train"]["region"]
