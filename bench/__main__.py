@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import api_calls, hooks, readiness, report, scaling
+from bench import api_calls, hooks, imports, readiness, registration, report, scaling
 from bench.harness import REPO
 
 OUT = Path(__file__).resolve().parent / "out"
@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     sizes = [1, 10] if args.quick else [1, 10, 50, 100]
-    repeats = 2 if args.quick else 3
+    repeats = 2 if args.quick else 5
     started = time.monotonic()
     result: dict[str, Any] = {
         "when": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -34,6 +34,10 @@ def main(argv: list[str] | None = None) -> int:
     }
     with tempfile.TemporaryDirectory(prefix="together-bench-") as tmp:
         root = Path(tmp)
+        print("imports of a preview ...", flush=True)
+        result["imports"] = imports.measure()
+        print("program-side registration ...", flush=True)
+        result["registration"] = registration.measure()
         print("check + diff in process ...", flush=True)
         result["hooks"] = hooks.measure(number=500 if args.quick else 2000)
         print("API calls per operation ...", flush=True)

@@ -22,6 +22,7 @@ import pydantic
 
 from together_api.errors import (
     ApiConnectionError,
+    ApiError,
     AuthenticationError,
     DeadlineExceededError,
     InvalidRequestError,
@@ -31,6 +32,7 @@ from together_api.errors import (
     RateLimitedError,
     ServerError,
     TogetherError,
+    UnexpectedResponseError,
     VolumeInUseError,
     VolumeNotAvailableError,
 )
@@ -61,6 +63,8 @@ API_KEY_FIX: Final = "set together:apiKey as a secret or TOGETHER_API_KEY"
 _VOLUMES: Final = "/compute/clusters/storage/volumes"
 RETRYABLE_STATUSES: Final = frozenset({408, 429, 500, 502, 503, 504})
 _NEVER_SENT: Final = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+_TRANSIENT: Final = (ServerError, RateLimitedError, ApiConnectionError)
+"""Errors a waiter's poll may skip: each already survived the request's own retries."""
 
 
 class _RetryableStatus(Exception):
@@ -80,7 +84,11 @@ def _normalise_base_url(url: str) -> str:
 
 
 def _retry_after(response: httpx.Response) -> float | None:
-    """Seconds from ``Retry-After`` (delta or HTTP date) or ``Retry-After-Ms``."""
+    """Seconds from ``Retry-After`` (delta or HTTP date) or ``Retry-After-Ms``.
+
+    A header that is neither (``soon``) counts as absent: the policy's own backoff applies, and
+    a server's typo never escapes as a ``ValueError``.
+    """
     millis = response.headers.get("retry-after-ms")
     if millis:
         try:
@@ -93,8 +101,12 @@ def _retry_after(response: httpx.Response) -> float | None:
     try:
         return float(value)
     except ValueError:
-        when = email.utils.parsedate_to_datetime(value) if value else None
-        return None if when is None else max(0.0, when.timestamp() - time.time())
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
 
 
 class TogetherClient:
@@ -136,6 +148,14 @@ class TogetherClient:
 
     def __repr__(self) -> str:
         return f"TogetherClient(base_url={self.base_url!r})"
+
+    def sleep(self, seconds: float) -> None:
+        """Wait on the client's own clock (fake in tests), e.g. between a caller's retries."""
+        self._sleep(seconds)
+
+    def clock(self) -> float:
+        """Now, on the clock the retry deadlines and waiters use."""
+        return self._clock()
 
     def close(self) -> None:
         self._http.close()
@@ -281,18 +301,24 @@ class TogetherClient:
         """
         deadline = self._clock() + timeout
         last_status: str | None = None
-        poll = 0
+        poll = failed = 0
         while True:
             try:
                 # `known` (e.g. the POST's answer) stands in for the first GET: one call fewer.
                 cluster = known if known is not None else self.get_cluster(cluster_id)
                 known = None
+                failed = 0
             except NotFoundError as exc:
                 raise ProvisioningFailedError(
                     f"cluster {cluster_id} disappeared while provisioning",
                     cluster_id=cluster_id,
                     cluster_status=last_status,
                 ) from exc
+            except _TRANSIENT as exc:
+                failed = self._skip_failed_poll(failed, exc, cluster_id)
+                self._wait_or_give_up(deadline, poll, cluster_id, last_status, "Ready")
+                poll += 1
+                continue
             if cluster.status != last_status:
                 last_status = cluster.status
                 log.info("cluster %s is %s", cluster_id, cluster.status)
@@ -322,13 +348,26 @@ class TogetherClient:
         poll = 0
         self._wait_or_give_up(deadline, poll, cluster_id, ClusterStatus.DELETING, "deleted")
         poll += 1
+        status: str | None = ClusterStatus.DELETING
+        failed = 0
         while True:
             try:
-                status: str | None = self.get_cluster(cluster_id).status
+                status = self.get_cluster(cluster_id).status
+                failed = 0
             except NotFoundError:
                 return
+            except _TRANSIENT as exc:
+                failed = self._skip_failed_poll(failed, exc, cluster_id)
             self._wait_or_give_up(deadline, poll, cluster_id, status, "deleted")
             poll += 1
+
+    def _skip_failed_poll(self, failed: int, exc: ApiError, cluster_id: str) -> int:
+        """Count a poll lost to a transient error; re-raise once too many failed in a row."""
+        failed += 1
+        if failed > self.retry.poll_failures:
+            raise exc
+        log.warning("cluster %s: poll failed (%s); polling on", cluster_id, exc.message)
+        return failed
 
     def _wait_or_give_up(
         self, deadline: float, poll: int, cluster_id: str, status: str | None, goal: str
@@ -410,7 +449,7 @@ class TogetherClient:
     def _redact(self, text: str) -> str:
         return text.replace(self._api_key, "***")
 
-    def _error(self, method: str, path: str, response: httpx.Response) -> TogetherError:
+    def _error(self, method: str, path: str, response: httpx.Response) -> ApiError:
         status = response.status_code
         server_message: str | None = None
         param: str | None = None
@@ -439,13 +478,13 @@ class TogetherClient:
             return RateLimitedError(message, status=status, retry_after=_retry_after(response))
         if status == 408 or status >= 500:
             return ServerError(message, status=status, fix="retry later")
-        return TogetherError(message, status=status)
+        return UnexpectedResponseError(message, status=status)
 
     def _parse(self, model: type[M], body: Any) -> M:
         try:
             return model.model_validate(body)
         except pydantic.ValidationError as exc:
-            raise TogetherError(
+            raise UnexpectedResponseError(
                 f"unexpected response from Together ({model.__name__}): {exc.error_count()} "
                 "field error(s)"
             ) from None

@@ -9,8 +9,13 @@ properties and checked by `rules.validate`, the same function the provider's `ch
 Config shape (project namespace, camelCase keys as Pulumi config usually has):
 
     defaults:   {region, gpuType, cudaVersion, nvidiaDriverVersion, projectId, ...}  # optional
+    volumes:                                      # optional: shared volumes for checkpoints
+      <key>:    {sizeTib, region?, projectId?, isLifecycleIndependent?, ...}
     clusters:
-      <name>:   {numGpus, numPreemptibleGpus, region?, gpuType?, ...}  # defaults fill the gaps
+      <name>:   {numGpus, numPreemptibleGpus, region?, gpuType?, volume?: <key>, ...}
+
+A volume takes `region` and `projectId` from `defaults` when it does not set them; a cluster's
+`volume` names a key of `volumes`, and is checked against it here (it exists, same region).
 """
 
 from __future__ import annotations
@@ -19,51 +24,57 @@ import difflib
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Final
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, ValidationError
-from pydantic.alias_generators import to_camel
-
 from together_api.errors import SpecError
-from together_provider import rules
+from together_provider import rules, volume_rules
+from together_provider.cluster_schema import CLUSTER
+from together_provider.schema import UNKNOWN
+from together_provider.volume_schema import VOLUME
+
+SETTINGS: Final[Mapping[str, str]] = CLUSTER.config_keys
+"""Each cluster setting's config key (camelCase) -> its property, from the field table."""
+
+PER_CLUSTER: Final[frozenset[str]] = frozenset(
+    f.config_key for f in CLUSTER.inputs if f.per_resource and f.config_key
+)
+"""Keys that identify one cluster (its name, the cluster it adopts): never in `defaults`, where
+every cluster would share them and two resources would manage, and delete, one cluster."""
+
+NAME_KEY: Final = next(f.config_key for f in CLUSTER.inputs if f.names_resource and f.config_key)
+
+VOLUME_SETTINGS: Final[Mapping[str, str]] = VOLUME.config_keys
+"""Each volume setting's config key -> its property, from the volume's field table."""
+
+VOLUME_KEY: Final = "volume"
+"""A cluster's setting naming a key of `volumes`: attaches that volume (its id and region)."""
+
+INHERITED_BY_VOLUMES: Final = frozenset({"region", "project_id"})
+"""Defaults a volume takes when it does not set them: where, and whose, its clusters are."""
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, extra="forbid", frozen=True)
+@dataclass(frozen=True)
+class StackConfig:
+    """The validated `clusters` + `defaults` of one stack, as provider properties (snake_case)."""
 
-
-class ClusterSettings(_Strict):
-    """Every setting of a cluster; all optional here because `defaults` may supply them."""
-
-    cluster_name: str | None = None
-    region: str | None = None
-    gpu_type: str | None = None
-    num_gpus: StrictInt | None = None
-    num_preemptible_gpus: StrictInt | None = None
-    cluster_type: str | None = None
-    billing_type: str | None = None
-    duration_days: StrictInt | None = None
-    cuda_version: str | None = None
-    nvidia_driver_version: str | None = None
-    project_id: str | None = None
-    volume_id: str | None = None
-    ready_timeout_seconds: StrictInt | StrictFloat | None = None
-    adopt_cluster_id: str | None = None
-
-
-class StackConfig(_Strict):
-    """The whole `clusters` + `defaults` config of one stack."""
-
-    defaults: ClusterSettings = Field(default_factory=ClusterSettings)
-    clusters: dict[str, ClusterSettings] = Field(min_length=1)
+    defaults: dict[str, Any] = field(default_factory=dict)
+    clusters: dict[str, dict[str, Any]] = field(default_factory=dict)
+    volumes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    cluster_volumes: dict[str, str] = field(default_factory=dict)
+    """Cluster name -> the key of the volume it attaches."""
 
     def cluster_props(self) -> dict[str, dict[str, Any]]:
-        """Each cluster's provider properties (snake_case), defaults applied."""
-        base = self.defaults.model_dump(exclude_none=True)
-        return {
-            name: {**base, **settings.model_dump(exclude_none=True)}
-            for name, settings in self.clusters.items()
-        }
+        """Each cluster's provider properties, defaults applied."""
+        return {name: {**self.defaults, **props} for name, props in self.clusters.items()}
+
+    def volume_props(self) -> dict[str, dict[str, Any]]:
+        """Each volume's provider properties, `region` and `projectId` defaults applied."""
+        return {name: {**_inherited(self.defaults), **p} for name, p in self.volumes.items()}
+
+
+def _inherited(defaults: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in defaults.items() if k in INHERITED_BY_VOLUMES}
 
 
 NAME_PATTERN: Final = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
@@ -83,34 +94,46 @@ class ConfigError(SpecError):
         )
 
 
-def _path(prefix: str, loc: tuple[int | str, ...]) -> str:
-    return ".".join([prefix, *(str(part) for part in loc)])
+def _settings(
+    prefix: str,
+    raw: object,
+    problems: list[str],
+    *,
+    shared: bool,
+    settings: Mapping[str, str] = SETTINGS,
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """One settings map as provider properties, and each misspelt key's likely meaning.
 
-
-def _pydantic_problems(prefix: str, error: ValidationError) -> list[str]:
-    problems = []
-    keys = [to_camel(f) for f in ClusterSettings.model_fields]
-    for item in error.errors():
-        path = _path(prefix, item["loc"])
-        if item["type"] == "extra_forbidden":
-            key = str(item["loc"][-1])
-            close = difflib.get_close_matches(key, keys, n=1)
-            hint = f"did you mean {close[0]!r}?" if close else f"valid keys: {', '.join(keys)}"
+    Only the keys are checked here; the values are the field table's job (`rules.validate`),
+    which reports every problem of a cluster at once with its own wording.
+    """
+    if raw is None:
+        return {}, {}
+    if not isinstance(raw, Mapping):
+        problems.append(f"{prefix}: expected a map of settings, got {type(raw).__name__}")
+        return {}, {}
+    props: dict[str, Any] = {}
+    meant: dict[str, str] = {}
+    for key, value in raw.items():
+        path = f"{prefix}.{key}"
+        if key not in settings:
+            close = difflib.get_close_matches(str(key), list(settings), n=1)
+            if close:
+                meant[settings[close[0]]] = str(key)
+            hint = f"did you mean {close[0]!r}?" if close else f"valid keys: {', '.join(settings)}"
             problems.append(f"{path}: unknown key; {hint}")
+        elif shared and key in PER_CLUSTER:
+            problems.append(
+                f"{path}: identifies one cluster, so it cannot be a default (every cluster would "
+                f"get the same one, and destroying either would delete it); set it under "
+                f"clusters.<name>.{key}"
+            )
         else:
-            problems.append(f"{path}: {item.get('input')!r} is invalid: {item['msg']}")
-    return problems
+            props[settings[key]] = value
+    return props, meant
 
 
-def _settings(prefix: str, raw: object, problems: list[str]) -> ClusterSettings | None:
-    try:
-        return ClusterSettings.model_validate(raw if raw is not None else {})
-    except ValidationError as error:
-        problems.extend(_pydantic_problems(prefix, error))
-        return None
-
-
-PROJECT_KEYS: Final = ("clusters", "defaults", "pricesPerGpuHour")
+PROJECT_KEYS: Final = ("clusters", "volumes", "defaults", "pricesPerGpuHour")
 """The program's config keys; `pricesPerGpuHour` is read by the PR preview, not here. Pulumi
 accepts undeclared keys silently, so a typo such as `defualts` is caught here instead."""
 
@@ -130,11 +153,33 @@ def project_values(project: str, config: Mapping[str, str]) -> dict[str, Any]:
     return values
 
 
+def _path(cluster: str, own: Mapping[str, Any], defaults: Mapping[str, Any], prop: str) -> str:
+    """Where a value came from: the cluster's own settings, else `defaults`."""
+    key = CLUSTER.by_name[prop].config_key if prop in CLUSTER.by_name else None
+    key = key or prop
+    if prop not in own and prop in defaults:
+        return f"defaults.{key}"
+    return f"clusters.{cluster}.{key}"
+
+
+def _claim(
+    seen: dict[tuple[str, object], str], what: str, value: object, path: str, problems: list[str]
+) -> None:
+    """Two clusters naming (or adopting) one Together cluster would both manage it."""
+    owner = seen.setdefault((what, value), path)
+    if owner != path:
+        problems.append(
+            f"{path}: {value!r} is also the {what} of {owner.rsplit('.', 1)[0]}; two resources "
+            "would manage one Together cluster, and destroying either deletes it (give each "
+            f"cluster its own {what})"
+        )
+
+
 def load(raw: Mapping[str, Any]) -> StackConfig:
     """Validate the program's config values; raise one `ConfigError` listing every problem.
 
-    Each cluster is validated on its own, so a type error in one does not hide a rule broken in
-    another.
+    Each cluster is validated on its own and completely, so a type error in one field hides
+    neither a rule broken in another field nor a problem in another cluster.
     """
     problems: list[str] = []
     for key in sorted(set(raw) - set(PROJECT_KEYS)):
@@ -150,9 +195,12 @@ def load(raw: Mapping[str, Any]) -> StackConfig:
             "`pulumi config set --path clusters.train.numGpus 8`"
         )
         raise ConfigError(problems)
-    defaults = _settings("defaults", raw.get("defaults"), problems)
-    base = defaults.model_dump(exclude_none=True) if defaults else {}
-    parsed: dict[str, ClusterSettings] = {}
+    defaults, _ = _settings("defaults", raw.get("defaults"), problems, shared=True)
+    volumes = _volumes(raw.get("volumes"), defaults, problems)
+    parsed: dict[str, dict[str, Any]] = {}
+    attached: dict[str, str] = {}
+    seen: dict[tuple[str, object], str] = {}
+    reported: set[str] = set()
     for name, settings_raw in clusters.items():
         prefix = f"clusters.{name}"
         if not NAME_PATTERN.match(str(name)):
@@ -160,14 +208,107 @@ def load(raw: Mapping[str, Any]) -> StackConfig:
                 f"{prefix}: the cluster key must be lowercase letters, digits and '-', "
                 "starting with a letter"
             )
-        settings = _settings(prefix, settings_raw, problems)
-        if settings is None:
-            continue
-        parsed[str(name)] = settings
-        props = {"cluster_name": name, **base, **settings.model_dump(exclude_none=True)}
+        if isinstance(settings_raw, Mapping) and VOLUME_KEY in settings_raw:
+            settings_raw = dict(settings_raw)
+            volume_key = _attach(
+                prefix, settings_raw.pop(VOLUME_KEY), settings_raw, volumes, problems
+            )
+            if volume_key is not None:
+                attached[str(name)] = volume_key
+        own, meant = _settings(prefix, settings_raw, problems, shared=False)
+        parsed[str(name)] = own
+        props = {"cluster_name": name, **defaults, **own}
+        if str(name) in attached:
+            # The id is only known once the volume exists; its region is known now.
+            volume = {**_inherited(defaults), **volumes[attached[str(name)]]}
+            props.update(volume_id=UNKNOWN, volume_region=volume.get("region"))
         for failure in rules.validate(str(name), props, None):
+            if failure.field in meant:
+                continue  # a misspelt key was reported already; "required" would repeat it
+            if failure.field == "volume_region":
+                key = attached[str(name)]
+                problems.append(
+                    f"{prefix}.{VOLUME_KEY}: volume {key!r} is in {props['volume_region']!r} "
+                    f"but the cluster is in {props.get('region')!r}; Together attaches only a "
+                    "volume of the cluster's own region (put both in one region)"
+                )
+                continue
+            path = _path(str(name), own, defaults, failure.field)
             reason = failure.reason.removeprefix(f"cluster {name!r}: ")
-            problems.append(f"{prefix}.{to_camel(failure.field)}: {reason}")
+            if path.startswith("defaults.") and path in reported:
+                continue  # a bad default is one problem, not one per cluster
+            reported.add(path)
+            problems.append(f"{path}: {reason}")
+        _claim(seen, "cluster name", props["cluster_name"], f"{prefix}.{NAME_KEY}", problems)
+        adopt = props.get("adopt_cluster_id")
+        if adopt:
+            _claim(seen, "adopted cluster", adopt, f"{prefix}.adoptClusterId", problems)
     if problems:
         raise ConfigError(problems)
-    return StackConfig(defaults=defaults or ClusterSettings(), clusters=parsed)
+    return StackConfig(
+        defaults=defaults, clusters=parsed, volumes=volumes, cluster_volumes=attached
+    )
+
+
+def _volumes(
+    raw: object, defaults: Mapping[str, Any], problems: list[str]
+) -> dict[str, dict[str, Any]]:
+    """The `volumes` map: each volume checked completely by the volume rules."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        problems.append(
+            f"volumes: expected a map of volume key -> settings, got {type(raw).__name__}"
+        )
+        return {}
+    parsed: dict[str, dict[str, Any]] = {}
+    for name, settings_raw in raw.items():
+        prefix = f"volumes.{name}"
+        if not NAME_PATTERN.match(str(name)):
+            problems.append(
+                f"{prefix}: the volume key must be lowercase letters, digits and '-', "
+                "starting with a letter"
+            )
+        own, meant = _settings(
+            prefix, settings_raw, problems, shared=False, settings=VOLUME_SETTINGS
+        )
+        parsed[str(name)] = own
+        props = {"volume_name": name, **_inherited(defaults), **own}
+        for failure in volume_rules.validate(str(name), props, None):
+            if failure.field in meant:
+                continue
+            key = (
+                VOLUME.by_name[failure.field].config_key
+                if failure.field in VOLUME.by_name
+                else None
+            )
+            key = key or failure.field
+            where = "defaults" if failure.field not in own and failure.field in props else prefix
+            reason = failure.reason.removeprefix(f"volume {name!r}: ")
+            problems.append(f"{where}.{key}: {reason}")
+    return parsed
+
+
+def _attach(
+    prefix: str,
+    key: object,
+    settings: Mapping[str, Any],
+    volumes: Mapping[str, Any],
+    problems: list[str],
+) -> str | None:
+    """A cluster's `volume: <key>`: the key must name a volume, and not beside a `volumeId`."""
+    path = f"{prefix}.{VOLUME_KEY}"
+    if not isinstance(key, str) or key not in volumes:
+        known = ", ".join(volumes) or "none are declared"
+        problems.append(
+            f"{path}: {key!r} is not a key of `volumes` ({known}); declare it under "
+            f"volumes.{key} or name one of those"
+        )
+        return None
+    if "volumeId" in settings:
+        problems.append(
+            f"{path}: set either volume (a volume of this stack) or volumeId (an existing "
+            "volume's id), not both"
+        )
+        return None
+    return key

@@ -36,6 +36,11 @@ __all__ = [
 class CheckpointingWorkerArgs:
     """A job array whose pods checkpoint to a shared volume and are requeued after a reclaim.
 
+    On a cluster declared with a shared volume (`ClusterArgs(volume_id=...)`) the checkpoint
+    claim binds to that volume's PersistentVolume, so checkpoints land on the volume and outlive
+    the cluster's nodes; otherwise a claim of ``checkpoint_size`` is provisioned from
+    ``checkpoint_storage_class``, or ``checkpoint_claim_name`` names an existing one.
+
     Each pod gets ``CHECKPOINT_DIR`` (resume from ``$CHECKPOINT_DIR/$JOB_COMPLETION_INDEX``) and
     ``DRAIN_WINDOW_SECONDS``: on SIGTERM it has that long to write a checkpoint and exit.
     ``pre_stop_command`` runs before SIGTERM and shares the same window.
@@ -86,7 +91,12 @@ class CheckpointingWorker(pulumi.ComponentResource):
                 "accessModes": ["ReadWriteMany"],  # every index of the array shares it
                 "resources": {"requests": {"storage": args.checkpoint_size}},
             }
-            if args.checkpoint_storage_class:
+            if getattr(args.cluster, "has_volume", False):
+                # Together exposes the cluster's shared volume as a static ReadWriteMany
+                # PersistentVolume named after the volume: bind to it, provision nothing.
+                claim_spec["storageClassName"] = ""
+                claim_spec["volumeName"] = args.cluster.volume_name
+            elif args.checkpoint_storage_class:
                 claim_spec["storageClassName"] = args.checkpoint_storage_class
             self.checkpoint_claim = k8s.core.v1.PersistentVolumeClaim(
                 f"{name}-checkpoints",

@@ -5,8 +5,12 @@ reclaims a node, its pods get SIGTERM and `DRAIN_WINDOW_SECONDS` (at most 300 s)
 checkpoint; the Job's pod failure policy then requeues the index without counting it against
 `backoffLimit`, so only real crashes can fail the sweep.
 
+The checkpoints go to a Together shared volume (`checkpointTib` TiB, default 2) attached to the
+cluster: the job's claim binds to the volume's PersistentVolume, so a checkpoint survives the
+node it was written from, and the volume outlives the cluster.
+
 Config: `projectId` (Together needs a project for a preemptible target) and, optionally,
-`cluster` (ClusterArgs fields, overriding the defaults below), `image`,
+`cluster` (ClusterArgs fields, overriding the defaults below), `checkpointTib`, `image`,
 `trials`, `parallelism`, `drainSeconds` and `renderYamlTo`, a
 directory to write the manifests to instead of applying them (no Kubernetes cluster needed).
 """
@@ -15,7 +19,7 @@ from typing import Any
 
 import pulumi
 
-from together_provider import Cluster, ClusterArgs
+from together_provider import Cluster, ClusterArgs, SharedVolume, SharedVolumeArgs
 from together_provider.kubernetes import cluster_provider
 from together_provider.workloads import CheckpointingWorker, CheckpointingWorkerArgs
 
@@ -30,8 +34,18 @@ CLUSTER_DEFAULTS: dict[str, Any] = {
 
 config = pulumi.Config()
 CLUSTER_DEFAULTS["project_id"] = config.get("projectId")  # needed for a preemptible target
+cluster_args = {**CLUSTER_DEFAULTS, **(config.get_object("cluster") or {})}
+checkpoints = SharedVolume(
+    "sweep-checkpoints",
+    SharedVolumeArgs(
+        region=cluster_args["region"],
+        size_tib=config.get_int("checkpointTib", 2),
+        project_id=cluster_args["project_id"],
+    ),
+)
 cluster = Cluster(
-    "sweep", ClusterArgs(**{**CLUSTER_DEFAULTS, **(config.get_object("cluster") or {})})
+    "sweep",
+    ClusterArgs(**cluster_args, volume_id=checkpoints.volume_id, volume_region=checkpoints.region),
 )
 provider = cluster_provider(
     "sweep-k8s", cluster, render_yaml_to_directory=config.get("renderYamlTo")
@@ -47,10 +61,11 @@ sweep = CheckpointingWorker(
         cluster=cluster,
         resources={"limits": {"nvidia.com/gpu": 8}},
         drain_seconds=config.get_int("drainSeconds", 300),
-        checkpoint_size="500Gi",
+        checkpoint_size="500Gi",  # the claim's request; the volume itself is checkpointTib
     ),
     opts=pulumi.ResourceOptions(provider=provider),
 )
 
 pulumi.export("cluster_id", cluster.cluster_id)
+pulumi.export("checkpoint_volume_id", checkpoints.volume_id)
 pulumi.export("job", sweep.job.metadata.name)

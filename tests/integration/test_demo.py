@@ -64,10 +64,10 @@ def _demo_env(monkeypatch: pytest.MonkeyPatch, engine: Path) -> None:
 
 def test_demo_comes_up_then_changes_nothing_the_second_time(project: Path) -> None:
     first = _run(project, "bash scripts/demo.sh up")
-    assert "+ 2 created" in first.stdout
+    assert "+ 3 created" in first.stdout  # the stack, the checkpoint volume, the cluster
     assert '"status":"Ready"' in first.stdout
     second = _run(project, "bash scripts/demo.sh up")
-    assert "2 unchanged" in second.stdout
+    assert "3 unchanged" in second.stdout
 
 
 def test_readme_walkthrough(project: Path) -> None:
@@ -81,6 +81,16 @@ def test_readme_walkthrough(project: Path) -> None:
 
     up = _run(project, env + "pulumi up --yes")
     assert "1 updated" in up.stdout
+
+    # Step 1b: grow the checkpoint volume in place, then see a shrink refused at preview.
+    _run(project, env + "pulumi config set --path volumes.checkpoints.sizeTib 4")
+    grown = _run(project, env + "pulumi up --yes")
+    assert "1 updated" in grown.stdout and "2 unchanged" in grown.stdout
+    _run(project, env + "pulumi config set --path volumes.checkpoints.sizeTib 2")
+    shrink = _run(project, env + "pulumi preview", check=False)
+    assert shrink.returncode != 0
+    assert "volume 'checkpoints': size_tib 4 -> 2 would shrink the volume" in shrink.stdout
+    _run(project, env + "pulumi config set --path volumes.checkpoints.sizeTib 4")
 
     # Steps 2 and 3, with the README's own command lines.
     find_id = (
@@ -131,7 +141,7 @@ def test_readme_walkthrough(project: Path) -> None:
     )
     assert "gpu-preemptible" in reclaim.stdout
     refresh = _run(project, env + "pulumi refresh --yes")
-    assert "2 unchanged" in refresh.stdout
+    assert "3 unchanged" in refresh.stdout
 
     _run(project, env + "pulumi config set --path clusters.train.numGpus 16")
     _run(project, env + "pulumi config set --path clusters.train.numPreemptibleGpus 16")

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from pulumi import automation as auto
 
-from tests.clusters import preview_error
+from tests.clusters import live_clusters, preview_error
 from tests.pulumi_env import REPO, PulumiEnv, Secret, k8s_plugin_bin
 from tests.sim import SimulatorProcess
 
@@ -144,8 +144,17 @@ def test_sweep_renders_a_checkpointing_job_array_on_preemptible_nodes(
     assert pod["volumes"] == [
         {"name": "checkpoints", "persistentVolumeClaim": {"claimName": "sweep-checkpoints"}}
     ]
+    # The claim binds to the shared volume's static PersistentVolume (named after the volume).
     claim = manifests[("PersistentVolumeClaim", "sweep-checkpoints")]["spec"]
+    assert claim["volumeName"] == "sweep-checkpoints"
+    assert claim["storageClassName"] == ""
+    assert claim["accessModes"] == ["ReadWriteMany"]
     assert claim["resources"]["requests"]["storage"] == "500Gi"
+    (cluster,) = live_clusters(simulator)
+    volume_id = stack.outputs()["checkpoint_volume_id"].value
+    assert [(v.volume_id, v.volume_name) for v in cluster.volumes] == [
+        (volume_id, "sweep-checkpoints")
+    ]
     assert not [kind for kind, _ in manifests if kind == "PodDisruptionBudget"]
 
 

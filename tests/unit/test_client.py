@@ -15,6 +15,7 @@ from tests.fake_time import FakeTime
 from together_api.client import TogetherClient
 from together_api.errors import (
     ApiConnectionError,
+    ApiError,
     AuthenticationError,
     DeadlineExceededError,
     InvalidRequestError,
@@ -24,6 +25,7 @@ from together_api.errors import (
     RateLimitedError,
     ServerError,
     TogetherError,
+    UnexpectedResponseError,
 )
 from together_api.retry import RetryPolicy
 from together_api.wire import Cluster, ClusterCreateRequest, ClusterUpdateRequest
@@ -161,12 +163,12 @@ def test_missing_key_says_how_to_fix_it(monkeypatch: pytest.MonkeyPatch) -> None
         (429, RateLimitedError),
         (500, ServerError),
         (503, ServerError),
-        (418, TogetherError),
+        (418, UnexpectedResponseError),
     ],
 )
 @pytest.mark.parametrize("shape", ["openai", "grpc"])
 def test_errors_map_by_status_and_carry_the_server_message(
-    make_client: Any, status: int, error_type: type[TogetherError], shape: str
+    make_client: Any, status: int, error_type: type[ApiError], shape: str
 ) -> None:
     message = f"server says {status}"
     body: dict[str, Any] = (
@@ -195,6 +197,25 @@ def test_retry_after_is_honoured(make_client: Any, fake_time: FakeTime) -> None:
     client = make_client(lambda r: next(responses))
     client.get_cluster("c-1")
     assert fake_time.sleeps == [7.0]
+
+
+@pytest.mark.parametrize("header", ["soon", "", "Tue, 99 Foo 2026", "1e999x"])
+def test_a_malformed_retry_after_falls_back_to_the_policy_backoff(
+    make_client: Any, fake_time: FakeTime, header: str
+) -> None:
+    responses = iter([httpx.Response(503, headers={"Retry-After": header}), ok(cluster_body())])
+    client = make_client(lambda r: next(responses))
+    assert client.get_cluster("c-1").is_ready  # no ValueError escapes: TogetherError is enough
+    assert len(fake_time.sleeps) == 1 and fake_time.sleeps[0] <= client.retry.backoff_cap(1)
+
+
+def test_a_malformed_retry_after_on_the_last_429_is_still_a_together_error(
+    make_client: Any,
+) -> None:
+    client = make_client(lambda r: httpx.Response(429, headers={"Retry-After": "soon"}), attempts=1)
+    with pytest.raises(RateLimitedError) as info:
+        client.get_cluster("c-1")
+    assert info.value.retry_after is None
 
 
 def test_retries_are_bounded_by_attempts(make_client: Any, fake_time: FakeTime) -> None:
@@ -440,3 +461,25 @@ def test_wait_until_deleted_waits_before_its_first_get(
     client = make_client(scripted([404]))
     client.wait_until_deleted("c-1", timeout=60)
     assert (client.requests_made, fake_time.sleeps) == (1, [1.0])
+
+
+def test_a_poll_lost_to_a_server_error_does_not_fail_the_wait(make_client: Any) -> None:
+    # attempts=1: each 503 is a ServerError at once, as after a spent retry policy.
+    client = make_client(
+        scripted([cluster_body("WaitingForSubnet"), 503, 503, cluster_body("Ready")]), attempts=1
+    )
+    assert client.wait_until_ready("c-1", timeout=600).is_ready
+    assert client.requests_made == 4
+
+
+def test_a_wait_gives_up_when_polls_keep_failing(make_client: Any) -> None:
+    client = make_client(scripted([cluster_body("WaitingForSubnet"), 503]), attempts=1)
+    with pytest.raises(ServerError):
+        client.wait_until_ready("c-1", timeout=600)
+    assert client.requests_made == 1 + client.retry.poll_failures + 1
+
+
+def test_a_delete_wait_skips_a_lost_poll(make_client: Any) -> None:
+    client = make_client(scripted([cluster_body("Deleting"), 502, 404]), attempts=1)
+    client.wait_until_deleted("c-1", timeout=300)
+    assert client.requests_made == 3

@@ -61,3 +61,37 @@ def test_importing_the_api_layer_loads_no_pulumi() -> None:
 def test_importing_the_simulator_loads_no_pulumi_and_no_provider() -> None:
     loaded = _loaded_after("import together_sim.app")
     assert {"pulumi", "grpc", "dill", "together_provider"} & loaded == set()
+
+
+def test_the_provider_package_and_its_pulumi_free_modules_load_no_pulumi() -> None:
+    # `Cluster` and `ClusterArgs` load on first use; everything a native host or the PR preview
+    # needs (field table, rules, lifecycle, stack config, preview) stays free of grpc and dill.
+    loaded = _loaded_after(
+        "import together_provider, together_provider.lifecycle, together_provider.rules, "
+        "together_provider.stack_config, together_provider.preview, together_provider.docs"
+    )
+    assert {"pulumi", "grpc", "dill", "together_sim", "pulumi_kubernetes"} & loaded == set()
+
+
+def test_the_lazy_public_names_still_resolve() -> None:
+    import together_provider
+
+    assert together_provider.Cluster.__name__ == "Cluster"
+    assert together_provider.ClusterArgs.__name__ == "ClusterArgs"
+    with pytest.raises(AttributeError):
+        _ = together_provider.Nope
+
+
+def test_a_preview_loads_neither_pydantic_nor_httpx() -> None:
+    # What a preview runs: the program declares Clusters, the provider checks and diffs them.
+    # Apply paths (create, update, read, delete) load the API client on first use.
+    loaded = _loaded_after(
+        "from together_provider import Cluster, ClusterArgs\n"
+        "from together_provider.provider import ClusterProvider\n"
+        "p = ClusterProvider()\n"
+        "news = dict(cluster_name='t', region='r', gpu_type='H100_SXM', num_gpus=8.0,\n"
+        "            cuda_version='12.8', nvidia_driver_version='570')\n"
+        "assert not p.check({}, news).failures\n"
+        "assert not p.diff('c-1', news, news).changes"
+    )
+    assert {"pydantic", "pydantic_core", "httpx"} & loaded == set()

@@ -2,72 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import httpx
 import pytest
 from pulumi.output import Unknown
 from pytest_mock import MockerFixture
 
+from tests.fake_api import CLUSTERS, ONE, SPEC, FakeApi, cluster, reply
+from together_api import client as client_module
 from together_api.client import TogetherClient
 from together_api.errors import ProvisioningFailedError, SpecError
-from together_provider import provider as provider_module
 from together_provider.provider import ClusterProvider
-
-SPEC: dict[str, Any] = {
-    "cluster_name": "train",
-    "region": "us-central-8",
-    "gpu_type": "H100_SXM",
-    "num_gpus": 8.0,  # the engine sends every number as a float
-    "num_preemptible_gpus": 16.0,
-    "cuda_version": "12.8",
-    "nvidia_driver_version": "570",
-    "project_id": "proj",
-}
-
-
-def cluster(status: str = "Ready", **fields: Any) -> dict[str, Any]:
-    return {
-        "cluster_id": "c-1",
-        "cluster_name": "train",
-        "status": status,
-        "num_gpus": 8,
-        "desired_preemptible_gpus": 16,
-        "allocated_preemptible_gpus": 8,
-        "project_id": "proj",
-        "region": "us-central-8",
-        "gpu_type": "H100_SXM",
-        "kube_config": "apiVersion: v1\n",
-        **fields,
-    }
-
-
-Answer = Callable[[], httpx.Response]
-
-
-class FakeApi:
-    """Answers from a script keyed by (method, path), the last answer repeating; records every
-    request. Unscripted routes answer 404."""
-
-    def __init__(self) -> None:
-        self.routes: dict[tuple[str, str], list[Answer]] = {}
-        self.seen: list[tuple[str, str]] = []
-
-    def on(self, method: str, path: str, *answers: Answer) -> None:
-        self.routes.setdefault((method, path), []).extend(answers)
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        key = (request.method, request.url.path)
-        self.seen.append(key)
-        answers = self.routes.get(key)
-        if not answers:
-            return httpx.Response(404, json={"error": {"message": "not found"}})
-        return (answers.pop(0) if len(answers) > 1 else answers[0])()
-
-
-def reply(status: int, body: Any) -> Answer:
-    return lambda: httpx.Response(status, json=body)
 
 
 @pytest.fixture
@@ -82,12 +26,8 @@ def api(mocker: MockerFixture) -> FakeApi:
             sleep=lambda _: None,
         )
 
-    mocker.patch.object(provider_module, "TogetherClient", side_effect=client)
+    mocker.patch.object(client_module, "TogetherClient", side_effect=client)
     return fake
-
-
-CLUSTERS = "/v1/compute/clusters"
-ONE = "/v1/compute/clusters/c-1"
 
 
 def test_check_turns_float_counts_into_ints() -> None:

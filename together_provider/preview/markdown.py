@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 
 from together_provider.preview.plan import Action, ClusterChange, Outcome, Sizing, StackPlan
 from together_provider.preview.prices import PREEMPTIBLE_PRICE_FACTOR
+from together_provider.preview.volumes import rate_note, volume_loss, volume_notes, volume_table
 
 HOURS_PER_MONTH = 730
 MARKER = "<!-- together-gpu-clusters-preview stack={stack} -->"
@@ -138,6 +139,8 @@ def _notes(plan: StackPlan) -> list[str]:
         f"Preemptible GPUs are priced at {PREEMPTIBLE_PRICE_FACTOR:.0%} of the on-demand rate; "
         "costs assume the preemptible target is filled (Together bills only allocated GPUs).",
     ]
+    if plan.volumes:
+        notes.append(rate_note(plan.prices.storage_per_tib_month, plan.prices.source_label))
     if not plan.lists_unchanged:
         notes.append(
             "Unchanged clusters are listed only when the preview runs with `--show-sames`."
@@ -169,11 +172,17 @@ def render_stack(plan: StackPlan, approval_label: str) -> str:
             "other clusters' changes may be missing.",
             "",
         ]
-    lost = [c for c in plan.clusters if c.action in (Action.REPLACE, Action.DELETE)]
-    if lost:
+    destructive = frozenset({Action.REPLACE, Action.DELETE})
+    lost = [c for c in plan.clusters if c.action in destructive]
+    lost_volumes = [v for v in plan.volumes if v.action in destructive]
+    if lost or lost_volumes:
         lines += ["> [!WARNING]", f"> **Needs the `{approval_label}` label before it is applied.**"]
         lines += [f"> - {_loss(c)}" for c in lost]
+        lines += [f"> - {volume_loss(v)}" for v in lost_volumes]
         lines.append("")
+    left = volume_notes(plan.volumes, plan.clusters, destructive, plan.prices.storage_per_tib_month)
+    if left:
+        lines += ["> [!NOTE]", *(f"> - {note}" for note in left), ""]
     if plan.clusters:
         lines += [
             "| Cluster | Action | GPU type | Standard GPUs | Preemptible target | "
@@ -186,7 +195,9 @@ def render_stack(plan: StackPlan, approval_label: str) -> str:
         if fields:
             lines += ["Changed fields:", *fields, ""]
         lines += [_totals(plan), ""]
-    elif not (plan.rejections or plan.errors):
+    if plan.volumes:
+        lines += volume_table(plan.volumes, destructive)
+    if not plan.clusters and not plan.volumes and not (plan.rejections or plan.errors):
         lines += ["No Together cluster changes.", ""]
     lines.append("<sub>" + "<br>\n".join(_notes(plan)) + "</sub>")
     return "\n".join(lines) + "\n"

@@ -21,14 +21,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from together_provider import rules
+from together_provider.cluster_schema import CLUSTER_TYPE
 from together_provider.preview.prices import (
     PreviewInputError,
     PriceTable,
     hourly_cost,
     stack_overrides,
 )
-from together_provider.resource import CLUSTER_TYPE
-from together_provider.spec import UNKNOWN
+from together_provider.preview.volumes import VolumeChange, volume_change
+from together_provider.schema import UNKNOWN
+from together_provider.volume_schema import VOLUME_TYPE
 
 _REPLACE_OPS: Final = frozenset({"replace", "create-replacement", "delete-replaced"})
 _MONITOR_NOISE: Final = "Resource monitor has terminated"
@@ -101,6 +104,8 @@ class ClusterChange:
     delete_first: bool
     old_cost: float | None
     new_cost: float | None
+    volume_id: str | None = None
+    """The shared volume the cluster had attached (its old inputs), if known."""
 
 
 @dataclass(frozen=True)
@@ -121,13 +126,14 @@ class StackPlan:
     errors: tuple[str, ...]
     change_summary: Mapping[str, int]
     prices: PriceTable
+    volumes: tuple[VolumeChange, ...] = ()
 
     @property
     def outcome(self) -> Outcome:
         """Blocked beats replacement beats changes; other resources count through the summary."""
         if self.rejections or self.errors:
             return Outcome.BLOCKED
-        actions = {c.action for c in self.clusters}
+        actions = {c.action for c in self.clusters} | {v.action for v in self.volumes}
         ops = {op for op, count in self.change_summary.items() if count}
         if actions & {Action.REPLACE, Action.DELETE} or ops & (_REPLACE_OPS | {"delete"}):
             return Outcome.REPLACEMENT
@@ -137,7 +143,8 @@ class StackPlan:
 
     @property
     def lists_unchanged(self) -> bool:
-        return any(c.action is Action.SAME for c in self.clusters)
+        changes: list[ClusterChange | VolumeChange] = [*self.clusters, *self.volumes]
+        return any(c.action is Action.SAME for c in changes)
 
 
 def _parse_urn(urn: str) -> tuple[str, str, str, str] | None:
@@ -204,14 +211,10 @@ def _field_changes(
     )
 
 
-def _cluster(
-    name: str, steps: Sequence[dict[str, Any]], prices: PriceTable, where: str
-) -> ClusterChange:
-    """Merge one cluster's steps into one change.
-
-    A replacement may print three steps; `preview --refresh` prints a `refresh` step first, whose
-    states are the stored and the live ones, so the states come from the other steps.
-    """
+def _merge(
+    steps: Sequence[dict[str, Any]],
+) -> tuple[list[str], Action, Any, Any, tuple[str, ...]]:
+    """One resource's steps as (ops, action, old state, new state, replace reasons)."""
     ops = [str(step["op"]) for step in steps]
     actions = {_ACTIONS.get(op, Action.OTHER) for op in ops}
     action = next(a for a in Action if a in actions)
@@ -223,11 +226,29 @@ def _cluster(
     if action is Action.CREATE:
         old_state = None
     reasons = tuple(dict.fromkeys(str(r) for s in steps for r in (s.get("replaceReasons") or [])))
+    return ops, action, old_state, new_state, reasons
+
+
+def _volume(name: str, steps: Sequence[dict[str, Any]], prices: PriceTable) -> VolumeChange:
+    _ops, action, old_state, new_state, reasons = _merge(steps)
+    if action is Action.SAME:
+        new_state = old_state
+    return volume_change(name, action, old_state, new_state, reasons, prices.storage_per_tib_month)
+
+
+def _cluster(
+    name: str, steps: Sequence[dict[str, Any]], prices: PriceTable, where: str
+) -> ClusterChange:
+    """Merge one cluster's steps into one change.
+
+    A replacement may print three steps; `preview --refresh` prints a `refresh` step first, whose
+    states are the stored and the live ones, so the states come from the other steps.
+    """
+    ops, action, old_state, new_state, reasons = _merge(steps)
     old, new = _sizing(old_state), _sizing(new_state)
+    old_inputs, new_inputs = _props(old_state, "inputs"), _props(new_state, "inputs")
     if action is Action.SAME:
         new = old
-    old_name = _props(old_state, "inputs").get("cluster_name")
-    new_name = _props(new_state, "inputs").get("cluster_name")
     return ClusterChange(
         name=name,
         action=action,
@@ -239,9 +260,11 @@ def _cluster(
         if action in (Action.CREATE, Action.DELETE)
         else _field_changes(old_state, new_state, reasons),
         replace_reasons=reasons,
-        delete_first=action is Action.REPLACE and old_name == new_name,
+        delete_first=action is Action.REPLACE
+        and rules.replacement_deletes_first(old_inputs, new_inputs),
         old_cost=_cost(old, prices, where),
         new_cost=_cost(new, prices, where),
+        volume_id=_known_str(old_inputs.get("volume_id")),
     )
 
 
@@ -286,6 +309,7 @@ def build_plan(
     project = parsed[0][1] if parsed else None
 
     by_cluster: dict[str, list[dict[str, Any]]] = {}
+    by_volume: dict[str, list[dict[str, Any]]] = {}
     for step in steps:
         if not isinstance(step.get("op"), str) or not isinstance(step.get("urn"), str):
             raise PreviewInputError(
@@ -294,6 +318,8 @@ def build_plan(
         urn = _parse_urn(step["urn"])
         if urn and urn[2] == CLUSTER_TYPE:
             by_cluster.setdefault(urn[3], []).append(step)
+        elif urn and urn[2] == VOLUME_TYPE:
+            by_volume.setdefault(urn[3], []).append(step)
 
     rejections: list[Rejection] = []
     errors: list[str] = []
@@ -302,7 +328,7 @@ def build_plan(
             continue
         urn = _parse_urn(str(diagnostic.get("urn") or ""))
         message = _diagnostic_message(str(diagnostic.get("message", "")))
-        if urn and urn[2] == CLUSTER_TYPE:
+        if urn and urn[2] in (CLUSTER_TYPE, VOLUME_TYPE):
             rejections.append(Rejection(urn[3], message))
         else:
             errors.append(message)
@@ -310,7 +336,7 @@ def build_plan(
         errors = [e for e in errors if _MONITOR_NOISE not in e]
 
     has_clusters_config = project is not None and f"{project}:clusters" in config
-    if not by_cluster and not rejections and not has_clusters_config:
+    if not by_cluster and not by_volume and not rejections and not has_clusters_config:
         raise PreviewInputError(
             source,
             f"no Together cluster in this preview: no step of type {CLUSTER_TYPE} and no "
@@ -328,4 +354,5 @@ def build_plan(
         errors=tuple(errors),
         change_summary={str(k): v for k, v in summary.items() if isinstance(v, int)},
         prices=table,
+        volumes=tuple(_volume(n, s, table) for n, s in by_volume.items()),
     )

@@ -15,18 +15,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from together_api.errors import TogetherError
+from together_api.errors import InputError
 from together_api.wire import GPU_TYPES
 
 DEFAULT_PRICES_FILE: Final = Path(__file__).with_name("prices.json")
 PREEMPTIBLE_PRICE_FACTOR: Final = 0.5
 """Preemptible GPUs bill at a flat 50% of the on-demand rate (not a spot market)."""
 
+STORAGE_KEY: Final = "storage_usd_per_tib_month"
+"""The price file's shared-volume storage rate (optional)."""
+
 PRICES_CONFIG_KEY: Final = "pricesPerGpuHour"
 """Stack config key (in the project namespace) holding per-stack rate overrides."""
 
 
-class PreviewInputError(TogetherError):
+class PreviewInputError(InputError):
     """The preview JSON or a price table cannot be used; `source` names the file (or stdin)."""
 
     def __init__(self, source: str, message: str, *, fix: str | None = None) -> None:
@@ -42,6 +45,8 @@ class PriceTable:
     source: str
     as_of: str
     overridden: frozenset[str] = field(default_factory=frozenset)
+    storage_per_tib_month: float | None = None
+    """USD per TiB-month of shared-volume storage (None: the table has no storage rate)."""
 
     def rate(self, gpu_type: str, where: str) -> float:
         """The on-demand rate of `gpu_type`; an unpriced type is an input error, never $0."""
@@ -67,6 +72,7 @@ class PriceTable:
             source=self.source,
             as_of=self.as_of,
             overridden=self.overridden | frozenset(overrides),
+            storage_per_tib_month=self.storage_per_tib_month,
         )
 
 
@@ -114,10 +120,18 @@ def load_price_table(path: Path = DEFAULT_PRICES_FILE) -> PriceTable:
         raise PreviewInputError(
             where, "a price file is an object with an 'on_demand_usd_per_gpu_hour' map"
         )
+    storage = document.get(STORAGE_KEY)
+    if storage is not None and (
+        isinstance(storage, bool) or not isinstance(storage, int | float) or not 0 <= storage < 1e6
+    ):
+        raise PreviewInputError(
+            where, f"{STORAGE_KEY} must be a non-negative number of USD, got {storage!r}"
+        )
     return PriceTable(
         rates=_rates(document["on_demand_usd_per_gpu_hour"], where),
         source=str(document.get("source", where)),
         as_of=str(document.get("as_of", "unknown date")),
+        storage_per_tib_month=None if storage is None else float(storage),
     )
 
 

@@ -1,0 +1,352 @@
+"""Create, adopt, update, read and delete a Together cluster: the orchestration, free of Pulumi.
+
+Why its own module: a provider host is only a translator. The dynamic `ResourceProvider`
+(`provider.py`) and a native Pulumi plugin both call this one module, so the duplicate guard,
+the lost-answer recovery, adoption and the waits behave the same whichever host runs them.
+
+The contract a host can rely on:
+
+- `ClusterLifecycle(client, say)`: `client` is a `TogetherClient` the caller owns (and closes);
+  `say(message)` hears one progress line per step (default: silent). `check` and `diff` are
+  static: they need no client and make no API call.
+- Properties are plain dicts keyed by the snake_case field names (`num_gpus`, ...). Inputs may hold
+  floats for whole numbers (`8.0`, as Pulumi's wire sends them); everything returned holds ints
+  as ints. Keys starting with `__` (host bookkeeping) are ignored. A value not known until apply
+  is the wire sentinel `UNKNOWN` (or a `pulumi.output.Unknown`); only `check` and `diff` may
+  receive one.
+- `check(olds, news) -> Checked`: the normalised inputs to store and every failure at once
+  (field + reason naming the cluster); an empty `failures` means the inputs are safe to apply.
+- `diff(olds, news) -> Plan`: what changes, which fields force a replacement, whether to delete
+  before replacing, and the counts an update will PUT.
+- `create(inputs) -> Applied(id, outputs)`, `update(id, olds, news) -> Applied`,
+  `read(id, props) -> Observed | None` (None: the cluster is gone), `delete(id, props)`.
+  `outputs` echo every input beside the computed fields; `secret_outputs` lists the ones a host
+  must mark secret.
+- Timeouts: `create`, `update` and `delete` take an optional `timeout_seconds` bounding the wait
+  for Ready (or for the 404 after a delete), so a native host can pass Pulumi's customTimeouts.
+  Without it, the input `ready_timeout_seconds` bounds the Ready wait and `DELETE_TIMEOUT_SECONDS`
+  the delete.
+- Errors: everything raised descends from `together_api.errors.TogetherError`; a bad spec is a
+  `SpecError` naming the cluster, the field and the fix.
+- Schema: `together_provider.cluster_schema.CLUSTER` describes every property (`inputs` with
+  type, required/default, policy and description; `outputs` with `secret`), for a host that
+  publishes a package schema; `Plan.replaces` uses the same names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from contextlib import suppress
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from together_api.client import TogetherClient
+from together_api.errors import (
+    ApiConnectionError,
+    NotFoundError,
+    ProvisioningFailedError,
+    ServerError,
+    SpecError,
+    TogetherError,
+)
+from together_api.wire import Cluster
+from together_provider import mapping, rules
+from together_provider.cluster_schema import CLUSTER, ClusterSpec
+from together_provider.rules import Plan
+from together_provider.schema import Failure
+
+__all__ = [
+    "DELETE_TIMEOUT_SECONDS",
+    "Applied",
+    "Checked",
+    "ClusterLifecycle",
+    "Failure",
+    "Observed",
+    "Plan",
+    "Say",
+]
+
+DELETE_TIMEOUT_SECONDS: Final = 1800.0
+"""How long `delete` waits for Together to answer 404 when the host gives no timeout."""
+
+Say = Callable[[str], None]
+"""A progress callback: one human-readable line per step."""
+
+
+def _silent(_message: str) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What `check` decided: the inputs to store (normalised; raw on failure) and every failure."""
+
+    inputs: dict[str, Any]
+    failures: list[Failure] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Applied:
+    """A live cluster after create or update: its id and every output property."""
+
+    id: str
+    outputs: dict[str, Any]
+    secret_outputs: tuple[str, ...] = CLUSTER.secret_outputs
+
+
+@dataclass(frozen=True)
+class Observed:
+    """A cluster as read back: the live inputs (so drift shows) and the outputs."""
+
+    id: str
+    inputs: dict[str, Any]
+    outputs: dict[str, Any]
+    secret_outputs: tuple[str, ...] = CLUSTER.secret_outputs
+
+
+def _inputs(props: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in props.items() if not k.startswith("__")}
+
+
+def _strip_outputs(props: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in _inputs(props).items() if k not in CLUSTER.output_names}
+
+
+class ClusterLifecycle:
+    """One Together cluster's lifecycle over a caller-owned client; see the module docstring."""
+
+    def __init__(self, client: TogetherClient, say: Say = _silent) -> None:
+        self._client = client
+        self._say = say
+
+    # ------------------------------------------------------------------ check / diff
+
+    @staticmethod
+    def check(olds: Mapping[str, Any], news: Mapping[str, Any]) -> Checked:
+        """Normalise and validate `news` against the previous inputs `olds` ({} on create)."""
+        inputs, failures = rules.check_resource(olds, news)
+        return Checked(inputs, failures)
+
+    @staticmethod
+    def diff(olds: Mapping[str, Any], news: Mapping[str, Any]) -> Plan:
+        """What changing the previous outputs `olds` into the checked inputs `news` means."""
+        return rules.plan(_inputs(olds), _inputs(news))
+
+    # ------------------------------------------------------------------ create
+
+    def create(self, inputs: Mapping[str, Any], *, timeout_seconds: float | None = None) -> Applied:
+        """Adopt `adopt_cluster_id` when set; else refuse a duplicate name, POST, wait for Ready."""
+        spec = CLUSTER.resolve(_strip_outputs(inputs))
+        props = CLUSTER.to_props(spec)
+        timeout = self._ready_timeout(spec, timeout_seconds)
+        if spec.adopt_cluster_id is not None:
+            cluster = self._adopt(spec, spec.adopt_cluster_id, timeout)
+        else:
+            self._refuse_duplicate(spec)
+            cluster = self._provision(spec, timeout)
+        return Applied(cluster.cluster_id, mapping.outputs(props, cluster))
+
+    def _ready_timeout(self, spec: ClusterSpec, timeout_seconds: float | None) -> float:
+        return spec.ready_timeout_seconds if timeout_seconds is None else timeout_seconds
+
+    def _find_live(self, spec: ClusterSpec) -> Cluster | None:
+        """The live (not Deleting) cluster with the spec's name in its project, if any."""
+        return next(
+            (
+                cluster
+                for cluster in self._client.list_clusters(project_id=spec.project_id)
+                if cluster.cluster_name == spec.cluster_name and not cluster.is_deleting
+            ),
+            None,
+        )
+
+    def _refuse_duplicate(self, spec: ClusterSpec) -> None:
+        """A live cluster with this name means an earlier create's result was never recorded
+        (a crash between the POST and the state write): creating again would double-bill."""
+        cluster = self._find_live(spec)
+        if cluster is not None:
+            raise SpecError(
+                f"cluster {spec.cluster_name!r}: a cluster with this name already exists "
+                f"({cluster.cluster_id}, status {cluster.status}) in project "
+                f"{cluster.project_id or '(default)'}; refusing to create a duplicate",
+                resource=spec.cluster_name,
+                field="cluster_name",
+                fix=f"take it over with adopt_cluster_id={cluster.cluster_id!r}, delete it, "
+                "or choose another cluster_name",
+            )
+
+    def _post(self, spec: ClusterSpec) -> Cluster:
+        """POST within the client's bounded retry policy, re-checking the name before each retry.
+
+        A 5xx or a dropped connection leaves it open whether the cluster was created, and a real
+        502 can precede a cluster that only appears in the list a moment later. So after a
+        backoff the name is looked up again: a live cluster of this name is the one a POST
+        created (the duplicate guard saw none just before), and only when it is still absent is
+        the POST sent again. Never a blind retry that could create a second, billed cluster.
+        """
+        client, policy = self._client, self._client.retry
+        request = mapping.create_request(spec)
+        started = client.clock()
+        attempt = 1
+        while True:
+            try:
+                return client.create_cluster(request)
+            except (ServerError, ApiConnectionError) as unsure:
+                wait = policy.backoff(attempt)
+                spent = attempt >= policy.attempts
+                if spent or client.clock() + wait - started > policy.deadline:
+                    # Out of retries: one last look, then give up with the real cause.
+                    found = self._find_live(spec)
+                    if found is None:
+                        raise
+                    self._found_after_lost_answer(spec, found, unsure)
+                    return found
+                client.sleep(wait)
+                found = self._find_live(spec)
+                if found is not None:
+                    self._found_after_lost_answer(spec, found, unsure)
+                    return found
+                self._say(
+                    f"cluster {spec.cluster_name!r}: create failed ({unsure.message}) and no "
+                    f"cluster of this name exists; retrying ({attempt}/{policy.attempts - 1})"
+                )
+                attempt += 1
+
+    def _found_after_lost_answer(
+        self, spec: ClusterSpec, cluster: Cluster, unsure: TogetherError
+    ) -> None:
+        self._say(
+            f"cluster {spec.cluster_name!r}: the create answer was lost ({unsure.message}); "
+            f"found it as {cluster.cluster_id}"
+        )
+
+    def _provision(self, spec: ClusterSpec, timeout: float) -> Cluster:
+        created = self._post(spec)
+        self._say(f"cluster {spec.cluster_name!r}: created {created.cluster_id}")
+        try:
+            return self._client.wait_until_ready(
+                created.cluster_id, timeout=timeout, on_status=self._status, known=created
+            )
+        except TogetherError as failure:
+            # A definite failure: never leave a half-created, billed cluster behind. Anything else
+            # (the process being stopped, say) leaves the cluster for the duplicate guard to
+            # report on the next `up`, where the user can adopt it.
+            self._say(
+                f"cluster {spec.cluster_name!r}: provisioning failed; deleting {created.cluster_id}"
+            )
+            self._delete_quietly(created.cluster_id)
+            raise ProvisioningFailedError(
+                f"cluster {spec.cluster_name!r}: {failure.message}; cluster "
+                f"{created.cluster_id} was deleted so nothing is left billing",
+                cluster_id=created.cluster_id,
+                fix=failure.fix,
+            ) from failure
+
+    def _status(self, cluster: Cluster) -> None:
+        self._say(f"cluster {cluster.cluster_name!r}: {cluster.status}")
+
+    def _delete_quietly(self, cluster_id: str) -> None:
+        with suppress(TogetherError):
+            try:
+                self._client.delete_cluster(cluster_id)
+            except NotFoundError:
+                return
+            self._client.wait_until_deleted(cluster_id, timeout=DELETE_TIMEOUT_SECONDS)
+
+    def _adopt(self, spec: ClusterSpec, cluster_id: str, timeout: float) -> Cluster:
+        """Take over a cluster created outside Pulumi (`pulumi import` cannot, #16175)."""
+        try:
+            cluster = self._client.get_cluster(cluster_id)
+        except NotFoundError as missing:
+            raise SpecError(
+                f"cluster {spec.cluster_name!r}: adopt_cluster_id={cluster_id!r} does not exist",
+                field="adopt_cluster_id",
+                fix="use an id from `tg clusters list`, or remove adopt_cluster_id to create",
+            ) from missing
+        mismatches = mapping.identity_mismatches(spec, cluster)
+        if mismatches:
+            raise SpecError(
+                f"cluster {spec.cluster_name!r}: cannot adopt {cluster_id}, its immutable fields "
+                f"differ from the spec ({'; '.join(mismatches)})",
+                field="adopt_cluster_id",
+                fix="make the spec match the existing cluster, then change it in a later update",
+            )
+        changes = self._adoption_changes(spec, cluster)
+        if changes:
+            cluster = self._client.update_cluster(cluster_id, mapping.update_request(changes))
+        self._say(f"cluster {spec.cluster_name!r}: adopted {cluster_id}")
+        if "num_gpus" in changes or not cluster.is_ready:
+            cluster = self._client.wait_until_ready(
+                cluster_id, timeout=timeout, on_status=self._status
+            )
+        return cluster
+
+    def _adoption_changes(self, spec: ClusterSpec, cluster: Cluster) -> dict[str, int]:
+        """The counts to PUT to take `cluster` over as `spec`, asked of the same rules as an
+        update from the live counts: adoption must not slip past a rule `check` never saw
+        (it saw a create), such as converting nodes between compute classes in one PUT."""
+        wanted = CLUSTER.to_props(spec)
+        live = CLUSTER.live_inputs(wanted, cluster)
+        failures = rules.validate(spec.cluster_name, wanted, live)
+        if failures:
+            raise SpecError(
+                f"cannot adopt {cluster.cluster_id} as specified: "
+                + "; ".join(f.reason for f in failures),
+                resource=spec.cluster_name,
+                field=failures[0].field,
+                fix="first adopt with the cluster's live counts "
+                f"(num_gpus={cluster.num_gpus}, "
+                f"num_preemptible_gpus={cluster.desired_preemptible_gpus}), then change them "
+                "in later updates",
+            )
+        return rules.plan(live, wanted).update
+
+    # ------------------------------------------------------------------ update
+
+    def update(
+        self,
+        id_: str,
+        olds: Mapping[str, Any],
+        news: Mapping[str, Any],
+        *,
+        timeout_seconds: float | None = None,
+    ) -> Applied:
+        """One PUT of the changed counts; wait for Ready only when the *standard* count changed."""
+        plan = rules.plan(_inputs(olds), _inputs(news))
+        spec = CLUSTER.resolve(_strip_outputs(news))
+        inputs = CLUSTER.to_props(spec)
+        if not plan.update:
+            # Only provider-side settings changed: no API call, keep the last known state.
+            kept = {k: v for k, v in _inputs(olds).items() if k in mapping.OUTPUT_FIELDS}
+            return Applied(id_, {**kept, **inputs})
+        cluster = self._client.update_cluster(id_, mapping.update_request(plan.update))
+        self._say(f"cluster {spec.cluster_name!r}: updated {', '.join(sorted(plan.update))}")
+        if "num_gpus" in plan.update:
+            cluster = self._client.wait_until_ready(
+                id_, timeout=self._ready_timeout(spec, timeout_seconds), on_status=self._status
+            )
+        return Applied(id_, mapping.outputs(inputs, cluster))
+
+    # ------------------------------------------------------------------ read / delete
+
+    def read(self, id_: str, props: Mapping[str, Any]) -> Observed | None:
+        """The cluster as Together sees it now; None when it is gone (404 or Deleting)."""
+        try:
+            cluster = self._client.get_cluster(id_)
+        except NotFoundError:
+            return None
+        if cluster.is_deleting:
+            return None
+        live = mapping.live_inputs(_inputs(props), cluster)
+        return Observed(id_, live, mapping.outputs(live, cluster))
+
+    def delete(
+        self, id_: str, props: Mapping[str, Any], *, timeout_seconds: float | None = None
+    ) -> None:
+        """DELETE (404 is fine: already gone), then wait until Together answers 404."""
+        try:
+            self._client.delete_cluster(id_)
+        except NotFoundError:
+            return
+        timeout = DELETE_TIMEOUT_SECONDS if timeout_seconds is None else timeout_seconds
+        self._client.wait_until_deleted(id_, timeout=timeout)

@@ -1,0 +1,202 @@
+"""Shared volumes in the PR comment: their action, size change and storage cost. Pure: no I/O.
+
+Why a section of its own: storage bills separately from GPU time, per TiB-month, and keeps
+billing after the cluster that used it is deleted (Together's billing docs: volumes outlive
+clusters). A reviewer deleting a cluster should see what is left billing, and a reviewer of a
+cluster whose volume is not lifecycle-independent should see that Together deletes the
+checkpoints with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
+
+from together_provider.schema import UNKNOWN
+
+HOURS_PER_MONTH: Final = 730
+_PAST: Final = {"delete": "deleted", "replace": "replaced"}
+
+
+class _Cluster(Protocol):
+    """What the notes need of a cluster change (`plan.ClusterChange`)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def action(self) -> Any: ...
+    @property
+    def volume_id(self) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class VolumeChange:
+    """One shared volume in the plan; sizes in TiB and costs in USD per month (None: unknown)."""
+
+    name: str
+    action: Any  # plan.Action (kept loose to avoid an import cycle)
+    volume_id: str | None
+    old_size: int | None
+    new_size: int | None
+    exists: tuple[bool, bool]
+    lifecycle_independent: bool | None
+    replace_reasons: tuple[str, ...]
+    old_cost: float | None
+    new_cost: float | None
+
+
+def _size(props: Mapping[str, Any]) -> int | None:
+    value = props.get("size_tib")
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None  # unset, or the unknown sentinel (a string)
+    return int(value) if float(value).is_integer() else None
+
+
+def _monthly(size: int | None, rate: float | None, exists: bool) -> float | None:
+    if not exists:
+        return 0.0
+    if size is None or rate is None:
+        return None
+    return size * rate
+
+
+def volume_change(
+    name: str,
+    action: Any,
+    old_state: Mapping[str, Any] | None,
+    new_state: Mapping[str, Any] | None,
+    replace_reasons: tuple[str, ...],
+    rate: float | None,
+) -> VolumeChange:
+    """One volume's change from its merged steps' states (None where it does not exist)."""
+    old = {**(old_state or {}).get("outputs", {}), **(old_state or {}).get("inputs", {})}
+    new = {**(new_state or {}).get("outputs", {}), **(new_state or {}).get("inputs", {})}
+    exists = (old_state is not None, new_state is not None)
+    volume_id = old.get("volume_id") if isinstance(old.get("volume_id"), str) else None
+    independent = (new if exists[1] else old).get("is_lifecycle_independent")
+    old_size, new_size = _size(old), _size(new) if exists[1] else None
+    return VolumeChange(
+        name=name,
+        action=action,
+        volume_id=volume_id if volume_id != UNKNOWN else None,
+        old_size=old_size,
+        new_size=new_size,
+        exists=exists,
+        lifecycle_independent=independent if isinstance(independent, bool) else None,
+        replace_reasons=replace_reasons,
+        old_cost=_monthly(old_size, rate, exists[0]),
+        new_cost=_monthly(new_size, rate, exists[1]),
+    )
+
+
+# --- markdown -----------------------------------------------------------------------------------
+
+
+def _money(value: float | None) -> str:
+    return "?" if value is None else f"${value:,.2f}"
+
+
+def _signed(value: float | None) -> str:
+    if value is None:
+        return "?"
+    if round(value, 2) == 0:
+        return "±$0.00"
+    return f"{'+' if value > 0 else '-'}${abs(value):,.2f}"
+
+
+def _arrow(old: str, new: str, exists: tuple[bool, bool]) -> str:
+    if not exists[0]:
+        return f"— → {new}"
+    if not exists[1]:
+        return f"{old} → —"
+    return old if old == new else f"{old} → {new}"
+
+
+def _num(value: int | None) -> str:
+    return "?" if value is None else str(value)
+
+
+def _delta(volume: VolumeChange) -> float | None:
+    if volume.old_cost is None or volume.new_cost is None:
+        return None
+    return volume.new_cost - volume.old_cost
+
+
+def volume_table(volumes: Sequence[VolumeChange], destructive: frozenset[Any]) -> list[str]:
+    """The volumes' table: action, size change in TiB and storage cost per month."""
+    rows = [
+        "| Shared volume | Action | Size (TiB) | Est. storage cost/month | Δ/month |",
+        "|---|---|--:|--:|--:|",
+    ]
+    for v in volumes:
+        action = f"**{v.action}**" if v.action in destructive else str(v.action)
+        size = _arrow(_num(v.old_size), _num(v.new_size), v.exists)
+        cost = _arrow(_money(v.old_cost), _money(v.new_cost), v.exists)
+        rows.append(f"| `{v.name}` | {action} | {size} | {cost} | {_signed(_delta(v))} |")
+    return [*rows, ""]
+
+
+def volume_loss(volume: VolumeChange) -> str:
+    """What deleting or replacing a volume takes away: its data."""
+    held = f"{_num(volume.old_size)} TiB of checkpoints"
+    if not volume.exists[1]:
+        return f"shared volume `{volume.name}` is **deleted**: its {held} go with it"
+    reasons = ", ".join(f"`{r}`" for r in volume.replace_reasons) or "a field fixed at create"
+    return (
+        f"shared volume `{volume.name}` is **replaced** (because of {reasons}): the new volume "
+        f"starts empty and the old one's {held} are deleted"
+    )
+
+
+def volume_notes(
+    volumes: Sequence[VolumeChange],
+    clusters: Sequence[_Cluster],
+    gone: frozenset[Any],
+    rate: float | None,
+) -> list[str]:
+    """What a deleted or replaced cluster leaves behind, or takes with it."""
+    by_id = {v.volume_id: v for v in volumes if v.volume_id}
+    notes: list[str] = []
+    for cluster in clusters:
+        if cluster.action not in gone or not cluster.volume_id:
+            continue
+        volume = by_id.get(cluster.volume_id)
+        if volume is not None and not volume.exists[1]:
+            continue  # deleted with it in this change: nothing is left billing
+        label = f"`{volume.name}`" if volume else f"`{cluster.volume_id}`"
+        if volume is not None and volume.lifecycle_independent is False:
+            notes.append(
+                f"Together deletes shared volume {label} with cluster `{cluster.name}` (it is "
+                "not lifecycle-independent): its checkpoints go too."
+            )
+            continue
+        size = volume.old_size if volume else None
+        cost = f" (≈ {_money(size * rate)}/month)" if size is not None and rate is not None else ""
+        notes.append(
+            f"Shared volume {label} outlives cluster `{cluster.name}`: storage keeps billing"
+            f"{cost} after the cluster is {_PAST.get(str(cluster.action), 'gone')}, until the "
+            "volume is deleted."
+        )
+    return notes
+
+
+def rate_note(rate: float | None, source: str) -> str:
+    shown = (
+        "no storage rate in the price table" if rate is None else f"{_money(rate)} per TiB-month"
+    )
+    return (
+        f"Shared-volume storage: {shown} ({source}); storage bills separately from GPU time and "
+        "keeps billing after a cluster is deleted, until its volume is deleted."
+    )
+
+
+__all__ = [
+    "HOURS_PER_MONTH",
+    "VolumeChange",
+    "rate_note",
+    "volume_change",
+    "volume_loss",
+    "volume_notes",
+    "volume_table",
+]

@@ -1,0 +1,233 @@
+"""Create, adopt, grow, read and delete a Together shared volume: the orchestration, free of Pulumi.
+
+The volume counterpart of `lifecycle.ClusterLifecycle`, with the same contract, so the dynamic
+provider (`volume_provider.py`) and a native plugin host it alike:
+
+- `VolumeLifecycle(client, say)`; `check` and `diff` are static and make no API call.
+- Properties are plain dicts keyed by the snake_case fields of `volume_schema.VolumeSpec`; only
+  `check` and `diff` may receive unknowns.
+- `create(inputs) -> Applied` waits until the volume is `available`; `update` is exactly one PUT
+  of `size_tib` (a shrink never gets here: `check` rejects it); `read -> Observed | None` reads
+  the size back, so an out-of-band resize shows as drift; `delete` refuses while a live cluster
+  uses the volume (naming it), then waits until Together answers 404.
+- `timeout_seconds` on create and delete overrides the input `ready_timeout_seconds`.
+- Errors descend from `together_api.errors.TogetherError`; a bad spec is a `SpecError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from contextlib import suppress
+from typing import Any, Final
+
+from together_api.client import TogetherClient
+from together_api.errors import (
+    ClusterStateError,
+    NotFoundError,
+    SpecError,
+    TogetherError,
+    VolumeInUseError,
+    VolumeNotAvailableError,
+)
+from together_api.wire import Cluster, SharedVolume, VolumeCreateRequest
+from together_provider import volume_rules
+from together_provider.lifecycle import Applied, Checked, Observed, Say
+from together_provider.rules import Plan
+from together_provider.volume_schema import VOLUME, LiveVolume, VolumeSpec
+
+__all__ = ["NO_SECRETS", "VolumeLifecycle"]
+
+NO_SECRETS: Final[tuple[str, ...]] = ()
+
+
+def _silent(_message: str) -> None:
+    return None
+
+
+def _inputs(props: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in props.items() if not k.startswith("__")}
+
+
+def _strip_outputs(props: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in _inputs(props).items() if k not in VOLUME.output_names}
+
+
+def _clusters_named(clusters: list[Cluster]) -> str:
+    return ", ".join(f"{c.cluster_name!r} ({c.cluster_id}, {c.status})" for c in clusters)
+
+
+class VolumeLifecycle:
+    """One Together shared volume's lifecycle over a caller-owned client."""
+
+    def __init__(self, client: TogetherClient, say: Say = _silent) -> None:
+        self._client = client
+        self._say = say
+
+    # ------------------------------------------------------------------ check / diff
+
+    @staticmethod
+    def check(olds: Mapping[str, Any], news: Mapping[str, Any]) -> Checked:
+        return Checked(*volume_rules.check_resource(olds, news))
+
+    @staticmethod
+    def diff(olds: Mapping[str, Any], news: Mapping[str, Any]) -> Plan:
+        return volume_rules.plan(_inputs(olds), _inputs(news))
+
+    # ------------------------------------------------------------------ create
+
+    def create(self, inputs: Mapping[str, Any], *, timeout_seconds: float | None = None) -> Applied:
+        """Adopt `adopt_volume_id` when set; else POST and wait until the volume is available."""
+        spec = VOLUME.resolve(_strip_outputs(inputs))
+        props = VOLUME.to_props(spec)
+        timeout = spec.ready_timeout_seconds if timeout_seconds is None else timeout_seconds
+        if spec.adopt_volume_id is not None:
+            live = self._adopt(spec, spec.adopt_volume_id, timeout)
+        else:
+            live = LiveVolume(self._provision(spec, timeout))
+        return Applied(live.volume_id, {**props, **VOLUME.outputs_of(live)}, NO_SECRETS)
+
+    def _provision(self, spec: VolumeSpec, timeout: float) -> SharedVolume:
+        created = self._client.create_volume(
+            VolumeCreateRequest.model_validate(VOLUME.request_body(spec))
+        )
+        self._say(f"volume {spec.volume_name!r}: created {created.volume_id} ({created.status})")
+        try:
+            return self._client.wait_until_volume_available(created.volume_id, timeout=timeout)
+        except VolumeNotAvailableError as failure:
+            if failure.timed_out:
+                raise  # it may still finish: leave it for adoption rather than delete it blind
+            self._say(f"volume {spec.volume_name!r}: {failure.message}; deleting it")
+            with suppress(TogetherError):
+                self._client.delete_volume(created.volume_id)
+            raise VolumeNotAvailableError(
+                f"volume {spec.volume_name!r}: {failure.message}; it was deleted so nothing is "
+                "left billing",
+                volume_id=created.volume_id,
+                last_status=failure.last_status,
+                fix=failure.fix,
+            ) from failure
+
+    def _adopt(self, spec: VolumeSpec, volume_id: str, timeout: float) -> LiveVolume:
+        """Take over a volume created outside the stack; it must match, and may only grow."""
+        try:
+            volume = self._client.get_volume(volume_id)
+        except NotFoundError as missing:
+            raise SpecError(
+                f"volume {spec.volume_name!r}: adopt_volume_id={volume_id!r} does not exist",
+                field="adopt_volume_id",
+                fix="use an id from `tg clusters storage list`, or remove adopt_volume_id",
+            ) from missing
+        live = LiveVolume(volume, self._client.clusters_using_volume(volume_id))
+        mismatches = VOLUME.identity_mismatches(spec, live)
+        if mismatches:
+            raise SpecError(
+                f"volume {spec.volume_name!r}: cannot adopt {volume_id}, its immutable fields "
+                f"differ from the spec ({'; '.join(mismatches)})",
+                field="adopt_volume_id",
+                fix="make the spec match the existing volume, then change it in a later update",
+            )
+        wanted, have = VOLUME.to_props(spec), VOLUME.live_inputs(VOLUME.to_props(spec), live)
+        failures = volume_rules.validate(spec.volume_name, wanted, have)
+        if failures:
+            raise SpecError(
+                f"cannot adopt {volume_id} as specified: " + "; ".join(f.reason for f in failures),
+                resource=spec.volume_name,
+                field=failures[0].field,
+                fix=f"adopt it with size_tib={volume.size_tib} (its live size)",
+            )
+        growth = volume_rules.plan(have, wanted).update
+        if growth:
+            volume = self._client.resize_volume(volume_id, growth["size_tib"])
+        if not volume.is_available:
+            volume = self._client.wait_until_volume_available(volume_id, timeout=timeout)
+        self._say(f"volume {spec.volume_name!r}: adopted {volume_id}")
+        return LiveVolume(volume, live.clusters)
+
+    # ------------------------------------------------------------------ update
+
+    def update(self, id_: str, olds: Mapping[str, Any], news: Mapping[str, Any]) -> Applied:
+        """One PUT of the new size; nothing else of a volume changes in place."""
+        plan = volume_rules.plan(_inputs(olds), _inputs(news))
+        spec = VOLUME.resolve(_strip_outputs(news))
+        inputs = VOLUME.to_props(spec)
+        kept = {k: v for k, v in _inputs(olds).items() if k in VOLUME.output_names}
+        if not plan.update:
+            return Applied(id_, {**kept, **inputs}, NO_SECRETS)
+        volume = self._client.resize_volume(id_, plan.update["size_tib"])
+        self._say(f"volume {spec.volume_name!r}: size_tib -> {volume.size_tib}")
+        outputs = {**kept, **inputs, "volume_id": id_, "status": volume.status}
+        return Applied(id_, outputs, NO_SECRETS)
+
+    # ------------------------------------------------------------------ read / delete
+
+    def read(self, id_: str, props: Mapping[str, Any]) -> Observed | None:
+        """The volume as Together sees it now; None when it is gone (404 or deleting)."""
+        try:
+            volume = self._client.get_volume(id_)
+        except NotFoundError:
+            return None
+        if volume.is_deleting:
+            return None
+        live = LiveVolume(volume, self._client.clusters_using_volume(id_))
+        inputs = VOLUME.live_inputs(_inputs(props), live)
+        return Observed(id_, inputs, {**inputs, **VOLUME.outputs_of(live)}, NO_SECRETS)
+
+    def delete(
+        self, id_: str, props: Mapping[str, Any], *, timeout_seconds: float | None = None
+    ) -> None:
+        """Refuse while a live cluster uses it; else DELETE and wait until Together answers 404.
+
+        A cluster that is already Deleting releases the volume when it is gone, so that is
+        waited for (within the timeout) instead of refused.
+        """
+        name = str(props.get("volume_name") or id_)
+        raw_timeout = props.get("ready_timeout_seconds")
+        timeout = timeout_seconds or (
+            float(raw_timeout) if isinstance(raw_timeout, int | float) else 1800.0
+        )
+        deadline = self._client.clock() + timeout
+        poll = 0
+        while True:
+            users = self._client.clusters_using_volume(id_)
+            self._refuse_if_used(name, id_, [c for c in users if not c.is_deleting])
+            if not users:
+                break
+            self._pause(deadline, poll, f"volume {name!r}: waiting for {_clusters_named(users)}")
+            poll += 1
+        try:
+            self._client.delete_volume(id_)
+        except NotFoundError:
+            return
+        except VolumeInUseError:
+            # A cluster attached it between the list and the DELETE: name it if it is visible.
+            self._refuse_if_used(name, id_, self._client.clusters_using_volume(id_))
+            raise
+        self._say(f"volume {name!r}: deleting {id_}")
+        while True:
+            try:
+                self._client.get_volume(id_)
+            except NotFoundError:
+                return
+            self._pause(deadline, poll, f"volume {name!r}: still deleting")
+            poll += 1
+
+    def _refuse_if_used(self, name: str, id_: str, users: list[Cluster]) -> None:
+        if not users:
+            return
+        clusters = ", ".join(repr(c.cluster_name) for c in users)
+        raise VolumeInUseError(
+            f"volume {name!r} ({id_}) is attached to cluster {_clusters_named(users)}; Together "
+            "refuses to delete a volume a cluster uses, so nothing was deleted",
+            field="volume_id",
+            fix=f"delete or replace cluster {clusters} first (or point it at another volume), "
+            "then delete the volume",
+        )
+
+    def _pause(self, deadline: float, poll: int, waiting: str) -> None:
+        remaining = deadline - self._client.clock()
+        if remaining <= 0:
+            raise ClusterStateError(
+                f"{waiting}, and the timeout ran out",
+                fix="raise ready_timeout_seconds; Together may still finish in the background",
+            )
+        self._client.sleep(min(self._client.retry.poll_interval(poll), remaining))
