@@ -37,6 +37,9 @@ def cluster(status: str = "Ready", **fields: Any) -> dict[str, Any]:
         "region": "us-central-8",
         "gpu_type": "H100_SXM",
         "kube_config": "apiVersion: v1\n",
+        "cuda_version": "12.8",
+        "nvidia_driver_version": "570",
+        "billing_type": "ON_DEMAND",
         **fields,
     }
 

@@ -22,6 +22,7 @@ import pydantic
 
 from together_api.errors import (
     ApiConnectionError,
+    ApiError,
     AuthenticationError,
     DeadlineExceededError,
     InvalidRequestError,
@@ -30,7 +31,7 @@ from together_api.errors import (
     ProvisioningFailedError,
     RateLimitedError,
     ServerError,
-    TogetherError,
+    UnexpectedResponseError,
 )
 from together_api.retry import Clock, RetryDecision, RetryPolicy, Sleep, call_with_retry
 from together_api.wire import (
@@ -72,7 +73,11 @@ def _normalise_base_url(url: str) -> str:
 
 
 def _retry_after(response: httpx.Response) -> float | None:
-    """Seconds from ``Retry-After`` (delta or HTTP date) or ``Retry-After-Ms``."""
+    """Seconds from ``Retry-After`` (delta or HTTP date) or ``Retry-After-Ms``.
+
+    A header that is neither (``soon``) counts as absent: the policy's own backoff applies, and
+    a server's typo never escapes as a ``ValueError``.
+    """
     millis = response.headers.get("retry-after-ms")
     if millis:
         try:
@@ -85,8 +90,12 @@ def _retry_after(response: httpx.Response) -> float | None:
     try:
         return float(value)
     except ValueError:
-        when = email.utils.parsedate_to_datetime(value) if value else None
-        return None if when is None else max(0.0, when.timestamp() - time.time())
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
 
 
 class TogetherClient:
@@ -326,7 +335,7 @@ class TogetherClient:
     def _redact(self, text: str) -> str:
         return text.replace(self._api_key, "***")
 
-    def _error(self, method: str, path: str, response: httpx.Response) -> TogetherError:
+    def _error(self, method: str, path: str, response: httpx.Response) -> ApiError:
         status = response.status_code
         server_message: str | None = None
         param: str | None = None
@@ -355,13 +364,13 @@ class TogetherClient:
             return RateLimitedError(message, status=status, retry_after=_retry_after(response))
         if status == 408 or status >= 500:
             return ServerError(message, status=status, fix="retry later")
-        return TogetherError(message, status=status)
+        return UnexpectedResponseError(message, status=status)
 
     def _parse(self, model: type[M], body: Any) -> M:
         try:
             return model.model_validate(body)
         except pydantic.ValidationError as exc:
-            raise TogetherError(
+            raise UnexpectedResponseError(
                 f"unexpected response from Together ({model.__name__}): {exc.error_count()} "
                 "field error(s)"
             ) from None

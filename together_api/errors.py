@@ -1,18 +1,41 @@
-"""One exception hierarchy for everything that talks to Together.
+"""One exception hierarchy for everything this project raises.
 
-Every error a caller can see descends from :class:`TogetherError`, so
-``except TogetherError`` is always enough. Each error may carry the HTTP
-``status`` that caused it, the request ``field`` it is about and a ``fix`` a
-human can act on. Messages never contain the API key: the client redacts the
-key from anything the server echoes before building an error.
+``except TogetherError`` is always enough. Every error carries a ``message`` and, when there is
+one, a ``fix`` a human can act on (``str(error)`` shows both) and the ``field`` it is about.
+Messages never contain the API key: the client redacts it from anything the server echoes.
+
+    TogetherError                 root: every error of the API client, the waiters and the provider
+    ├── ApiError                  Together answered with an error, or not at all (``status``)
+    │   ├── AuthenticationError   401/403: the key is missing, wrong or lacks access
+    │   ├── NotFoundError         404: the cluster does not exist (callers decide if that is fine)
+    │   ├── OutOfCapacityError    409: no standard capacity for this GPU type in this region
+    │   ├── InvalidRequestError   400/422: the server rejected the body
+    │   ├── RateLimitedError      429, still after the retry policy gave up
+    │   ├── ServerError           5xx/408, still after every retry
+    │   ├── ApiConnectionError    no answer at all (connect/read failure) after every retry
+    │   └── UnexpectedResponseError  an answer that does not parse, or an unmapped status
+    ├── ClusterStateError         a cluster did not reach the state a waiter waited for
+    │   ├── ProvisioningFailedError   it went to Deleting or a *_FAILED phase, or disappeared
+    │   └── DeadlineExceededError     the waiter ran out of time
+    └── InputError                root of non-API errors: the user's input is wrong, nothing sent
+        ├── SpecError             a resource spec breaks a rule (``resource``, ``field``)
+        │   ├── ConfigError         the stack config (together_provider.stack_config)
+        │   └── WorkloadSpecError   a workload's placement (together_provider.kubernetes)
+        └── PreviewInputError     unreadable preview JSON or prices (together_provider.preview)
+
+The errors under ``InputError`` other than ``SpecError`` live with the code that raises them, so
+this module knows nothing of Pulumi or of the provider.
 """
 
 from __future__ import annotations
 
 __all__ = [
     "ApiConnectionError",
+    "ApiError",
     "AuthenticationError",
+    "ClusterStateError",
     "DeadlineExceededError",
+    "InputError",
     "InvalidRequestError",
     "NotFoundError",
     "OutOfCapacityError",
@@ -21,27 +44,20 @@ __all__ = [
     "ServerError",
     "SpecError",
     "TogetherError",
+    "UnexpectedResponseError",
 ]
 
 
 class TogetherError(Exception):
-    """Root of every error raised by the Together client, waiters and provider.
+    """Root of every error this project raises; see the tree in the module docstring.
 
     ``str(error)`` is the message followed by the fix (when there is one), so a
     log line or a Pulumi diagnostic is actionable on its own.
     """
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        status: int | None = None,
-        field: str | None = None,
-        fix: str | None = None,
-    ) -> None:
+    def __init__(self, message: str, *, field: str | None = None, fix: str | None = None) -> None:
         super().__init__(message)
         self.message = message
-        self.status = status
         self.field = field
         self.fix = fix
 
@@ -51,26 +67,44 @@ class TogetherError(Exception):
         return self.message
 
     def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.message!r})"
+
+
+class ApiError(TogetherError):
+    """Together answered with an error, or not at all; ``status`` is the HTTP status, if any."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        field: str | None = None,
+        fix: str | None = None,
+    ) -> None:
+        super().__init__(message, field=field, fix=fix)
+        self.status = status
+
+    def __repr__(self) -> str:
         return f"{type(self).__name__}({self.message!r}, status={self.status!r})"
 
 
-class AuthenticationError(TogetherError):
+class AuthenticationError(ApiError):
     """The API key is missing, wrong or lacks access (HTTP 401/403)."""
 
 
-class NotFoundError(TogetherError):
+class NotFoundError(ApiError):
     """The cluster does not exist (HTTP 404). Callers decide whether that is fine."""
 
 
-class OutOfCapacityError(TogetherError):
+class OutOfCapacityError(ApiError):
     """Together has no standard capacity for this GPU type in this region (HTTP 409)."""
 
 
-class InvalidRequestError(TogetherError):
+class InvalidRequestError(ApiError):
     """The server rejected the request body (HTTP 400/422); carries the server's message."""
 
 
-class RateLimitedError(TogetherError):
+class RateLimitedError(ApiError):
     """Too many requests (HTTP 429), still failing after the retry policy gave up."""
 
     def __init__(
@@ -86,15 +120,23 @@ class RateLimitedError(TogetherError):
         self.retry_after = retry_after
 
 
-class ServerError(TogetherError):
+class ServerError(ApiError):
     """Together answered with a 5xx (or 408) after every retry."""
 
 
-class ApiConnectionError(TogetherError):
+class ApiConnectionError(ApiError):
     """The request never got an answer (connect/read failure) after every retry."""
 
 
-class ProvisioningFailedError(TogetherError):
+class UnexpectedResponseError(ApiError):
+    """Together answered something this client cannot read, or a status it does not map."""
+
+
+class ClusterStateError(TogetherError):
+    """A cluster did not reach the state a waiter waited for; ``cluster_id`` says which."""
+
+
+class ProvisioningFailedError(ClusterStateError):
     """A cluster went to ``Deleting`` or to a ``*_FAILED`` phase while we waited for it."""
 
     def __init__(
@@ -112,7 +154,7 @@ class ProvisioningFailedError(TogetherError):
         self.phase = phase
 
 
-class DeadlineExceededError(TogetherError):
+class DeadlineExceededError(ClusterStateError):
     """A waiter ran out of time; ``last_status`` is what the cluster said last."""
 
     def __init__(
@@ -128,7 +170,12 @@ class DeadlineExceededError(TogetherError):
         self.last_status = last_status
 
 
-class SpecError(TogetherError):
+class InputError(TogetherError):
+    """Root of the errors that are not about the API: the user's input (a spec, the stack config,
+    a workload, a preview file) is wrong, and nothing was created or changed because of it."""
+
+
+class SpecError(InputError):
     """A user's resource spec breaks a rule; raised before any API call.
 
     ``resource`` is the Pulumi resource name and ``field`` the offending input,

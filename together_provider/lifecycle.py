@@ -48,15 +48,9 @@ from together_api.errors import (
 )
 from together_api.wire import Cluster
 from together_provider import mapping, rules
+from together_provider.cluster_schema import CLUSTER, ClusterSpec
 from together_provider.rules import Plan
-from together_provider.spec import (
-    ClusterSpec,
-    Failure,
-    is_unknown,
-    normalise,
-    require_known,
-    to_props,
-)
+from together_provider.schema import Failure, is_unknown
 
 __all__ = [
     "DELETE_TIMEOUT_SECONDS",
@@ -94,7 +88,7 @@ class Applied:
 
     id: str
     outputs: dict[str, Any]
-    secret_outputs: tuple[str, ...] = mapping.SECRET_OUTPUTS
+    secret_outputs: tuple[str, ...] = CLUSTER.secret_outputs
 
 
 @dataclass(frozen=True)
@@ -104,22 +98,15 @@ class Observed:
     id: str
     inputs: dict[str, Any]
     outputs: dict[str, Any]
-    secret_outputs: tuple[str, ...] = mapping.SECRET_OUTPUTS
+    secret_outputs: tuple[str, ...] = CLUSTER.secret_outputs
 
 
 def _inputs(props: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in props.items() if not k.startswith("__")}
 
 
-def _spec(props: Mapping[str, Any]) -> ClusterSpec:
-    """The typed spec of already-checked properties (floats for ints are fine)."""
-    spec, failures = normalise(
-        {k: v for k, v in _inputs(props).items() if k not in mapping.OUTPUT_FIELDS}
-    )
-    if spec is None:
-        first = failures[0]
-        raise SpecError(f"{first.field}: {first.reason}", field=first.field)
-    return spec
+def _strip_outputs(props: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in _inputs(props).items() if k not in CLUSTER.output_names}
 
 
 class ClusterLifecycle:
@@ -148,10 +135,10 @@ class ClusterLifecycle:
 
     def create(self, inputs: Mapping[str, Any], *, timeout_seconds: float | None = None) -> Applied:
         """Adopt `adopt_cluster_id` when set; else refuse a duplicate name, POST, wait for Ready."""
-        spec = _spec(inputs)
-        props = to_props(spec)
+        spec = CLUSTER.resolve(_strip_outputs(inputs))
+        props = CLUSTER.to_props(spec)
         timeout = self._ready_timeout(spec, timeout_seconds)
-        if isinstance(spec.adopt_cluster_id, str):
+        if spec.adopt_cluster_id is not None:
             cluster = self._adopt(spec, spec.adopt_cluster_id, timeout)
         else:
             self._refuse_duplicate(spec)
@@ -159,17 +146,14 @@ class ClusterLifecycle:
         return Applied(cluster.cluster_id, mapping.outputs(props, cluster))
 
     def _ready_timeout(self, spec: ClusterSpec, timeout_seconds: float | None) -> float:
-        if timeout_seconds is not None:
-            return timeout_seconds
-        return require_known("ready_timeout_seconds", spec.ready_timeout_seconds)
+        return spec.ready_timeout_seconds if timeout_seconds is None else timeout_seconds
 
     def _find_live(self, spec: ClusterSpec) -> Cluster | None:
         """The live (not Deleting) cluster with the spec's name in its project, if any."""
-        project = spec.project_id if isinstance(spec.project_id, str) else None
         return next(
             (
                 cluster
-                for cluster in self._client.list_clusters(project_id=project)
+                for cluster in self._client.list_clusters(project_id=spec.project_id)
                 if cluster.cluster_name == spec.cluster_name and not cluster.is_deleting
             ),
             None,
@@ -184,7 +168,7 @@ class ClusterLifecycle:
                 f"cluster {spec.cluster_name!r}: a cluster with this name already exists "
                 f"({cluster.cluster_id}, status {cluster.status}) in project "
                 f"{cluster.project_id or '(default)'}; refusing to create a duplicate",
-                resource=str(spec.cluster_name),
+                resource=spec.cluster_name,
                 field="cluster_name",
                 fix=f"take it over with adopt_cluster_id={cluster.cluster_id!r}, delete it, "
                 "or choose another cluster_name",
@@ -286,18 +270,35 @@ class ClusterLifecycle:
                 field="adopt_cluster_id",
                 fix="make the spec match the existing cluster, then change it in a later update",
             )
-        live = {
-            "num_gpus": cluster.num_gpus,
-            "num_preemptible_gpus": cluster.desired_preemptible_gpus,
-        }
-        wanted = {"num_gpus": spec.num_gpus, "num_preemptible_gpus": spec.num_preemptible_gpus}
-        changes = {key: require_known(key, v) for key, v in wanted.items() if v != live[key]}
+        changes = self._adoption_changes(spec, cluster)
         if changes:
             cluster = self._client.update_cluster(cluster_id, mapping.update_request(changes))
         self._say(f"cluster {spec.cluster_name!r}: adopted {cluster_id}")
         if "num_gpus" in changes or not cluster.is_ready:
-            cluster = self._client.wait_until_ready(cluster_id, timeout=timeout)
+            cluster = self._client.wait_until_ready(
+                cluster_id, timeout=timeout, on_status=self._status
+            )
         return cluster
+
+    def _adoption_changes(self, spec: ClusterSpec, cluster: Cluster) -> dict[str, int]:
+        """The counts to PUT to take `cluster` over as `spec`, asked of the same rules as an
+        update from the live counts: adoption must not slip past a rule `check` never saw
+        (it saw a create), such as converting nodes between compute classes in one PUT."""
+        wanted = CLUSTER.to_props(spec)
+        live = CLUSTER.live_inputs(wanted, cluster)
+        failures = rules.validate(spec.cluster_name, wanted, live)
+        if failures:
+            raise SpecError(
+                f"cannot adopt {cluster.cluster_id} as specified: "
+                + "; ".join(f.reason for f in failures),
+                resource=spec.cluster_name,
+                field=failures[0].field,
+                fix="first adopt with the cluster's live counts "
+                f"(num_gpus={cluster.num_gpus}, "
+                f"num_preemptible_gpus={cluster.desired_preemptible_gpus}), then change them "
+                "in later updates",
+            )
+        return rules.plan(live, wanted).update
 
     # ------------------------------------------------------------------ update
 
@@ -311,8 +312,8 @@ class ClusterLifecycle:
     ) -> Applied:
         """One PUT of the changed counts; wait for Ready only when the *standard* count changed."""
         plan = rules.plan(_inputs(olds), _inputs(news))
-        spec = _spec(news)
-        inputs = to_props(spec)
+        spec = CLUSTER.resolve(_strip_outputs(news))
+        inputs = CLUSTER.to_props(spec)
         if not plan.update:
             # Only provider-side settings changed: no API call, keep the last known state.
             kept = {k: v for k, v in _inputs(olds).items() if k in mapping.OUTPUT_FIELDS}

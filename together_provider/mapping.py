@@ -1,136 +1,51 @@
-"""Translate between the resource's properties and Together's wire models. Pure: no I/O.
+"""Translate between the Cluster's properties and Together's wire models. Pure: no I/O.
 
-Why its own module: the provider hooks stay thin glue, and the one place that knows which
-resource property is which API field can be unit tested without an engine or a server.
+Which property is which API field is declared in the field table (`cluster_schema`); this module
+only binds the table's views to the wire models, so it can be unit tested without an engine.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Final
 
-from together_api.wire import (
-    Cluster,
-    ClusterCreateRequest,
-    ClusterUpdateRequest,
-)
-from together_provider.spec import ClusterSpec, require_known, to_props
+from together_api.wire import Cluster, ClusterCreateRequest, ClusterUpdateRequest
+from together_provider.cluster_schema import CLUSTER, ClusterSpec
 
-MAX_PREEMPTION_EVENTS: Final = 20
-"""How many recent preemption events the `preemption_events` output keeps (newest last)."""
-
-OUTPUT_FIELDS: Final[tuple[str, ...]] = (
-    "cluster_id",
-    "status",
-    "desired_preemptible_gpus",
-    "allocated_preemptible_gpus",
-    "kube_config",
-    "control_plane_ready",
-    "created_at",
-    "preemption_events",
-)
+OUTPUT_FIELDS: Final[tuple[str, ...]] = CLUSTER.output_names
 """Properties the provider computes; every input is echoed beside them."""
 
-SECRET_OUTPUTS: Final[tuple[str, ...]] = ("kube_config",)
-
-# Fields that identify what a cluster *is*; an adopted cluster must match them exactly.
-IDENTITY_FIELDS: Final[tuple[str, ...]] = (
-    "cluster_name",
-    "region",
-    "gpu_type",
-    "cluster_type",
-    "billing_type",
-    "cuda_version",
-    "nvidia_driver_version",
-)
+SECRET_OUTPUTS: Final[tuple[str, ...]] = CLUSTER.secret_outputs
 
 
 def create_request(spec: ClusterSpec) -> ClusterCreateRequest:
-    """The POST body for a spec whose values are all known (create never sees unknowns)."""
-    props = to_props(spec)
-    body: dict[str, Any] = {
-        key: require_known(key, props[key])
-        for key in (
-            "cluster_name",
-            "region",
-            "gpu_type",
-            "num_gpus",
-            "billing_type",
-            "cluster_type",
-            "cuda_version",
-            "nvidia_driver_version",
-        )
-    }
-    for key in ("project_id", "volume_id", "duration_days"):
-        if key in props:
-            body[key] = require_known(key, props[key])
-    if props.get("num_preemptible_gpus"):
-        body["num_preemptible_gpus"] = require_known(
-            "num_preemptible_gpus", props["num_preemptible_gpus"]
-        )
-    return ClusterCreateRequest.model_validate(body)
+    """The POST body of a resolved spec."""
+    return ClusterCreateRequest.model_validate(CLUSTER.request_body(spec))
 
 
-def update_request(changes: dict[str, int]) -> ClusterUpdateRequest:
+def update_request(changes: Mapping[str, int]) -> ClusterUpdateRequest:
     """The PUT body: only the changed mutable fields, so every other field keeps its value."""
-    return ClusterUpdateRequest.model_validate(changes)
+    return ClusterUpdateRequest.model_validate(dict(changes))
 
 
-def preemption_events(cluster: Cluster) -> list[dict[str, str]]:
-    """Recent reclaim notices (both spellings Together uses), oldest first, capped."""
-    events = [
-        {
-            "node_id": event.node_id,
-            "reason": event.reason,
-            "message": event.message,
-            "timestamp": event.timestamp.isoformat(),
-        }
-        for event in cluster.node_lifecycle_events or []
-        if event.is_preemption
-    ]
-    return events[-MAX_PREEMPTION_EVENTS:]
-
-
-def outputs(inputs: dict[str, Any], cluster: Cluster) -> dict[str, Any]:
+def outputs(inputs: Mapping[str, Any], cluster: Cluster) -> dict[str, Any]:
     """Every input echoed plus the computed properties: what create, update and read return.
 
     Echoing every input matters: diff and update receive the previous *outputs* as `olds`, and a
     missing key would look like a change (and an update that returns less wipes outputs).
     """
-    return {
-        **inputs,
-        "cluster_id": cluster.cluster_id,
-        "status": cluster.status,
-        "desired_preemptible_gpus": cluster.desired_preemptible_gpus,
-        "allocated_preemptible_gpus": cluster.allocated_preemptible_gpus,
-        "kube_config": cluster.kube_config,
-        "control_plane_ready": bool(cluster.control_plane_ready),
-        "created_at": cluster.created_at.isoformat() if cluster.created_at else "",
-        "preemption_events": preemption_events(cluster),
-    }
+    return {**inputs, **CLUSTER.outputs_of(cluster)}
 
 
-def live_inputs(previous: dict[str, Any], cluster: Cluster) -> dict[str, Any]:
+def live_inputs(previous: Mapping[str, Any], cluster: Cluster) -> dict[str, Any]:
     """The inputs as Together sees them now, for refresh.
 
     The standard count and the preemptible *target* come from the API, so an out-of-band change
     shows as drift; `allocated` is output only, so a reclaim never does.
     """
-    inputs = {
-        k: v for k, v in previous.items() if k not in OUTPUT_FIELDS and not k.startswith("__")
-    }
-    inputs["num_gpus"] = cluster.num_gpus
-    inputs["num_preemptible_gpus"] = cluster.desired_preemptible_gpus
-    return inputs
+    return CLUSTER.live_inputs(previous, cluster)
 
 
 def identity_mismatches(spec: ClusterSpec, cluster: Cluster) -> list[str]:
     """Immutable fields where an existing cluster differs from the spec, as `field: a != b`."""
-    props = to_props(spec)
-    found = {key: str(getattr(cluster, key) or "") for key in IDENTITY_FIELDS}
-    if spec.project_id is not None:
-        found["project_id"] = cluster.project_id
-    return [
-        f"{key}: cluster has {value!r}, spec has {props[key]!r}"
-        for key, value in found.items()
-        if key in props and str(props[key]) != value
-    ]
+    return CLUSTER.identity_mismatches(spec, cluster)

@@ -3,24 +3,23 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any, Final
+from typing import Any
 
 import pulumi
 from pulumi.dynamic import Resource
 
-from together_provider.mapping import OUTPUT_FIELDS, SECRET_OUTPUTS
+from together_provider.cluster_schema import CLUSTER, CLUSTER_TYPE, TYPE_MODULE, TYPE_NAME
 from together_provider.provider import ClusterProvider
 
-TYPE_MODULE: Final = "together"
-TYPE_NAME: Final = "Cluster"
-CLUSTER_TYPE: Final = f"pulumi-python:dynamic/{TYPE_MODULE}:{TYPE_NAME}"
-"""The resource type token in the state and in `pulumi preview --json` (what the PR comment and
-the tests look for)."""
+__all__ = ["CLUSTER_TYPE", "Cluster", "ClusterArgs"]
 
 
 @dataclass
 class ClusterArgs:
     """A Together GPU cluster: `num_gpus` standard GPUs plus a preemptible target.
+
+    The typed mirror of the field table (`cluster_schema.ClusterSpec`), for editors and type
+    checkers; a unit test fails when the two differ, so the table stays the one declaration.
 
     `num_gpus` counts standard GPUs (never preempted; at least one 8-GPU node).
     `num_preemptible_gpus` is a *target* Together fills asynchronously at 50% of the on-demand
@@ -78,8 +77,8 @@ class Cluster(Resource, module=TYPE_MODULE, name=TYPE_NAME):
             f.name: getattr(args, f.name) for f in fields(args) if getattr(args, f.name) is not None
         }
         props.setdefault("cluster_name", resource_name)
-        props.update({name: None for name in OUTPUT_FIELDS})
-        secret = pulumi.ResourceOptions(additional_secret_outputs=list(SECRET_OUTPUTS))
+        props.update(dict.fromkeys(CLUSTER.output_names))
+        secret = pulumi.ResourceOptions(additional_secret_outputs=list(CLUSTER.secret_outputs))
         super().__init__(
             ClusterProvider(),
             resource_name,

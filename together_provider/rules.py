@@ -1,91 +1,39 @@
 """What a change to a Cluster means: update in place, replace, or reject. Pure: no I/O, no Pulumi.
 
-Two tables drive everything, the way a Terraform schema's plan modifiers and validators do:
-`FIELD_POLICIES` (per field: in place, replace, or provider-only) and `RULES` (what is rejected).
-The provider's `check` calls `validate`, its `diff` calls `plan`, and the README table is rendered
-from the same tables by `policy_table_markdown`, so docs and behaviour cannot drift apart.
+Two tables drive everything, the way a Terraform schema's plan modifiers and validators do: the
+field table's policies (`cluster_schema.CLUSTER`: per field in place, replace or provider-only)
+and `RULES` here (what is rejected). The provider's `check` calls `check_inputs`, its `diff` and
+`update` call `plan`, and adoption asks both, so every path that changes a live cluster answers
+to the same rules. The README table is rendered from the same tables (`together_provider.docs`).
 
 Replacement order. Pulumi creates the replacement before deleting the old cluster unless the
 provider asks otherwise. `plan` sets `delete_before_replace=True` when `cluster_name` stays the
-same: a create-first replacement would collide with the provider's duplicate-name guard, and for a
-while would bill two clusters' worth of scarce GPUs. When the name changes it is False: the new
-cluster is created first and the old one deleted after, so there is no gap in capacity.
+same (or is not known yet): a create-first replacement would collide with the provider's
+duplicate-name guard, and for a while would bill two clusters' worth of scarce GPUs. When the name
+changes it is False: the new cluster is created first and the old one deleted after, so there is
+no gap in capacity. The PR preview asks `plan` too, so it cannot tell a different story.
 
-Unknowns (preview of values computed by other resources) are never rejected. `validate` skips a
-rule whose inputs are unknown; `plan` treats an unknown REPLACE field as a replacement and an
-unknown mutable field as an in-place change. A value missing or unreadable in the *old* outputs
-(state written by an older provider) never forces a replacement: it is recorded in place.
+Unknowns (preview of values computed by other resources) are never rejected. A rule skips when
+its inputs are unknown; `plan` treats an unknown REPLACE field as a replacement and an unknown
+mutable field as an in-place change. A value missing or unreadable in the *old* outputs (state
+written by an older provider) never forces a replacement: it is recorded in place.
 """
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, Final
 
-from together_provider.spec import (
-    NODE_GPUS,
-    ClusterSpec,
-    Failure,
-    Unknown,
-    normalise_partial,
-    to_props,
-)
+from together_provider.cluster_schema import CLUSTER, ClusterSpec
+from together_provider.schema import Draft, Failure, Policy, Unknown, is_unknown
+from together_provider.validators import NODE_GPUS
 
+ClusterDraft = Draft[ClusterSpec]
+"""The possibly-unknown Cluster spec the rules read."""
 
-class Policy(enum.Enum):
-    """What changing a field does to a live cluster; the value is the README wording."""
-
-    IN_PLACE = "updates in place"
-    REPLACE = "replaces the cluster"
-    LOCAL = "updates in place, no API call"
-
-
-@dataclass(frozen=True)
-class FieldPolicy:
-    policy: Policy
-    reason: str
-
-
-def _replace(reason: str) -> FieldPolicy:
-    return FieldPolicy(Policy.REPLACE, reason)
-
-
-FIELD_POLICIES: Final[Mapping[str, FieldPolicy]] = MappingProxyType(
-    {
-        "cluster_name": _replace("not in Together's update request"),
-        "region": _replace("GPUs are provisioned in one region; not in the update request"),
-        "gpu_type": _replace("nodes are built for one GPU type; not in the update request"),
-        "num_gpus": FieldPolicy(
-            Policy.IN_PLACE, "the standard GPU count scales in place (PUT num_gpus)"
-        ),
-        "cuda_version": _replace("fixed when the node images are built; not in the update request"),
-        "nvidia_driver_version": _replace(
-            "fixed when the node images are built; not in the update request"
-        ),
-        "num_preemptible_gpus": FieldPolicy(
-            Policy.IN_PLACE,
-            "the preemptible target changes in place (PUT num_preemptible_gpus); Together fills "
-            "it asynchronously",
-        ),
-        "cluster_type": _replace(
-            "the API accepts it, but switching KUBERNETES/SLURM rebuilds the cluster"
-        ),
-        "billing_type": _replace("billing is fixed at create; not in the update request"),
-        "duration_days": _replace("a reservation's length is fixed at create"),
-        "project_id": _replace("a cluster belongs to one project; not in the update request"),
-        "volume_id": _replace("the shared volume is attached at create; not in the update request"),
-        "ready_timeout_seconds": FieldPolicy(
-            Policy.LOCAL, "only bounds how long the provider waits for readiness"
-        ),
-        "adopt_cluster_id": FieldPolicy(
-            Policy.LOCAL,
-            "only read at create; later edits never re-adopt, create or delete a cluster",
-        ),
-    }
-)
+FIELD_POLICIES: Final[Mapping[str, Policy]] = CLUSTER.policies
+"""Per input field: in place, replace or provider-only (from the field table)."""
 
 
 def _differs(old: object, new: object) -> bool:
@@ -93,12 +41,12 @@ def _differs(old: object, new: object) -> bool:
     return old is Unknown.VALUE or new is Unknown.VALUE or old != new
 
 
-def _replacing_fields(old: ClusterSpec, new: ClusterSpec) -> tuple[str, ...]:
+def _replacing_fields(old: ClusterDraft, new: ClusterDraft) -> tuple[str, ...]:
     """REPLACE fields that differ, given evidence: unknown in new, or known in old and different."""
     return tuple(
         name
-        for name, fp in FIELD_POLICIES.items()
-        if fp.policy is Policy.REPLACE
+        for name, policy in FIELD_POLICIES.items()
+        if policy is Policy.REPLACE
         and getattr(old, name) is not Unknown.VALUE
         and _differs(getattr(old, name), getattr(new, name))
     )
@@ -106,7 +54,7 @@ def _replacing_fields(old: ClusterSpec, new: ClusterSpec) -> tuple[str, ...]:
 
 # --- the rejection rules -----------------------------------------------------------------------
 
-Check = Callable[[ClusterSpec, ClusterSpec | None], str | None]
+Check = Callable[[ClusterDraft, ClusterDraft | None], str | None]
 """A rule: (new spec, old spec or None on create) -> the reason it is rejected, or None."""
 
 
@@ -125,7 +73,7 @@ def _nearest_multiples(value: int) -> str:
     return f"{low} or {low + NODE_GPUS}" if low else f"{NODE_GPUS}"
 
 
-def _standard_node(new: ClusterSpec, _old: ClusterSpec | None) -> str | None:
+def _standard_node(new: ClusterDraft, _old: ClusterDraft | None) -> str | None:
     n = new.num_gpus
     if isinstance(n, Unknown) or n >= NODE_GPUS:
         return None
@@ -139,7 +87,7 @@ def _standard_node(new: ClusterSpec, _old: ClusterSpec | None) -> str | None:
 
 
 def _multiple_of_8(name: str) -> Check:
-    def check(new: ClusterSpec, _old: ClusterSpec | None) -> str | None:
+    def check(new: ClusterDraft, _old: ClusterDraft | None) -> str | None:
         n = getattr(new, name)
         if isinstance(n, Unknown) or n % NODE_GPUS == 0 or (name == "num_gpus" and n < NODE_GPUS):
             return None  # a num_gpus below 8 is reported once, by the standard-node rule
@@ -151,7 +99,7 @@ def _multiple_of_8(name: str) -> Check:
     return check
 
 
-def _slurm_preemptible(new: ClusterSpec, _old: ClusterSpec | None) -> str | None:
+def _slurm_preemptible(new: ClusterDraft, _old: ClusterDraft | None) -> str | None:
     target = new.num_preemptible_gpus
     if new.cluster_type != "SLURM" or isinstance(target, Unknown) or target == 0:
         return None
@@ -161,7 +109,7 @@ def _slurm_preemptible(new: ClusterSpec, _old: ClusterSpec | None) -> str | None
     )
 
 
-def _preemptible_project(new: ClusterSpec, _old: ClusterSpec | None) -> str | None:
+def _preemptible_project(new: ClusterDraft, _old: ClusterDraft | None) -> str | None:
     target = new.num_preemptible_gpus
     if new.project_id is not None or isinstance(target, Unknown) or target == 0:
         return None
@@ -171,7 +119,7 @@ def _preemptible_project(new: ClusterSpec, _old: ClusterSpec | None) -> str | No
     )
 
 
-def _reservation_length(new: ClusterSpec, _old: ClusterSpec | None) -> str | None:
+def _reservation_length(new: ClusterDraft, _old: ClusterDraft | None) -> str | None:
     billing, days = new.billing_type, new.duration_days
     if isinstance(billing, Unknown) or isinstance(days, Unknown):
         return None
@@ -188,7 +136,7 @@ def _reservation_length(new: ClusterSpec, _old: ClusterSpec | None) -> str | Non
     return None
 
 
-def _class_conversion(new: ClusterSpec, old: ClusterSpec | None) -> str | None:
+def _class_conversion(new: ClusterDraft, old: ClusterDraft | None) -> str | None:
     """Opposite moves of the two counts in one update ask Together to convert nodes in place."""
     if old is None or _replacing_fields(old, new):
         return None  # a create, or a new cluster altogether: nothing is converted
@@ -265,29 +213,40 @@ RULES: Final[tuple[Rule, ...]] = (
 # --- check and diff ------------------------------------------------------------------------------
 
 
+def _prefixed(name: str, failures: list[Failure]) -> list[Failure]:
+    return [Failure(f.field, f"cluster {name!r}: {f.reason}") for f in failures]
+
+
+def rule_failures(new: ClusterDraft, old: ClusterDraft | None) -> list[Failure]:
+    """The cross-field rules over two parsed drafts (`old` None on create)."""
+    return [
+        Failure(rule.field, reason)
+        for rule in RULES
+        if (reason := rule.check(new, old)) is not None
+    ]
+
+
 def validate(name: str, new: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[Failure]:
     """The check-time rules. `old` is the previous inputs: None or {} on create and replacement.
 
     Field-local failures (types, unknown keys, enums, ranges) come first; the cross-field rules
     then run on every field that parsed, so one check reports as much as it can.
     """
-    new_spec, failures = normalise_partial(new)
-    old_spec = normalise_partial(old)[0] if old else None
-    for rule in RULES:
-        reason = rule.check(new_spec, old_spec)
-        if reason is not None:
-            failures.append(Failure(rule.field, reason))
-    return [Failure(f.field, f"cluster {name!r}: {f.reason}") for f in failures]
+    new_draft, failures = CLUSTER.parse(new)
+    old_draft = CLUSTER.parse(old)[0] if old else None
+    return _prefixed(name, failures + rule_failures(new_draft, old_draft))
 
 
 def check_inputs(
     name: str, new: Mapping[str, Any], old: Mapping[str, Any] | None
 ) -> tuple[dict[str, Any], list[Failure]]:
     """What the provider's check returns: normalised inputs (raw ones on failure), failures."""
-    failures = validate(name, new, old)
+    new_draft, failures = CLUSTER.parse(new)
+    old_draft = CLUSTER.parse(old)[0] if old else None
+    failures += rule_failures(new_draft, old_draft)
     if failures:
-        return {k: v for k, v in new.items() if not k.startswith("__")}, failures
-    return to_props(normalise_partial(new)[0]), []
+        return {k: v for k, v in new.items() if not k.startswith("__")}, _prefixed(name, failures)
+    return CLUSTER.to_props(new_draft), []
 
 
 def _inputs_only(props: Mapping[str, Any]) -> dict[str, Any]:
@@ -312,62 +271,54 @@ class Plan:
         return bool(self.changed)
 
 
-def plan(old: Mapping[str, Any], new: Mapping[str, Any]) -> Plan:
-    """Diff previous outputs against checked inputs. Output-only keys in `old` are ignored, so
-    `allocated_preemptible_gpus` below the target is never a change."""
-    old_spec = normalise_partial(_inputs_only(old))[0]
-    new_spec = normalise_partial(_inputs_only(new))[0]
+def plan_drafts(old: ClusterDraft, new: ClusterDraft) -> Plan:
+    """`plan` over parsed drafts."""
     changed = tuple(
-        name
-        for name in FIELD_POLICIES
-        if _differs(getattr(old_spec, name), getattr(new_spec, name))
+        name for name in FIELD_POLICIES if _differs(getattr(old, name), getattr(new, name))
     )
-    replaces = _replacing_fields(old_spec, new_spec)
+    replaces = _replacing_fields(old, new)
     update = {
-        name: value
+        CLUSTER.by_name[name].wire or name: value
         for name in changed
-        if FIELD_POLICIES[name].policy is Policy.IN_PLACE
-        and isinstance(value := getattr(new_spec, name), int)
+        if FIELD_POLICIES[name] is Policy.IN_PLACE and isinstance(value := getattr(new, name), int)
     }
-    # An unknown new name is only seen in preview; `up` diffs again with the real value.
-    same_name = not _differs(old_spec.cluster_name, new_spec.cluster_name)
-    unknown_name = new_spec.cluster_name is Unknown.VALUE
     return Plan(
         changed=changed,
         replaces=replaces,
         update={} if replaces else update,
-        delete_before_replace=bool(replaces) and (same_name or unknown_name),
+        delete_before_replace=bool(replaces) and _deletes_first(old.cluster_name, new.cluster_name),
     )
 
 
-# --- docs ----------------------------------------------------------------------------------------
+def _deletes_first(old_name: object, new_name: object) -> bool:
+    # An unknown new name is only seen in preview; `up` diffs again with the real value.
+    if is_unknown(new_name):
+        return True
+    return not is_unknown(old_name) and old_name == new_name
 
 
-def policy_table_markdown() -> str:
-    """The README's table of what updates in place, replaces or is rejected, from the tables."""
-    rows = ["| Field | What happens | Why |", "|---|---|---|"]
-    rows += [f"| `{n}` | {fp.policy.value} | {fp.reason} |" for n, fp in FIELD_POLICIES.items()]
-    rows += [f"| {r.when} | rejected at check | {r.why} |" for r in RULES]
-    rows.append(
-        "| any field of the wrong type, an unknown key or enum value, a negative count, a value "
-        "out of range | rejected at check | reported with the valid values, never coerced |"
-    )
-    return "\n".join(rows) + "\n"
+def replacement_deletes_first(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """The replacement order of a cluster that is replaced, from its old and new inputs: delete
+    first when the name stays (or is not known yet). What `plan` answers, for the PR preview."""
+    return _deletes_first(old.get("cluster_name"), new.get("cluster_name"))
 
 
-if __name__ == "__main__":
-    print(policy_table_markdown(), end="")
+def plan(old: Mapping[str, Any], new: Mapping[str, Any]) -> Plan:
+    """Diff previous outputs against checked inputs. Output-only keys in `old` are ignored, so
+    `allocated_preemptible_gpus` below the target is never a change."""
+    return plan_drafts(CLUSTER.parse(_inputs_only(old))[0], CLUSTER.parse(_inputs_only(new))[0])
 
 
 __all__ = [
     "FIELD_POLICIES",
     "RULES",
-    "FieldPolicy",
+    "ClusterDraft",
     "Plan",
-    "Policy",
     "Rule",
     "check_inputs",
     "plan",
-    "policy_table_markdown",
+    "plan_drafts",
+    "replacement_deletes_first",
+    "rule_failures",
     "validate",
 ]

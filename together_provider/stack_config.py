@@ -19,51 +19,35 @@ import difflib
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Final
-
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, ValidationError
-from pydantic.alias_generators import to_camel
 
 from together_api.errors import SpecError
 from together_provider import rules
+from together_provider.cluster_schema import CLUSTER
+
+SETTINGS: Final[Mapping[str, str]] = CLUSTER.config_keys
+"""Each cluster setting's config key (camelCase) -> its property, from the field table."""
+
+PER_CLUSTER: Final[frozenset[str]] = frozenset(
+    f.config_key for f in CLUSTER.inputs if f.per_resource and f.config_key
+)
+"""Keys that identify one cluster (its name, the cluster it adopts): never in `defaults`, where
+every cluster would share them and two resources would manage, and delete, one cluster."""
+
+NAME_KEY: Final = next(f.config_key for f in CLUSTER.inputs if f.names_resource and f.config_key)
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, extra="forbid", frozen=True)
+@dataclass(frozen=True)
+class StackConfig:
+    """The validated `clusters` + `defaults` of one stack, as provider properties (snake_case)."""
 
-
-class ClusterSettings(_Strict):
-    """Every setting of a cluster; all optional here because `defaults` may supply them."""
-
-    cluster_name: str | None = None
-    region: str | None = None
-    gpu_type: str | None = None
-    num_gpus: StrictInt | None = None
-    num_preemptible_gpus: StrictInt | None = None
-    cluster_type: str | None = None
-    billing_type: str | None = None
-    duration_days: StrictInt | None = None
-    cuda_version: str | None = None
-    nvidia_driver_version: str | None = None
-    project_id: str | None = None
-    volume_id: str | None = None
-    ready_timeout_seconds: StrictInt | StrictFloat | None = None
-    adopt_cluster_id: str | None = None
-
-
-class StackConfig(_Strict):
-    """The whole `clusters` + `defaults` config of one stack."""
-
-    defaults: ClusterSettings = Field(default_factory=ClusterSettings)
-    clusters: dict[str, ClusterSettings] = Field(min_length=1)
+    defaults: dict[str, Any] = field(default_factory=dict)
+    clusters: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def cluster_props(self) -> dict[str, dict[str, Any]]:
-        """Each cluster's provider properties (snake_case), defaults applied."""
-        base = self.defaults.model_dump(exclude_none=True)
-        return {
-            name: {**base, **settings.model_dump(exclude_none=True)}
-            for name, settings in self.clusters.items()
-        }
+        """Each cluster's provider properties, defaults applied."""
+        return {name: {**self.defaults, **props} for name, props in self.clusters.items()}
 
 
 NAME_PATTERN: Final = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
@@ -83,31 +67,38 @@ class ConfigError(SpecError):
         )
 
 
-def _path(prefix: str, loc: tuple[int | str, ...]) -> str:
-    return ".".join([prefix, *(str(part) for part in loc)])
+def _settings(
+    prefix: str, raw: object, problems: list[str], *, shared: bool
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """One settings map as provider properties, and each misspelt key's likely meaning.
 
-
-def _pydantic_problems(prefix: str, error: ValidationError) -> list[str]:
-    problems = []
-    keys = [to_camel(f) for f in ClusterSettings.model_fields]
-    for item in error.errors():
-        path = _path(prefix, item["loc"])
-        if item["type"] == "extra_forbidden":
-            key = str(item["loc"][-1])
-            close = difflib.get_close_matches(key, keys, n=1)
-            hint = f"did you mean {close[0]!r}?" if close else f"valid keys: {', '.join(keys)}"
+    Only the keys are checked here; the values are the field table's job (`rules.validate`),
+    which reports every problem of a cluster at once with its own wording.
+    """
+    if raw is None:
+        return {}, {}
+    if not isinstance(raw, Mapping):
+        problems.append(f"{prefix}: expected a map of settings, got {type(raw).__name__}")
+        return {}, {}
+    props: dict[str, Any] = {}
+    meant: dict[str, str] = {}
+    for key, value in raw.items():
+        path = f"{prefix}.{key}"
+        if key not in SETTINGS:
+            close = difflib.get_close_matches(str(key), list(SETTINGS), n=1)
+            if close:
+                meant[SETTINGS[close[0]]] = str(key)
+            hint = f"did you mean {close[0]!r}?" if close else f"valid keys: {', '.join(SETTINGS)}"
             problems.append(f"{path}: unknown key; {hint}")
+        elif shared and key in PER_CLUSTER:
+            problems.append(
+                f"{path}: identifies one cluster, so it cannot be a default (every cluster would "
+                f"get the same one, and destroying either would delete it); set it under "
+                f"clusters.<name>.{key}"
+            )
         else:
-            problems.append(f"{path}: {item.get('input')!r} is invalid: {item['msg']}")
-    return problems
-
-
-def _settings(prefix: str, raw: object, problems: list[str]) -> ClusterSettings | None:
-    try:
-        return ClusterSettings.model_validate(raw if raw is not None else {})
-    except ValidationError as error:
-        problems.extend(_pydantic_problems(prefix, error))
-        return None
+            props[SETTINGS[key]] = value
+    return props, meant
 
 
 PROJECT_KEYS: Final = ("clusters", "defaults", "pricesPerGpuHour")
@@ -130,11 +121,33 @@ def project_values(project: str, config: Mapping[str, str]) -> dict[str, Any]:
     return values
 
 
+def _path(cluster: str, own: Mapping[str, Any], defaults: Mapping[str, Any], prop: str) -> str:
+    """Where a value came from: the cluster's own settings, else `defaults`."""
+    key = CLUSTER.by_name[prop].config_key if prop in CLUSTER.by_name else None
+    key = key or prop
+    if prop not in own and prop in defaults:
+        return f"defaults.{key}"
+    return f"clusters.{cluster}.{key}"
+
+
+def _claim(
+    seen: dict[tuple[str, object], str], what: str, value: object, path: str, problems: list[str]
+) -> None:
+    """Two clusters naming (or adopting) one Together cluster would both manage it."""
+    owner = seen.setdefault((what, value), path)
+    if owner != path:
+        problems.append(
+            f"{path}: {value!r} is also the {what} of {owner.rsplit('.', 1)[0]}; two resources "
+            "would manage one Together cluster, and destroying either deletes it (give each "
+            f"cluster its own {what})"
+        )
+
+
 def load(raw: Mapping[str, Any]) -> StackConfig:
     """Validate the program's config values; raise one `ConfigError` listing every problem.
 
-    Each cluster is validated on its own, so a type error in one does not hide a rule broken in
-    another.
+    Each cluster is validated on its own and completely, so a type error in one field hides
+    neither a rule broken in another field nor a problem in another cluster.
     """
     problems: list[str] = []
     for key in sorted(set(raw) - set(PROJECT_KEYS)):
@@ -150,9 +163,10 @@ def load(raw: Mapping[str, Any]) -> StackConfig:
             "`pulumi config set --path clusters.train.numGpus 8`"
         )
         raise ConfigError(problems)
-    defaults = _settings("defaults", raw.get("defaults"), problems)
-    base = defaults.model_dump(exclude_none=True) if defaults else {}
-    parsed: dict[str, ClusterSettings] = {}
+    defaults, _ = _settings("defaults", raw.get("defaults"), problems, shared=True)
+    parsed: dict[str, dict[str, Any]] = {}
+    seen: dict[tuple[str, object], str] = {}
+    reported: set[str] = set()
     for name, settings_raw in clusters.items():
         prefix = f"clusters.{name}"
         if not NAME_PATTERN.match(str(name)):
@@ -160,14 +174,22 @@ def load(raw: Mapping[str, Any]) -> StackConfig:
                 f"{prefix}: the cluster key must be lowercase letters, digits and '-', "
                 "starting with a letter"
             )
-        settings = _settings(prefix, settings_raw, problems)
-        if settings is None:
-            continue
-        parsed[str(name)] = settings
-        props = {"cluster_name": name, **base, **settings.model_dump(exclude_none=True)}
+        own, meant = _settings(prefix, settings_raw, problems, shared=False)
+        parsed[str(name)] = own
+        props = {"cluster_name": name, **defaults, **own}
         for failure in rules.validate(str(name), props, None):
+            if failure.field in meant:
+                continue  # a misspelt key was reported already; "required" would repeat it
+            path = _path(str(name), own, defaults, failure.field)
             reason = failure.reason.removeprefix(f"cluster {name!r}: ")
-            problems.append(f"{prefix}.{to_camel(failure.field)}: {reason}")
+            if path.startswith("defaults.") and path in reported:
+                continue  # a bad default is one problem, not one per cluster
+            reported.add(path)
+            problems.append(f"{path}: {reason}")
+        _claim(seen, "cluster name", props["cluster_name"], f"{prefix}.{NAME_KEY}", problems)
+        adopt = props.get("adopt_cluster_id")
+        if adopt:
+            _claim(seen, "adopted cluster", adopt, f"{prefix}.adoptClusterId", problems)
     if problems:
         raise ConfigError(problems)
-    return StackConfig(defaults=defaults or ClusterSettings(), clusters=parsed)
+    return StackConfig(defaults=defaults, clusters=parsed)

@@ -15,6 +15,7 @@ from tests.fake_time import FakeTime
 from together_api.client import TogetherClient
 from together_api.errors import (
     ApiConnectionError,
+    ApiError,
     AuthenticationError,
     DeadlineExceededError,
     InvalidRequestError,
@@ -24,6 +25,7 @@ from together_api.errors import (
     RateLimitedError,
     ServerError,
     TogetherError,
+    UnexpectedResponseError,
 )
 from together_api.retry import RetryPolicy
 from together_api.wire import Cluster, ClusterCreateRequest, ClusterUpdateRequest
@@ -161,12 +163,12 @@ def test_missing_key_says_how_to_fix_it(monkeypatch: pytest.MonkeyPatch) -> None
         (429, RateLimitedError),
         (500, ServerError),
         (503, ServerError),
-        (418, TogetherError),
+        (418, UnexpectedResponseError),
     ],
 )
 @pytest.mark.parametrize("shape", ["openai", "grpc"])
 def test_errors_map_by_status_and_carry_the_server_message(
-    make_client: Any, status: int, error_type: type[TogetherError], shape: str
+    make_client: Any, status: int, error_type: type[ApiError], shape: str
 ) -> None:
     message = f"server says {status}"
     body: dict[str, Any] = (
@@ -195,6 +197,25 @@ def test_retry_after_is_honoured(make_client: Any, fake_time: FakeTime) -> None:
     client = make_client(lambda r: next(responses))
     client.get_cluster("c-1")
     assert fake_time.sleeps == [7.0]
+
+
+@pytest.mark.parametrize("header", ["soon", "", "Tue, 99 Foo 2026", "1e999x"])
+def test_a_malformed_retry_after_falls_back_to_the_policy_backoff(
+    make_client: Any, fake_time: FakeTime, header: str
+) -> None:
+    responses = iter([httpx.Response(503, headers={"Retry-After": header}), ok(cluster_body())])
+    client = make_client(lambda r: next(responses))
+    assert client.get_cluster("c-1").is_ready  # no ValueError escapes: TogetherError is enough
+    assert len(fake_time.sleeps) == 1 and fake_time.sleeps[0] <= client.retry.backoff_cap(1)
+
+
+def test_a_malformed_retry_after_on_the_last_429_is_still_a_together_error(
+    make_client: Any,
+) -> None:
+    client = make_client(lambda r: httpx.Response(429, headers={"Retry-After": "soon"}), attempts=1)
+    with pytest.raises(RateLimitedError) as info:
+        client.get_cluster("c-1")
+    assert info.value.retry_after is None
 
 
 def test_retries_are_bounded_by_attempts(make_client: Any, fake_time: FakeTime) -> None:

@@ -61,3 +61,22 @@ def test_importing_the_api_layer_loads_no_pulumi() -> None:
 def test_importing_the_simulator_loads_no_pulumi_and_no_provider() -> None:
     loaded = _loaded_after("import together_sim.app")
     assert {"pulumi", "grpc", "dill", "together_provider"} & loaded == set()
+
+
+def test_the_provider_package_and_its_pulumi_free_modules_load_no_pulumi() -> None:
+    # `Cluster` and `ClusterArgs` load on first use; everything a native host or the PR preview
+    # needs (field table, rules, lifecycle, stack config, preview) stays free of grpc and dill.
+    loaded = _loaded_after(
+        "import together_provider, together_provider.lifecycle, together_provider.rules, "
+        "together_provider.stack_config, together_provider.preview, together_provider.docs"
+    )
+    assert {"pulumi", "grpc", "dill", "together_sim", "pulumi_kubernetes"} & loaded == set()
+
+
+def test_the_lazy_public_names_still_resolve() -> None:
+    import together_provider
+
+    assert together_provider.Cluster.__name__ == "Cluster"
+    assert together_provider.ClusterArgs.__name__ == "ClusterArgs"
+    with pytest.raises(AttributeError):
+        _ = together_provider.Nope

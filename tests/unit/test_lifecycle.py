@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from tests.fake_api import CLUSTERS, ONE, SPEC, FakeApi, client_for, cluster, reply
-from together_api.errors import ServerError
+from together_api.errors import ServerError, SpecError
 from together_provider.lifecycle import ClusterLifecycle
 
 NONE: dict[str, list[object]] = {"clusters": []}
@@ -64,3 +64,36 @@ def test_create_ints_come_back_as_ints_and_the_host_timeout_wins() -> None:
     api.on("POST", CLUSTERS, reply(200, cluster()))
     outputs = lifecycle(api).create(dict(SPEC)).outputs
     assert type(outputs["num_gpus"]) is int and type(outputs["num_preemptible_gpus"]) is int
+
+
+ADOPT = {**SPEC, "adopt_cluster_id": "c-1"}
+
+
+def test_adoption_that_would_convert_compute_classes_is_refused_before_any_put() -> None:
+    api = FakeApi()
+    # Live: 16 standard, target 8. The spec asks 8 standard, target 16: a class conversion.
+    api.on("GET", ONE, reply(200, cluster(num_gpus=16, desired_preemptible_gpus=8)))
+    with pytest.raises(SpecError, match="converts standard nodes to preemptible") as info:
+        lifecycle(api).create(dict(ADOPT))
+    assert info.value.field == "num_gpus"
+    assert "num_gpus=16, num_preemptible_gpus=8" in str(info.value)  # the safe first step
+    assert [method for method, _ in api.seen] == ["GET"]
+
+
+def test_adoption_puts_only_what_the_rules_plan() -> None:
+    api = FakeApi()
+    api.on("GET", ONE, reply(200, cluster(num_gpus=8, desired_preemptible_gpus=8)))
+    api.on("PUT", ONE, reply(200, cluster(desired_preemptible_gpus=16)))
+    said: list[str] = []
+    applied = lifecycle(api, said).create(dict(ADOPT))
+    assert applied.id == "c-1"
+    assert api.seen.count(("PUT", ONE)) == 1
+    assert any("adopted c-1" in line for line in said)
+
+
+def test_adoption_refuses_a_cluster_whose_identity_differs() -> None:
+    api = FakeApi()
+    api.on("GET", ONE, reply(200, cluster(gpu_type="H200_SXM")))
+    with pytest.raises(SpecError, match="gpu_type: cluster has 'H200_SXM', spec has 'H100_SXM'"):
+        lifecycle(api).create(dict(ADOPT))
+    assert ("PUT", ONE) not in api.seen

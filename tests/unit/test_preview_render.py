@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from together_provider import rules
+from together_provider.cluster_schema import CLUSTER_TYPE
 from together_provider.preview import (
     BAD_INPUT_EXIT,
     Outcome,
@@ -17,7 +19,7 @@ from together_provider.preview import (
     render,
 )
 from together_provider.preview.__main__ import main
-from together_provider.resource import CLUSTER_TYPE
+from together_provider.schema import UNKNOWN
 
 PROJECT = "together-gpu-clusters"
 STACK_URN = f"urn:pulumi:dev::{PROJECT}::pulumi:pulumi:Stack::{PROJECT}-dev"
@@ -122,6 +124,20 @@ def test_replacement_warns_with_reasons_and_what_goes_away() -> None:
     assert "8 standard GPUs and 16 allocated preemptible GPUs" in warning
     assert "deleted first" in warning
     assert "`us-central-8` → `us-west-2` (forces replacement)" in comment
+
+
+@pytest.mark.parametrize(
+    ("new_name", "deletes_first"),
+    [("train", True), ("train-v2", False), (UNKNOWN, True)],
+    ids=["same name", "renamed", "name not known yet"],
+)
+def test_the_replacement_order_is_the_rules_answer(new_name: str, deletes_first: bool) -> None:
+    old, new = _state("train", 0, **SPEC), _state("train", **SPEC)
+    new["inputs"] |= {"cluster_name": new_name, "region": "us-west-2"}
+    doc = _doc(_step("replace", "train", old, new, replaceReasons=["cluster_name", "region"]))
+    (cluster,) = _plan(doc).clusters
+    assert cluster.delete_first is deletes_first
+    assert rules.plan(old["inputs"], new["inputs"]).delete_before_replace is deletes_first
 
 
 def test_replacement_steps_merge_into_one_cluster() -> None:

@@ -8,17 +8,13 @@ from typing import Any
 import pytest
 
 from tests.specs import ENGINE_PROPS as BASE
-from together_provider.rules import (
-    FIELD_POLICIES,
-    RULES,
-    Plan,
-    Policy,
-    check_inputs,
-    plan,
-    policy_table_markdown,
-    validate,
-)
-from together_provider.spec import INPUT_FIELDS, UNKNOWN, Failure
+from together_provider import docs
+from together_provider.cluster_schema import CLUSTER
+from together_provider.docs import policy_table_markdown
+from together_provider.rules import FIELD_POLICIES, RULES, Plan, check_inputs, plan, validate
+from together_provider.schema import UNKNOWN, Failure, Policy
+
+INPUT_FIELDS = CLUSTER.input_names
 
 PRE: dict[str, Any] = BASE | {"num_gpus": 16.0, "num_preemptible_gpus": 8.0, "project_id": "proj"}
 OUTPUT_ONLY: dict[str, Any] = {
@@ -71,14 +67,14 @@ def test_every_input_field_has_exactly_one_policy() -> None:
 
 
 def test_policies_match_what_together_can_change_in_place() -> None:
-    by_policy = {p: {n for n, fp in FIELD_POLICIES.items() if fp.policy is p} for p in Policy}
+    by_policy = {p: {n for n, fp in FIELD_POLICIES.items() if fp is p} for p in Policy}
     assert by_policy[Policy.IN_PLACE] == {"num_gpus", "num_preemptible_gpus"}
     assert by_policy[Policy.LOCAL] == {"ready_timeout_seconds", "adopt_cluster_id"}
     assert by_policy[Policy.REPLACE] == set(REPLACE_FIELDS)
 
 
 def test_every_policy_and_rule_says_why() -> None:
-    assert all(fp.reason for fp in FIELD_POLICIES.values())
+    assert all(f.why and f.doc for f in CLUSTER.inputs)
     assert all(r.why and r.when and r.field in INPUT_FIELDS for r in RULES)
 
 
@@ -91,17 +87,20 @@ def test_policy_table_has_a_row_per_field_and_rule() -> None:
     assert all(line.count("|") == 4 for line in table.splitlines())
 
 
-README_START = "<!-- rules-table:start (python -m together_provider.rules) -->\n"
-README_END = "<!-- rules-table:end -->"
+README = Path(__file__).parents[2] / "README.md"
 
 
-def test_readme_table_matches_the_rules() -> None:
-    readme = Path(__file__).parents[2] / "README.md"
-    text = readme.read_text(encoding="utf-8") if readme.exists() else ""
-    if README_START not in text:
-        pytest.skip("README.md has no generated rules table yet")
-    table = text.split(README_START, 1)[1].split(README_END, 1)[0]
-    assert table == policy_table_markdown(), "regenerate with: python -m together_provider.rules"
+def test_readme_tables_match_the_field_table_and_the_rules() -> None:
+    # No skip: a README without the markers fails here, as a stale table does.
+    text = README.read_text(encoding="utf-8")
+    assert docs.render_into(text) == text, (
+        "regenerate with: python -m together_provider.docs --write README.md"
+    )
+
+
+def test_a_readme_without_markers_is_refused() -> None:
+    with pytest.raises(ValueError, match="lacks the markers"):
+        docs.render_into("# no tables here\n")
 
 
 # --- validate: accepted ------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Normalising raw Pulumi properties: floats, unknowns, defaults, typos, type errors."""
+"""The Cluster field table parsing raw Pulumi properties: floats, unknowns, defaults, typos, type
+errors; the possibly-unknown draft and the resolved spec."""
 
 from __future__ import annotations
 
@@ -8,18 +9,22 @@ import pytest
 from pulumi.output import UNKNOWN as PULUMI_UNKNOWN
 
 from tests.specs import ENGINE_PROPS as BASE
+from together_api.errors import SpecError
 from together_api.wire import GPU_TYPES
-from together_provider.spec import (
-    INPUT_FIELDS,
-    UNKNOWN,
-    ClusterSpec,
-    Failure,
-    Unknown,
-    is_unknown,
-    normalise,
-    normalise_partial,
-    to_props,
-)
+from together_provider.cluster_schema import CLUSTER, ClusterSpec
+from together_provider.schema import UNKNOWN, Draft, Failure, Unknown, is_unknown
+
+INPUT_FIELDS = CLUSTER.input_names
+
+
+def normalise(props: dict[str, Any]) -> tuple[ClusterSpec | None, list[Failure]]:
+    _, failures = CLUSTER.parse(props)
+    return (None, failures) if failures else (CLUSTER.resolve(props), [])
+
+
+def to_props(spec: ClusterSpec | Draft[ClusterSpec]) -> dict[str, Any]:
+    return CLUSTER.to_props(spec)
+
 
 REQUIRED = (
     "cluster_name",
@@ -36,6 +41,12 @@ def parse(**changes: Any) -> ClusterSpec:
     assert failures == []
     assert spec is not None
     return spec
+
+
+def draft(**changes: Any) -> Draft[ClusterSpec]:
+    parsed, failures = CLUSTER.parse(BASE | changes)
+    assert failures == []
+    return parsed
 
 
 def only_failure(**changes: Any) -> Failure:
@@ -117,10 +128,16 @@ def test_known_values_are_not_unknown(raw: object) -> None:
 
 @pytest.mark.parametrize("name", INPUT_FIELDS)
 @pytest.mark.parametrize("raw", [UNKNOWN, PULUMI_UNKNOWN])
-def test_unknown_values_pass_through_as_the_marker(name: str, raw: object) -> None:
-    spec = parse(**{name: raw})
+def test_unknown_values_pass_through_the_draft_as_the_marker(name: str, raw: object) -> None:
+    spec = draft(**{name: raw})
     assert getattr(spec, name) is Unknown.VALUE
     assert to_props(spec)[name] == UNKNOWN
+
+
+@pytest.mark.parametrize("name", INPUT_FIELDS)
+def test_the_resolved_spec_never_holds_an_unknown(name: str) -> None:
+    with pytest.raises(SpecError, match=f"{name} was still unknown"):
+        CLUSTER.resolve(BASE | {name: UNKNOWN})
 
 
 @pytest.mark.parametrize(
@@ -216,7 +233,7 @@ def test_ready_timeout_must_be_a_positive_number(raw: object) -> None:
 
 
 def test_partial_normalise_marks_only_the_failed_fields_unknown() -> None:
-    spec, failures = normalise_partial(BASE | {"num_gpus": "8", "num_preemptible_gpus": 8})
+    spec, failures = CLUSTER.parse(BASE | {"num_gpus": "8", "num_preemptible_gpus": 8})
     assert [f.field for f in failures] == ["num_gpus"]
     assert spec.num_gpus is Unknown.VALUE
     assert spec.num_preemptible_gpus == 8

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import yaml
 
-from together_provider.spec import INPUT_FIELDS
-from together_provider.stack_config import ClusterSettings, ConfigError, load, project_values
+from together_provider.cluster_schema import CLUSTER
+from together_provider.stack_config import SETTINGS, ConfigError, load, project_values
 
 REPO = Path(__file__).resolve().parents[2]
 PROJECT = yaml.safe_load((REPO / "Pulumi.yaml").read_text())["name"]
@@ -82,7 +82,66 @@ def test_zero_standard_is_rejected() -> None:
 
 def test_wrong_types_are_reported_not_coerced() -> None:
     found = problems({"defaults": DEFAULTS, "clusters": {"train": {"numGpus": "8"}}})
-    assert found == ["clusters.train.numGpus: '8' is invalid: Input should be a valid integer"]
+    assert found == [
+        "clusters.train.numGpus: num_gpus='8' is a str; a GPU count is a whole number such as 8 "
+        "(drop the quotes)"
+    ]
+
+
+def test_a_type_error_hides_no_other_problem_of_the_same_cluster() -> None:
+    found = problems(
+        {"defaults": DEFAULTS, "clusters": {"train": {"numGpus": "8", "gpuType": "H100"}}}
+    )
+    assert [p.split(":")[0] for p in found] == ["clusters.train.gpuType", "clusters.train.numGpus"]
+    assert "did you mean 'H100_SXM'?" in found[0]
+    assert "(drop the quotes)" in found[1]
+
+
+def test_a_bad_default_is_reported_once_at_its_own_path() -> None:
+    found = problems(
+        {"defaults": DEFAULTS | {"gpuType": "A100"}, "clusters": {"a": {"numGpus": 8}, "b": {}}}
+    )
+    assert [p.split(":")[0] for p in found] == ["defaults.gpuType", "clusters.b.numGpus"]
+
+
+@pytest.mark.parametrize(("key", "value"), [("clusterName", "shared"), ("adoptClusterId", "c-1")])
+def test_defaults_cannot_set_what_identifies_one_cluster(key: str, value: str) -> None:
+    found = problems(
+        {
+            "defaults": DEFAULTS | {key: value},
+            "clusters": {"a": {"numGpus": 8}, "b": {"numGpus": 8}},
+        }
+    )
+    assert len(found) == 1
+    assert found[0].startswith(f"defaults.{key}: identifies one cluster, so it cannot be a default")
+    assert f"clusters.<name>.{key}" in found[0]
+
+
+def test_two_clusters_may_not_share_a_cluster_name() -> None:
+    found = problems(
+        {
+            "defaults": DEFAULTS,
+            "clusters": {"a": {"numGpus": 8}, "b": {"numGpus": 8, "clusterName": "a"}},
+        }
+    )
+    assert found == [
+        "clusters.b.clusterName: 'a' is also the cluster name of clusters.a; two resources would "
+        "manage one Together cluster, and destroying either deletes it (give each cluster its own "
+        "cluster name)"
+    ]
+
+
+def test_two_clusters_may_not_adopt_the_same_cluster() -> None:
+    found = problems(
+        {
+            "defaults": DEFAULTS,
+            "clusters": {
+                "a": {"numGpus": 8, "adoptClusterId": "c-1"},
+                "b": {"numGpus": 8, "adoptClusterId": "c-1"},
+            },
+        }
+    )
+    assert [p.split(":")[0] for p in found] == ["clusters.b.adoptClusterId"]
 
 
 def test_unknown_keys_suggest_the_right_one() -> None:
@@ -149,6 +208,6 @@ def test_project_values_keep_only_the_programs_namespace_and_parse_json() -> Non
     }
 
 
-def test_cluster_settings_cover_exactly_the_provider_inputs() -> None:
-    # The config model mirrors the spec's fields (camelCase); a field added to one must reach both.
-    assert set(ClusterSettings.model_fields) == set(INPUT_FIELDS)
+def test_the_config_keys_come_from_the_field_table() -> None:
+    assert dict(SETTINGS) == {f.config_key: f.name for f in CLUSTER.inputs}
+    assert SETTINGS["numPreemptibleGpus"] == "num_preemptible_gpus"

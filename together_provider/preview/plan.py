@@ -21,14 +21,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from together_provider import rules
+from together_provider.cluster_schema import CLUSTER_TYPE
 from together_provider.preview.prices import (
     PreviewInputError,
     PriceTable,
     hourly_cost,
     stack_overrides,
 )
-from together_provider.resource import CLUSTER_TYPE
-from together_provider.spec import UNKNOWN
+from together_provider.schema import UNKNOWN
 
 _REPLACE_OPS: Final = frozenset({"replace", "create-replacement", "delete-replaced"})
 _MONITOR_NOISE: Final = "Resource monitor has terminated"
@@ -224,10 +225,9 @@ def _cluster(
         old_state = None
     reasons = tuple(dict.fromkeys(str(r) for s in steps for r in (s.get("replaceReasons") or [])))
     old, new = _sizing(old_state), _sizing(new_state)
+    old_inputs, new_inputs = _props(old_state, "inputs"), _props(new_state, "inputs")
     if action is Action.SAME:
         new = old
-    old_name = _props(old_state, "inputs").get("cluster_name")
-    new_name = _props(new_state, "inputs").get("cluster_name")
     return ClusterChange(
         name=name,
         action=action,
@@ -239,7 +239,8 @@ def _cluster(
         if action in (Action.CREATE, Action.DELETE)
         else _field_changes(old_state, new_state, reasons),
         replace_reasons=reasons,
-        delete_first=action is Action.REPLACE and old_name == new_name,
+        delete_first=action is Action.REPLACE
+        and rules.replacement_deletes_first(old_inputs, new_inputs),
         old_cost=_cost(old, prices, where),
         new_cost=_cost(new, prices, where),
     )

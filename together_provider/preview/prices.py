@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from together_api.errors import TogetherError
+from together_api.errors import InputError
 from together_api.wire import GPU_TYPES
 
 DEFAULT_PRICES_FILE: Final = Path(__file__).with_name("prices.json")
@@ -26,7 +26,7 @@ PRICES_CONFIG_KEY: Final = "pricesPerGpuHour"
 """Stack config key (in the project namespace) holding per-stack rate overrides."""
 
 
-class PreviewInputError(TogetherError):
+class PreviewInputError(InputError):
     """The preview JSON or a price table cannot be used; `source` names the file (or stdin)."""
 
     def __init__(self, source: str, message: str, *, fix: str | None = None) -> None:

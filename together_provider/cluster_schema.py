@@ -1,0 +1,189 @@
+"""The Cluster resource's field table: the one place a Cluster field is declared.
+
+Each input is one `input_field` entry (type, default, policy and why, description, validator,
+wire name, live attribute, stack-config key); each output one `output_field` entry. `CLUSTER`
+derives everything else (see `together_provider.schema`): the possibly-unknown and resolved
+specs, the policy table the rules read, the stack-config keys, the outputs and secret outputs,
+the fields checked at adoption and the README table. `num_gpus` counts *standard* GPUs only;
+`num_preemptible_gpus` is the preemptible *target*, filled asynchronously.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+from together_api.wire import BillingType, Cluster, ClusterType, GpuType
+from together_provider import validators
+from together_provider.schema import Policy, Schema, input_field, output_field
+
+REPLACE, IN_PLACE, LOCAL = Policy.REPLACE, Policy.IN_PLACE, Policy.LOCAL
+NOT_UPDATABLE: Final = "not in the update request"
+
+TYPE_MODULE: Final = "together"
+TYPE_NAME: Final = "Cluster"
+CLUSTER_TYPE: Final = f"pulumi-python:dynamic/{TYPE_MODULE}:{TYPE_NAME}"
+"""The resource type token in the state and in `pulumi preview --json` (what the PR comment and
+the tests look for)."""
+
+MAX_PREEMPTION_EVENTS: Final = 20
+"""How many recent preemption events the `preemption_events` output keeps (newest last)."""
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """The resolved inputs of one cluster: every value known, defaults applied."""
+
+    cluster_name: str = input_field(
+        REPLACE,
+        "not in Together's update request",
+        "The cluster's name in Together; defaults to the resource name (the config key).",
+        example="'train'",
+        live="cluster_name",
+        names_resource=True,
+        per_resource=True,
+    )
+    region: str = input_field(
+        REPLACE,
+        f"GPUs are provisioned in one region; {NOT_UPDATABLE}",
+        "Together region, e.g. `us-central-8`.",
+        example="'us-central-8'",
+        live="region",
+    )
+    gpu_type: GpuType = input_field(
+        REPLACE,
+        f"nodes are built for one GPU type; {NOT_UPDATABLE}",
+        "GPU model of every node.",
+        example="'H100_SXM'",
+        live="gpu_type",
+    )
+    num_gpus: int = input_field(
+        IN_PLACE,
+        "the standard GPU count scales in place (PUT num_gpus)",
+        "Standard GPUs (never preempted); at least one 8-GPU node, in multiples of 8.",
+        example="8",
+        validator=validators.gpu_count,
+        live="num_gpus",
+    )
+    cuda_version: str = input_field(
+        REPLACE,
+        f"fixed when the node images are built; {NOT_UPDATABLE}",
+        "CUDA version of the node images.",
+        example="'12.6'",
+        live="cuda_version",
+    )
+    nvidia_driver_version: str = input_field(
+        REPLACE,
+        f"fixed when the node images are built; {NOT_UPDATABLE}",
+        "NVIDIA driver version of the node images.",
+        example="'560'",
+        live="nvidia_driver_version",
+    )
+    num_preemptible_gpus: int = input_field(
+        IN_PLACE,
+        "the preemptible target changes in place (PUT num_preemptible_gpus); Together fills it "
+        "asynchronously",
+        "Preemptible *target* at 50% of the on-demand price, in multiples of 8; see the "
+        "`allocated_preemptible_gpus` output for what is live.",
+        default=0,
+        validator=validators.gpu_count,
+        live="desired_preemptible_gpus",
+        omit_default=True,
+    )
+    cluster_type: ClusterType = input_field(
+        REPLACE,
+        "the API accepts it, but switching KUBERNETES/SLURM rebuilds the cluster",
+        "`KUBERNETES` or `SLURM`.",
+        default="KUBERNETES",
+        live="cluster_type",
+    )
+    billing_type: BillingType = input_field(
+        REPLACE,
+        f"billing is fixed at create; {NOT_UPDATABLE}",
+        "How the standard GPUs are billed.",
+        default="ON_DEMAND",
+        live="billing_type",
+    )
+    duration_days: int | None = input_field(
+        REPLACE,
+        "a reservation's length is fixed at create",
+        "Length of a `RESERVED` cluster, 1..90 days.",
+        default=None,
+        validator=validators.days,
+    )
+    project_id: str | None = input_field(
+        REPLACE,
+        f"a cluster belongs to one project; {NOT_UPDATABLE}",
+        "Together project; required for a preemptible target.",
+        default=None,
+        live="project_id",
+    )
+    volume_id: str | None = input_field(
+        REPLACE,
+        f"the shared volume is attached at create; {NOT_UPDATABLE}",
+        "Shared volume to attach at create.",
+        default=None,
+    )
+    ready_timeout_seconds: float = input_field(
+        LOCAL,
+        "only bounds how long the provider waits for readiness",
+        "How long create and standard-count updates wait for Ready (Pulumi's customTimeouts "
+        "do not reach dynamic providers).",
+        default=1800.0,
+        validator=validators.seconds,
+    )
+    adopt_cluster_id: str | None = input_field(
+        LOCAL,
+        "only read at create; later edits never re-adopt, create or delete a cluster",
+        "Take over this existing cluster at create instead of creating one.",
+        default=None,
+        per_resource=True,
+    )
+
+
+def _created_at(cluster: Cluster) -> str:
+    return cluster.created_at.isoformat() if cluster.created_at else ""
+
+
+def preemption_events(cluster: Cluster) -> list[dict[str, str]]:
+    """Recent reclaim notices (both spellings Together uses), oldest first, capped."""
+    events = [
+        {
+            "node_id": event.node_id,
+            "reason": event.reason,
+            "message": event.message,
+            "timestamp": event.timestamp.isoformat(),
+        }
+        for event in cluster.node_lifecycle_events or []
+        if event.is_preemption
+    ]
+    return events[-MAX_PREEMPTION_EVENTS:]
+
+
+def _control_plane_ready(cluster: Cluster) -> bool:
+    return bool(cluster.control_plane_ready)
+
+
+@dataclass(frozen=True)
+class ClusterOutputs:
+    """What the provider computes from the live cluster; every input is echoed beside these."""
+
+    cluster_id: str = output_field("Together's id of the cluster.")
+    status: str = output_field("Together's status, e.g. `Ready`.")
+    desired_preemptible_gpus: int = output_field("The preemptible target as Together echoes it.")
+    allocated_preemptible_gpus: int = output_field(
+        "Preemptible GPUs live now; may stay below the target, and drops on a reclaim."
+    )
+    kube_config: str = output_field("Kubeconfig of a Kubernetes cluster.", secret=True)
+    control_plane_ready: bool = output_field(
+        "The control plane answers.", source=_control_plane_ready
+    )
+    created_at: str = output_field("When Together created it (ISO 8601).", source=_created_at)
+    preemption_events: list[dict[str, Any]] = output_field(
+        f"The last {MAX_PREEMPTION_EVENTS} reclaim notices, oldest first.",
+        source=preemption_events,
+    )
+
+
+CLUSTER: Final = Schema("cluster", ClusterSpec, ClusterOutputs)
+"""The Cluster schema every other module derives its view from."""

@@ -1,0 +1,100 @@
+"""The README's generated tables, rendered from the field table and the rules.
+
+`python -m together_provider.docs` prints them; `--write README.md` replaces each table between
+its markers. A unit test fails when the README's copy differs or its markers are missing, so docs
+and behaviour cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import typing
+from pathlib import Path
+from typing import Any, Final
+
+from together_provider.cluster_schema import CLUSTER
+from together_provider.rules import RULES
+from together_provider.schema import InputField, Schema, without_none
+
+POLICY_MARKERS: Final = (
+    "<!-- rules-table:start (python -m together_provider.docs --write README.md) -->\n",
+    "<!-- rules-table:end -->",
+)
+FIELDS_MARKERS: Final = (
+    "<!-- fields-table:start (python -m together_provider.docs --write README.md) -->\n",
+    "<!-- fields-table:end -->",
+)
+
+
+def policy_table_markdown(schema: Schema[Any] = CLUSTER) -> str:
+    """What updates in place, replaces or is rejected: one row per field, then per rule."""
+    rows = ["| Field | What happens | Why |", "|---|---|---|"]
+    rows += [f"| `{f.name}` | {schema.policy_wording(f.policy)} | {f.why} |" for f in schema.inputs]
+    rows += [f"| {r.when} | rejected at check | {r.why} |" for r in RULES]
+    rows.append(
+        "| any field of the wrong type, an unknown key or enum value, a negative count, a value "
+        "out of range | rejected at check | reported with the valid values, never coerced |"
+    )
+    return "\n".join(rows) + "\n"
+
+
+def _type_name(annotation: Any) -> str:
+    """`int`, `list[dict[str, Any]]`, or the values of a Literal; `None` is shown as "unset"."""
+    annotation = without_none(annotation)[0]
+    if typing.get_origin(annotation) is typing.Literal:
+        return " \\| ".join(f"`{a}`" for a in typing.get_args(annotation))
+    if typing.get_origin(annotation) is None:
+        return f"`{getattr(annotation, '__name__', annotation)}`"
+    return "`" + str(annotation).replace("typing.", "") + "`"
+
+
+def _default(spec_field: InputField) -> str:
+    if spec_field.names_resource:
+        return "the resource name"
+    if spec_field.required:
+        return "required"
+    return "unset" if spec_field.default is None else f"`{spec_field.default}`"
+
+
+def fields_table_markdown(schema: Schema[Any] = CLUSTER) -> str:
+    """Every input and output: property, stack-config key, type, default, description."""
+    rows = ["| Property | Stack config | Type | Default | Description |", "|---|---|---|---|---|"]
+    for f in schema.inputs:
+        key = f"`{f.config_key}`" if f.config_key else "-"
+        if f.per_resource and f.config_key:
+            key += " (per cluster)"
+        rows.append(
+            f"| `{f.name}` | {key} | {_type_name(f.annotation)} | {_default(f)} | {f.doc} |"
+        )
+    for o in schema.outputs:
+        secret = " Secret." if o.secret else ""
+        rows.append(f"| `{o.name}` | output | {_type_name(o.annotation)} | - | {o.doc}{secret} |")
+    return "\n".join(rows) + "\n"
+
+
+TABLES: Final = ((POLICY_MARKERS, policy_table_markdown), (FIELDS_MARKERS, fields_table_markdown))
+
+
+def render_into(text: str) -> str:
+    """`text` with each generated table replaced; `ValueError` when a marker pair is missing."""
+    for (start, end), render in TABLES:
+        if start not in text or end not in text:
+            raise ValueError(f"the README lacks the markers {start.strip()} ... {end}")
+        before, rest = text.split(start, 1)
+        text = before + start + render() + end + rest.split(end, 1)[1]
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m together_provider.docs", description=__doc__)
+    parser.add_argument("--write", type=Path, metavar="README", help="update this file in place")
+    args = parser.parse_args(argv)
+    if args.write is None:
+        print(policy_table_markdown() + "\n" + fields_table_markdown(), end="")
+        return 0
+    args.write.write_text(render_into(args.write.read_text(encoding="utf-8")), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,429 @@
+"""Declare a resource's fields once; derive its spec types, policies, config keys, outputs, docs.
+
+Like one Terraform schema entry per attribute, each field of a resource is declared once, as a
+field of a frozen dataclass: its annotation is the type, its dataclass default the default, and
+`input_field(...)` / `output_field(...)` carry the rest (policy, why, description, validator,
+wire name, live attribute, stack-config key, secret). A `Schema` reads those declarations and
+gives every consumer its view:
+
+- `parse(props) -> (Draft, failures)`: the *possibly-unknown* spec `check` and `diff` work on;
+  a value Pulumi only knows after apply, or one that failed to parse, is `Unknown.VALUE`.
+- `resolve(props) -> Spec`: the *resolved* spec, built once at the top of create, update and
+  adoption; it raises `SpecError` instead of ever holding an unknown, so apply paths never test.
+- `policies`, `identity_fields`, `live_fields`, `config_keys`, `output_names`, `secret_outputs`,
+  `request_body`, `outputs_of`, and `field_table_markdown` for the README.
+
+Adding a field is one entry in the resource's table; a second resource (a shared volume, say)
+declares its own table and builds its own `Schema` the same way. No Pulumi import.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import enum
+import operator
+import types
+import typing
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Generic, Literal, TypeVar
+
+from pydantic.alias_generators import to_camel
+
+from together_api.errors import SpecError
+from together_provider import validators
+from together_provider.validators import Invalid, Validator
+
+UNKNOWN: Final = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+"""Pulumi's wire sentinel for a value that is only known after apply (pulumi.runtime.rpc)."""
+
+
+class Unknown(enum.Enum):
+    """Marks a draft value Pulumi will only know after apply; the rules treat it conservatively."""
+
+    VALUE = "<unknown>"
+
+    def __repr__(self) -> str:
+        return "<unknown>"
+
+
+def is_unknown(value: object) -> bool:
+    """True for the wire sentinel, a `pulumi.output.Unknown` object, or `Unknown.VALUE`.
+
+    `pulumi.output.Unknown` is recognised by its type's name and module, so no Pulumi import.
+    """
+    if value is Unknown.VALUE:
+        return True
+    if isinstance(value, str):
+        return value == UNKNOWN
+    kind = type(value)
+    return kind.__name__ == "Unknown" and kind.__module__.startswith("pulumi")
+
+
+class Policy(enum.Enum):
+    """What changing a field does to the live resource; the value is the README wording."""
+
+    IN_PLACE = "updates in place"
+    REPLACE = "replaces the {noun}"
+    LOCAL = "updates in place, no API call"
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One rejected property; a host turns it into its check failure (e.g. pulumi CheckFailure)."""
+
+    field: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class _Input:
+    policy: Policy
+    why: str
+    doc: str
+    example: str
+    validator: Validator | None
+    wire: str | None
+    live: str | None
+    config: bool
+    per_resource: bool
+    names_resource: bool
+    omit_default: bool
+
+
+@dataclass(frozen=True)
+class _Output:
+    doc: str
+    source: Callable[[Any], Any] | None
+    secret: bool
+
+
+_KEY: Final = "together_provider.schema"
+_SAME: Final = "<same name>"
+
+
+def input_field(
+    policy: Policy,
+    why: str,
+    doc: str,
+    *,
+    default: Any = dataclasses.MISSING,
+    example: str = "",
+    validator: Validator | None = None,
+    wire: str | None = _SAME,
+    live: str | None = None,
+    config: bool = True,
+    per_resource: bool = False,
+    names_resource: bool = False,
+    omit_default: bool = False,
+) -> Any:
+    """Declare one input of a resource's table (used as a dataclass field's default).
+
+    `policy`/`why`: what a change does and why (the README row). `validator`: field-local parse,
+    else one derived from the annotation. `wire`: the request field (default: the same name;
+    `None`: never sent, e.g. a provider-only setting). `live`: the attribute of the live API
+    object holding this value, read back for drift (in-place fields) or checked at adoption
+    (replace fields). `config`: settable from stack config (key: camelCase name).
+    `per_resource`: identifies one resource, so stack-config `defaults` may not set it.
+    `names_resource`: defaults to the resource's name. `omit_default`: not sent at its default.
+    """
+    meta = _Input(
+        policy,
+        why,
+        doc,
+        example,
+        validator,
+        None if policy is Policy.LOCAL and wire == _SAME else wire,
+        live,
+        config,
+        per_resource,
+        names_resource,
+        omit_default,
+    )
+    return dataclasses.field(default=default, metadata={_KEY: meta})
+
+
+def output_field(
+    doc: str, *, source: Callable[[Any], Any] | None = None, secret: bool = False
+) -> Any:
+    """Declare one computed output: `source(live)` (default: the live attribute of this name)."""
+    return dataclasses.field(default=None, metadata={_KEY: _Output(doc, source, secret)})
+
+
+@dataclass(frozen=True)
+class InputField:
+    """One input as the schema sees it: the declaration plus its resolved type and default."""
+
+    name: str
+    annotation: Any
+    required: bool
+    default: Any
+    policy: Policy
+    why: str
+    doc: str
+    example: str
+    validator: Validator
+    wire: str | None
+    live: str | None
+    config_key: str | None
+    per_resource: bool
+    names_resource: bool
+    omit_default: bool
+    optional: bool
+
+
+@dataclass(frozen=True)
+class OutputField:
+    name: str
+    annotation: Any
+    doc: str
+    source: Callable[[Any], Any]
+    secret: bool
+
+
+def without_none(annotation: Any) -> tuple[Any, bool]:
+    """`X | None` -> (X, True); anything else -> (it, False)."""
+    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
+        args = tuple(a for a in typing.get_args(annotation) if a is not type(None))
+        if len(args) < len(typing.get_args(annotation)):
+            return (args[0] if len(args) == 1 else typing.Union[args]), True  # noqa: UP007
+    return annotation, False
+
+
+def _validator_for(annotation: Any) -> Validator:
+    if typing.get_origin(annotation) is Literal:
+        return validators.choice(tuple(str(a) for a in typing.get_args(annotation)))
+    found: Mapping[Any, Validator] = {
+        str: validators.text,
+        int: validators.whole,
+        float: validators.seconds,
+        bool: validators.flag,
+    }
+    if annotation not in found:
+        raise TypeError(f"no default validator for {annotation!r}; pass validator=")
+    return found[annotation]
+
+
+S = TypeVar("S")
+
+
+class Draft(Generic[S]):
+    """The possibly-unknown spec of `check` and `diff`: attribute access gives each field's value
+    or `Unknown.VALUE` (not known until apply, or it failed to parse)."""
+
+    __slots__ = ("_values",)
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        object.__setattr__(self, "_values", dict(values))
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Draft) and self._values == other._values
+
+    def __hash__(self) -> int:
+        return hash(tuple(sorted(self._values.items(), key=lambda kv: kv[0])))
+
+    def __repr__(self) -> str:
+        return f"Draft({self._values!r})"
+
+    def values(self) -> Mapping[str, Any]:
+        return dict(self._values)
+
+
+class Schema(Generic[S]):
+    """Everything derived from one resource's table; see the module docstring."""
+
+    def __init__(self, noun: str, spec: type[S], outputs: type) -> None:
+        self.noun = noun
+        self.spec_type = spec
+        self.inputs: tuple[InputField, ...] = tuple(_inputs(spec))
+        self.outputs: tuple[OutputField, ...] = tuple(_outputs(outputs))
+        self.by_name: Mapping[str, InputField] = {f.name: f for f in self.inputs}
+        self.input_names: tuple[str, ...] = tuple(self.by_name)
+        self.output_names: tuple[str, ...] = tuple(f.name for f in self.outputs)
+        self.secret_outputs: tuple[str, ...] = tuple(f.name for f in self.outputs if f.secret)
+        self.policies: Mapping[str, Policy] = {f.name: f.policy for f in self.inputs}
+        self.identity_fields: tuple[InputField, ...] = tuple(
+            f for f in self.inputs if f.policy is Policy.REPLACE and f.live
+        )
+        self.live_fields: tuple[InputField, ...] = tuple(
+            f for f in self.inputs if f.policy is Policy.IN_PLACE and f.live
+        )
+        self.config_keys: Mapping[str, str] = {
+            f.config_key: f.name for f in self.inputs if f.config_key
+        }
+
+    # ------------------------------------------------------------------ parsing
+
+    def parse(self, props: Mapping[str, Any]) -> tuple[Draft[S], list[Failure]]:
+        """Parse every field; a field that fails holds `Unknown.VALUE` so the rules check the
+        rest. Keys starting with `__` and output names are ignored; anything else unknown is a
+        failure naming the closest field. The draft is only safe to act on with no failures."""
+        failures = [
+            self._unknown_key(key)
+            for key in props
+            if not key.startswith("__") and key not in self.by_name and key not in self.output_names
+        ]
+        values: dict[str, Any] = {}
+        for spec_field in self.inputs:
+            name, raw = spec_field.name, props.get(spec_field.name)
+            if spec_field.optional and raw == "":
+                raw = None  # an empty optional text is "not set", as if the key were absent
+            if raw is None:
+                if spec_field.required:
+                    example = f", e.g. {name}={spec_field.example}" if spec_field.example else ""
+                    failures.append(Failure(name, f"{name} is required; set it{example}"))
+                    values[name] = Unknown.VALUE
+                else:
+                    values[name] = spec_field.default
+            elif is_unknown(raw):
+                values[name] = Unknown.VALUE
+            else:
+                try:
+                    values[name] = spec_field.validator(name, raw)
+                except Invalid as invalid:
+                    failures.append(Failure(name, invalid.reason))
+                    values[name] = Unknown.VALUE
+        return Draft(values), failures
+
+    def resolve(self, props: Mapping[str, Any]) -> S:
+        """The resolved spec of checked properties; `SpecError` on a failure or an unknown."""
+        draft, failures = self.parse(props)
+        if failures:
+            first = failures[0]
+            raise SpecError(f"{first.field}: {first.reason}", field=first.field)
+        for name, value in draft.values().items():
+            if value is Unknown.VALUE:
+                raise SpecError(
+                    f"{name} was still unknown when the engine applied the change", field=name
+                )
+        return self.spec_type(**draft.values())
+
+    def _unknown_key(self, key: str) -> Failure:
+        close = difflib.get_close_matches(key, self.input_names, n=1)
+        if close:
+            return Failure(key, f"unknown property {key!r}; did you mean {close[0]!r}?")
+        valid = ", ".join(self.input_names)
+        return Failure(key, f"unknown property {key!r}; valid properties: {valid}")
+
+    # ------------------------------------------------------------------ views
+
+    def to_props(self, spec: S | Draft[S]) -> dict[str, Any]:
+        """The plain dict a host stores: ints as ints, unknowns as the wire sentinel, unset
+        optional fields left out (the engine drops None values anyway)."""
+        props: dict[str, Any] = {}
+        for name, value in _values(spec):
+            if value is None:
+                continue
+            if value is Unknown.VALUE:
+                props[name] = UNKNOWN
+            elif isinstance(value, float) and value.is_integer():
+                props[name] = int(value)
+            else:
+                props[name] = value
+        return props
+
+    def request_body(self, spec: S) -> dict[str, Any]:
+        """The create request's fields: every wired input that is set (and not an omitted
+        default), under its wire name."""
+        body: dict[str, Any] = {}
+        for spec_field in self.inputs:
+            value = getattr(spec, spec_field.name)
+            if spec_field.wire is None or value is None:
+                continue
+            if spec_field.omit_default and value == spec_field.default:
+                continue
+            body[spec_field.wire] = value
+        return body
+
+    def outputs_of(self, live: Any) -> dict[str, Any]:
+        """Every computed output from the live API object."""
+        return {f.name: f.source(live) for f in self.outputs}
+
+    def live_inputs(self, previous: Mapping[str, Any], live: Any) -> dict[str, Any]:
+        """The inputs as the API sees them now: in-place fields read back, so drift shows."""
+        inputs = {k: v for k, v in previous.items() if k in self.by_name and not k.startswith("__")}
+        inputs.update({f.name: getattr(live, f.live) for f in self.live_fields if f.live})
+        return inputs
+
+    def identity_mismatches(self, spec: S, live: Any) -> list[str]:
+        """Replace fields where a live object differs from the spec, as `field: a != b`."""
+        found = []
+        for spec_field in self.identity_fields:
+            wanted = getattr(spec, spec_field.name)
+            have = getattr(live, spec_field.live or spec_field.name) or ""
+            if wanted is not None and str(wanted) != str(have):
+                found.append(
+                    f"{spec_field.name}: {self.noun} has {str(have)!r}, spec has {str(wanted)!r}"
+                )
+        return found
+
+    def policy_wording(self, policy: Policy) -> str:
+        return policy.value.format(noun=self.noun)
+
+
+def _values(spec: Any) -> Iterator[tuple[str, Any]]:
+    if isinstance(spec, Draft):
+        yield from spec.values().items()
+    else:
+        for f in dataclasses.fields(spec):
+            yield f.name, getattr(spec, f.name)
+
+
+def _inputs(spec: type) -> Iterator[InputField]:
+    hints = typing.get_type_hints(spec)
+    for f in dataclasses.fields(spec):
+        meta = f.metadata.get(_KEY)
+        if not isinstance(meta, _Input):
+            raise TypeError(f"{spec.__name__}.{f.name} is not declared with input_field()")
+        base, optional = without_none(hints[f.name])
+        required = f.default is dataclasses.MISSING
+        yield InputField(
+            name=f.name,
+            annotation=hints[f.name],
+            required=required,
+            default=None if required else f.default,
+            policy=meta.policy,
+            why=meta.why,
+            doc=meta.doc,
+            example=meta.example,
+            validator=meta.validator or _validator_for(base),
+            wire=f.name if meta.wire == _SAME else meta.wire,
+            live=meta.live,
+            config_key=to_camel(f.name) if meta.config else None,
+            per_resource=meta.per_resource,
+            names_resource=meta.names_resource,
+            omit_default=meta.omit_default,
+            optional=optional,
+        )
+
+
+def _outputs(outputs: type) -> Iterator[OutputField]:
+    hints = typing.get_type_hints(outputs)
+    for f in dataclasses.fields(outputs):
+        meta = f.metadata.get(_KEY)
+        if not isinstance(meta, _Output):
+            raise TypeError(f"{outputs.__name__}.{f.name} is not declared with output_field()")
+        source = meta.source or operator.attrgetter(f.name)
+        yield OutputField(f.name, hints[f.name], meta.doc, source, meta.secret)
+
+
+__all__ = [
+    "UNKNOWN",
+    "Draft",
+    "Failure",
+    "InputField",
+    "OutputField",
+    "Policy",
+    "Schema",
+    "Unknown",
+    "input_field",
+    "is_unknown",
+    "output_field",
+]

@@ -1,0 +1,102 @@
+"""Field-local validators for a resource's field table: one value in, the typed value or `Invalid`.
+
+Why strict: the engine sends every number as a float (`8` arrives as `8.0`), so a whole float
+becomes an int, but `8.5`, a bool or the string `"8"` is a failure with a fix, never coerced.
+Reasons name the field and value and leave out the resource: the caller prefixes it.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from typing import Any, Final
+
+from together_api.wire import GPUS_PER_NODE
+
+Validator = Callable[[str, object], Any]
+"""(field name, raw value) -> the parsed value; raises `Invalid` with the user-facing reason."""
+
+NODE_GPUS: Final = GPUS_PER_NODE
+"""GPUs per Together node: counts are multiples of this, and a cluster needs one standard node."""
+
+
+class Invalid(Exception):
+    """One field failed; `reason` is the user-facing text."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def show(value: object) -> str:
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def text(name: str, raw: object) -> str:
+    if not isinstance(raw, str):
+        raise Invalid(f"{name}={show(raw)} is a {type(raw).__name__}; expected a string")
+    if not raw.strip():
+        raise Invalid(f"{name}={raw!r} is empty; set it to a non-empty string")
+    return raw
+
+
+def whole(name: str, raw: object, what: str = "a number", example: int = 1) -> int:
+    """Accept an int or a whole float (the engine's 8.0); reject bools, strings and fractions."""
+    if isinstance(raw, bool) or not isinstance(raw, int | float):
+        hint = " (drop the quotes)" if isinstance(raw, str) else ""
+        raise Invalid(
+            f"{name}={show(raw)} is a {type(raw).__name__}; {what} is a whole number "
+            f"such as {example}{hint}"
+        )
+    if isinstance(raw, float) and not raw.is_integer():
+        raise Invalid(
+            f"{name}={raw} is not a whole number; {what} is a whole number such as {example}"
+        )
+    return int(raw)
+
+
+def gpu_count(name: str, raw: object) -> int:
+    value = whole(name, raw, "a GPU count", NODE_GPUS)
+    if value < 0:
+        raise Invalid(f"{name}={value} is negative; GPU counts are 0 or more, in multiples of 8")
+    return value
+
+
+def days(name: str, raw: object) -> int:
+    value = whole(name, raw, "a reservation length in days", 7)
+    if not 1 <= value <= 90:
+        raise Invalid(f"{name}={value} is out of range; Together reserves 1 to 90 days (1..90)")
+    return value
+
+
+def seconds(name: str, raw: object) -> float:
+    if isinstance(raw, bool) or not isinstance(raw, int | float):
+        hint = " (drop the quotes)" if isinstance(raw, str) else ""
+        raise Invalid(
+            f"{name}={show(raw)} is a {type(raw).__name__}; expected seconds, e.g. 1800{hint}"
+        )
+    if raw <= 0:
+        raise Invalid(f"{name}={raw} must be > 0; set a positive number of seconds, e.g. 1800")
+    return float(raw)
+
+
+def flag(name: str, raw: object) -> bool:
+    if not isinstance(raw, bool):
+        raise Invalid(f"{name}={show(raw)} is a {type(raw).__name__}; expected true or false")
+    return raw
+
+
+def choice(valid: tuple[str, ...]) -> Validator:
+    """One of an enum's values (e.g. the wire schema's `GpuType`), with the closest suggested."""
+
+    def parse(name: str, raw: object) -> str:
+        if isinstance(raw, str) and raw in valid:
+            return raw
+        by_case = {v.casefold(): v for v in valid}
+        close = difflib.get_close_matches(str(raw).casefold(), list(by_case), n=1)
+        hint = f"did you mean {by_case[close[0]]!r}? " if close else ""
+        raise Invalid(
+            f"{name}={show(raw)} is not a valid value; {hint}use one of {', '.join(valid)}"
+        )
+
+    return parse
