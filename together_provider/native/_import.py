@@ -9,27 +9,19 @@ declare for its next preview to show no changes.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any
 
 from together_api.client import TogetherClient
 from together_api.errors import NotFoundError
 from together_api.wire import Cluster
+from together_provider.cluster_schema import CLUSTER
 from together_provider.lifecycle import ClusterLifecycle, Observed
-from together_provider.mapping import IDENTITY_FIELDS
-from together_provider.spec import INPUT_FIELDS
-
-LIVE_FIELDS: Final[Mapping[str, str]] = {
-    **{name: name for name in IDENTITY_FIELDS},
-    "project_id": "project_id",
-    "num_gpus": "num_gpus",
-    "num_preemptible_gpus": "desired_preemptible_gpus",
-}
-"""Input name -> the live cluster's attribute holding it (what Together reports back)."""
 
 
 def imported_inputs(cluster: Cluster) -> dict[str, Any]:
-    """The inputs of a cluster created elsewhere, as far as Together reports them."""
-    found = {name: getattr(cluster, attribute) for name, attribute in LIVE_FIELDS.items()}
+    """The inputs of a cluster created elsewhere: every field whose table entry names the live
+    attribute Together reports it in (`live=`). Unset ones are left to their defaults."""
+    found = {f.name: getattr(cluster, f.live) for f in CLUSTER.inputs if f.live}
     return {name: value for name, value in found.items() if value not in ("", None)}
 
 
@@ -37,7 +29,7 @@ def read(
     lifecycle: ClusterLifecycle, client: TogetherClient, id_: str, props: Mapping[str, Any]
 ) -> Observed | None:
     """Refresh as the lifecycle does; for an import, seed the inputs from the live cluster."""
-    if any(name in props for name in INPUT_FIELDS):
+    if any(name in props for name in CLUSTER.input_names):
         return lifecycle.read(id_, props)
     try:
         cluster = client.get_cluster(id_)

@@ -14,11 +14,11 @@ from typing import Any
 from pulumi.provider.experimental.property_value import Computed, PropertyValue
 from pydantic.alias_generators import to_camel
 
-from together_provider.mapping import OUTPUT_FIELDS
-from together_provider.spec import INPUT_FIELDS, UNKNOWN
+from together_provider.cluster_schema import CLUSTER
+from together_provider.schema import UNKNOWN
 
-PROPERTIES: tuple[str, ...] = (*INPUT_FIELDS, *OUTPUT_FIELDS)
-"""Every property of the Cluster resource, snake_case (the lifecycle's names)."""
+PROPERTIES: tuple[str, ...] = (*CLUSTER.input_names, *CLUSTER.output_names)
+"""Every property of the Cluster resource, snake_case (the field table's names)."""
 
 _SNAKE: dict[str, str] = {to_camel(name): name for name in PROPERTIES}
 

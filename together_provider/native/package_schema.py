@@ -1,26 +1,22 @@
-"""The plugin's Pulumi package schema (`together`), generated from the resource's fields.
+"""The plugin's Pulumi package schema (`together`), generated from the field table.
 
 The schema is what lets programs in other languages use the plugin: Pulumi YAML type-checks a
 program against it, `pulumi import` and SDK generators read it. Property names are the camelCase
-form of the lifecycle's snake_case fields; which are inputs, outputs, required or secret comes
-from the core, never from a second list here.
+form of the table's snake_case fields; types, descriptions, defaults, which are required and
+which are secret all come from `cluster_schema.CLUSTER`, never from a second list here.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-import inspect
 import json
 import types
 import typing
 from importlib import metadata
 from typing import Any, Final, Literal
 
-from together_provider import resource
-from together_provider.mapping import OUTPUT_FIELDS, SECRET_OUTPUTS
+from together_provider.cluster_schema import CLUSTER, ClusterSpec
 from together_provider.native._wire import camel
-from together_provider.spec import ClusterSpec, Unknown
 
 PACKAGE: Final = "together"
 CLUSTER_TOKEN: Final = f"{PACKAGE}:index:Cluster"
@@ -48,50 +44,60 @@ def version() -> str:
         return "0.0.0"
 
 
-def _type_spec(annotation: Any) -> dict[str, Any]:
-    """A Pulumi schema type for a Python annotation (unknown markers and None dropped)."""
-    origin = typing.get_origin(annotation)
-    if isinstance(annotation, types.UnionType) or origin is typing.Union:
-        kept = [a for a in typing.get_args(annotation) if a not in (Unknown, type(None))]
-        return _type_spec(kept[0]) if len(kept) == 1 else {"type": "string"}
-    if origin is Literal:
-        return {"type": "string"}
+def python_type(annotation: Any) -> Any:
+    """The plain type a value of `annotation` has on the wire: `None` dropped, a `Literal` of
+    strings is `str`, containers kept."""
+    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
+        kept = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return python_type(kept[0]) if len(kept) == 1 else str
+    if typing.get_origin(annotation) is Literal:
+        return str
+    return annotation
+
+
+def type_spec(annotation: Any) -> dict[str, Any]:
+    """A Pulumi schema type for a field's annotation."""
+    plain = python_type(annotation)
+    origin, args = typing.get_origin(plain), typing.get_args(plain)
     if origin is list:
-        return {"type": "array", "items": _type_spec(typing.get_args(annotation)[0])}
+        return {"type": "array", "items": type_spec(args[0])}
     if origin is dict:
-        return {
-            "type": "object",
-            "additionalProperties": _type_spec(typing.get_args(annotation)[1]),
-        }
-    if annotation in _SCALARS:
-        return {"type": _SCALARS[annotation]}
+        return {"type": "object", "additionalProperties": type_spec(args[1])}
+    if plain is Any:
+        return {"$ref": "pulumi.json#/Any"}
+    if plain in _SCALARS:
+        return {"type": _SCALARS[plain]}
     raise TypeError(f"no schema type for {annotation!r}")
 
 
-def _output_type(annotation: Any) -> Any:
-    """`pulumi.Output[T]` -> T."""
-    args = typing.get_args(annotation)
-    return args[0] if args else annotation
+def _choices(annotation: Any) -> str:
+    """` One of: A, B.` for a Literal field (the schema keeps it a plain string)."""
+    if typing.get_origin(annotation) is not Literal:
+        kept = [a for a in typing.get_args(annotation) if typing.get_origin(a) is Literal]
+        annotation = kept[0] if kept else None
+    values = typing.get_args(annotation) if annotation is not None else ()
+    return f" One of: {', '.join(map(str, values))}." if values else ""
 
 
 @functools.cache
 def package_schema() -> dict[str, Any]:
     """The whole package schema as a dict (see `package_schema_json`)."""
-    hints = typing.get_type_hints(ClusterSpec)
-    outputs = inspect.get_annotations(resource.Cluster, eval_str=True)
-    fields = ClusterSpec.__dataclass_fields__
-    inputs = {camel(name): _type_spec(hints[name]) for name in fields}
-    required_inputs = [
-        camel(name)
-        for name, f in fields.items()
-        if f.default is dataclasses.MISSING and name != "cluster_name"  # names the resource
-    ]
-    properties = {
-        **inputs,
-        **{camel(name): _type_spec(_output_type(outputs[name])) for name in OUTPUT_FIELDS},
+    inputs: dict[str, dict[str, Any]] = {}
+    for f in CLUSTER.inputs:
+        spec = {**type_spec(f.annotation), "description": f.doc + _choices(f.annotation)}
+        if f.default is not None:
+            spec["default"] = f.default
+        inputs[camel(f.name)] = spec
+    outputs = {
+        camel(f.name): {
+            **type_spec(f.annotation),
+            "description": f.doc,
+            **({"secret": True} if f.secret else {}),
+        }
+        for f in CLUSTER.outputs
     }
-    for name in SECRET_OUTPUTS:
-        properties[camel(name)]["secret"] = True
+    required_inputs = [camel(f.name) for f in CLUSTER.inputs if f.required and not f.names_resource]
+    always_set = [camel(f.name) for f in CLUSTER.inputs if f.required or f.default is not None]
     return {
         "name": PACKAGE,
         "displayName": "Together AI GPU clusters",
@@ -101,9 +107,11 @@ def package_schema() -> dict[str, Any]:
         "provider": {"inputProperties": CONFIG},
         "resources": {
             CLUSTER_TOKEN: {
-                "description": resource.Cluster.__doc__ or "",
-                "properties": properties,
-                "required": sorted(set(required_inputs) | {camel(n) for n in OUTPUT_FIELDS}),
+                "description": (ClusterSpec.__doc__ or "").strip()
+                + " `numGpus` counts standard GPUs; `numPreemptibleGpus` is the preemptible "
+                "target, filled asynchronously.",
+                "properties": {**inputs, **outputs},
+                "required": [*always_set, *outputs],
                 "inputProperties": inputs,
                 "requiredInputs": required_inputs,
             }

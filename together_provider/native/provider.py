@@ -47,6 +47,7 @@ from pulumi.provider.experimental.provider import (
 
 from together_api.client import TogetherClient
 from together_api.errors import TogetherError
+from together_provider.cluster_schema import CLUSTER
 from together_provider.lifecycle import ClusterLifecycle, Say
 from together_provider.native import _import, _wire
 from together_provider.native.package_schema import CLUSTER_TOKEN, package_schema_json
@@ -56,8 +57,8 @@ MAX_OPERATIONS: Final = 512
 long as Together provisions, so this bounds how many clusters one `pulumi up` can wait on at
 once; it is far above any engine `--parallel` a stack of GPU clusters would use."""
 
-NAMED_AFTER_RESOURCE: Final = "cluster_name"
-"""The input that defaults to the resource's name in the program."""
+NAMED_AFTER_RESOURCE: Final = next(f.name for f in CLUSTER.inputs if f.names_resource)
+"""The input that defaults to the resource's name in the program (as in the dynamic Cluster)."""
 
 CONFIG_KEYS: Final = {"apiKey": "api_key", "baseUrl": "base_url"}
 

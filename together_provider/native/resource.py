@@ -9,14 +9,13 @@ doubles through each output's declared type, found here under its schema (camelC
 from __future__ import annotations
 
 import dataclasses
-import inspect
 from typing import TYPE_CHECKING, Any
 
 import pulumi
 
-from together_provider import resource as dynamic
+from together_provider.cluster_schema import CLUSTER
 from together_provider.native._wire import camel, snake
-from together_provider.native.package_schema import CLUSTER_TOKEN
+from together_provider.native.package_schema import CLUSTER_TOKEN, python_type
 from together_provider.resource import ClusterArgs
 
 
@@ -45,7 +44,7 @@ class Cluster(pulumi.CustomResource):
             for f in dataclasses.fields(args)
             if getattr(args, f.name) is not None
         }
-        props.update({name: None for name in _OUTPUTS if name not in props})
+        props.update(dict.fromkeys(CLUSTER.output_names))
         super().__init__(CLUSTER_TOKEN, resource_name, props, opts)
 
     def translate_output_property(self, prop: str) -> str:
@@ -55,10 +54,10 @@ class Cluster(pulumi.CustomResource):
         return camel(prop)
 
 
-_OUTPUTS: dict[str, Any] = inspect.get_annotations(dynamic.Cluster)
-
-# Each output's type under its schema name, which is how the SDK looks types up to turn the
-# engine's 8.0 into 8 (the dynamic resource declares the same names with the same types).
-Cluster.__annotations__ = dict(_OUTPUTS)
-for _name in _OUTPUTS:
+# Each output's type from the field table, under its schema name: that is how the SDK looks a
+# type up to turn the engine's 8.0 into 8.
+_FIELDS: list[tuple[str, Any]] = [(f.name, f.annotation) for f in CLUSTER.inputs]
+_FIELDS += [(f.name, f.annotation) for f in CLUSTER.outputs]
+Cluster.__annotations__ = {name: pulumi.Output[python_type(hint)] for name, hint in _FIELDS}  # type: ignore[misc]
+for _name in Cluster.__annotations__:
     setattr(Cluster, _name, pulumi.property(camel(_name)))
