@@ -161,3 +161,16 @@ def test_failed_provisioning_leaves_nothing_and_says_so_without_a_traceback(
     assert ".py" not in error  # no source locations either
     with TogetherClient(api_key=simulator.api_key, base_url=simulator.base_url) as client:
         assert client.list_clusters() == []
+
+
+def test_refresh_after_the_cluster_was_deleted_elsewhere_drops_it(
+    native_env: PulumiEnv, simulator: SimulatorProcess
+) -> None:
+    stack = _stack(native_env, simulator)
+    cluster_id = stack.up().outputs["train_id"].value
+    with TogetherClient(api_key=simulator.api_key, base_url=simulator.base_url) as client:
+        client.delete_cluster(cluster_id)
+    simulator.advance(600)
+    assert stack.refresh().summary.resource_changes == {"delete": 1, "same": 1}
+    assert native_outputs(native_env) == []
+    assert stack.preview().change_summary == {auto.OpType.CREATE: 1, auto.OpType.SAME: 1}

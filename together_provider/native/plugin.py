@@ -2,12 +2,13 @@
 
 The engine starts it with its own address as the first argument, reads the port it prints, and
 talks to it over gRPC. Served on `grpc.aio` through `pulumi.provider.experimental`'s servicer,
-with three additions the servicer lacks:
+with four additions the servicer lacks:
 
 - a `HostError` becomes the RPC's error message as it is: the user reads the product's
   sentence, where the servicer would append a Python traceback to every exception;
 - progress lines go to the engine's `Log` with the resource's URN (the experimental interface
   gives a provider no way to log), so `pulumi up` shows them under the cluster;
+- a read that finds nothing answers with no properties, so `pulumi import` refuses the id;
 - one thread pool sized for the stack (`provider.MAX_OPERATIONS`) runs every blocking call.
 """
 
@@ -24,6 +25,7 @@ from typing import Any
 import grpc
 import grpc.aio
 from pulumi.provider.experimental.server import ProviderServicer
+from pulumi.runtime import proto
 from pulumi.runtime._grpc_settings import _GRPC_CHANNEL_OPTIONS
 from pulumi.runtime.proto import engine_pb2, engine_pb2_grpc, provider_pb2_grpc
 
@@ -68,10 +70,17 @@ class Servicer(ProviderServicer):
     Check = _user_facing(ProviderServicer.Check)
     Diff = _user_facing(ProviderServicer.Diff)
     Create = _user_facing(ProviderServicer.Create)
-    Read = _user_facing(ProviderServicer.Read)
+    _read = _user_facing(ProviderServicer.Read)
     Update = _user_facing(ProviderServicer.Update)
     Delete = _user_facing(ProviderServicer.Delete)
     Configure = _user_facing(ProviderServicer.Configure)
+
+    async def Read(self, request: Any, context: Any) -> Any:
+        """A read that found nothing must answer with no properties at all: `pulumi import` only
+        refuses an id it cannot find when the properties are absent, and the base servicer
+        always sends a (possibly empty) property map. (Refresh goes by the empty id alone.)"""
+        response = await self._read(request, context)
+        return response if response.id else proto.ReadResponse()
 
 
 async def serve(engine_address: str, args: list[str]) -> None:
