@@ -8,6 +8,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 ENGINE := tools/pulumi-engine/build.sh
 K8S_PROVIDER := tools/k8s-provider/build.sh
+YAML_LANGHOST := tools/yaml-langhost/build.sh
 
 .PHONY: help venv engine lint typecheck unit test demo demo-down bench constraints clean
 
@@ -15,7 +16,7 @@ help:
 	@echo "make demo       run the main job: a real 'pulumi up' of the dev stack against the local Together simulator"
 	@echo "make demo-down  destroy the demo stack and stop the simulator"
 	@echo "make test       lint, type-check and run every test (builds the engine on first use)"
-	@echo "make engine     build or locate the Pulumi engine and the Kubernetes provider plugin"
+	@echo "make engine     build or locate the Pulumi engine, the Kubernetes provider plugin and the YAML language host"
 	@echo "make bench      run the benchmarks (not part of make test)"
 
 # The virtualenv, with every Python dependency at the exact version in constraints.txt.
@@ -29,6 +30,7 @@ venv: $(STAMP)
 engine:
 	@$(ENGINE)
 	@$(K8S_PROVIDER)
+	@$(YAML_LANGHOST)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -41,8 +43,9 @@ unit: $(STAMP)
 	$(PY) -m pytest tests/unit -q
 
 test: lint typecheck
-	@engine_bin="$$($(ENGINE))" && k8s_bin="$$($(K8S_PROVIDER))" && \
-	  TOGETHER_ENGINE_BIN="$$engine_bin" TOGETHER_K8S_PROVIDER_BIN="$$k8s_bin" $(PY) -m pytest
+	@engine_bin="$$($(ENGINE))" && k8s_bin="$$($(K8S_PROVIDER))" && yaml_bin="$$($(YAML_LANGHOST))" && \
+	  TOGETHER_ENGINE_BIN="$$engine_bin" TOGETHER_K8S_PROVIDER_BIN="$$k8s_bin" \
+	  TOGETHER_YAML_LANGHOST_BIN="$$yaml_bin" $(PY) -m pytest
 
 demo: $(STAMP)
 	@engine_bin="$$($(ENGINE))" && TOGETHER_ENGINE_BIN="$$engine_bin" bash scripts/demo.sh up
