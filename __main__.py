@@ -6,7 +6,8 @@ target. A bad config fails here, before any resource is registered, with every p
 
 import pulumi
 
-from together_provider import Cluster, ClusterArgs
+from together_provider import Cluster as DynamicCluster
+from together_provider import ClusterArgs, native
 from together_provider.stack_config import ConfigError, load, project_values
 
 try:
@@ -14,6 +15,9 @@ try:
 except ConfigError as error:
     # A RunError is reported as a plain message: the config problems, not a Python traceback.
     raise pulumi.RunError(str(error)) from None
+
+# `host: native` manages the clusters through the native plugin (README: "Two provider hosts").
+Cluster = native.Cluster if stack_config.host == "native" else DynamicCluster
 
 for name, props in stack_config.cluster_props().items():
     cluster = Cluster(name, ClusterArgs(**props))

@@ -44,6 +44,8 @@ class StackConfig:
 
     defaults: dict[str, Any] = field(default_factory=dict)
     clusters: dict[str, dict[str, Any]] = field(default_factory=dict)
+    host: str = "dynamic"
+    """Which provider host manages the clusters: one of `HOSTS`."""
 
     def cluster_props(self) -> dict[str, dict[str, Any]]:
         """Each cluster's provider properties, defaults applied."""
@@ -101,9 +103,12 @@ def _settings(
     return props, meant
 
 
-PROJECT_KEYS: Final = ("clusters", "defaults", "pricesPerGpuHour")
+PROJECT_KEYS: Final = ("clusters", "defaults", "host", "pricesPerGpuHour")
 """The program's config keys; `pricesPerGpuHour` is read by the PR preview, not here. Pulumi
 accepts undeclared keys silently, so a typo such as `defualts` is caught here instead."""
+
+HOSTS: Final = ("dynamic", "native")
+"""`host`: the dynamic provider (the default) or the native plugin, `pulumi-resource-together`."""
 
 
 def project_values(project: str, config: Mapping[str, str]) -> dict[str, Any]:
@@ -163,6 +168,9 @@ def load(raw: Mapping[str, Any]) -> StackConfig:
             "`pulumi config set --path clusters.train.numGpus 8`"
         )
         raise ConfigError(problems)
+    host = raw.get("host", HOSTS[0])
+    if host not in HOSTS:
+        problems.append(f"host: {host!r} is not a provider host; use one of {', '.join(HOSTS)}")
     defaults, _ = _settings("defaults", raw.get("defaults"), problems, shared=True)
     parsed: dict[str, dict[str, Any]] = {}
     seen: dict[tuple[str, object], str] = {}
@@ -192,4 +200,4 @@ def load(raw: Mapping[str, Any]) -> StackConfig:
             _claim(seen, "adopted cluster", adopt, f"{prefix}.adoptClusterId", problems)
     if problems:
         raise ConfigError(problems)
-    return StackConfig(defaults=defaults, clusters=parsed)
+    return StackConfig(defaults=defaults, clusters=parsed, host=str(host))

@@ -1,0 +1,102 @@
+"""The native plugin's adapter without an engine: wire values, the package schema, check/diff,
+errors, and the stack config's host switch."""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+from pulumi.provider.experimental.property_value import PropertyValue
+from pulumi.provider.experimental.provider import CheckRequest, DiffRequest, PropertyDiffKind
+
+from tests.specs import CLUSTER_SPEC
+from together_api.errors import DeadlineExceededError
+from together_provider.cluster_schema import CLUSTER
+from together_provider.native import _wire
+from together_provider.native.package_schema import CLUSTER_TOKEN, package_schema
+from together_provider.native.provider import ClusterProvider, HostError
+from together_provider.stack_config import ConfigError, load
+
+URN = f"urn:pulumi:dev::proj::{CLUSTER_TOKEN}::train"
+
+
+def _values(props: dict[str, Any]) -> dict[str, PropertyValue]:
+    return _wire.to_values(props)
+
+
+def _provider() -> ClusterProvider:
+    return ClusterProvider(ThreadPoolExecutor(max_workers=1))
+
+
+def test_wire_names_are_camel_case_and_counts_travel_as_doubles() -> None:
+    values = _wire.to_values({"num_gpus": 8, "kube_config": "k"}, secret=("kube_config",))
+    assert values["numGpus"] == PropertyValue(8.0)
+    assert values["kubeConfig"].is_secret
+    assert _wire.to_props(values) == {"num_gpus": 8.0, "kube_config": "k"}
+    assert _wire.snake("numGpu") == "numGpu"  # unknown names reach check, which names them
+
+
+def test_schema_declares_every_field_of_the_table() -> None:
+    cluster = package_schema()["resources"][CLUSTER_TOKEN]
+    assert set(cluster["inputProperties"]) == {_wire.camel(n) for n in CLUSTER.input_names}
+    assert set(cluster["properties"]) == {
+        _wire.camel(n) for n in (*CLUSTER.input_names, *CLUSTER.output_names)
+    }
+    assert cluster["properties"]["kubeConfig"]["secret"] is True
+    assert cluster["inputProperties"]["numGpus"]["type"] == "integer"
+    assert "clusterName" not in cluster["requiredInputs"]  # defaults to the resource name
+    assert package_schema()["config"]["variables"]["apiKey"]["secret"] is True
+
+
+def test_check_names_the_cluster_after_the_resource_and_rejects_zero_standard() -> None:
+    spec = {**CLUSTER_SPEC, "num_gpus": 0}
+    response = asyncio.run(_provider().check(CheckRequest(URN, {}, _values(spec), b"")))
+    assert response.failures
+    (failure,) = response.failures
+    assert failure.property == "numGpus"
+    assert "cluster 'train': num_gpus=0 leaves no standard node" in failure.reason
+
+
+def test_check_returns_ints_and_applied_defaults() -> None:
+    response = asyncio.run(_provider().check(CheckRequest(URN, {}, _values(CLUSTER_SPEC), b"")))
+    assert not response.failures
+    assert response.inputs is not None
+    assert response.inputs["clusterName"] == PropertyValue("train")
+    assert response.inputs["numPreemptibleGpus"] == PropertyValue(0.0)
+
+
+def test_diff_reports_in_place_and_replace_per_property() -> None:
+    old = {**CLUSTER_SPEC, "cluster_name": "train"}
+    new = {**old, "num_preemptible_gpus": 16, "region": "us-west-2"}
+    request = DiffRequest(URN, "c-1", _values(old), _values(new), [])
+    response = asyncio.run(_provider().diff(request))
+    assert response.replaces == ["region"]
+    assert response.delete_before_replace  # same name: delete first
+    assert response.detailed_diff["region"].kind is PropertyDiffKind.UPDATE_REPLACE
+    assert response.detailed_diff["numPreemptibleGpus"].kind is PropertyDiffKind.UPDATE
+
+
+def test_a_together_error_becomes_the_products_sentence() -> None:
+    def fail() -> None:
+        raise DeadlineExceededError(
+            "cluster c-1 was not Ready in time", cluster_id="c-1", fix="raise the timeout"
+        )
+
+    with pytest.raises(HostError) as raised:
+        asyncio.run(_provider()._run(fail))
+    assert raised.value.message == "cluster c-1 was not Ready in time (fix: raise the timeout)"
+
+
+def test_stack_config_host_defaults_to_dynamic_and_rejects_unknown_hosts() -> None:
+    clusters = {"train": _camel(CLUSTER_SPEC)}
+    assert load({"clusters": clusters}).host == "dynamic"
+    assert load({"clusters": clusters, "host": "native"}).host == "native"
+    with pytest.raises(ConfigError) as failed:
+        load({"clusters": clusters, "host": "nativ"})
+    assert "host: 'nativ' is not a provider host; use one of dynamic, native" in str(failed.value)
+
+
+def _camel(props: dict[str, Any]) -> dict[str, Any]:
+    return {_wire.camel(k): v for k, v in props.items()}
