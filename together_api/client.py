@@ -54,6 +54,8 @@ M = TypeVar("M", bound=pydantic.BaseModel)
 API_KEY_FIX: Final = "set together:apiKey as a secret or TOGETHER_API_KEY"
 RETRYABLE_STATUSES: Final = frozenset({408, 429, 500, 502, 503, 504})
 _NEVER_SENT: Final = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+_TRANSIENT: Final = (ServerError, RateLimitedError, ApiConnectionError)
+"""Errors a waiter's poll may skip: each already survived the request's own retries."""
 
 
 class _RetryableStatus(Exception):
@@ -206,18 +208,24 @@ class TogetherClient:
         """
         deadline = self._clock() + timeout
         last_status: str | None = None
-        poll = 0
+        poll = failed = 0
         while True:
             try:
                 # `known` (e.g. the POST's answer) stands in for the first GET: one call fewer.
                 cluster = known if known is not None else self.get_cluster(cluster_id)
                 known = None
+                failed = 0
             except NotFoundError as exc:
                 raise ProvisioningFailedError(
                     f"cluster {cluster_id} disappeared while provisioning",
                     cluster_id=cluster_id,
                     cluster_status=last_status,
                 ) from exc
+            except _TRANSIENT as exc:
+                failed = self._skip_failed_poll(failed, exc, cluster_id)
+                self._wait_or_give_up(deadline, poll, cluster_id, last_status, "Ready")
+                poll += 1
+                continue
             if cluster.status != last_status:
                 last_status = cluster.status
                 log.info("cluster %s is %s", cluster_id, cluster.status)
@@ -247,13 +255,26 @@ class TogetherClient:
         poll = 0
         self._wait_or_give_up(deadline, poll, cluster_id, ClusterStatus.DELETING, "deleted")
         poll += 1
+        status: str | None = ClusterStatus.DELETING
+        failed = 0
         while True:
             try:
-                status: str | None = self.get_cluster(cluster_id).status
+                status = self.get_cluster(cluster_id).status
+                failed = 0
             except NotFoundError:
                 return
+            except _TRANSIENT as exc:
+                failed = self._skip_failed_poll(failed, exc, cluster_id)
             self._wait_or_give_up(deadline, poll, cluster_id, status, "deleted")
             poll += 1
+
+    def _skip_failed_poll(self, failed: int, exc: ApiError, cluster_id: str) -> int:
+        """Count a poll lost to a transient error; re-raise once too many failed in a row."""
+        failed += 1
+        if failed > self.retry.poll_failures:
+            raise exc
+        log.warning("cluster %s: poll failed (%s); polling on", cluster_id, exc.message)
+        return failed
 
     def _wait_or_give_up(
         self, deadline: float, poll: int, cluster_id: str, status: str | None, goal: str

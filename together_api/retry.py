@@ -36,7 +36,10 @@ class RetryPolicy:
 
     Polling: the ``n``-th wait (0-based) is
     ``min(poll_max, poll_initial * poll_growth**n)``: quick at first, when the
-    interesting transitions happen, then settling at ``poll_max``.
+    interesting transitions happen, then settling at ``poll_max``. A poll whose
+    request still failed after its retries (5xx, 429, no answer) is skipped, up
+    to ``poll_failures`` in a row: one lost answer must not fail a wait of
+    many minutes, but an API that stays down must.
     """
 
     attempts: int = 5
@@ -47,6 +50,7 @@ class RetryPolicy:
     poll_initial: float = 1.0
     poll_growth: float = 1.5
     poll_max: float = 30.0
+    poll_failures: int = 3
     rng: random.Random = field(default_factory=random.Random, compare=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any, Final
 
 from together_provider.cluster_schema import CLUSTER
+from together_provider.fields import InputField, without_none
 from together_provider.rules import RULES
-from together_provider.schema import InputField, Schema, without_none
+from together_provider.schema import Schema
 
 POLICY_MARKERS: Final = (
     "<!-- rules-table:start (python -m together_provider.docs --write README.md) -->\n",

@@ -11,7 +11,7 @@ gives every consumer its view:
 - `resolve(props) -> Spec`: the *resolved* spec, built once at the top of create, update and
   adoption; it raises `SpecError` instead of ever holding an unknown, so apply paths never test.
 - `policies`, `identity_fields`, `live_fields`, `config_keys`, `output_names`, `secret_outputs`,
-  `request_body`, `outputs_of`, and `field_table_markdown` for the README.
+  `request_body`, `outputs_of`, and `the README tables (`docs.py`).
 
 Adding a field is one entry in the resource's table; a second resource (a shared volume, say)
 declares its own table and builds its own `Schema` the same way. No Pulumi import.
@@ -22,18 +22,21 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import enum
-import operator
-import types
-import typing
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Generic, Literal, TypeVar
-
-from pydantic.alias_generators import to_camel
+from typing import Any, Final, Generic, TypeVar
 
 from together_api.errors import SpecError
-from together_provider import validators
-from together_provider.validators import Invalid, Validator
+from together_provider.fields import (
+    InputField,
+    OutputField,
+    Policy,
+    input_field,
+    output_field,
+    read_inputs,
+    read_outputs,
+)
+from together_provider.validators import Invalid
 
 UNKNOWN: Final = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 """Pulumi's wire sentinel for a value that is only known after apply (pulumi.runtime.rpc)."""
@@ -61,148 +64,12 @@ def is_unknown(value: object) -> bool:
     return kind.__name__ == "Unknown" and kind.__module__.startswith("pulumi")
 
 
-class Policy(enum.Enum):
-    """What changing a field does to the live resource; the value is the README wording."""
-
-    IN_PLACE = "updates in place"
-    REPLACE = "replaces the {noun}"
-    LOCAL = "updates in place, no API call"
-
-
 @dataclass(frozen=True)
 class Failure:
     """One rejected property; a host turns it into its check failure (e.g. pulumi CheckFailure)."""
 
     field: str
     reason: str
-
-
-@dataclass(frozen=True)
-class _Input:
-    policy: Policy
-    why: str
-    doc: str
-    example: str
-    validator: Validator | None
-    wire: str | None
-    live: str | None
-    config: bool
-    per_resource: bool
-    names_resource: bool
-    omit_default: bool
-
-
-@dataclass(frozen=True)
-class _Output:
-    doc: str
-    source: Callable[[Any], Any] | None
-    secret: bool
-
-
-_KEY: Final = "together_provider.schema"
-_SAME: Final = "<same name>"
-
-
-def input_field(
-    policy: Policy,
-    why: str,
-    doc: str,
-    *,
-    default: Any = dataclasses.MISSING,
-    example: str = "",
-    validator: Validator | None = None,
-    wire: str | None = _SAME,
-    live: str | None = None,
-    config: bool = True,
-    per_resource: bool = False,
-    names_resource: bool = False,
-    omit_default: bool = False,
-) -> Any:
-    """Declare one input of a resource's table (used as a dataclass field's default).
-
-    `policy`/`why`: what a change does and why (the README row). `validator`: field-local parse,
-    else one derived from the annotation. `wire`: the request field (default: the same name;
-    `None`: never sent, e.g. a provider-only setting). `live`: the attribute of the live API
-    object holding this value, read back for drift (in-place fields) or checked at adoption
-    (replace fields). `config`: settable from stack config (key: camelCase name).
-    `per_resource`: identifies one resource, so stack-config `defaults` may not set it.
-    `names_resource`: defaults to the resource's name. `omit_default`: not sent at its default.
-    """
-    meta = _Input(
-        policy,
-        why,
-        doc,
-        example,
-        validator,
-        None if policy is Policy.LOCAL and wire == _SAME else wire,
-        live,
-        config,
-        per_resource,
-        names_resource,
-        omit_default,
-    )
-    return dataclasses.field(default=default, metadata={_KEY: meta})
-
-
-def output_field(
-    doc: str, *, source: Callable[[Any], Any] | None = None, secret: bool = False
-) -> Any:
-    """Declare one computed output: `source(live)` (default: the live attribute of this name)."""
-    return dataclasses.field(default=None, metadata={_KEY: _Output(doc, source, secret)})
-
-
-@dataclass(frozen=True)
-class InputField:
-    """One input as the schema sees it: the declaration plus its resolved type and default."""
-
-    name: str
-    annotation: Any
-    required: bool
-    default: Any
-    policy: Policy
-    why: str
-    doc: str
-    example: str
-    validator: Validator
-    wire: str | None
-    live: str | None
-    config_key: str | None
-    per_resource: bool
-    names_resource: bool
-    omit_default: bool
-    optional: bool
-
-
-@dataclass(frozen=True)
-class OutputField:
-    name: str
-    annotation: Any
-    doc: str
-    source: Callable[[Any], Any]
-    secret: bool
-
-
-def without_none(annotation: Any) -> tuple[Any, bool]:
-    """`X | None` -> (X, True); anything else -> (it, False)."""
-    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
-        args = tuple(a for a in typing.get_args(annotation) if a is not type(None))
-        if len(args) < len(typing.get_args(annotation)):
-            return (args[0] if len(args) == 1 else typing.Union[args]), True  # noqa: UP007
-    return annotation, False
-
-
-def _validator_for(annotation: Any) -> Validator:
-    if typing.get_origin(annotation) is Literal:
-        return validators.choice(tuple(str(a) for a in typing.get_args(annotation)))
-    found: Mapping[Any, Validator] = {
-        str: validators.text,
-        int: validators.whole,
-        float: validators.seconds,
-        bool: validators.flag,
-    }
-    if annotation not in found:
-        raise TypeError(f"no default validator for {annotation!r}; pass validator=")
-    return found[annotation]
 
 
 S = TypeVar("S")
@@ -242,8 +109,8 @@ class Schema(Generic[S]):
     def __init__(self, noun: str, spec: type[S], outputs: type) -> None:
         self.noun = noun
         self.spec_type = spec
-        self.inputs: tuple[InputField, ...] = tuple(_inputs(spec))
-        self.outputs: tuple[OutputField, ...] = tuple(_outputs(outputs))
+        self.inputs: tuple[InputField, ...] = tuple(read_inputs(spec))
+        self.outputs: tuple[OutputField, ...] = tuple(read_outputs(outputs))
         self.by_name: Mapping[str, InputField] = {f.name: f for f in self.inputs}
         self.input_names: tuple[str, ...] = tuple(self.by_name)
         self.output_names: tuple[str, ...] = tuple(f.name for f in self.outputs)
@@ -374,44 +241,6 @@ def _values(spec: Any) -> Iterator[tuple[str, Any]]:
     else:
         for f in dataclasses.fields(spec):
             yield f.name, getattr(spec, f.name)
-
-
-def _inputs(spec: type) -> Iterator[InputField]:
-    hints = typing.get_type_hints(spec)
-    for f in dataclasses.fields(spec):
-        meta = f.metadata.get(_KEY)
-        if not isinstance(meta, _Input):
-            raise TypeError(f"{spec.__name__}.{f.name} is not declared with input_field()")
-        base, optional = without_none(hints[f.name])
-        required = f.default is dataclasses.MISSING
-        yield InputField(
-            name=f.name,
-            annotation=hints[f.name],
-            required=required,
-            default=None if required else f.default,
-            policy=meta.policy,
-            why=meta.why,
-            doc=meta.doc,
-            example=meta.example,
-            validator=meta.validator or _validator_for(base),
-            wire=f.name if meta.wire == _SAME else meta.wire,
-            live=meta.live,
-            config_key=to_camel(f.name) if meta.config else None,
-            per_resource=meta.per_resource,
-            names_resource=meta.names_resource,
-            omit_default=meta.omit_default,
-            optional=optional,
-        )
-
-
-def _outputs(outputs: type) -> Iterator[OutputField]:
-    hints = typing.get_type_hints(outputs)
-    for f in dataclasses.fields(outputs):
-        meta = f.metadata.get(_KEY)
-        if not isinstance(meta, _Output):
-            raise TypeError(f"{outputs.__name__}.{f.name} is not declared with output_field()")
-        source = meta.source or operator.attrgetter(f.name)
-        yield OutputField(f.name, hints[f.name], meta.doc, source, meta.secret)
 
 
 __all__ = [

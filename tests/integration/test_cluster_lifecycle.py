@@ -87,6 +87,27 @@ def test_target_change_applies_with_exactly_one_put(
     assert result.outputs["train_kube_config"].value
 
 
+def test_standard_count_update_puts_num_gpus_then_waits_for_ready(
+    pulumi_env: PulumiEnv, simulator: SimulatorProcess
+) -> None:
+    stack = _stack(pulumi_env, simulator)
+    first_id = stack.up().outputs["train_id"].value
+    _set_spec(stack, num_gpus=16)
+    simulator.reset_requests()
+    result = stack.up()
+    assert result.summary.resource_changes == {"update": 1, "same": 1}
+    calls = [(r["method"], r["path"]) for r in simulator.requests()]
+    one = "/v1/compute/clusters/{cluster_id}"
+    assert calls[0] == ("PUT", one)
+    # The standard count changed: the provider waits for Ready (a GET after the PUT) before the
+    # update is reported done, so the next resource never sees a cluster still scaling.
+    assert calls[1:] and all(call == ("GET", one) for call in calls[1:])
+    assert result.outputs["train_id"].value == first_id
+    assert result.outputs["train_status"].value == "Ready"
+    (cluster,) = live_clusters(simulator)
+    assert cluster.num_gpus == 16
+
+
 def test_zero_standard_spec_fails_at_preview_without_api_calls(
     pulumi_env: PulumiEnv, simulator: SimulatorProcess
 ) -> None:

@@ -81,3 +81,30 @@ def test_up_and_destroy_of_20_clusters_under_faults_converge_without_duplicates(
     simulator.clear_faults()
     assert all_clusters(simulator) == []
     assert state_clusters(pulumi_env, work) == {}
+
+
+GOAL_CLUSTERS = 10
+
+
+@pytest.mark.parametrize(
+    ("error_rate", "ups"), [(0.2, 1), (0.3, 2)], ids=["20% faults: one up", "30% faults: two ups"]
+)
+def test_up_of_10_clusters_under_faults_converges_within_the_goal(
+    pulumi_env: PulumiEnv, simulator: SimulatorProcess, error_rate: float, ups: int
+) -> None:
+    # Issue 12's goal: a create whose POST got a 5xx is retried (after a fresh name check), so a
+    # fault no longer costs a whole `up`; a lost poll no longer fails a wait.
+    declared = {f"c{i:02d}": dict(BASE) for i in range(GOAL_CLUSTERS)}
+    stack, work = cluster_stack(pulumi_env, simulator, declared)
+    simulator.set_faults(**{**FAULTS, "error_rate": error_rate})
+    for attempt in range(1, ups + 1):
+        try:
+            stack.up(parallel=GOAL_CLUSTERS)
+            break
+        except auto.CommandError:
+            if attempt == ups:
+                raise
+    simulator.clear_faults()
+    assert sorted(c.cluster_name for c in live_clusters(simulator)) == sorted(declared)
+    assert successful_posts(simulator) == GOAL_CLUSTERS  # not one duplicate
+    assert len(state_clusters(pulumi_env, work)) == GOAL_CLUSTERS

@@ -461,3 +461,25 @@ def test_wait_until_deleted_waits_before_its_first_get(
     client = make_client(scripted([404]))
     client.wait_until_deleted("c-1", timeout=60)
     assert (client.requests_made, fake_time.sleeps) == (1, [1.0])
+
+
+def test_a_poll_lost_to_a_server_error_does_not_fail_the_wait(make_client: Any) -> None:
+    # attempts=1: each 503 is a ServerError at once, as after a spent retry policy.
+    client = make_client(
+        scripted([cluster_body("WaitingForSubnet"), 503, 503, cluster_body("Ready")]), attempts=1
+    )
+    assert client.wait_until_ready("c-1", timeout=600).is_ready
+    assert client.requests_made == 4
+
+
+def test_a_wait_gives_up_when_polls_keep_failing(make_client: Any) -> None:
+    client = make_client(scripted([cluster_body("WaitingForSubnet"), 503]), attempts=1)
+    with pytest.raises(ServerError):
+        client.wait_until_ready("c-1", timeout=600)
+    assert client.requests_made == 1 + client.retry.poll_failures + 1
+
+
+def test_a_delete_wait_skips_a_lost_poll(make_client: Any) -> None:
+    client = make_client(scripted([cluster_body("Deleting"), 502, 404]), attempts=1)
+    client.wait_until_deleted("c-1", timeout=300)
+    assert client.requests_made == 3

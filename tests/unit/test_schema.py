@@ -12,15 +12,9 @@ from typing import Any, Literal
 import pytest
 
 from together_provider.cluster_schema import CLUSTER, ClusterOutputs, ClusterSpec
+from together_provider.fields import without_none
 from together_provider.resource import Cluster, ClusterArgs
-from together_provider.schema import (
-    Policy,
-    Schema,
-    Unknown,
-    input_field,
-    output_field,
-    without_none,
-)
+from together_provider.schema import Policy, Schema, Unknown, input_field, output_field
 
 
 def _arg_annotation(annotation: Any, optional: bool) -> str:

@@ -1,0 +1,201 @@
+"""How a resource's field table is written: one dataclass field per entry, read into field views.
+
+`input_field(...)` and `output_field(...)` are used as dataclass field defaults; they carry what
+the annotation and the default cannot (policy and why, description, validator, wire name, live
+attribute, stack-config key, secret). `read_inputs` / `read_outputs` turn a table class into the
+`InputField` / `OutputField` views `schema.Schema` derives everything from. No Pulumi, no pydantic.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import operator
+import re
+import types
+import typing
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from together_provider import validators
+from together_provider.validators import Validator
+
+
+class Policy(enum.Enum):
+    """What changing a field does to the live resource; the value is the README wording."""
+
+    IN_PLACE = "updates in place"
+    REPLACE = "replaces the {noun}"
+    LOCAL = "updates in place, no API call"
+
+
+@dataclass(frozen=True)
+class _Input:
+    policy: Policy
+    why: str
+    doc: str
+    example: str
+    validator: Validator | None
+    wire: str | None
+    live: str | None
+    config: bool
+    per_resource: bool
+    names_resource: bool
+    omit_default: bool
+
+
+@dataclass(frozen=True)
+class _Output:
+    doc: str
+    source: Callable[[Any], Any] | None
+    secret: bool
+
+
+_KEY: Final = "together_provider.fields"
+_SAME: Final = "<same name>"
+
+
+def input_field(
+    policy: Policy,
+    why: str,
+    doc: str,
+    *,
+    default: Any = dataclasses.MISSING,
+    example: str = "",
+    validator: Validator | None = None,
+    wire: str | None = _SAME,
+    live: str | None = None,
+    config: bool = True,
+    per_resource: bool = False,
+    names_resource: bool = False,
+    omit_default: bool = False,
+) -> Any:
+    """Declare one input of a resource's table (used as a dataclass field's default).
+
+    `policy`/`why`: what a change does and why (the README row). `validator`: field-local parse,
+    else one derived from the annotation. `wire`: the request field (default: the same name;
+    `None`: never sent, e.g. a provider-only setting). `live`: the attribute of the live API
+    object holding this value, read back for drift (in-place fields) or checked at adoption
+    (replace fields). `config`: settable from stack config (key: camelCase name).
+    `per_resource`: identifies one resource, so stack-config `defaults` may not set it.
+    `names_resource`: defaults to the resource's name. `omit_default`: not sent at its default.
+    """
+    meta = _Input(
+        policy,
+        why,
+        doc,
+        example,
+        validator,
+        None if policy is Policy.LOCAL and wire == _SAME else wire,
+        live,
+        config,
+        per_resource,
+        names_resource,
+        omit_default,
+    )
+    return dataclasses.field(default=default, metadata={_KEY: meta})
+
+
+def output_field(
+    doc: str, *, source: Callable[[Any], Any] | None = None, secret: bool = False
+) -> Any:
+    """Declare one computed output: `source(live)` (default: the live attribute of this name)."""
+    return dataclasses.field(default=None, metadata={_KEY: _Output(doc, source, secret)})
+
+
+@dataclass(frozen=True)
+class InputField:
+    """One input as the schema sees it: the declaration plus its resolved type and default."""
+
+    name: str
+    annotation: Any
+    required: bool
+    default: Any
+    policy: Policy
+    why: str
+    doc: str
+    example: str
+    validator: Validator
+    wire: str | None
+    live: str | None
+    config_key: str | None
+    per_resource: bool
+    names_resource: bool
+    omit_default: bool
+    optional: bool
+
+
+@dataclass(frozen=True)
+class OutputField:
+    name: str
+    annotation: Any
+    doc: str
+    source: Callable[[Any], Any]
+    secret: bool
+
+
+def without_none(annotation: Any) -> tuple[Any, bool]:
+    """`X | None` -> (X, True); anything else -> (it, False)."""
+    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
+        args = tuple(a for a in typing.get_args(annotation) if a is not type(None))
+        if len(args) < len(typing.get_args(annotation)):
+            return (args[0] if len(args) == 1 else typing.Union[args]), True  # noqa: UP007
+    return annotation, False
+
+
+def _validator_for(annotation: Any) -> Validator:
+    if typing.get_origin(annotation) is Literal:
+        return validators.choice(tuple(str(a) for a in typing.get_args(annotation)))
+    found: Mapping[Any, Validator] = {
+        str: validators.text,
+        int: validators.whole,
+        float: validators.seconds,
+        bool: validators.flag,
+    }
+    if annotation not in found:
+        raise TypeError(f"no default validator for {annotation!r}; pass validator=")
+    return found[annotation]
+
+
+def to_camel(name: str) -> str:
+    """`num_gpus` -> `numGpus`: the stack-config spelling of a property."""
+    return re.sub(r"_([a-z0-9])", lambda m: m.group(1).upper(), name)
+
+
+def read_inputs(spec: type) -> Iterator[InputField]:
+    hints = typing.get_type_hints(spec)
+    for f in dataclasses.fields(spec):
+        meta = f.metadata.get(_KEY)
+        if not isinstance(meta, _Input):
+            raise TypeError(f"{spec.__name__}.{f.name} is not declared with input_field()")
+        base, optional = without_none(hints[f.name])
+        required = f.default is dataclasses.MISSING
+        yield InputField(
+            name=f.name,
+            annotation=hints[f.name],
+            required=required,
+            default=None if required else f.default,
+            policy=meta.policy,
+            why=meta.why,
+            doc=meta.doc,
+            example=meta.example,
+            validator=meta.validator or _validator_for(base),
+            wire=f.name if meta.wire == _SAME else meta.wire,
+            live=meta.live,
+            config_key=to_camel(f.name) if meta.config else None,
+            per_resource=meta.per_resource,
+            names_resource=meta.names_resource,
+            omit_default=meta.omit_default,
+            optional=optional,
+        )
+
+
+def read_outputs(outputs: type) -> Iterator[OutputField]:
+    hints = typing.get_type_hints(outputs)
+    for f in dataclasses.fields(outputs):
+        meta = f.metadata.get(_KEY)
+        if not isinstance(meta, _Output):
+            raise TypeError(f"{outputs.__name__}.{f.name} is not declared with output_field()")
+        source = meta.source or operator.attrgetter(f.name)
+        yield OutputField(f.name, hints[f.name], meta.doc, source, meta.secret)
