@@ -12,9 +12,9 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from pulumi.provider.experimental.property_value import Computed, PropertyValue
-from pydantic.alias_generators import to_camel
 
 from together_provider.cluster_schema import CLUSTER
+from together_provider.fields import to_camel
 from together_provider.schema import UNKNOWN
 
 PROPERTIES: tuple[str, ...] = (*CLUSTER.input_names, *CLUSTER.output_names)
