@@ -59,7 +59,7 @@ def measure(root: Path, repeats: int = 1) -> dict[str, Any]:
                 seconds = _up_seconds(env, root / f"r{repeat}", host, n)
                 times.setdefault((host, n), []).append(seconds)
                 print(f"  {host} N={n}: {seconds:.1f} s", flush=True)
-    rows = [
+    rows: list[dict[str, Any]] = [
         {"host": host, "n": n, "up_s": round(median(values), 1), "runs": len(values)}
         for (host, n), values in times.items()
     ]
