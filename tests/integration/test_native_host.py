@@ -104,3 +104,22 @@ def test_twelve_creates_wait_side_by_side(
     assert len(created) == CONCURRENT
     spread = (created[-1] - created[0]).total_seconds()
     assert spread < PROVISIONING_S, f"the last create started {spread} s after the first"
+
+
+SECRET_KEY = "sk-native-secret-7d2e4b"
+
+
+@pytest.mark.parametrize("simulator", [{**FAST, "api_key": SECRET_KEY}], indirect=True)
+def test_state_holds_neither_the_api_key_nor_the_kubeconfig_in_plain_text(
+    native_env: PulumiEnv, simulator: SimulatorProcess
+) -> None:
+    stack, work = native_stack(native_env, simulator, {"train": BASE})
+    cluster_id = stack.up().outputs["train_id"].value
+    with TogetherClient(api_key=simulator.api_key, base_url=simulator.base_url) as client:
+        kube_config = client.get_cluster(cluster_id).kube_config
+    state = json.dumps(native_env.exported_state(work))
+    assert kube_config
+    assert SECRET_KEY not in state
+    assert json.dumps(kube_config)[1:-1] not in state  # as the JSON state would hold it
+    assert all(line not in state for line in kube_config.splitlines() if "token" in line)
+    assert stack.outputs()["train_kube_config"].value == kube_config  # encrypted, not lost
