@@ -5,15 +5,22 @@ from __future__ import annotations
 
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from pulumi.provider.experimental.property_value import PropertyValue
-from pulumi.provider.experimental.provider import CheckRequest, DiffRequest, PropertyDiffKind
+from pulumi.provider.experimental.provider import (
+    CheckRequest,
+    DeleteRequest,
+    DiffRequest,
+    PropertyDiffKind,
+    UpdateRequest,
+)
 
 from tests.specs import CLUSTER_SPEC
 from together_api.errors import DeadlineExceededError
 from together_provider.cluster_schema import CLUSTER
+from together_provider.lifecycle import Applied
 from together_provider.native import _wire
 from together_provider.native.package_schema import CLUSTER_TOKEN, package_schema
 from together_provider.native.provider import ClusterProvider, HostError
@@ -100,3 +107,32 @@ def test_stack_config_host_defaults_to_dynamic_and_rejects_unknown_hosts() -> No
 
 def _camel(props: dict[str, Any]) -> dict[str, Any]:
     return {_wire.camel(k): v for k, v in props.items()}
+
+
+class _Recorder:
+    """Stands in for `ClusterLifecycle`: records the timeout each operation is given."""
+
+    seen: ClassVar[dict[str, float | None]] = {}
+
+    def __init__(self, _client: object, _say: object) -> None:
+        pass
+
+    def update(self, id_: str, olds: Any, news: Any, *, timeout_seconds: float | None) -> Any:
+        self.seen["update"] = timeout_seconds
+        return Applied(id_, {})
+
+    def delete(self, id_: str, props: Any, *, timeout_seconds: float | None) -> None:
+        self.seen["delete"] = timeout_seconds
+
+
+def test_update_and_delete_pass_the_custom_timeouts_and_none_when_unset(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("together_provider.native.provider.ClusterLifecycle", _Recorder)
+    monkeypatch.setenv("TOGETHER_API_KEY", "k")
+    provider, props = _provider(), _values(CLUSTER_SPEC)
+    for timeout, expected in ((90.0, 90.0), (0.0, None)):
+        update = UpdateRequest(URN, "c-1", props, props, timeout, [], False)
+        asyncio.run(provider.update(update))
+        asyncio.run(provider.delete(DeleteRequest(URN, "c-1", props, timeout)))
+        assert _Recorder.seen == {"update": expected, "delete": expected}
