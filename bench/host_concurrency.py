@@ -29,7 +29,8 @@ PROGRAMS: Final = {
 GOAL: Final = 1.3
 
 
-def _up_seconds(env: PulumiEnv, root: Path, host: str, n: int) -> float:
+def _up_seconds(env: PulumiEnv, root: Path, host: str, n: int, repeat: int) -> float:
+    """One `pulumi up` of `n` new clusters on a fresh stack and a fresh simulator."""
     work = env.root / "projects" / host
     if not work.exists():
         work = env.project(PROGRAMS[host], name=host)
@@ -39,7 +40,7 @@ def _up_seconds(env: PulumiEnv, root: Path, host: str, n: int) -> float:
     ) as sim:
         stack = env.stack(
             work,
-            f"{host}-{n}",
+            f"{host}-{n}-r{repeat}",
             config={
                 "clusters": json.dumps({f"c{i:02d}": BASE for i in range(n)}),
                 "together:apiKey": Secret(sim.api_key),
@@ -56,7 +57,7 @@ def measure(root: Path, repeats: int = 1) -> dict[str, Any]:
     for repeat in range(repeats):
         for n in SIZES:
             for host in PROGRAMS:
-                seconds = _up_seconds(env, root / f"r{repeat}", host, n)
+                seconds = _up_seconds(env, root / f"r{repeat}", host, n, repeat)
                 times.setdefault((host, n), []).append(seconds)
                 print(f"  {host} N={n}: {seconds:.1f} s", flush=True)
     rows: list[dict[str, Any]] = [
