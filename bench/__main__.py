@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     sizes = [1, 10] if args.quick else [1, 10, 50, 100]
-    repeats = 2 if args.quick else 3
+    repeats = 2 if args.quick else 5
     started = time.monotonic()
     result: dict[str, Any] = {
         "when": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import resource
 import statistics
 import time
 from collections.abc import Callable
@@ -15,7 +16,7 @@ from tests.pulumi_env import PulumiEnv, Secret, engine_bin
 from tests.sim import SimulatorProcess
 
 REPO = Path(__file__).resolve().parent.parent
-CLUSTER_PROGRAM = REPO / "tests" / "integration" / "programs" / "cluster"
+CLUSTER_PROGRAM = Path(__file__).resolve().parent / "programs" / "clusters"
 BASELINE_PROGRAM = Path(__file__).resolve().parent / "programs" / "baseline"
 API_KEY = "sk-bench-3c1d"
 REGION, GPU_TYPE = "us-central-8", "H100_SXM"
@@ -44,9 +45,15 @@ def simulator(root: Path, time_scale: float, *extra: str) -> SimulatorProcess:
 
 
 def cluster_stack(
-    env: PulumiEnv, sim: SimulatorProcess, clusters: dict[str, Any], name: str = "bench"
+    env: PulumiEnv,
+    sim: SimulatorProcess,
+    clusters: dict[str, Any],
+    name: str = "bench",
+    *,
+    exports: bool = False,
 ) -> auto.Stack:
-    work = env.root / "projects" / "cluster"
+    """The bench's cluster program; `exports` adds seven stack outputs per cluster."""
+    work = env.root / "projects" / "clusters"
     if not work.exists():
         work = env.project(CLUSTER_PROGRAM)
     return env.stack(
@@ -54,10 +61,17 @@ def cluster_stack(
         name,
         config={
             "clusters": json.dumps(clusters),
+            "exports": "true" if exports else "false",
             "together:apiKey": Secret(sim.api_key),
             "together:baseUrl": sim.base_url,
         },
     )
+
+
+def state_bytes_per_resource(env: PulumiEnv, stack: auto.Stack, n: int) -> int:
+    """Bytes of the stored state (as `pulumi stack export` writes it) per resource."""
+    state = env.exported_state(Path(stack.workspace.work_dir), stack.name)
+    return len(json.dumps(state)) // max(n, 1)
 
 
 def baseline_stack(env: PulumiEnv, count: int) -> auto.Stack:
@@ -81,6 +95,22 @@ def timed(fn: Callable[[], Any]) -> float:
     start = time.perf_counter()
     fn()
     return time.perf_counter() - start
+
+
+def timed_cpu(fn: Callable[[], Any]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one call that runs the CLI.
+
+    The CPU time is user + system of every process the call started and reaped (the CLI, the
+    language host, the program and the provider plugins): on a shared machine it moves far less
+    with the load than the wall time does.
+    """
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    fn()
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
 
 
 def median(values: list[float]) -> float:

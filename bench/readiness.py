@@ -25,8 +25,8 @@ import httpx
 
 from bench.harness import BASE, cluster_stack, new_env, set_config, simulator
 from tests.sim import SimulatorProcess
+from together_api import client as client_module
 from together_api.client import TogetherClient
-from together_provider import provider as provider_module
 from together_provider.provider import ClusterProvider
 
 ENGINE_TIME_SCALE = 600
@@ -59,7 +59,7 @@ def virtual_time(root: Path, provisioning_seconds: float) -> dict[str, Any]:
         props = {**BASE, "cluster_name": "lag"}
         start = _sim_now(sim)
         quiet = contextlib.redirect_stderr(io.StringIO())  # the provider's progress lines
-        with mock.patch.object(provider_module, "TogetherClient", client), quiet:
+        with mock.patch.object(client_module, "TogetherClient", client), quiet:
             result = provider.create(props)
         returned = _sim_now(sim)
         polls, calls = _polls(sim), len(sim.requests())  # before our own GET below
@@ -79,7 +79,7 @@ def through_engine(root: Path, repeats: int) -> list[dict[str, Any]]:
     rows = []
     with simulator(root, ENGINE_TIME_SCALE) as sim:
         declared: dict[str, Any] = {}
-        stack = cluster_stack(env, sim, declared)
+        stack = cluster_stack(env, sim, declared, exports=True)
         for i in range(repeats):
             declared[f"r{i}"] = dict(BASE)
             set_config(stack, "clusters", declared)

@@ -2,7 +2,10 @@
 on a stack of N do-nothing dynamic resources measured in the same run (so machine load hits both).
 
 Runs alternate (cluster, baseline) per repetition and report the median; the ratio is what the
-Cluster provider adds over the engine's own cost for N dynamic resources.
+Cluster provider adds over the engine's own cost for N dynamic resources. Both programs declare
+resources only; a third series previews the same clusters with seven stack exports each (what
+the test program has), and the stored state per resource is measured, to show where the
+per-cluster cost goes.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ from bench.harness import (
     new_env,
     set_config,
     simulator,
+    state_bytes_per_resource,
     timed,
+    timed_cpu,
 )
 
 TIME_SCALE = 3600  # provisioning 0.1 s, so growing the stack to 100 clusters stays bounded
@@ -38,15 +43,25 @@ def measure(root: Path, sizes: list[int], repeats: int) -> list[dict[str, Any]]:
             set_config(base, "count", n)
             setup = timed(stack.up)
             base.up()
-            times: dict[str, list[float]] = {k: [] for k in ("cp", "bp", "cu", "bu")}
+            keys = ("cp", "bp", "cu", "bu", "ep", "cp_cpu", "bp_cpu")
+            times: dict[str, list[float]] = {k: [] for k in keys}
             sim.reset_requests()
             for _ in range(repeats):
-                times["cp"].append(timed(stack.preview))
-                times["bp"].append(timed(base.preview))
+                for key, fn in (("cp", stack.preview), ("bp", base.preview)):
+                    wall, cpu = timed_cpu(fn)
+                    times[key].append(wall)
+                    times[f"{key}_cpu"].append(cpu)
                 times["cu"].append(timed(stack.up))
                 times["bu"].append(timed(base.up))
             api_calls = len(sim.requests())
-            cp, bp, cu, bu = (median(times[k]) for k in ("cp", "bp", "cu", "bu"))
+            cluster_state = state_bytes_per_resource(env, stack, n)
+            set_config(stack, "exports", "true")
+            stack.up()
+            for _ in range(repeats):
+                times["ep"].append(timed(stack.preview))
+            set_config(stack, "exports", "false")
+            stack.up()
+            cp, bp, cu, bu, ep, cp_cpu, bp_cpu = (median(times[k]) for k in keys)
             rows.append(
                 {
                     "n": n,
@@ -58,6 +73,12 @@ def measure(root: Path, sizes: list[int], repeats: int) -> list[dict[str, Any]]:
                     "baseline_noop_up_s": round(bu, 2),
                     "noop_up_ratio": round(cu / bu, 2),
                     "api_calls_during_preview_and_noop_up": api_calls,
+                    "preview_with_exports_s": round(ep, 2),
+                    "preview_cpu_s": round(cp_cpu, 2),
+                    "baseline_preview_cpu_s": round(bp_cpu, 2),
+                    "preview_cpu_ratio": round(cp_cpu / bp_cpu, 2),
+                    "state_bytes_per_cluster": cluster_state,
+                    "state_bytes_per_baseline_resource": state_bytes_per_resource(env, base, n),
                     "setup_up_s": round(setup, 1),
                 }
             )

@@ -15,9 +15,25 @@ Two deliberate asymmetries:
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Final, Literal, get_args
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+# The value sets and constants live in `values` (no pydantic), so the provider's check and diff
+# can read them without loading pydantic; they are re-exported here as part of the wire schema.
+from together_api.values import (
+    BILLING_TYPES,
+    CLUSTER_TYPES,
+    DEFAULT_BASE_URL,
+    DRAIN_WINDOW_SECONDS,
+    GPU_TYPES,
+    GPUS_PER_NODE,
+    PREEMPTION_REASONS,
+    BillingType,
+    ClusterType,
+    GpuType,
+    LoadBalancer,
+)
 
 __all__ = [
     "BILLING_TYPES",
@@ -55,36 +71,6 @@ __all__ = [
     "Volume",
     "is_failed_phase",
 ]
-
-DEFAULT_BASE_URL: Final = "https://api.together.ai/v1"
-"""Production base URL; already ends in ``/v1``, paths are ``/compute/...``."""
-
-GPUS_PER_NODE: Final = 8
-"""Every Together GPU node, standard or preemptible, has 8 GPUs."""
-
-DRAIN_WINDOW_SECONDS: Final = 300
-"""A reclaimed preemptible node is removed at most this long after the notice."""
-
-PREEMPTION_REASONS: Final = ("TogetherPreemptionNotified", "TogetherPreempted")
-"""Lifecycle-event reasons that mean a reclaim; the docs and the SDK disagree, accept both."""
-
-GpuType = Literal[
-    "H100_SXM",
-    "H200_SXM",
-    "RTX_6000_PCI",
-    "L40_PCIE",
-    "B200_SXM",
-    "H100_SXM_INF",
-    "B300_SXM",
-    "GB200_SXM",
-]
-BillingType = Literal["RESERVED", "ON_DEMAND", "SCHEDULED_CAPACITY"]
-ClusterType = Literal["KUBERNETES", "SLURM"]
-LoadBalancer = Literal["NONE", "TRAEFIK", "NGINX", "ISTIO"]
-
-GPU_TYPES: Final[tuple[str, ...]] = get_args(GpuType)
-BILLING_TYPES: Final[tuple[str, ...]] = get_args(BillingType)
-CLUSTER_TYPES: Final[tuple[str, ...]] = get_args(ClusterType)
 
 
 class ClusterStatus:

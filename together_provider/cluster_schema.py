@@ -11,11 +11,14 @@ the fields checked at adoption and the README table. `num_gpus` counts *standard
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from together_api.wire import BillingType, Cluster, ClusterType, GpuType
+from together_api.values import BillingType, ClusterType, GpuType
 from together_provider import validators
 from together_provider.schema import Policy, Schema, input_field, output_field
+
+if TYPE_CHECKING:  # the live object's type only; importing it would load pydantic in a preview
+    from together_api.wire import Cluster
 
 REPLACE, IN_PLACE, LOCAL = Policy.REPLACE, Policy.IN_PLACE, Policy.LOCAL
 NOT_UPDATABLE: Final = "not in the update request"

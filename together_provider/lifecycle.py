@@ -28,6 +28,9 @@ The contract a host can rely on:
   the delete.
 - Errors: everything raised descends from `together_api.errors.TogetherError`; a bad spec is a
   `SpecError` naming the cluster, the field and the fix.
+- Schema: `together_provider.cluster_schema.CLUSTER` describes every property (`inputs` with
+  type, required/default, policy and description; `outputs` with `secret`), for a host that
+  publishes a package schema; `Plan.replaces` uses the same names.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ from together_api.wire import Cluster
 from together_provider import mapping, rules
 from together_provider.cluster_schema import CLUSTER, ClusterSpec
 from together_provider.rules import Plan
-from together_provider.schema import Failure, is_unknown
+from together_provider.schema import Failure
 
 __all__ = [
     "DELETE_TIMEOUT_SECONDS",
@@ -121,9 +124,7 @@ class ClusterLifecycle:
     @staticmethod
     def check(olds: Mapping[str, Any], news: Mapping[str, Any]) -> Checked:
         """Normalise and validate `news` against the previous inputs `olds` ({} on create)."""
-        raw_name = news.get("cluster_name")
-        name = raw_name if isinstance(raw_name, str) and not is_unknown(raw_name) else "(unnamed)"
-        inputs, failures = rules.check_inputs(name, _inputs(news), _inputs(olds) or None)
+        inputs, failures = rules.check_resource(olds, news)
         return Checked(inputs, failures)
 
     @staticmethod

@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from pulumi.dynamic import (
     CheckFailure,
@@ -28,8 +28,10 @@ from pulumi.dynamic import (
     UpdateResult,
 )
 
-from together_api.client import TogetherClient
-from together_provider.lifecycle import ClusterLifecycle
+from together_provider import rules
+
+if TYPE_CHECKING:
+    from together_provider.lifecycle import ClusterLifecycle
 
 CONFIG_API_KEY: Final = "together:apiKey"
 CONFIG_BASE_URL: Final = "together:baseUrl"
@@ -60,7 +62,11 @@ class ClusterProvider(ResourceProvider):
     def _lifecycle(self) -> Iterator[ClusterLifecycle]:
         # Built per call: httpx clients hold SSL contexts (unpicklable), and the host runs up
         # to four hooks at once, so nothing per-request lives on self. The client falls back to
-        # TOGETHER_API_KEY / TOGETHER_BASE_URL.
+        # TOGETHER_API_KEY / TOGETHER_BASE_URL. Imported here, not at the top: a preview runs only
+        # check and diff, and should not pay for loading httpx and pydantic.
+        from together_api.client import TogetherClient
+        from together_provider.lifecycle import ClusterLifecycle
+
         client = TogetherClient(api_key=self._api_key, base_url=self._base_url)
         try:
             yield ClusterLifecycle(client, _say)
@@ -68,13 +74,11 @@ class ClusterProvider(ResourceProvider):
             client.close()
 
     def check(self, olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
-        checked = ClusterLifecycle.check(olds, news)
-        return CheckResult(
-            checked.inputs, [CheckFailure(f.field, f.reason) for f in checked.failures]
-        )
+        inputs, failures = rules.check_resource(olds, news)
+        return CheckResult(inputs, [CheckFailure(f.field, f.reason) for f in failures])
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        plan = ClusterLifecycle.diff(olds, news)
+        plan = rules.plan(olds, news)
         return DiffResult(
             changes=plan.has_changes,
             replaces=list(plan.replaces),

@@ -249,6 +249,17 @@ def check_inputs(
     return CLUSTER.to_props(new_draft), []
 
 
+def check_resource(
+    olds: Mapping[str, Any], news: Mapping[str, Any]
+) -> tuple[dict[str, Any], list[Failure]]:
+    """A host's check: host keys (`__provider`) dropped, the cluster named from `news`."""
+    new = {k: v for k, v in news.items() if not k.startswith("__")}
+    old = {k: v for k, v in olds.items() if not k.startswith("__")}
+    raw_name = new.get("cluster_name")
+    name = raw_name if isinstance(raw_name, str) and not is_unknown(raw_name) else "(unnamed)"
+    return check_inputs(name, new, old or None)
+
+
 def _inputs_only(props: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in props.items() if k in FIELD_POLICIES}
 
@@ -316,6 +327,7 @@ __all__ = [
     "Plan",
     "Rule",
     "check_inputs",
+    "check_resource",
     "plan",
     "plan_drafts",
     "replacement_deletes_first",

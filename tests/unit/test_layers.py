@@ -80,3 +80,18 @@ def test_the_lazy_public_names_still_resolve() -> None:
     assert together_provider.ClusterArgs.__name__ == "ClusterArgs"
     with pytest.raises(AttributeError):
         _ = together_provider.Nope
+
+
+def test_a_preview_loads_neither_pydantic_nor_httpx() -> None:
+    # What a preview runs: the program declares Clusters, the provider checks and diffs them.
+    # Apply paths (create, update, read, delete) load the API client on first use.
+    loaded = _loaded_after(
+        "from together_provider import Cluster, ClusterArgs\n"
+        "from together_provider.provider import ClusterProvider\n"
+        "p = ClusterProvider()\n"
+        "news = dict(cluster_name='t', region='r', gpu_type='H100_SXM', num_gpus=8.0,\n"
+        "            cuda_version='12.8', nvidia_driver_version='570')\n"
+        "assert not p.check({}, news).failures\n"
+        "assert not p.diff('c-1', news, news).changes"
+    )
+    assert {"pydantic", "pydantic_core", "httpx"} & loaded == set()

@@ -8,9 +8,9 @@ from pulumi.output import Unknown
 from pytest_mock import MockerFixture
 
 from tests.fake_api import CLUSTERS, ONE, SPEC, FakeApi, cluster, reply
+from together_api import client as client_module
 from together_api.client import TogetherClient
 from together_api.errors import ProvisioningFailedError, SpecError
-from together_provider import provider as provider_module
 from together_provider.provider import ClusterProvider
 
 
@@ -26,7 +26,7 @@ def api(mocker: MockerFixture) -> FakeApi:
             sleep=lambda _: None,
         )
 
-    mocker.patch.object(provider_module, "TogetherClient", side_effect=client)
+    mocker.patch.object(client_module, "TogetherClient", side_effect=client)
     return fake
 
 

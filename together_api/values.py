@@ -1,0 +1,54 @@
+"""The value sets and constants of Together's GPU clusters API: part of the wire schema.
+
+Kept apart from the pydantic models in `wire.py` (which re-exports every name here) so that code
+needing only the vocabulary, such as the provider's `check` and `diff` during a preview, does not
+load pydantic.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal, get_args
+
+__all__ = [
+    "BILLING_TYPES",
+    "CLUSTER_TYPES",
+    "DEFAULT_BASE_URL",
+    "DRAIN_WINDOW_SECONDS",
+    "GPUS_PER_NODE",
+    "GPU_TYPES",
+    "PREEMPTION_REASONS",
+    "BillingType",
+    "ClusterType",
+    "GpuType",
+    "LoadBalancer",
+]
+
+DEFAULT_BASE_URL: Final = "https://api.together.ai/v1"
+"""Production base URL; already ends in ``/v1``, paths are ``/compute/...``."""
+
+GPUS_PER_NODE: Final = 8
+"""Every Together GPU node, standard or preemptible, has 8 GPUs."""
+
+DRAIN_WINDOW_SECONDS: Final = 300
+"""A reclaimed preemptible node is removed at most this long after the notice."""
+
+PREEMPTION_REASONS: Final = ("TogetherPreemptionNotified", "TogetherPreempted")
+"""Lifecycle-event reasons that mean a reclaim; the docs and the SDK disagree, accept both."""
+
+GpuType = Literal[
+    "H100_SXM",
+    "H200_SXM",
+    "RTX_6000_PCI",
+    "L40_PCIE",
+    "B200_SXM",
+    "H100_SXM_INF",
+    "B300_SXM",
+    "GB200_SXM",
+]
+BillingType = Literal["RESERVED", "ON_DEMAND", "SCHEDULED_CAPACITY"]
+ClusterType = Literal["KUBERNETES", "SLURM"]
+LoadBalancer = Literal["NONE", "TRAEFIK", "NGINX", "ISTIO"]
+
+GPU_TYPES: Final[tuple[str, ...]] = get_args(GpuType)
+BILLING_TYPES: Final[tuple[str, ...]] = get_args(BillingType)
+CLUSTER_TYPES: Final[tuple[str, ...]] = get_args(ClusterType)
