@@ -4,6 +4,9 @@ errors, and the stack config's host switch."""
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
 
@@ -128,7 +131,7 @@ class _Recorder:
 def test_update_and_delete_pass_the_custom_timeouts_and_none_when_unset(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("together_provider.native.provider.ClusterLifecycle", _Recorder)
+    monkeypatch.setattr("together_provider.lifecycle.ClusterLifecycle", _Recorder)
     monkeypatch.setenv("TOGETHER_API_KEY", "k")
     provider, props = _provider(), _values(CLUSTER_SPEC)
     for timeout, expected in ((90.0, 90.0), (0.0, None)):
@@ -136,3 +139,30 @@ def test_update_and_delete_pass_the_custom_timeouts_and_none_when_unset(
         asyncio.run(provider.update(update))
         asyncio.run(provider.delete(DeleteRequest(URN, "c-1", props, timeout)))
         assert _Recorder.seen == {"update": expected, "delete": expected}
+
+
+PREVIEW_PROBE = """
+import asyncio, json, sys
+from concurrent.futures import ThreadPoolExecutor
+from pulumi.provider.experimental.provider import CheckRequest, DiffRequest
+from together_provider.native import Cluster, ClusterArgs, _wire
+from together_provider.native.plugin import Servicer
+from together_provider.native.provider import ClusterProvider
+provider = ClusterProvider(ThreadPoolExecutor(1))
+urn = "urn:pulumi:s::p::together:index:Cluster::t"
+news = _wire.to_values(dict(region="r", gpu_type="H100_SXM", num_gpus=8, cuda_version="12.8",
+                            nvidia_driver_version="570"))
+checked = asyncio.run(provider.check(CheckRequest(urn, {}, news, b"")))
+assert not checked.failures and checked.inputs
+same = DiffRequest(urn, "c-1", checked.inputs, checked.inputs, [])
+assert not asyncio.run(provider.diff(same)).changes
+print(json.dumps(sorted({m.split(".")[0] for m in sys.modules})))
+"""
+
+
+def test_a_preview_on_the_native_host_loads_neither_pydantic_nor_httpx() -> None:
+    # Program side (the native Cluster) and plugin side (check, diff): apply paths load the client.
+    out = subprocess.run(
+        [sys.executable, "-c", PREVIEW_PROBE], capture_output=True, text=True, check=True
+    ).stdout
+    assert {"pydantic", "pydantic_core", "httpx"} & set(json.loads(out)) == set()

@@ -21,7 +21,7 @@ import functools
 import os
 from collections.abc import Callable, Mapping
 from concurrent.futures import Executor
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from pulumi.provider.experimental.provider import (
     CheckFailure,
@@ -45,12 +45,15 @@ from pulumi.provider.experimental.provider import (
     UpdateResponse,
 )
 
-from together_api.client import TogetherClient
 from together_api.errors import TogetherError
+from together_provider import rules
 from together_provider.cluster_schema import CLUSTER
-from together_provider.lifecycle import ClusterLifecycle, Say
-from together_provider.native import _import, _wire
+from together_provider.native import _wire
 from together_provider.native.package_schema import CLUSTER_TOKEN, package_schema_json
+
+if TYPE_CHECKING:
+    from together_api.client import TogetherClient
+    from together_provider.lifecycle import ClusterLifecycle
 
 MAX_OPERATIONS: Final = 512
 """Threads for lifecycle calls, created only as calls arrive. A create holds one thread for as
@@ -88,6 +91,14 @@ def _timeout(seconds: float) -> float | None:
     return seconds if seconds > 0 else None
 
 
+def _read(
+    lifecycle: ClusterLifecycle, client: TogetherClient, id_: str, props: Mapping[str, Any]
+) -> Any:
+    from together_provider.native import _import
+
+    return _import.read(lifecycle, client, id_, props)
+
+
 class ClusterProvider(Provider):
     """`together:index:Cluster`, served by the `pulumi-resource-together` plugin."""
 
@@ -112,7 +123,12 @@ class ClusterProvider(Provider):
         """A call that builds this operation's client (closed after) and lifecycle, then works."""
 
         def call() -> T:
-            say: Say = functools.partial(self._log, urn)
+            # Imported here: a preview runs only check and diff, which need neither httpx nor
+            # pydantic (the same split as the dynamic provider's).
+            from together_api.client import TogetherClient
+            from together_provider.lifecycle import ClusterLifecycle
+
+            say = functools.partial(self._log, urn)
             client = TogetherClient(
                 api_key=self._config.get("api_key") or os.environ.get("TOGETHER_API_KEY"),
                 base_url=self._config.get("base_url") or os.environ.get("TOGETHER_BASE_URL"),
@@ -149,16 +165,14 @@ class ClusterProvider(Provider):
         news = _wire.to_props(request.new_inputs)
         if news.get(NAMED_AFTER_RESOURCE) is None:
             news[NAMED_AFTER_RESOURCE] = request.name  # as the dynamic Cluster does
-        checked = ClusterLifecycle.check(_wire.to_props(request.old_inputs), news)
+        inputs, failures = rules.check_resource(_wire.to_props(request.old_inputs), news)
         return CheckResponse(
-            inputs=_wire.to_values(checked.inputs),
-            failures=[CheckFailure(_wire.camel(f.field), f.reason) for f in checked.failures],
+            inputs=_wire.to_values(inputs),
+            failures=[CheckFailure(_wire.camel(f.field), f.reason) for f in failures],
         )
 
     async def diff(self, request: DiffRequest) -> DiffResponse:
-        plan = ClusterLifecycle.diff(
-            _wire.to_props(request.old_state), _wire.to_props(request.new_inputs)
-        )
+        plan = rules.plan(_wire.to_props(request.old_state), _wire.to_props(request.new_inputs))
         kinds = {
             _wire.camel(name): PropertyDiff(
                 PropertyDiffKind.UPDATE_REPLACE
@@ -209,7 +223,7 @@ class ClusterProvider(Provider):
         }
         observed = await self._run(
             self._with_lifecycle(
-                request.urn, lambda lc, client: _import.read(lc, client, request.resource_id, props)
+                request.urn, lambda lc, client: _read(lc, client, request.resource_id, props)
             )
         )
         if observed is None:
