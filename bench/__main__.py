@@ -9,7 +9,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import api_calls, hooks, host_concurrency, readiness, report, scaling
+from bench import (
+    api_calls,
+    hooks,
+    host_concurrency,
+    imports,
+    readiness,
+    registration,
+    report,
+    scaling,
+)
 from bench.harness import REPO
 
 OUT = Path(__file__).resolve().parent / "out"
@@ -34,6 +43,10 @@ def main(argv: list[str] | None = None) -> int:
     }
     with tempfile.TemporaryDirectory(prefix="together-bench-") as tmp:
         root = Path(tmp)
+        print("imports of a preview ...", flush=True)
+        result["imports"] = imports.measure()
+        print("program-side registration ...", flush=True)
+        result["registration"] = registration.measure()
         print("check + diff in process ...", flush=True)
         result["hooks"] = hooks.measure(number=500 if args.quick else 2000)
         print("API calls per operation ...", flush=True)
