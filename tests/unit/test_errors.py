@@ -1,0 +1,41 @@
+"""The one exception tree: API errors under ApiError, the user's input errors under InputError,
+everything under TogetherError (so `except TogetherError` is always enough)."""
+
+from __future__ import annotations
+
+import pytest
+
+from together_api import errors
+from together_api.errors import ApiError, InputError, SpecError, TogetherError
+from together_provider.kubernetes import WorkloadSpecError
+from together_provider.preview import PreviewInputError
+from together_provider.stack_config import ConfigError
+
+API = [
+    errors.AuthenticationError,
+    errors.NotFoundError,
+    errors.OutOfCapacityError,
+    errors.InvalidRequestError,
+    errors.RateLimitedError,
+    errors.ServerError,
+    errors.ApiConnectionError,
+    errors.UnexpectedResponseError,
+]
+
+
+@pytest.mark.parametrize("kind", API)
+def test_api_errors_carry_a_status_and_hang_off_api_error(kind: type[ApiError]) -> None:
+    assert issubclass(kind, ApiError) and not issubclass(kind, InputError)
+    assert kind("boom", status=503).status == 503
+
+
+@pytest.mark.parametrize("kind", [SpecError, ConfigError, WorkloadSpecError, PreviewInputError])
+def test_input_errors_are_not_http_flavoured(kind: type[TogetherError]) -> None:
+    assert issubclass(kind, InputError) and not issubclass(kind, ApiError)
+
+
+def test_the_drawn_tree_names_every_error_of_the_module() -> None:
+    drawn = errors.__doc__ or ""
+    names = [n for n in errors.__all__ if n.endswith("Error")]
+    assert all(name in drawn for name in names)
+    assert all(issubclass(getattr(errors, n), TogetherError) for n in names)
