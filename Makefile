@@ -8,6 +8,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 ENGINE := tools/pulumi-engine/build.sh
 K8S_PROVIDER := tools/k8s-provider/build.sh
+YAML_LANGHOST := tools/yaml-langhost/build.sh
 
 # Where `make demo` keeps the Pulumi state: file (.demo/state) or postgres (a throwaway local
 # PostgreSQL server, scripts/postgres.sh). `make demo-down` uses whatever `make demo` used.
@@ -23,7 +24,7 @@ help:
 	@echo "make postgres   start a throwaway PostgreSQL server (.demo/postgres) and print its backend URL"
 	@echo "make postgres-down  stop it and delete its data"
 	@echo "make test       lint, type-check and run every test (builds the engine on first use)"
-	@echo "make engine     build or locate the Pulumi engine and the Kubernetes provider plugin"
+	@echo "make engine     build or locate the Pulumi engine, the Kubernetes provider plugin and the YAML language host"
 	@echo "make bench      run the benchmarks (not part of make test)"
 
 # The virtualenv, with every Python dependency at the exact version in constraints.txt.
@@ -37,6 +38,7 @@ venv: $(STAMP)
 engine:
 	@$(ENGINE)
 	@$(K8S_PROVIDER)
+	@$(YAML_LANGHOST)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -49,8 +51,9 @@ unit: $(STAMP)
 	$(PY) -m pytest tests/unit -q
 
 test: lint typecheck
-	@engine_bin="$$($(ENGINE))" && k8s_bin="$$($(K8S_PROVIDER))" && \
-	  TOGETHER_ENGINE_BIN="$$engine_bin" TOGETHER_K8S_PROVIDER_BIN="$$k8s_bin" $(PY) -m pytest
+	@engine_bin="$$($(ENGINE))" && k8s_bin="$$($(K8S_PROVIDER))" && yaml_bin="$$($(YAML_LANGHOST))" && \
+	  TOGETHER_ENGINE_BIN="$$engine_bin" TOGETHER_K8S_PROVIDER_BIN="$$k8s_bin" \
+	  TOGETHER_YAML_LANGHOST_BIN="$$yaml_bin" $(PY) -m pytest
 
 demo: $(STAMP)
 	@engine_bin="$$($(ENGINE))" && TOGETHER_ENGINE_BIN="$$engine_bin" $(DEMO_ENV) bash scripts/demo.sh up

@@ -8,7 +8,8 @@ listed.
 
 import pulumi
 
-from together_provider import Cluster, ClusterArgs, SharedVolume, SharedVolumeArgs
+from together_provider import Cluster as DynamicCluster
+from together_provider import ClusterArgs, SharedVolume, SharedVolumeArgs, native
 from together_provider.stack_config import ConfigError, load, project_values
 
 try:
@@ -26,6 +27,9 @@ for key, volume in volumes.items():
         f"volume_{key}",
         {"volume_id": volume.volume_id, "size_tib": volume.size_tib, "status": volume.status},
     )
+
+# `host: native` manages the clusters through the native plugin (README: "Two provider hosts").
+Cluster = native.Cluster if stack_config.host == "native" else DynamicCluster
 
 for name, props in stack_config.cluster_props().items():
     attached = stack_config.cluster_volumes.get(name)

@@ -9,7 +9,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import api_calls, hooks, imports, readiness, registration, report, scaling
+from bench import (
+    api_calls,
+    hooks,
+    host_concurrency,
+    imports,
+    readiness,
+    registration,
+    report,
+    scaling,
+)
 from bench.harness import REPO
 
 OUT = Path(__file__).resolve().parent / "out"
@@ -49,6 +58,10 @@ def main(argv: list[str] | None = None) -> int:
         }
         print(f"engine wall time for N = {sizes} ...", flush=True)
         result["scaling"] = scaling.measure(root, sizes, repeats)
+        print(
+            "concurrency: pulumi up of 1 vs 12 clusters, dynamic and native hosts ...", flush=True
+        )
+        result["host_concurrency"] = host_concurrency.measure(root, 1 if args.quick else 2)
     result["duration_s"] = round(time.monotonic() - started)
     json_path, md_path = report.write(result, OUT)
     print(f"report: {md_path}\n        {json_path}")

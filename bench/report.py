@@ -7,6 +7,8 @@ import platform
 from pathlib import Path
 from typing import Any
 
+from bench import host_concurrency
+
 CAVEAT = (
     "Measured on a 2-core VM shared with other engineers' builds: wall times are noisy and only "
     "comparable within one run, which is why every engine figure stands beside a baseline "
@@ -248,6 +250,8 @@ def markdown(report: dict[str, Any]) -> str:
         f"{hooks['check_plus_diff_for_100_clusters_ms']} ms for 100 clusters per preview.",
         "",
     ]
+    if "host_concurrency" in report:
+        out += host_concurrency.markdown(report["host_concurrency"])
     return "\n".join(out)
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.native import native_pulumi_env
 from tests.pulumi_env import PulumiEnv, engine_bin
 from tests.sim import SimulatorProcess
 
@@ -32,3 +33,9 @@ def engine() -> Path:
 def pulumi_env(tmp_path: Path, engine: Path) -> PulumiEnv:
     """A fresh PULUMI_HOME and file backend under the test's tmp_path."""
     return PulumiEnv(root=tmp_path, bin_dir=engine)
+
+
+@pytest.fixture
+def native_env(tmp_path: Path, engine: Path) -> PulumiEnv:
+    """Like `pulumi_env`, with the native plugin (`pulumi-resource-together`) on PATH."""
+    return native_pulumi_env(tmp_path, engine)

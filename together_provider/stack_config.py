@@ -63,6 +63,8 @@ class StackConfig:
     volumes: dict[str, dict[str, Any]] = field(default_factory=dict)
     cluster_volumes: dict[str, str] = field(default_factory=dict)
     """Cluster name -> the key of the volume it attaches."""
+    host: str = "dynamic"
+    """Which provider host manages the clusters: one of `HOSTS`."""
 
     def cluster_props(self) -> dict[str, dict[str, Any]]:
         """Each cluster's provider properties, defaults applied."""
@@ -133,9 +135,12 @@ def _settings(
     return props, meant
 
 
-PROJECT_KEYS: Final = ("clusters", "volumes", "defaults", "pricesPerGpuHour")
+PROJECT_KEYS: Final = ("clusters", "volumes", "defaults", "host", "pricesPerGpuHour")
 """The program's config keys; `pricesPerGpuHour` is read by the PR preview, not here. Pulumi
 accepts undeclared keys silently, so a typo such as `defualts` is caught here instead."""
+
+HOSTS: Final = ("dynamic", "native")
+"""`host`: the dynamic provider (the default) or the native plugin, `pulumi-resource-together`."""
 
 
 def project_values(project: str, config: Mapping[str, str]) -> dict[str, Any]:
@@ -195,6 +200,9 @@ def load(raw: Mapping[str, Any]) -> StackConfig:
             "`pulumi config set --path clusters.train.numGpus 8`"
         )
         raise ConfigError(problems)
+    host = raw.get("host", HOSTS[0])
+    if host not in HOSTS:
+        problems.append(f"host: {host!r} is not a provider host; use one of {', '.join(HOSTS)}")
     defaults, _ = _settings("defaults", raw.get("defaults"), problems, shared=True)
     volumes = _volumes(raw.get("volumes"), defaults, problems)
     parsed: dict[str, dict[str, Any]] = {}
@@ -246,7 +254,11 @@ def load(raw: Mapping[str, Any]) -> StackConfig:
     if problems:
         raise ConfigError(problems)
     return StackConfig(
-        defaults=defaults, clusters=parsed, volumes=volumes, cluster_volumes=attached
+        defaults=defaults,
+        clusters=parsed,
+        volumes=volumes,
+        cluster_volumes=attached,
+        host=str(host),
     )
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import grpc  # type: ignore[import-untyped]
+import grpc
 import pytest
 from google.protobuf import empty_pb2, struct_pb2  # type: ignore[import-untyped]
 from pulumi.runtime.proto import language_pb2, language_pb2_grpc

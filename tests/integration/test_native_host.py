@@ -1,0 +1,125 @@
+"""What only the native plugin can do, through the real engine: `pulumi import`, customTimeouts,
+and one `pulumi up` waiting on a dozen clusters at once."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from pulumi import automation as auto
+
+from tests.clusters import live_clusters
+from tests.native import CLUSTER_TOKEN, native_stack
+from tests.pulumi_env import PulumiEnv
+from tests.sim import SimulatorProcess
+from tests.specs import CLUSTER_SPEC as BASE
+from together_api.client import TogetherClient
+from together_api.wire import ClusterCreateRequest
+
+pytestmark = pytest.mark.engine
+FAST = {"time_scale": 600}  # 6 simulated minutes of provisioning = 0.6 s
+
+
+def _timeouts(stack: auto.Stack, **seconds: float) -> None:
+    stack.set_config("timeouts", auto.ConfigValue(json.dumps(seconds)))
+
+
+@pytest.mark.parametrize("simulator", [FAST], indirect=True)
+def test_import_then_the_matching_program_previews_no_changes(
+    native_env: PulumiEnv, simulator: SimulatorProcess
+) -> None:
+    spec: dict[str, Any] = {**BASE, "num_preemptible_gpus": 8}
+    with TogetherClient(api_key=simulator.api_key, base_url=simulator.base_url) as client:
+        existing = client.create_cluster(
+            ClusterCreateRequest.model_validate(
+                {**spec, "cluster_name": "train", "billing_type": "ON_DEMAND"}
+            )
+        )
+    simulator.advance(600)
+    stack, work = native_stack(native_env, simulator, {"train": spec})
+    simulator.reset_requests()
+    imported = native_env.run(
+        work, "import", CLUSTER_TOKEN, "train", existing.cluster_id,
+        "--yes", "--generate-code=false", "--stack", "test",
+    )  # fmt: skip
+    assert "1 imported" in imported.stdout, imported.stdout + imported.stderr
+    assert {r["method"] for r in simulator.requests()} == {"GET"}  # import only reads
+    preview = stack.preview()
+    assert preview.change_summary == {auto.OpType.SAME: 2}
+    result = stack.up()
+    assert result.outputs["train_id"].value == existing.cluster_id
+    assert [c.cluster_id for c in live_clusters(simulator)] == [existing.cluster_id]
+
+
+@pytest.mark.parametrize("simulator", [FAST], indirect=True)
+def test_import_of_an_unknown_id_fails_and_changes_nothing(
+    native_env: PulumiEnv, simulator: SimulatorProcess
+) -> None:
+    _, work = native_stack(native_env, simulator, {"train": BASE})
+    failed = native_env.run(
+        work, "import", CLUSTER_TOKEN, "train", "no-such-cluster", "--yes",
+        "--generate-code=false", "--stack", "test", check=False,
+    )  # fmt: skip
+    assert failed.returncode != 0
+    assert "does not exist" in failed.stdout + failed.stderr
+    assert live_clusters(simulator) == []
+
+
+@pytest.mark.parametrize("simulator", [FAST], indirect=True)
+def test_custom_timeouts_bound_the_create_in_place_of_ready_timeout_seconds(
+    native_env: PulumiEnv, simulator: SimulatorProcess
+) -> None:
+    # ready_timeout_seconds alone would give up long before the 0.6 s of provisioning ...
+    stack, _ = native_stack(
+        native_env, simulator, {"train": {**BASE, "ready_timeout_seconds": 0.01}}
+    )
+    _timeouts(stack, create=120)
+    assert stack.up().outputs["train_status"].value == "Ready"  # ... the customTimeout wins
+    stack.destroy()
+    # And a customTimeout shorter than provisioning stops the create, leaving nothing billing.
+    _timeouts(stack, create=0.1)
+    with pytest.raises(auto.CommandError) as failed:
+        stack.up()
+    assert "was not Ready in time" in str(failed.value)
+    assert "was deleted so nothing is left billing" in str(failed.value)
+    assert live_clusters(simulator) == []
+
+
+CONCURRENT = 12
+PROVISIONING_S = 360.0  # simulated seconds (the simulator's default)
+
+
+@pytest.mark.parametrize("simulator", [{"time_scale": 60}], indirect=True)
+def test_twelve_creates_wait_side_by_side(
+    native_env: PulumiEnv, simulator: SimulatorProcess
+) -> None:
+    """All twelve clusters are created before the first is Ready: no host-side ceiling (the
+    dynamic host runs four at a time, so its fifth POST would come after a whole provisioning)."""
+    clusters = {f"c{i:02d}": BASE for i in range(CONCURRENT)}
+    stack, _ = native_stack(native_env, simulator, clusters)
+    result = stack.up(parallel=64)
+    assert result.summary.resource_changes == {"create": CONCURRENT + 1}
+    created = sorted(c.created_at for c in live_clusters(simulator) if c.created_at)
+    assert len(created) == CONCURRENT
+    spread = (created[-1] - created[0]).total_seconds()
+    assert spread < PROVISIONING_S, f"the last create started {spread} s after the first"
+
+
+SECRET_KEY = "sk-native-secret-7d2e4b"
+
+
+@pytest.mark.parametrize("simulator", [{**FAST, "api_key": SECRET_KEY}], indirect=True)
+def test_state_holds_neither_the_api_key_nor_the_kubeconfig_in_plain_text(
+    native_env: PulumiEnv, simulator: SimulatorProcess
+) -> None:
+    stack, work = native_stack(native_env, simulator, {"train": BASE})
+    cluster_id = stack.up().outputs["train_id"].value
+    with TogetherClient(api_key=simulator.api_key, base_url=simulator.base_url) as client:
+        kube_config = client.get_cluster(cluster_id).kube_config
+    state = json.dumps(native_env.exported_state(work))
+    assert kube_config
+    assert SECRET_KEY not in state
+    assert json.dumps(kube_config)[1:-1] not in state  # as the JSON state would hold it
+    assert all(line not in state for line in kube_config.splitlines() if "token" in line)
+    assert stack.outputs()["train_kube_config"].value == kube_config  # encrypted, not lost

@@ -1,0 +1,64 @@
+"""Engine tests' shared steps for the native plugin (`pulumi-resource-together`).
+
+The plugin is the console script pip installed beside this interpreter; the engine finds it on
+PATH, as it does for a user whose virtualenv is active (`source .demo/env` does the same).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from pulumi import automation as auto
+
+from tests.clusters import cluster_stack
+from tests.pulumi_env import REPO, PulumiEnv, _built_bin
+from tests.sim import SimulatorProcess
+from together_provider.native import CLUSTER_TOKEN
+
+PLUGIN_DIR = Path(sys.executable).parent
+PROGRAM = "native_cluster"
+
+__all__ = [
+    "CLUSTER_TOKEN",
+    "PLUGIN_DIR",
+    "native_outputs",
+    "native_pulumi_env",
+    "native_stack",
+    "yaml_langhost_bin",
+]
+
+
+def native_pulumi_env(root: Path, engine: Path) -> PulumiEnv:
+    """A `PulumiEnv` whose PATH also holds the plugin."""
+    path = os.pathsep.join([str(engine), str(PLUGIN_DIR), os.environ.get("PATH", "")])
+    return PulumiEnv(root=root, bin_dir=engine, extra_env={"PATH": path})
+
+
+def native_stack(
+    env: PulumiEnv,
+    sim: SimulatorProcess,
+    clusters: dict[str, dict[str, Any]],
+    *,
+    stack_name: str = "test",
+) -> tuple[auto.Stack, Path]:
+    """A stack of the native `cluster` program declaring `clusters` (name -> args)."""
+    return cluster_stack(env, sim, clusters, program=PROGRAM, stack_name=stack_name)
+
+
+def native_outputs(env: PulumiEnv, stack_name: str = "test") -> list[dict[str, Any]]:
+    """The stored outputs of every native cluster of the stack (as `pulumi stack export` has
+    them: refresh updates these)."""
+    return env.resource_outputs(env.root / "projects" / PROGRAM, CLUSTER_TOKEN, stack_name)
+
+
+def yaml_langhost_bin() -> Path:
+    """The directory holding `pulumi-language-yaml` (tools/yaml-langhost/build.sh)."""
+    return _built_bin(
+        "TOGETHER_YAML_LANGHOST_BIN",
+        REPO / "tools" / "yaml-langhost" / "build.sh",
+        "pulumi-language-yaml",
+        "run `make engine` (or tools/yaml-langhost/build.sh) first",
+    )

@@ -1,0 +1,168 @@
+"""The native plugin's adapter without an engine: wire values, the package schema, check/diff,
+errors, and the stack config's host switch."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, ClassVar
+
+import pytest
+from pulumi.provider.experimental.property_value import PropertyValue
+from pulumi.provider.experimental.provider import (
+    CheckRequest,
+    DeleteRequest,
+    DiffRequest,
+    PropertyDiffKind,
+    UpdateRequest,
+)
+
+from tests.specs import CLUSTER_SPEC
+from together_api.errors import DeadlineExceededError
+from together_provider.cluster_schema import CLUSTER
+from together_provider.lifecycle import Applied
+from together_provider.native import _wire
+from together_provider.native.package_schema import CLUSTER_TOKEN, package_schema
+from together_provider.native.provider import ClusterProvider, HostError
+from together_provider.stack_config import ConfigError, load
+
+URN = f"urn:pulumi:dev::proj::{CLUSTER_TOKEN}::train"
+
+
+def _values(props: dict[str, Any]) -> dict[str, PropertyValue]:
+    return _wire.to_values(props)
+
+
+def _provider() -> ClusterProvider:
+    return ClusterProvider(ThreadPoolExecutor(max_workers=1))
+
+
+def test_wire_names_are_camel_case_and_counts_travel_as_doubles() -> None:
+    values = _wire.to_values({"num_gpus": 8, "kube_config": "k"}, secret=("kube_config",))
+    assert values["numGpus"] == PropertyValue(8.0)
+    assert values["kubeConfig"].is_secret
+    assert _wire.to_props(values) == {"num_gpus": 8.0, "kube_config": "k"}
+    assert _wire.snake("numGpu") == "numGpu"  # unknown names reach check, which names them
+
+
+def test_schema_declares_every_field_of_the_table() -> None:
+    cluster = package_schema()["resources"][CLUSTER_TOKEN]
+    assert set(cluster["inputProperties"]) == {_wire.camel(n) for n in CLUSTER.input_names}
+    assert set(cluster["properties"]) == {
+        _wire.camel(n) for n in (*CLUSTER.input_names, *CLUSTER.output_names)
+    }
+    assert cluster["properties"]["kubeConfig"]["secret"] is True
+    assert cluster["inputProperties"]["numGpus"]["type"] == "integer"
+    assert "clusterName" not in cluster["requiredInputs"]  # defaults to the resource name
+    assert package_schema()["config"]["variables"]["apiKey"]["secret"] is True
+
+
+def test_check_names_the_cluster_after_the_resource_and_rejects_zero_standard() -> None:
+    spec = {**CLUSTER_SPEC, "num_gpus": 0}
+    response = asyncio.run(_provider().check(CheckRequest(URN, {}, _values(spec), b"")))
+    assert response.failures
+    (failure,) = response.failures
+    assert failure.property == "numGpus"
+    assert "cluster 'train': num_gpus=0 leaves no standard node" in failure.reason
+
+
+def test_check_returns_ints_and_applied_defaults() -> None:
+    response = asyncio.run(_provider().check(CheckRequest(URN, {}, _values(CLUSTER_SPEC), b"")))
+    assert not response.failures
+    assert response.inputs is not None
+    assert response.inputs["clusterName"] == PropertyValue("train")
+    assert response.inputs["numPreemptibleGpus"] == PropertyValue(0.0)
+
+
+def test_diff_reports_in_place_and_replace_per_property() -> None:
+    old = {**CLUSTER_SPEC, "cluster_name": "train"}
+    new = {**old, "num_preemptible_gpus": 16, "region": "us-west-2"}
+    request = DiffRequest(URN, "c-1", _values(old), _values(new), [])
+    response = asyncio.run(_provider().diff(request))
+    assert response.replaces == ["region"]
+    assert response.delete_before_replace  # same name: delete first
+    assert response.detailed_diff["region"].kind is PropertyDiffKind.UPDATE_REPLACE
+    assert response.detailed_diff["numPreemptibleGpus"].kind is PropertyDiffKind.UPDATE
+
+
+def test_a_together_error_becomes_the_products_sentence() -> None:
+    def fail() -> None:
+        raise DeadlineExceededError(
+            "cluster c-1 was not Ready in time", cluster_id="c-1", fix="raise the timeout"
+        )
+
+    with pytest.raises(HostError) as raised:
+        asyncio.run(_provider()._run(fail))
+    assert raised.value.message == "cluster c-1 was not Ready in time (fix: raise the timeout)"
+
+
+def test_stack_config_host_defaults_to_dynamic_and_rejects_unknown_hosts() -> None:
+    clusters = {"train": _camel(CLUSTER_SPEC)}
+    assert load({"clusters": clusters}).host == "dynamic"
+    assert load({"clusters": clusters, "host": "native"}).host == "native"
+    with pytest.raises(ConfigError) as failed:
+        load({"clusters": clusters, "host": "nativ"})
+    assert "host: 'nativ' is not a provider host; use one of dynamic, native" in str(failed.value)
+
+
+def _camel(props: dict[str, Any]) -> dict[str, Any]:
+    return {_wire.camel(k): v for k, v in props.items()}
+
+
+class _Recorder:
+    """Stands in for `ClusterLifecycle`: records the timeout each operation is given."""
+
+    seen: ClassVar[dict[str, float | None]] = {}
+
+    def __init__(self, _client: object, _say: object) -> None:
+        pass
+
+    def update(self, id_: str, olds: Any, news: Any, *, timeout_seconds: float | None) -> Any:
+        self.seen["update"] = timeout_seconds
+        return Applied(id_, {})
+
+    def delete(self, id_: str, props: Any, *, timeout_seconds: float | None) -> None:
+        self.seen["delete"] = timeout_seconds
+
+
+def test_update_and_delete_pass_the_custom_timeouts_and_none_when_unset(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("together_provider.lifecycle.ClusterLifecycle", _Recorder)
+    monkeypatch.setenv("TOGETHER_API_KEY", "k")
+    provider, props = _provider(), _values(CLUSTER_SPEC)
+    for timeout, expected in ((90.0, 90.0), (0.0, None)):
+        update = UpdateRequest(URN, "c-1", props, props, timeout, [], False)
+        asyncio.run(provider.update(update))
+        asyncio.run(provider.delete(DeleteRequest(URN, "c-1", props, timeout)))
+        assert _Recorder.seen == {"update": expected, "delete": expected}
+
+
+PREVIEW_PROBE = """
+import asyncio, json, sys
+from concurrent.futures import ThreadPoolExecutor
+from pulumi.provider.experimental.provider import CheckRequest, DiffRequest
+from together_provider.native import Cluster, ClusterArgs, _wire
+from together_provider.native.plugin import Servicer
+from together_provider.native.provider import ClusterProvider
+provider = ClusterProvider(ThreadPoolExecutor(1))
+urn = "urn:pulumi:s::p::together:index:Cluster::t"
+news = _wire.to_values(dict(region="r", gpu_type="H100_SXM", num_gpus=8, cuda_version="12.8",
+                            nvidia_driver_version="570"))
+checked = asyncio.run(provider.check(CheckRequest(urn, {}, news, b"")))
+assert not checked.failures and checked.inputs
+same = DiffRequest(urn, "c-1", checked.inputs, checked.inputs, [])
+assert not asyncio.run(provider.diff(same)).changes
+print(json.dumps(sorted({m.split(".")[0] for m in sys.modules})))
+"""
+
+
+def test_a_preview_on_the_native_host_loads_neither_pydantic_nor_httpx() -> None:
+    # Program side (the native Cluster) and plugin side (check, diff): apply paths load the client.
+    out = subprocess.run(
+        [sys.executable, "-c", PREVIEW_PROBE], capture_output=True, text=True, check=True
+    ).stdout
+    assert {"pydantic", "pydantic_core", "httpx"} & set(json.loads(out)) == set()

@@ -1,0 +1,66 @@
+"""Between the plugin protocol's values and the plain dicts `lifecycle` speaks. Pure: no I/O.
+
+The protocol carries camelCase names (`numGpus`, as every Pulumi schema does), numbers as
+doubles, secrets as wrapped values, and values unknown until apply as a sentinel string; the
+lifecycle wants snake_case names and plain Python values (whole floats are fine, it normalises
+them) and returns ints as ints, which go back as doubles because that is all the wire has.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from pulumi.provider.experimental.property_value import Computed, PropertyValue
+
+from together_provider.cluster_schema import CLUSTER
+from together_provider.fields import to_camel
+from together_provider.schema import UNKNOWN
+
+PROPERTIES: tuple[str, ...] = (*CLUSTER.input_names, *CLUSTER.output_names)
+"""Every property of the Cluster resource, snake_case (the field table's names)."""
+
+_SNAKE: dict[str, str] = {to_camel(name): name for name in PROPERTIES}
+
+
+def camel(name: str) -> str:
+    """The schema name of a lifecycle property (`num_gpus` -> `numGpus`)."""
+    return to_camel(name)
+
+
+def snake(name: str) -> str:
+    """The lifecycle name of a schema property; an unknown name is kept, so `check` can name it."""
+    return _SNAKE.get(name, name)
+
+
+def _plain(value: PropertyValue) -> Any:
+    inner = value.value
+    if isinstance(inner, Computed):
+        return UNKNOWN
+    if isinstance(inner, Mapping):
+        return {key: _plain(item) for key, item in inner.items()}
+    if isinstance(inner, tuple):
+        return [_plain(item) for item in inner]
+    return inner
+
+
+def to_props(values: Mapping[str, PropertyValue]) -> dict[str, Any]:
+    """Protocol properties -> lifecycle properties (secrets unwrapped: the core never logs them)."""
+    return {snake(key): _plain(value) for key, value in values.items()}
+
+
+def _value(value: Any, secret: bool = False) -> PropertyValue:
+    if isinstance(value, bool) or value is None or isinstance(value, str | float):
+        return PropertyValue(value, is_secret=secret)
+    if isinstance(value, int):
+        return PropertyValue(float(value), is_secret=secret)
+    if isinstance(value, Mapping):
+        return PropertyValue({str(k): _value(v) for k, v in value.items()}, is_secret=secret)
+    if isinstance(value, list | tuple):
+        return PropertyValue([_value(v) for v in value], is_secret=secret)
+    raise TypeError(f"cannot send a {type(value).__name__} to the engine: {value!r}")
+
+
+def to_values(props: Mapping[str, Any], secret: Collection[str] = ()) -> dict[str, PropertyValue]:
+    """Lifecycle properties -> protocol properties; the `secret` ones are sent as secrets."""
+    return {camel(key): _value(value, key in secret) for key, value in props.items()}

@@ -1,0 +1,248 @@
+"""The native plugin's provider: Pulumi's async provider interface over `lifecycle`.
+
+A thin adapter, like the dynamic provider: every decision (rules, duplicate guard, lost answers,
+adoption, waits) is `together_provider.lifecycle`'s. What this host adds is what the dynamic host
+cannot do:
+
+- Concurrency: the lifecycle is synchronous (it waits for Ready), so each call runs on an
+  executor the plugin sizes for the stack (`MAX_OPERATIONS` threads, started on demand), never on
+  asyncio's default one of `cpu_count + 4` threads. Twelve creates wait side by side.
+- `customTimeouts`: the engine sends them with create, update and delete; they bound the wait in
+  place of `ready_timeout_seconds`.
+- Progress goes to the engine's log *with the resource's URN*, so it shows under the cluster.
+- A failure reaches the user as the product's sentence (`HostError`), not a Python traceback.
+- `pulumi import`: a read with no previous state fills every input from the live cluster.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+from collections.abc import Callable, Mapping
+from concurrent.futures import Executor
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from pulumi.provider.experimental.provider import (
+    CheckFailure,
+    CheckRequest,
+    CheckResponse,
+    ConfigureRequest,
+    ConfigureResponse,
+    CreateRequest,
+    CreateResponse,
+    DeleteRequest,
+    DiffRequest,
+    DiffResponse,
+    GetSchemaRequest,
+    GetSchemaResponse,
+    PropertyDiff,
+    PropertyDiffKind,
+    Provider,
+    ReadRequest,
+    ReadResponse,
+    UpdateRequest,
+    UpdateResponse,
+)
+
+from together_api.errors import TogetherError
+from together_provider import rules
+from together_provider.cluster_schema import CLUSTER
+from together_provider.native import _wire
+from together_provider.native.package_schema import CLUSTER_TOKEN, package_schema_json
+
+if TYPE_CHECKING:
+    from together_api.client import TogetherClient
+    from together_provider.lifecycle import ClusterLifecycle
+
+MAX_OPERATIONS: Final = 512
+"""Threads for lifecycle calls, created only as calls arrive. A create holds one thread for as
+long as Together provisions, so this bounds how many clusters one `pulumi up` can wait on at
+once; it is far above any engine `--parallel` a stack of GPU clusters would use."""
+
+NAMED_AFTER_RESOURCE: Final = next(f.name for f in CLUSTER.inputs if f.names_resource)
+"""The input that defaults to the resource's name in the program (as in the dynamic Cluster)."""
+
+CONFIG_KEYS: Final = {"apiKey": "api_key", "baseUrl": "base_url"}
+
+T = TypeVar("T")
+
+
+class HostError(BaseException):
+    """A failure to show the user as it is: the plugin's server turns it into the RPC's error
+    message. A BaseException so Pulumi's servicer wrapper (which appends a Python traceback to
+    every `Exception`) lets it through untouched."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+Log = Callable[[str, str], None]
+"""Send one progress line to the engine: (urn, message)."""
+
+
+def _no_log(_urn: str, _message: str) -> None:
+    return None
+
+
+def _timeout(seconds: float) -> float | None:
+    """The engine sends 0 when the program set no customTimeouts for this operation."""
+    return seconds if seconds > 0 else None
+
+
+def _read(
+    lifecycle: ClusterLifecycle, client: TogetherClient, id_: str, props: Mapping[str, Any]
+) -> Any:
+    from together_provider.native import _import
+
+    return _import.read(lifecycle, client, id_, props)
+
+
+class ClusterProvider(Provider):
+    """`together:index:Cluster`, served by the `pulumi-resource-together` plugin."""
+
+    def __init__(self, executor: Executor, log: Log = _no_log) -> None:
+        self._executor = executor
+        self._log = log
+        self._config: dict[str, str] = {}
+
+    # ------------------------------------------------------------------ plumbing
+
+    async def _run(self, call: Callable[[], T]) -> T:
+        """Run blocking lifecycle work on the plugin's executor; errors become `HostError`."""
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(self._executor, call)
+        except TogetherError as error:
+            raise HostError(str(error)) from error
+
+    def _with_lifecycle(
+        self, urn: str, work: Callable[[ClusterLifecycle, TogetherClient], T]
+    ) -> Callable[[], T]:
+        """A call that builds this operation's client (closed after) and lifecycle, then works."""
+
+        def call() -> T:
+            # Imported here: a preview runs only check and diff, which need neither httpx nor
+            # pydantic (the same split as the dynamic provider's).
+            from together_api.client import TogetherClient
+            from together_provider.lifecycle import ClusterLifecycle
+
+            say = functools.partial(self._log, urn)
+            client = TogetherClient(
+                api_key=self._config.get("api_key") or os.environ.get("TOGETHER_API_KEY"),
+                base_url=self._config.get("base_url") or os.environ.get("TOGETHER_BASE_URL"),
+            )
+            try:
+                return work(ClusterLifecycle(client, say), client)
+            finally:
+                client.close()
+
+        return call
+
+    @staticmethod
+    def _require_cluster(urn_type: str) -> None:
+        if urn_type != CLUSTER_TOKEN:
+            raise HostError(f"this plugin serves {CLUSTER_TOKEN}, not {urn_type}")
+
+    # ------------------------------------------------------------------ provider
+
+    async def get_schema(self, request: GetSchemaRequest) -> GetSchemaResponse:
+        return GetSchemaResponse(package_schema_json())
+
+    async def configure(self, request: ConfigureRequest) -> ConfigureResponse:
+        # Secrets arrive decrypted, in this process only; nothing here is ever written to state.
+        args = _wire.to_props(request.args)
+        for key, name in CONFIG_KEYS.items():
+            value = args.get(_wire.snake(key)) or request.variables.get(f"together:config:{key}")
+            if isinstance(value, str) and value:
+                self._config[name] = value
+        # No preview support: in a preview the engine calls only check and diff, never create.
+        return ConfigureResponse(accept_secrets=True, supports_preview=False)
+
+    async def check(self, request: CheckRequest) -> CheckResponse:
+        self._require_cluster(request.type)
+        news = _wire.to_props(request.new_inputs)
+        if news.get(NAMED_AFTER_RESOURCE) is None:
+            news[NAMED_AFTER_RESOURCE] = request.name  # as the dynamic Cluster does
+        inputs, failures = rules.check_resource(_wire.to_props(request.old_inputs), news)
+        return CheckResponse(
+            inputs=_wire.to_values(inputs),
+            failures=[CheckFailure(_wire.camel(f.field), f.reason) for f in failures],
+        )
+
+    async def diff(self, request: DiffRequest) -> DiffResponse:
+        plan = rules.plan(_wire.to_props(request.old_state), _wire.to_props(request.new_inputs))
+        kinds = {
+            _wire.camel(name): PropertyDiff(
+                PropertyDiffKind.UPDATE_REPLACE
+                if name in plan.replaces
+                else PropertyDiffKind.UPDATE,
+                input_diff=True,
+            )
+            for name in plan.changed
+        }
+        return DiffResponse(
+            changes=plan.has_changes,
+            replaces=[_wire.camel(name) for name in plan.replaces],
+            delete_before_replace=plan.delete_before_replace,
+            diffs=list(kinds),
+            detailed_diff=kinds,
+        )
+
+    async def create(self, request: CreateRequest) -> CreateResponse:
+        self._require_cluster(request.type)
+        inputs = _wire.to_props(request.properties)
+        if request.preview:
+            return CreateResponse(None, request.properties)
+        timeout = _timeout(request.timeout)
+        applied = await self._run(
+            self._with_lifecycle(
+                request.urn, lambda lc, _: lc.create(inputs, timeout_seconds=timeout)
+            )
+        )
+        return CreateResponse(applied.id, _wire.to_values(applied.outputs, applied.secret_outputs))
+
+    async def update(self, request: UpdateRequest) -> UpdateResponse:
+        olds, news = _wire.to_props(request.olds), _wire.to_props(request.news)
+        if request.preview:
+            return UpdateResponse(request.news)
+        timeout = _timeout(request.timeout)
+        applied = await self._run(
+            self._with_lifecycle(
+                request.urn,
+                lambda lc, _: lc.update(request.resource_id, olds, news, timeout_seconds=timeout),
+            )
+        )
+        return UpdateResponse(_wire.to_values(applied.outputs, applied.secret_outputs))
+
+    async def read(self, request: ReadRequest) -> ReadResponse:
+        props: Mapping[str, Any] = {
+            **_wire.to_props(request.inputs),
+            **_wire.to_props(request.properties),
+        }
+        observed = await self._run(
+            self._with_lifecycle(
+                request.urn, lambda lc, client: _read(lc, client, request.resource_id, props)
+            )
+        )
+        if observed is None:
+            return ReadResponse(None)
+        return ReadResponse(
+            observed.id,
+            _wire.to_values(observed.outputs, observed.secret_outputs),
+            _wire.to_values(observed.inputs),
+        )
+
+    async def delete(self, request: DeleteRequest) -> None:
+        props = _wire.to_props(request.properties)
+        timeout = _timeout(request.timeout)
+        await self._run(
+            self._with_lifecycle(
+                request.urn,
+                lambda lc, _: lc.delete(request.resource_id, props, timeout_seconds=timeout),
+            )
+        )
+
+
+__all__ = ["MAX_OPERATIONS", "ClusterProvider", "HostError"]
