@@ -49,6 +49,7 @@ from together_api.errors import (
     SpecError,
     TogetherError,
 )
+from together_api.kubeconfig import KubeconfigError
 from together_api.wire import Cluster
 from together_provider import mapping, rules
 from together_provider.cluster_schema import CLUSTER, ClusterSpec
@@ -144,7 +145,22 @@ class ClusterLifecycle:
         else:
             self._refuse_duplicate(spec)
             cluster = self._provision(spec, timeout)
-        return Applied(cluster.cluster_id, mapping.outputs(props, cluster))
+        return Applied(cluster.cluster_id, self._outputs(props, cluster))
+
+    def _outputs(self, inputs: Mapping[str, Any], cluster: Cluster) -> dict[str, Any]:
+        """The outputs; a kubeconfig that does not decode empties `kube_config` with a warning.
+
+        By then the cluster exists and bills: failing here would leave it outside the state (an
+        orphan). Keeping it managed, with the reason and the way to the credentials, loses nothing.
+        """
+        try:
+            return mapping.outputs(inputs, cluster)
+        except KubeconfigError as error:
+            self._say(
+                f"warning: {error}; the kube_config output is left empty and the cluster stays "
+                f"managed (credentials: `tg clusters get-credentials {cluster.cluster_id}`)"
+            )
+            return mapping.outputs(inputs, cluster.model_copy(update={"kube_config": None}))
 
     def _ready_timeout(self, spec: ClusterSpec, timeout_seconds: float | None) -> float:
         return spec.ready_timeout_seconds if timeout_seconds is None else timeout_seconds
@@ -325,7 +341,7 @@ class ClusterLifecycle:
             cluster = self._client.wait_until_ready(
                 id_, timeout=self._ready_timeout(spec, timeout_seconds), on_status=self._status
             )
-        return Applied(id_, mapping.outputs(inputs, cluster))
+        return Applied(id_, self._outputs(inputs, cluster))
 
     # ------------------------------------------------------------------ read / delete
 
@@ -338,7 +354,7 @@ class ClusterLifecycle:
         if cluster.is_deleting:
             return None
         live = mapping.live_inputs(_inputs(props), cluster)
-        return Observed(id_, live, mapping.outputs(live, cluster))
+        return Observed(id_, live, self._outputs(live, cluster))
 
     def delete(
         self, id_: str, props: Mapping[str, Any], *, timeout_seconds: float | None = None

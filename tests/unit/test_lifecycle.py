@@ -97,3 +97,15 @@ def test_adoption_refuses_a_cluster_whose_identity_differs() -> None:
     with pytest.raises(SpecError, match="gpu_type: cluster has 'H200_SXM', spec has 'H100_SXM'"):
         lifecycle(api).create(dict(ADOPT))
     assert ("PUT", ONE) not in api.seen
+
+
+def test_a_kube_config_that_does_not_decode_keeps_the_new_cluster_in_the_state() -> None:
+    api = FakeApi()
+    api.on("GET", CLUSTERS, reply(200, NONE))
+    api.on("POST", CLUSTERS, reply(200, cluster(kube_config="%%%")))
+    api.on("GET", ONE, reply(200, cluster(kube_config="%%%")))
+    said: list[str] = []
+    applied = lifecycle(api, said).create(dict(SPEC))
+    assert applied.id == "c-1" and applied.outputs["kube_config"] == ""
+    assert not any(method == "DELETE" for method, _ in api.seen)
+    assert any("kube_config" in line and "get-credentials c-1" in line for line in said)
