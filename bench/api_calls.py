@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.harness import cluster_stack, clusters, new_env, set_config, simulator
-from tests.sim import SimulatorProcess
+from testkit.sim import SimulatorProcess
 
 TIME_SCALE = 600  # 360 simulated seconds of provisioning = 0.6 s
 

@@ -12,8 +12,8 @@ from typing import Any
 
 from pulumi import automation as auto
 
-from tests.pulumi_env import PulumiEnv, Secret, engine_bin
-from tests.sim import SimulatorProcess
+from testkit.pulumi_env import PulumiEnv, Secret, engine_bin
+from testkit.sim import SimulatorProcess
 
 REPO = Path(__file__).resolve().parent.parent
 CLUSTER_PROGRAM = Path(__file__).resolve().parent / "programs" / "clusters"

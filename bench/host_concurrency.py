@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from bench.harness import API_KEY, BASE, REPO, median, timed
-from tests.native import native_pulumi_env
-from tests.pulumi_env import PulumiEnv, Secret, engine_bin
-from tests.sim import SimulatorProcess
+from testkit.pulumi_env import PulumiEnv, Secret, engine_bin, native_pulumi_env
+from testkit.sim import SimulatorProcess
 
 PROVISIONING_S: Final = 10.0
 SIZES: Final = (1, 12)

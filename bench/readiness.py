@@ -24,7 +24,7 @@ from unittest import mock
 import httpx
 
 from bench.harness import BASE, cluster_stack, new_env, set_config, simulator
-from tests.sim import SimulatorProcess
+from testkit.sim import SimulatorProcess
 from together_api import client as client_module
 from together_api.client import TogetherClient
 from together_provider.provider import ClusterProvider

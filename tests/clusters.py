@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from pulumi import automation as auto
 
+from testkit.pulumi_env import PulumiEnv, Secret
+from testkit.sim import SimulatorProcess
 from tests.integration.conftest import PROGRAMS
-from tests.pulumi_env import PulumiEnv, Secret
-from tests.sim import SimulatorProcess
 from together_api.client import TogetherClient
 from together_api.wire import Cluster
 from together_provider.resource import CLUSTER_TYPE

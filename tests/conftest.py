@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.native import native_pulumi_env
-from tests.pulumi_env import PulumiEnv, engine_bin
-from tests.sim import SimulatorProcess
+from testkit.pulumi_env import PulumiEnv, engine_bin, native_pulumi_env
+from testkit.sim import SimulatorProcess
 
 
 @pytest.fixture

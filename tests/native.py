@@ -6,19 +6,16 @@ PATH, as it does for a user whose virtualenv is active (`source .demo/env` does 
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 from typing import Any
 
 from pulumi import automation as auto
 
+from testkit.pulumi_env import PLUGIN_DIR, REPO, PulumiEnv, _built_bin, native_pulumi_env
+from testkit.sim import SimulatorProcess
 from tests.clusters import cluster_stack
-from tests.pulumi_env import REPO, PulumiEnv, _built_bin
-from tests.sim import SimulatorProcess
 from together_provider.native import CLUSTER_TOKEN
 
-PLUGIN_DIR = Path(sys.executable).parent
 PROGRAM = "native_cluster"
 
 __all__ = [
@@ -29,12 +26,6 @@ __all__ = [
     "native_stack",
     "yaml_langhost_bin",
 ]
-
-
-def native_pulumi_env(root: Path, engine: Path) -> PulumiEnv:
-    """A `PulumiEnv` whose PATH also holds the plugin."""
-    path = os.pathsep.join([str(engine), str(PLUGIN_DIR), os.environ.get("PATH", "")])
-    return PulumiEnv(root=root, bin_dir=engine, extra_env={"PATH": path})
 
 
 def native_stack(

@@ -17,8 +17,29 @@ faults, request log), ``runtime`` (ties them together), ``app`` (HTTP),
 the wire schema.
 """
 
-from together_sim.app import create_app
-from together_sim.model import Timings
-from together_sim.runtime import SimulatorConfig
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from together_sim.app import create_app
+    from together_sim.model import Timings
+    from together_sim.runtime import SimulatorConfig
 
 __all__ = ["SimulatorConfig", "Timings", "create_app"]
+
+_HOMES = {
+    "create_app": "together_sim.app",
+    "Timings": "together_sim.model",
+    "SimulatorConfig": "together_sim.runtime",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Lazy exports, so `python -m together_sim` can explain a missing extra before Starlette
+    is imported."""
+    if name not in _HOMES:
+        raise AttributeError(f"module 'together_sim' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(_HOMES[name]), name)

@@ -14,8 +14,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import uvicorn
-from uvicorn.protocols.http.h11_impl import H11Protocol
+try:
+    import starlette  # noqa: F401  (the app's framework: checked here for the message below)
+    import uvicorn
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+except ModuleNotFoundError as missing:  # exercised by tests/integration/test_install.py
+    sys.exit(
+        f"together_sim: {missing.name} is not installed; the simulator is an extra: "
+        "pip install 'together-gpu-clusters[simulator]' (make venv installs it)"
+    )
 
 from together_sim.app import ABORT_EXTENSION, create_app
 from together_sim.model import Timings

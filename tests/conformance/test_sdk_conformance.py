@@ -21,7 +21,7 @@ from together.types.cluster_delete_response import ClusterDeleteResponse
 from together.types.cluster_list_regions_response import ClusterListRegionsResponse
 from together.types.cluster_list_response import ClusterListResponse
 
-from tests.sim import SimulatorProcess
+from testkit.sim import SimulatorProcess
 from together_api import wire
 from together_api.client import TogetherClient
 from together_api.errors import ApiConnectionError, ServerError

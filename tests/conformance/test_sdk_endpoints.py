@@ -36,7 +36,7 @@ from together.types.clusters import (
     StorageUpdateParams,
 )
 
-from tests.sim import SimulatorProcess
+from testkit.sim import SimulatorProcess
 from together_api import wire
 
 VOLUMES = "/v1/compute/clusters/storage/volumes"

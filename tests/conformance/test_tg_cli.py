@@ -20,7 +20,7 @@ import pytest
 import yaml
 from together.types import cluster as sdk_cluster
 
-from tests.sim import SimulatorProcess
+from testkit.sim import SimulatorProcess
 
 TG = Path(sys.executable).with_name("tg")
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")

@@ -9,6 +9,8 @@ import pytest
 import together
 from pulumi import automation as auto
 
+from testkit.pulumi_env import PulumiEnv, Secret
+from testkit.sim import SimulatorProcess
 from tests.clusters import (
     cluster_stack,
     live_clusters,
@@ -17,8 +19,6 @@ from tests.clusters import (
     stored_outputs,
 )
 from tests.integration.conftest import PROGRAMS
-from tests.pulumi_env import PulumiEnv, Secret
-from tests.sim import SimulatorProcess
 from tests.specs import CLUSTER_SPEC as BASE
 from together_api.client import TogetherClient
 from together_api.kubeconfig import decode_kube_config

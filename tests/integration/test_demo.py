@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.pulumi_env import REPO
+from testkit.pulumi_env import REPO
 
 pytestmark = pytest.mark.engine
 TG = "CI=1 tg "

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.pulumi_env import REPO
+from testkit.pulumi_env import REPO
 
 pytestmark = pytest.mark.engine
 

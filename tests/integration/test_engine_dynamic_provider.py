@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pulumi import automation as auto
 
+from testkit.pulumi_env import PulumiEnv
 from tests.integration.conftest import PROGRAMS
-from tests.pulumi_env import PulumiEnv
 
 
 def test_dynamic_provider_lifecycle_through_the_real_engine(pulumi_env: PulumiEnv) -> None:

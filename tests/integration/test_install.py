@@ -65,3 +65,9 @@ def test_a_plain_install_imports_the_provider_without_the_extras(tmp_path: Path)
     assert found["cluster"] == "Cluster"
     extras_only = {"starlette", "uvicorn", "pulumi_kubernetes", "together_sim"}
     assert extras_only & set(found["loaded"]) == set()
+    # The simulator is an extra: without it, `python -m together_sim` says so in one sentence.
+    sim = subprocess.run(
+        [str(python), "-m", "together_sim", "--help"], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert sim.returncode == 1
+    assert "[simulator]" in sim.stderr and "Traceback" not in sim.stderr

@@ -15,9 +15,9 @@ import pytest
 import yaml
 from pulumi import automation as auto
 
+from testkit.pulumi_env import REPO, PulumiEnv, Secret, k8s_plugin_bin
+from testkit.sim import SimulatorProcess
 from tests.clusters import live_clusters, preview_error
-from tests.pulumi_env import REPO, PulumiEnv, Secret, k8s_plugin_bin
-from tests.sim import SimulatorProcess
 
 API_KEY = "sk-test-key-5f1e9c3a7b"
 FAST = {"time_scale": 600, "api_key": API_KEY}

@@ -23,9 +23,10 @@ import pytest
 from google.protobuf import empty_pb2, struct_pb2  # type: ignore[import-untyped]
 from pulumi.runtime.proto import language_pb2, language_pb2_grpc
 
+from testkit.pulumi_env import PulumiEnv
+from testkit.sim import SimulatorProcess
 from tests.clusters import cluster_stack, successful_posts
 from tests.integration.conftest import PROGRAMS
-from tests.pulumi_env import PulumiEnv
 from tests.reliability.helpers import (
     API_KEY,
     kill_group,
@@ -34,7 +35,6 @@ from tests.reliability.helpers import (
     start_cli,
     wait_for,
 )
-from tests.sim import SimulatorProcess
 from tests.specs import CLUSTER_SPEC as BASE
 
 pytestmark = pytest.mark.engine

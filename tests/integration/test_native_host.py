@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from pulumi import automation as auto
 
+from testkit.pulumi_env import PulumiEnv
+from testkit.sim import SimulatorProcess
 from tests.clusters import live_clusters
 from tests.native import CLUSTER_TOKEN, native_stack
-from tests.pulumi_env import PulumiEnv
-from tests.sim import SimulatorProcess
 from tests.specs import CLUSTER_SPEC as BASE
 from together_api.client import TogetherClient
 from together_api.wire import ClusterCreateRequest

@@ -9,10 +9,10 @@ import pytest
 import together
 from pulumi import automation as auto
 
+from testkit.pulumi_env import PulumiEnv
+from testkit.sim import SimulatorProcess
 from tests.clusters import live_clusters, preview_error, set_clusters
 from tests.native import native_outputs, native_stack
-from tests.pulumi_env import PulumiEnv
-from tests.sim import SimulatorProcess
 from tests.specs import CLUSTER_SPEC as BASE
 from together_api.client import TogetherClient
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from pulumi import automation as auto
 
+from testkit.pulumi_env import REPO, PulumiEnv
+from testkit.sim import SimulatorProcess
 from tests.clusters import live_clusters
 from tests.native import CLUSTER_TOKEN
-from tests.pulumi_env import REPO, PulumiEnv
-from tests.sim import SimulatorProcess
 from together_provider.cluster_schema import CLUSTER_TYPE
 
 pytestmark = [

@@ -13,10 +13,10 @@ import pytest
 import yaml
 from pulumi import automation as auto
 
+from testkit.pulumi_env import REPO, PulumiEnv, Secret
+from testkit.sim import SimulatorProcess
 from tests.clusters import live_clusters, preview_error
 from tests.native import CLUSTER_TOKEN, PLUGIN_DIR, yaml_langhost_bin
-from tests.pulumi_env import REPO, PulumiEnv, Secret
-from tests.sim import SimulatorProcess
 from tests.specs import CLUSTER_SPEC
 from together_api.client import TogetherClient
 from together_api.wire import ClusterCreateRequest

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from testkit.pulumi_env import REPO, PulumiEnv
+from testkit.sim import SimulatorProcess
 from tests.clusters import live_clusters
-from tests.pulumi_env import REPO, PulumiEnv
-from tests.sim import SimulatorProcess
 
 API_KEY = "sk-fresh-clone-77a1"
 pytestmark = [

@@ -14,10 +14,10 @@ import pytest
 import yaml
 from pulumi import automation as auto
 
+from testkit.pulumi_env import PulumiEnv
+from testkit.sim import SimulatorProcess
 from tests.clusters import live_clusters, state_clusters
 from tests.integration.conftest import PROGRAMS
-from tests.pulumi_env import PulumiEnv
-from tests.sim import SimulatorProcess
 
 API_KEY = "sk-own-program-3c9a"
 FAST = {"time_scale": 600, "api_key": API_KEY}

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from pulumi import automation as auto
 
+from testkit.pulumi_env import PulumiEnv, Secret
+from testkit.sim import SimulatorProcess
 from tests.integration.conftest import PROGRAMS
-from tests.pulumi_env import PulumiEnv, Secret
-from tests.sim import SimulatorProcess
 from tests.specs import CLUSTER_SPEC
 from together_provider.preview import Outcome, build_plan, load_price_table, render
 from together_provider.preview.__main__ import main

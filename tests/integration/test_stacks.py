@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from pulumi import automation as auto
 
-from tests.pulumi_env import REPO, PulumiEnv
-from tests.sim import SimulatorProcess
+from testkit.pulumi_env import REPO, PulumiEnv
+from testkit.sim import SimulatorProcess
 from together_api.client import TogetherClient
 
 pytestmark = [

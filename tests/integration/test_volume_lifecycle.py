@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from pulumi import automation as auto
 
+from testkit.pulumi_env import PulumiEnv, Secret
+from testkit.sim import SimulatorProcess
 from tests.clusters import live_clusters, preview_error
 from tests.integration.conftest import PROGRAMS
-from tests.pulumi_env import PulumiEnv, Secret
-from tests.sim import SimulatorProcess
 from tests.specs import CLUSTER_SPEC
 from together_api.client import TogetherClient
 from together_api.errors import NotFoundError

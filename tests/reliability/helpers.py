@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.pulumi_env import PulumiEnv
+from testkit.pulumi_env import PulumiEnv
 
 API_KEY = "sk-reliability-9d41c27e"
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from tests.pulumi_env import REPO
+from testkit.pulumi_env import REPO
 
 SCRIPT = REPO / "scripts" / "postgres.sh"
 

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from pulumi import automation as auto
 
+from testkit.pulumi_env import PulumiEnv, Secret
+from testkit.sim import SimulatorProcess
 from tests.clusters import CLUSTER_TYPE, cluster_stack, live_clusters, set_clusters
-from tests.pulumi_env import PulumiEnv, Secret
 from tests.reliability.helpers import API_KEY
-from tests.sim import SimulatorProcess
 from tests.specs import CLUSTER_SPEC as BASE
 
 FAST = {"time_scale": 600, "api_key": API_KEY}

@@ -23,10 +23,10 @@ from typing import Any
 
 import pytest
 
+from testkit.pulumi_env import PulumiEnv
+from testkit.sim import SimulatorProcess
 from tests.clusters import cluster_stack
-from tests.pulumi_env import PulumiEnv
 from tests.reliability.helpers import API_KEY
-from tests.sim import SimulatorProcess
 from tests.specs import CLUSTER_SPEC as BASE
 
 FAST = {"time_scale": 600, "api_key": API_KEY}

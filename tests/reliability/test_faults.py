@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 from pulumi import automation as auto
 
+from testkit.pulumi_env import PulumiEnv
+from testkit.sim import SimulatorProcess
 from tests.clusters import (
     all_clusters,
     cluster_stack,
@@ -19,9 +21,7 @@ from tests.clusters import (
     state_clusters,
     successful_posts,
 )
-from tests.pulumi_env import PulumiEnv
 from tests.reliability.helpers import API_KEY
-from tests.sim import SimulatorProcess
 from tests.specs import CLUSTER_SPEC as BASE
 
 # 360 simulated seconds of provisioning take 0.1 s; deletion 60 s takes ~17 ms.

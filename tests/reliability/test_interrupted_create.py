@@ -31,6 +31,8 @@ from typing import Any
 import pytest
 from pulumi import automation as auto
 
+from testkit.pulumi_env import PulumiEnv
+from testkit.sim import SimulatorProcess
 from tests.clusters import (
     cluster_stack,
     live_clusters,
@@ -39,9 +41,7 @@ from tests.clusters import (
     state_clusters,
     successful_posts,
 )
-from tests.pulumi_env import PulumiEnv
 from tests.reliability.helpers import API_KEY, kill_group, kill_session, start_cli, wait_for
-from tests.sim import SimulatorProcess
 from tests.specs import CLUSTER_SPEC as BASE
 
 # 360 simulated seconds of provisioning take 12 s: the kill lands while create polls.

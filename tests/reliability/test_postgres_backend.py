@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 from pulumi import automation as auto
 
+from testkit.pulumi_env import PulumiEnv
+from testkit.sim import SimulatorProcess
 from tests.clusters import (
     cluster_stack,
     live_clusters,
@@ -30,10 +32,8 @@ from tests.clusters import (
     stored_outputs,
     successful_posts,
 )
-from tests.pulumi_env import PulumiEnv
 from tests.reliability.helpers import API_KEY, kill_session, start_cli, wait_for
 from tests.reliability.postgres import PostgresServer
-from tests.sim import SimulatorProcess
 from tests.specs import CLUSTER_SPEC as BASE
 
 # 360 simulated seconds of provisioning take 12 s: time for a second command to meet the first.

@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 from pulumi import automation as auto
 
+from testkit.pulumi_env import PulumiEnv
+from testkit.sim import SimulatorProcess
 from tests.clusters import (
     CLUSTER_TYPE,
     cluster_stack,
@@ -13,9 +15,7 @@ from tests.clusters import (
     set_clusters,
     successful_posts,
 )
-from tests.pulumi_env import PulumiEnv
 from tests.reliability.helpers import API_KEY, start_cli, wait_for
-from tests.sim import SimulatorProcess
 from tests.specs import CLUSTER_SPEC as BASE
 
 # 360 simulated seconds of provisioning take 3 s: the reclaims land while `up` creates "eval".

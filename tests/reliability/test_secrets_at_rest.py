@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from testkit.pulumi_env import PulumiEnv
+from testkit.sim import SimulatorProcess
 from tests.clusters import cluster_stack, live_clusters
-from tests.pulumi_env import PulumiEnv
 from tests.reliability.helpers import API_KEY
-from tests.sim import SimulatorProcess
 from tests.specs import CLUSTER_SPEC as BASE
 from together_api.kubeconfig import decode_kube_config
 

@@ -95,3 +95,9 @@ def test_a_preview_loads_neither_pydantic_nor_httpx() -> None:
         "assert not p.diff('c-1', news, news).changes"
     )
     assert {"pydantic", "pydantic_core", "httpx"} & loaded == set()
+
+
+def test_the_benchmarks_import_no_test_code() -> None:
+    """bench/ and the tests share drivers through testkit/, never through each other."""
+    assert "tests" not in _top(_imports("bench"))
+    assert "tests" not in _top(_imports("testkit"))

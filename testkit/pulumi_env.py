@@ -184,3 +184,13 @@ class Secret:
     """A config value to set as a Pulumi secret."""
 
     value: str
+
+
+PLUGIN_DIR = Path(sys.executable).parent
+"""Where the package installed `pulumi-resource-together` (beside this interpreter)."""
+
+
+def native_pulumi_env(root: Path, engine: Path) -> PulumiEnv:
+    """A `PulumiEnv` whose PATH also holds the plugin."""
+    path = os.pathsep.join([str(engine), str(PLUGIN_DIR), os.environ.get("PATH", "")])
+    return PulumiEnv(root=root, bin_dir=engine, extra_env={"PATH": path})
