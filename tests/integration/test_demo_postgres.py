@@ -55,7 +55,7 @@ def test_demo_keeps_its_state_in_postgres_and_down_removes_the_server(
     try:
         up = run(work, "DEMO_BACKEND=postgres bash scripts/demo.sh up", env)
         assert "PostgreSQL backend" in up.stdout
-        assert "+ 2 created" in up.stdout
+        assert "+ 3 created" in up.stdout
 
         # The walkthrough's shell sees the same state: in the database, not in .demo/state.
         listed = run(work, "source .demo/env && echo $PULUMI_BACKEND_URL && pulumi stack ls", env)
@@ -64,7 +64,7 @@ def test_demo_keeps_its_state_in_postgres_and_down_removes_the_server(
         assert not any((work / ".demo" / "state").iterdir())
 
         again = run(work, "bash scripts/demo.sh up", env)  # remembers the backend
-        assert "2 unchanged" in again.stdout
+        assert "3 unchanged" in again.stdout
     finally:
         down = run(work, "bash scripts/demo.sh down", env)
     assert "destroy" in down.stdout
