@@ -15,6 +15,7 @@ from tests.clusters import live_clusters
 from tests.native import CLUSTER_TOKEN, native_stack
 from tests.specs import CLUSTER_SPEC as BASE
 from together_api.client import TogetherClient
+from together_api.kubeconfig import decode_kube_config
 from together_api.wire import ClusterCreateRequest
 
 pytestmark = pytest.mark.engine
@@ -116,9 +117,10 @@ def test_state_holds_neither_the_api_key_nor_the_kubeconfig_in_plain_text(
     stack, work = native_stack(native_env, simulator, {"train": BASE})
     cluster_id = stack.up().outputs["train_id"].value
     with TogetherClient(api_key=simulator.api_key, base_url=simulator.base_url) as client:
-        kube_config = client.get_cluster(cluster_id).kube_config
+        wire = client.get_cluster(cluster_id).kube_config
+    kube_config = decode_kube_config(wire)  # base64 on the wire; the output is the YAML
     state = json.dumps(native_env.exported_state(work))
-    assert kube_config
+    assert kube_config and wire and wire not in state
     assert SECRET_KEY not in state
     assert json.dumps(kube_config)[1:-1] not in state  # as the JSON state would hold it
     assert all(line not in state for line in kube_config.splitlines() if "token" in line)
