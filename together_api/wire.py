@@ -454,6 +454,11 @@ class Cluster(_Response):
         """Provisioning failed: the latest phase is a ``*_FAILED`` one."""
         return is_failed_phase(self.latest_phase)
 
+    @property
+    def attached_volume_id(self) -> str | None:
+        """The id of the shared volume attached at create (a cluster has at most one), if any."""
+        return self.volumes[0].volume_id if self.volumes else None
+
 
 class ClusterList(_Response):
     clusters: list[Cluster] = Field(default_factory=list)

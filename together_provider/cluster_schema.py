@@ -127,6 +127,7 @@ class ClusterSpec:
         f"the shared volume is attached at create; {NOT_UPDATABLE}",
         "Shared volume to attach at create, e.g. a `SharedVolume`'s `volume_id`.",
         default=None,
+        live="attached_volume_id",
     )
     volume_region: str | None = input_field(
         LOCAL,

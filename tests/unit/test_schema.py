@@ -58,6 +58,7 @@ def test_identity_and_live_fields_come_from_policy_and_live_attribute() -> None:
         "cluster_type",
         "billing_type",
         "project_id",
+        "volume_id",
     }
     assert all(f.policy is Policy.REPLACE for f in CLUSTER.identity_fields)
 
