@@ -26,7 +26,7 @@ from together_provider.cluster_schema import CLUSTER
 from together_provider.lifecycle import Applied
 from together_provider.native import _wire
 from together_provider.native.package_schema import CLUSTER_TOKEN, package_schema
-from together_provider.native.provider import ClusterProvider, HostError
+from together_provider.native.provider import HostError, TogetherProvider
 from together_provider.stack_config import ConfigError, load
 
 URN = f"urn:pulumi:dev::proj::{CLUSTER_TOKEN}::train"
@@ -36,8 +36,8 @@ def _values(props: dict[str, Any]) -> dict[str, PropertyValue]:
     return _wire.to_values(props)
 
 
-def _provider() -> ClusterProvider:
-    return ClusterProvider(ThreadPoolExecutor(max_workers=1))
+def _provider() -> TogetherProvider:
+    return TogetherProvider(ThreadPoolExecutor(max_workers=1))
 
 
 def test_wire_names_are_camel_case_and_counts_travel_as_doubles() -> None:
@@ -147,8 +147,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pulumi.provider.experimental.provider import CheckRequest, DiffRequest
 from together_provider.native import Cluster, ClusterArgs, _wire
 from together_provider.native.plugin import Servicer
-from together_provider.native.provider import ClusterProvider
-provider = ClusterProvider(ThreadPoolExecutor(1))
+from together_provider.native.provider import TogetherProvider
+provider = TogetherProvider(ThreadPoolExecutor(1))
 urn = "urn:pulumi:s::p::together:index:Cluster::t"
 news = _wire.to_values(dict(region="r", gpu_type="H100_SXM", num_gpus=8, cuda_version="12.8",
                             nvidia_driver_version="570"))
