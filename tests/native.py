@@ -16,7 +16,7 @@ from pulumi import automation as auto
 from tests.clusters import cluster_stack
 from tests.pulumi_env import REPO, PulumiEnv, _built_bin
 from tests.sim import SimulatorProcess
-from together_provider.native import CLUSTER_TOKEN
+from together_provider.native import CLUSTER_TOKEN, VOLUME_TOKEN
 
 PLUGIN_DIR = Path(sys.executable).parent
 PROGRAM = "native_cluster"
@@ -24,6 +24,7 @@ PROGRAM = "native_cluster"
 __all__ = [
     "CLUSTER_TOKEN",
     "PLUGIN_DIR",
+    "VOLUME_TOKEN",
     "native_outputs",
     "native_pulumi_env",
     "native_stack",

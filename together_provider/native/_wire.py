@@ -27,8 +27,9 @@ _SNAKE: dict[str, str] = {to_camel(name): name for name in PROPERTIES}
 
 
 def camel(name: str) -> str:
-    """The schema name of a lifecycle property (`num_gpus` -> `numGpus`)."""
-    return to_camel(name)
+    """The schema name of a lifecycle property (`num_gpus` -> `numGpus`); host bookkeeping
+    (`__unread`) keeps its name."""
+    return name if name.startswith("__") else to_camel(name)
 
 
 def snake(name: str) -> str:

@@ -206,7 +206,8 @@ class TogetherProvider(Provider):
         return CreateResponse(applied.id, _wire.to_values(applied.outputs, applied.secret_outputs))
 
     async def update(self, request: UpdateRequest) -> UpdateResponse:
-        olds, news = _wire.to_props(request.olds), _wire.to_props(request.news)
+        news = _wire.to_props(request.news)
+        olds = _import.completed(_wire.to_props(request.olds), news)
         if request.preview:
             return UpdateResponse(request.news)
         timeout = _timeout(request.timeout)
