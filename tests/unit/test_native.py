@@ -86,7 +86,9 @@ CKPT = {"region": "us-central-8", "size_tib": 2}
 def test_volume_check_names_it_after_the_resource_and_rejects_a_shrink() -> None:
     olds = _values({**CKPT, "size_tib": 4, "volume_name": "ckpt"})
     request = CheckRequest(VOLUME_URN, olds, _values(CKPT), b"")
-    (failure,) = asyncio.run(_provider().check(request)).failures
+    failures = asyncio.run(_provider().check(request)).failures
+    assert failures
+    (failure,) = failures
     assert failure.property == "sizeTib"
     assert "volume 'ckpt': size_tib 4 -> 2 would shrink the volume" in failure.reason
 
