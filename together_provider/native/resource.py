@@ -96,3 +96,7 @@ class SharedVolume(NativeResource, kind=VOLUME_KIND):
         # in-place update (the plugin does not preview outputs), so a cluster given `volume_id`
         # is not previewed as replaced whenever its volume grows (as in the dynamic SharedVolume).
         self.volume_id = self.id
+        # Together reports no region for a volume, and changing it replaces the volume: the
+        # output is the input, known at preview even for an imported volume whose state lacks it
+        # (a cluster's `volume_region` would otherwise preview as a change after an import).
+        self.region = pulumi.Output.from_input(args.region)
