@@ -168,7 +168,7 @@ class TogetherProvider(Provider):
         news = _wire.to_props(request.new_inputs)
         if news.get(kind.named_after_resource) is None:
             news[kind.named_after_resource] = request.name  # as the dynamic resources do
-        inputs, failures = kind.check(_wire.to_props(request.old_inputs), news)
+        inputs, failures = kind.rules.check_resource(_wire.to_props(request.old_inputs), news)
         return CheckResponse(
             inputs=_wire.to_values(inputs),
             failures=[CheckFailure(_wire.camel(f.field), f.reason) for f in failures],
@@ -177,7 +177,7 @@ class TogetherProvider(Provider):
     async def diff(self, request: DiffRequest) -> DiffResponse:
         news = _wire.to_props(request.new_inputs)
         olds = _import.completed(_wire.to_props(request.old_state), news)
-        plan = self._kind(request.type).plan(olds, news)
+        plan = self._kind(request.type).rules.plan(olds, news)
         kinds = {
             _wire.camel(name): PropertyDiff(
                 PropertyDiffKind.UPDATE_REPLACE

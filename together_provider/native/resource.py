@@ -86,17 +86,11 @@ class SharedVolume(NativeResource, kind=VOLUME_KIND):
     """
 
     def __init__(
-        self,
-        resource_name: str,
-        args: SharedVolumeArgs,
-        opts: pulumi.ResourceOptions | None = None,
+        self, resource_name: str, args: SharedVolumeArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__(resource_name, args, opts)
-        # The id *is* Together's volume id, and the engine keeps an id known while it previews an
-        # in-place update (the plugin does not preview outputs), so a cluster given `volume_id`
-        # is not previewed as replaced whenever its volume grows (as in the dynamic SharedVolume).
+        # Known at preview, unlike outputs the plugin does not preview: the id is Together's
+        # volume id (so an attached cluster does not preview as replaced when the volume grows),
+        # and the region is the input (Together reports none; a new region is a new volume).
         self.volume_id = self.id
-        # Together reports no region for a volume, and changing it replaces the volume: the
-        # output is the input, known at preview even for an imported volume whose state lacks it
-        # (a cluster's `volume_region` would otherwise preview as a change after an import).
         self.region = pulumi.Output.from_input(args.region)
