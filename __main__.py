@@ -9,7 +9,8 @@ listed.
 import pulumi
 
 from together_provider import Cluster as DynamicCluster
-from together_provider import ClusterArgs, SharedVolume, SharedVolumeArgs, native
+from together_provider import ClusterArgs, SharedVolumeArgs, native
+from together_provider import SharedVolume as DynamicSharedVolume
 from together_provider.stack_config import ConfigError, load, project_values
 
 try:
@@ -17,6 +18,12 @@ try:
 except ConfigError as error:
     # A RunError is reported as a plain message: the config problems, not a Python traceback.
     raise pulumi.RunError(str(error)) from None
+
+# `host: native` manages the volumes and clusters through the native plugin (README: "Two
+# provider hosts").
+native_host = stack_config.host == "native"
+SharedVolume = native.SharedVolume if native_host else DynamicSharedVolume
+Cluster = native.Cluster if native_host else DynamicCluster
 
 volumes = {
     key: SharedVolume(key, SharedVolumeArgs(**props))
@@ -27,9 +34,6 @@ for key, volume in volumes.items():
         f"volume_{key}",
         {"volume_id": volume.volume_id, "size_tib": volume.size_tib, "status": volume.status},
     )
-
-# `host: native` manages the clusters through the native plugin (README: "Two provider hosts").
-Cluster = native.Cluster if stack_config.host == "native" else DynamicCluster
 
 for name, props in stack_config.cluster_props().items():
     attached = stack_config.cluster_volumes.get(name)

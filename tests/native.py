@@ -14,13 +14,14 @@ from pulumi import automation as auto
 from testkit.pulumi_env import PLUGIN_DIR, REPO, PulumiEnv, _built_bin, native_pulumi_env
 from testkit.sim import SimulatorProcess
 from tests.clusters import cluster_stack
-from together_provider.native import CLUSTER_TOKEN
+from together_provider.native import CLUSTER_TOKEN, VOLUME_TOKEN
 
 PROGRAM = "native_cluster"
 
 __all__ = [
     "CLUSTER_TOKEN",
     "PLUGIN_DIR",
+    "VOLUME_TOKEN",
     "native_outputs",
     "native_pulumi_env",
     "native_stack",

@@ -39,6 +39,8 @@ __all__ = ["NO_SECRETS", "VolumeLifecycle"]
 
 NO_SECRETS: Final[tuple[str, ...]] = ()
 
+Props = Mapping[str, Any]
+
 
 def _silent(_message: str) -> None:
     return None
@@ -145,8 +147,11 @@ class VolumeLifecycle:
 
     # ------------------------------------------------------------------ update
 
-    def update(self, id_: str, olds: Mapping[str, Any], news: Mapping[str, Any]) -> Applied:
-        """One PUT of the new size; nothing else of a volume changes in place."""
+    def update(
+        self, id_: str, olds: Props, news: Props, *, timeout_seconds: float | None = None
+    ) -> Applied:
+        """One PUT of the new size; nothing else of a volume changes in place. A resize is not
+        waited for, so `timeout_seconds` (accepted as `ClusterLifecycle.update` does) is unused."""
         plan = volume_rules.plan(_inputs(olds), _inputs(news))
         spec = VOLUME.resolve(_strip_outputs(news))
         inputs = VOLUME.to_props(spec)

@@ -144,6 +144,7 @@ __all__ = [
     "VolumeDraft",
     "VolumeRule",
     "check_inputs",
+    "check_resource",
     "plan",
     "validate",
 ]

@@ -1,5 +1,5 @@
 """The repo's stack-config program on the native plugin, switched by one config key (`host`), and
-the way a stack's existing clusters move from the dynamic host to the native one."""
+the way a stack's existing clusters and volumes move from the dynamic host to the native one."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from pulumi import automation as auto
 from testkit.pulumi_env import REPO, PulumiEnv
 from testkit.sim import SimulatorProcess
 from tests.clusters import live_clusters
-from tests.native import CLUSTER_TOKEN
+from tests.native import CLUSTER_TOKEN, VOLUME_TOKEN
 from together_provider.cluster_schema import CLUSTER_TYPE
+from together_provider.volume_schema import VOLUME_TYPE
 
 pytestmark = [
     pytest.mark.engine,
@@ -41,7 +42,8 @@ def program(tmp_path: Path, native_env: PulumiEnv, simulator: SimulatorProcess) 
 
 def _types(env: PulumiEnv, work: Path, stack: str) -> list[str]:
     resources = env.exported_state(work, stack)["deployment"].get("resources") or []
-    return [r["type"] for r in resources if r["type"] in (CLUSTER_TOKEN, CLUSTER_TYPE)]
+    ours = (CLUSTER_TOKEN, CLUSTER_TYPE, VOLUME_TOKEN, VOLUME_TYPE)
+    return [r["type"] for r in resources if r["type"] in ours]
 
 
 def test_host_native_runs_the_stack_on_the_plugin(
@@ -55,35 +57,34 @@ def test_host_native_runs_the_stack_on_the_plugin(
         8,
         16,
     )
-    assert _types(native_env, program, "dev") == [CLUSTER_TOKEN]
+    assert _types(native_env, program, "dev") == [VOLUME_TOKEN, CLUSTER_TOKEN]
 
 
-def test_moving_a_stack_to_the_native_host_keeps_its_clusters(
+def test_moving_a_stack_to_the_native_host_keeps_its_clusters_and_volumes(
     native_env: PulumiEnv, simulator: SimulatorProcess, program: Path
 ) -> None:
     dev = native_env.stack(program, "dev")
-    cluster_id = dev.up().outputs["train"].value["cluster_id"]
-    # A plain switch would be a new resource: the duplicate-name guard refuses it, nothing moves.
+    outputs = dev.up().outputs
+    cluster_id = outputs["train"].value["cluster_id"]
+    volume_id = outputs["volume_checkpoints"].value["volume_id"]
+    # The README's steps: switch, forget the dynamic resources, import them as native ones.
     dev.set_config("host", auto.ConfigValue("native"))
-    with pytest.raises(auto.CommandError, match="already exists"):
-        dev.up()
-    assert [c.cluster_id for c in live_clusters(simulator)] == [cluster_id]
-    # The README's steps: forget the dynamic resource, import the cluster as a native one.
-    urn = next(
-        r["urn"]
-        for r in native_env.exported_state(program, "dev")["deployment"]["resources"]
-        if r["type"] == CLUSTER_TYPE
-    )
-    native_env.run(program, "state", "delete", urn, "--yes", "--stack", "dev")
-    native_env.run(
-        program, "import", CLUSTER_TOKEN, "train", cluster_id,
-        "--yes", "--generate-code=false", "--protect=false", "--stack", "dev",
-    )  # fmt: skip
-    # Together reports everything but `volume_region` (its volume object has no region): the
-    # first up records that provider-only input, with no API call; then nothing changes.
-    calls = len(simulator.requests())
-    assert dev.up().summary.resource_changes == {"same": 2, "update": 1}
-    assert not [r for r in simulator.requests()[calls:] if r["method"] != "GET"]
+    for urn in reversed(_urns(native_env, program, (CLUSTER_TYPE, VOLUME_TYPE))):  # users first
+        native_env.run(program, "state", "delete", urn, "--yes", "--stack", "dev")
+    for token, name, id_ in (
+        (VOLUME_TOKEN, "checkpoints", volume_id),
+        (CLUSTER_TOKEN, "train", cluster_id),
+    ):
+        native_env.run(
+            program, "import", token, name, id_,
+            "--yes", "--generate-code=false", "--protect=false", "--stack", "dev",
+        )  # fmt: skip
     assert dev.preview().change_summary == {auto.OpType.SAME: 3}
-    assert _types(native_env, program, "dev") == [CLUSTER_TOKEN]
+    assert _types(native_env, program, "dev") == [VOLUME_TOKEN, CLUSTER_TOKEN]
     assert [c.cluster_id for c in live_clusters(simulator)] == [cluster_id]
+    assert dev.up().outputs["volume_checkpoints"].value["volume_id"] == volume_id
+
+
+def _urns(env: PulumiEnv, work: Path, types: tuple[str, ...]) -> list[str]:
+    resources = env.exported_state(work, "dev")["deployment"]["resources"]
+    return [r["urn"] for r in resources if r["type"] in types]

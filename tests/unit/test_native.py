@@ -24,10 +24,11 @@ from tests.specs import CLUSTER_SPEC
 from together_api.errors import DeadlineExceededError
 from together_provider.cluster_schema import CLUSTER
 from together_provider.lifecycle import Applied
-from together_provider.native import _wire
-from together_provider.native.package_schema import CLUSTER_TOKEN, package_schema
-from together_provider.native.provider import ClusterProvider, HostError
+from together_provider.native import _import, _wire
+from together_provider.native.package_schema import CLUSTER_TOKEN, VOLUME_TOKEN, package_schema
+from together_provider.native.provider import HostError, TogetherProvider
 from together_provider.stack_config import ConfigError, load
+from together_provider.volume_schema import VOLUME
 
 URN = f"urn:pulumi:dev::proj::{CLUSTER_TOKEN}::train"
 
@@ -36,8 +37,8 @@ def _values(props: dict[str, Any]) -> dict[str, PropertyValue]:
     return _wire.to_values(props)
 
 
-def _provider() -> ClusterProvider:
-    return ClusterProvider(ThreadPoolExecutor(max_workers=1))
+def _provider() -> TogetherProvider:
+    return TogetherProvider(ThreadPoolExecutor(max_workers=1))
 
 
 def test_wire_names_are_camel_case_and_counts_travel_as_doubles() -> None:
@@ -58,6 +59,55 @@ def test_schema_declares_every_field_of_the_table() -> None:
     assert cluster["inputProperties"]["numGpus"]["type"] == "integer"
     assert "clusterName" not in cluster["requiredInputs"]  # defaults to the resource name
     assert package_schema()["config"]["variables"]["apiKey"]["secret"] is True
+
+
+def test_schema_declares_both_resources_from_their_tables() -> None:
+    resources = package_schema()["resources"]
+    assert set(resources) == {CLUSTER_TOKEN, VOLUME_TOKEN}
+    volume = resources[VOLUME_TOKEN]
+    assert set(volume["inputProperties"]) == {_wire.camel(n) for n in VOLUME.input_names}
+    assert set(volume["properties"]) == {
+        _wire.camel(n) for n in (*VOLUME.input_names, *VOLUME.output_names)
+    }
+    assert volume["inputProperties"]["sizeTib"]["type"] == "integer"
+    assert volume["inputProperties"]["isLifecycleIndependent"]["default"] is True
+    assert volume["properties"]["clusterIds"] == {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": VOLUME.outputs[-1].doc,
+    }
+    assert sorted(volume["requiredInputs"]) == ["region", "sizeTib"]  # the name defaults
+
+
+VOLUME_URN = f"urn:pulumi:dev::proj::{VOLUME_TOKEN}::ckpt"
+CKPT = {"region": "us-central-8", "size_tib": 2}
+
+
+def test_volume_check_names_it_after_the_resource_and_rejects_a_shrink() -> None:
+    olds = _values({**CKPT, "size_tib": 4, "volume_name": "ckpt"})
+    request = CheckRequest(VOLUME_URN, olds, _values(CKPT), b"")
+    failures = asyncio.run(_provider().check(request)).failures
+    assert failures
+    (failure,) = failures
+    assert failure.property == "sizeTib"
+    assert "volume 'ckpt': size_tib 4 -> 2 would shrink the volume" in failure.reason
+
+
+def test_a_type_the_plugin_does_not_serve_is_named() -> None:
+    request = CheckRequest("urn:pulumi:dev::proj::together:index:Bucket::b", {}, {}, b"")
+    with pytest.raises(HostError, match="serves together:index:Cluster, together:index:Shared"):
+        asyncio.run(_provider().check(request))
+
+
+def test_an_imported_volume_takes_the_unread_inputs_from_the_program_until_updated() -> None:
+    imported = {"volume_name": "ckpt", "size_tib": 2, _import.UNREAD: ["region", "project_id"]}
+    program = {**CKPT, "volume_name": "ckpt", "project_id": "p"}
+    request = DiffRequest(VOLUME_URN, "vol-1", _values(imported), _values(program), [])
+    assert not asyncio.run(_provider().diff(request)).changes
+    # Without the marker (a volume this stack created), a new project is a replacement.
+    created = {**CKPT, "volume_name": "ckpt"}
+    request = DiffRequest(VOLUME_URN, "vol-1", _values(created), _values(program), [])
+    assert asyncio.run(_provider().diff(request)).replaces == ["projectId"]
 
 
 def test_check_names_the_cluster_after_the_resource_and_rejects_zero_standard() -> None:
@@ -147,8 +197,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pulumi.provider.experimental.provider import CheckRequest, DiffRequest
 from together_provider.native import Cluster, ClusterArgs, _wire
 from together_provider.native.plugin import Servicer
-from together_provider.native.provider import ClusterProvider
-provider = ClusterProvider(ThreadPoolExecutor(1))
+from together_provider.native.provider import TogetherProvider
+provider = TogetherProvider(ThreadPoolExecutor(1))
 urn = "urn:pulumi:s::p::together:index:Cluster::t"
 news = _wire.to_values(dict(region="r", gpu_type="H100_SXM", num_gpus=8, cuda_version="12.8",
                             nvidia_driver_version="570"))

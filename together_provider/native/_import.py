@@ -1,38 +1,67 @@
-"""`pulumi import`: a read with no previous state must return every input, from the live cluster.
+"""`pulumi import`: a read with no previous state must return every input, from the live object.
 
-A refresh knows the previous inputs and reads back only what can drift (the two counts); an
-import knows nothing but the id, so the identity fields come from the cluster itself. The inputs
-it returns are what `pulumi import` writes into the program, and what a matching program must
-declare for its next preview to show no changes.
+A refresh knows the previous inputs and reads back only what can drift; an import knows nothing
+but the id, so the inputs come from the live cluster or volume: every field whose table entry
+names the attribute Together reports it in (`live=`). The inputs it returns are what
+`pulumi import` writes into the program, and what a matching program must declare for its next
+preview to show no changes.
+
+Together does not report every input (a volume's region, project and lifecycle independence are
+in no response). An import records those under `UNREAD` in the state; until the resource's first
+update, a diff takes them from the program instead of calling them changes. Nothing is guessed:
+the first update (or a change of a field Together does report) stores the program's values.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Final
 
-from together_api.client import TogetherClient
 from together_api.errors import NotFoundError
-from together_api.wire import Cluster
-from together_provider.cluster_schema import CLUSTER
-from together_provider.lifecycle import ClusterLifecycle, Observed
+
+if TYPE_CHECKING:  # a preview's diff uses `completed`; it must not load httpx or pydantic
+    from together_api.client import TogetherClient
+    from together_provider.lifecycle import Observed
+    from together_provider.native.kinds import Kind, Lifecycle
+
+UNREAD: Final = "__unread"
+"""State key: the inputs an import could not read from Together (host bookkeeping: the
+lifecycles ignore `__` keys)."""
 
 
-def imported_inputs(cluster: Cluster) -> dict[str, Any]:
-    """The inputs of a cluster created elsewhere: every field whose table entry names the live
-    attribute Together reports it in (`live=`). Unset ones are left to their defaults."""
-    found = {f.name: getattr(cluster, f.live) for f in CLUSTER.inputs if f.live}
+def imported_inputs(kind: Kind, live: Any) -> dict[str, Any]:
+    """The inputs of an object created elsewhere: every field with a `live=` attribute. Unset
+    ones are left to their defaults."""
+    found = {f.name: getattr(live, f.live) for f in kind.schema.inputs if f.live}
     return {name: value for name, value in found.items() if value not in ("", None)}
 
 
+def _unread(kind: Kind) -> list[str]:
+    return [f.name for f in kind.schema.inputs if not f.live]
+
+
+def _keep_unread(observed: Observed | None, unread: list[str]) -> Observed | None:
+    still = [name for name in unread if observed is not None and name not in observed.inputs]
+    if observed is None or not still:
+        return observed
+    return replace(observed, outputs={**observed.outputs, UNREAD: still})
+
+
 def read(
-    lifecycle: ClusterLifecycle, client: TogetherClient, id_: str, props: Mapping[str, Any]
+    kind: Kind, lifecycle: Lifecycle, client: TogetherClient, id_: str, props: Mapping[str, Any]
 ) -> Observed | None:
-    """Refresh as the lifecycle does; for an import, seed the inputs from the live cluster."""
-    if any(name in props for name in CLUSTER.input_names):
-        return lifecycle.read(id_, props)
+    """Refresh as the lifecycle does; for an import, seed the inputs from the live object."""
+    if any(name in props for name in kind.schema.input_names):
+        return _keep_unread(lifecycle.read(id_, props), list(props.get(UNREAD) or ()))
     try:
-        cluster = client.get_cluster(id_)
+        live = kind.get_live(client, id_)
     except NotFoundError:
         return None
-    return lifecycle.read(id_, imported_inputs(cluster))
+    return _keep_unread(lifecycle.read(id_, imported_inputs(kind, live)), _unread(kind))
+
+
+def completed(old_state: Mapping[str, Any], news: Mapping[str, Any]) -> dict[str, Any]:
+    """The old state with the inputs an import could not read taken from the program."""
+    unread = [name for name in old_state.get(UNREAD) or () if name not in old_state]
+    return {**old_state, **{name: news[name] for name in unread if name in news}}

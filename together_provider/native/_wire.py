@@ -16,16 +16,20 @@ from pulumi.provider.experimental.property_value import Computed, PropertyValue
 from together_provider.cluster_schema import CLUSTER
 from together_provider.fields import to_camel
 from together_provider.schema import UNKNOWN
+from together_provider.volume_schema import VOLUME
 
-PROPERTIES: tuple[str, ...] = (*CLUSTER.input_names, *CLUSTER.output_names)
-"""Every property of the Cluster resource, snake_case (the field table's names)."""
+PROPERTIES: tuple[str, ...] = tuple(
+    dict.fromkeys(name for s in (CLUSTER, VOLUME) for name in (*s.input_names, *s.output_names))
+)
+"""Every property of the plugin's resources, snake_case (the field tables' names)."""
 
 _SNAKE: dict[str, str] = {to_camel(name): name for name in PROPERTIES}
 
 
 def camel(name: str) -> str:
-    """The schema name of a lifecycle property (`num_gpus` -> `numGpus`)."""
-    return to_camel(name)
+    """The schema name of a lifecycle property (`num_gpus` -> `numGpus`); host bookkeeping
+    (`__unread`) keeps its name."""
+    return name if name.startswith("__") else to_camel(name)
 
 
 def snake(name: str) -> str:

@@ -2,8 +2,9 @@
 
 The schema is what lets programs in other languages use the plugin: Pulumi YAML type-checks a
 program against it, `pulumi import` and SDK generators read it. Property names are the camelCase
-form of the table's snake_case fields; types, descriptions, defaults, which are required and
-which are secret all come from `cluster_schema.CLUSTER`, never from a second list here.
+form of the tables' snake_case fields; types, descriptions, defaults, which are required and
+which are secret all come from each resource's field table (`kinds.KINDS`: `cluster_schema.CLUSTER`
+and `volume_schema.VOLUME`), never from a second list here.
 """
 
 from __future__ import annotations
@@ -15,11 +16,8 @@ import typing
 from importlib import metadata
 from typing import Any, Final, Literal
 
-from together_provider.cluster_schema import CLUSTER, ClusterSpec
 from together_provider.native._wire import camel
-
-PACKAGE: Final = "together"
-CLUSTER_TOKEN: Final = f"{PACKAGE}:index:Cluster"
+from together_provider.native.kinds import CLUSTER_TOKEN, KINDS, PACKAGE, VOLUME_TOKEN, Kind
 
 CONFIG: Final[dict[str, dict[str, Any]]] = {
     "apiKey": {
@@ -79,11 +77,10 @@ def _choices(annotation: Any) -> str:
     return f" One of: {', '.join(map(str, values))}." if values else ""
 
 
-@functools.cache
-def package_schema() -> dict[str, Any]:
-    """The whole package schema as a dict (see `package_schema_json`)."""
+def resource_schema(kind: Kind) -> dict[str, Any]:
+    """One resource's entry in the package schema, from its field table."""
     inputs: dict[str, dict[str, Any]] = {}
-    for f in CLUSTER.inputs:
+    for f in kind.schema.inputs:
         spec = {**type_spec(f.annotation), "description": f.doc + _choices(f.annotation)}
         if f.default is not None:
             spec["default"] = f.default
@@ -94,30 +91,45 @@ def package_schema() -> dict[str, Any]:
             "description": f.doc,
             **({"secret": True} if f.secret else {}),
         }
-        for f in CLUSTER.outputs
+        for f in kind.schema.outputs
     }
-    required_inputs = [camel(f.name) for f in CLUSTER.inputs if f.required and not f.names_resource]
-    always_set = [camel(f.name) for f in CLUSTER.inputs if f.required or f.default is not None]
+    inputs_ = kind.schema.inputs
+    required_inputs = [camel(f.name) for f in inputs_ if f.required and not f.names_resource]
+    always_set = [camel(f.name) for f in inputs_ if f.required or f.default is not None]
+    return {
+        "description": kind.description,
+        "properties": {**inputs, **outputs},
+        "required": [*always_set, *outputs],
+        "inputProperties": inputs,
+        "requiredInputs": required_inputs,
+    }
+
+
+@functools.cache
+def package_schema() -> dict[str, Any]:
+    """The whole package schema as a dict (see `package_schema_json`)."""
     return {
         "name": PACKAGE,
         "displayName": "Together AI GPU clusters",
         "version": version(),
-        "description": "Together AI GPU clusters: standard GPUs plus a preemptible target.",
+        "description": "Together AI GPU clusters (standard GPUs plus a preemptible target) and "
+        "the shared volumes that keep their checkpoints.",
         "config": {"variables": CONFIG},
         "provider": {"inputProperties": CONFIG},
-        "resources": {
-            CLUSTER_TOKEN: {
-                "description": (ClusterSpec.__doc__ or "").strip()
-                + " `numGpus` counts standard GPUs; `numPreemptibleGpus` is the preemptible "
-                "target, filled asynchronously.",
-                "properties": {**inputs, **outputs},
-                "required": [*always_set, *outputs],
-                "inputProperties": inputs,
-                "requiredInputs": required_inputs,
-            }
-        },
+        "resources": {token: resource_schema(kind) for token, kind in KINDS.items()},
     }
 
 
 def package_schema_json() -> str:
     return json.dumps(package_schema(), indent=2)
+
+
+__all__ = [
+    "CLUSTER_TOKEN",
+    "PACKAGE",
+    "VOLUME_TOKEN",
+    "package_schema",
+    "package_schema_json",
+    "python_type",
+    "resource_schema",
+]

@@ -30,7 +30,7 @@ from pulumi.runtime._grpc_settings import _GRPC_CHANNEL_OPTIONS
 from pulumi.runtime.proto import engine_pb2, engine_pb2_grpc, provider_pb2_grpc
 
 from together_provider.native.package_schema import version
-from together_provider.native.provider import MAX_OPERATIONS, ClusterProvider, HostError
+from together_provider.native.provider import MAX_OPERATIONS, HostError, TogetherProvider
 
 
 class EngineLog:
@@ -86,7 +86,7 @@ class Servicer(ProviderServicer):
 async def serve(engine_address: str, args: list[str]) -> None:
     log = EngineLog(engine_address)
     executor = ThreadPoolExecutor(max_workers=MAX_OPERATIONS, thread_name_prefix="together")
-    provider = ClusterProvider(executor, log)
+    provider = TogetherProvider(executor, log)
     server = grpc.aio.server(options=_GRPC_CHANNEL_OPTIONS)
     provider_pb2_grpc.add_ResourceProviderServicer_to_server(
         Servicer(args, version(), provider, engine_address=engine_address), server

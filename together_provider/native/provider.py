@@ -1,8 +1,9 @@
-"""The native plugin's provider: Pulumi's async provider interface over `lifecycle`.
+"""The native plugin's provider: Pulumi's async provider interface over the lifecycles.
 
-A thin adapter, like the dynamic provider: every decision (rules, duplicate guard, lost answers,
-adoption, waits) is `together_provider.lifecycle`'s. What this host adds is what the dynamic host
-cannot do:
+A thin adapter, like the dynamic providers, and one for every resource type (`kinds.KINDS`:
+`together:index:Cluster` over `lifecycle`, `together:index:SharedVolume` over
+`volume_lifecycle`): every decision (rules, duplicate guard, lost answers, adoption, waits) is
+the lifecycle's. What this host adds is what the dynamic host cannot do:
 
 - Concurrency: the lifecycle is synchronous (it waits for Ready), so each call runs on an
   executor the plugin sizes for the stack (`MAX_OPERATIONS` threads, started on demand), never on
@@ -11,7 +12,8 @@ cannot do:
   place of `ready_timeout_seconds`.
 - Progress goes to the engine's log *with the resource's URN*, so it shows under the cluster.
 - A failure reaches the user as the product's sentence (`HostError`), not a Python traceback.
-- `pulumi import`: a read with no previous state fills every input from the live cluster.
+- `pulumi import`: a read with no previous state fills every input from the live object
+  (`_import`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import functools
 import os
 from collections.abc import Callable, Mapping
 from concurrent.futures import Executor
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 
 from pulumi.provider.experimental.provider import (
     CheckFailure,
@@ -46,22 +48,18 @@ from pulumi.provider.experimental.provider import (
 )
 
 from together_api.errors import TogetherError
-from together_provider import rules
-from together_provider.cluster_schema import CLUSTER
-from together_provider.native import _wire
-from together_provider.native.package_schema import CLUSTER_TOKEN, package_schema_json
+from together_provider.native import _import, _wire
+from together_provider.native.kinds import KINDS, Kind
+from together_provider.native.package_schema import package_schema_json
 
 if TYPE_CHECKING:
     from together_api.client import TogetherClient
-    from together_provider.lifecycle import ClusterLifecycle
+    from together_provider.native.kinds import Lifecycle
 
 MAX_OPERATIONS: Final = 512
 """Threads for lifecycle calls, created only as calls arrive. A create holds one thread for as
 long as Together provisions, so this bounds how many clusters one `pulumi up` can wait on at
 once; it is far above any engine `--parallel` a stack of GPU clusters would use."""
-
-NAMED_AFTER_RESOURCE: Final = next(f.name for f in CLUSTER.inputs if f.names_resource)
-"""The input that defaults to the resource's name in the program (as in the dynamic Cluster)."""
 
 CONFIG_KEYS: Final = {"apiKey": "api_key", "baseUrl": "base_url"}
 
@@ -78,6 +76,16 @@ class HostError(BaseException):
         self.message = message
 
 
+class Addressed(Protocol):
+    """A request naming one resource: every request the engine sends about a resource."""
+
+    @property
+    def urn(self) -> str: ...
+
+    @property
+    def type(self) -> str: ...
+
+
 Log = Callable[[str, str], None]
 """Send one progress line to the engine: (urn, message)."""
 
@@ -91,16 +99,11 @@ def _timeout(seconds: float) -> float | None:
     return seconds if seconds > 0 else None
 
 
-def _read(
-    lifecycle: ClusterLifecycle, client: TogetherClient, id_: str, props: Mapping[str, Any]
-) -> Any:
-    from together_provider.native import _import
+class TogetherProvider(Provider):
+    """Every resource type of `kinds.KINDS`, served by the `pulumi-resource-together` plugin.
 
-    return _import.read(lifecycle, client, id_, props)
-
-
-class ClusterProvider(Provider):
-    """`together:index:Cluster`, served by the `pulumi-resource-together` plugin."""
+    One adapter for all of them: each request's type picks its `Kind` (field table, rules,
+    lifecycle), and nothing here knows a cluster from a volume."""
 
     def __init__(self, executor: Executor, log: Log = _no_log) -> None:
         self._executor = executor
@@ -117,16 +120,15 @@ class ClusterProvider(Provider):
         except TogetherError as error:
             raise HostError(str(error)) from error
 
-    def _with_lifecycle(
-        self, urn: str, work: Callable[[ClusterLifecycle, TogetherClient], T]
-    ) -> Callable[[], T]:
-        """A call that builds this operation's client (closed after) and lifecycle, then works."""
+    async def _apply(self, request: Addressed, work: Callable[[Lifecycle, TogetherClient], T]) -> T:
+        """Run `work` on the executor with this operation's client (closed after) and the
+        lifecycle of the request's resource type."""
+        kind, urn = self._kind(request.type), request.urn
 
         def call() -> T:
             # Imported here: a preview runs only check and diff, which need neither httpx nor
             # pydantic (the same split as the dynamic provider's).
             from together_api.client import TogetherClient
-            from together_provider.lifecycle import ClusterLifecycle
 
             say = functools.partial(self._log, urn)
             client = TogetherClient(
@@ -134,16 +136,17 @@ class ClusterProvider(Provider):
                 base_url=self._config.get("base_url") or os.environ.get("TOGETHER_BASE_URL"),
             )
             try:
-                return work(ClusterLifecycle(client, say), client)
+                return work(kind.lifecycle()(client, say), client)
             finally:
                 client.close()
 
-        return call
+        return await self._run(call)
 
     @staticmethod
-    def _require_cluster(urn_type: str) -> None:
-        if urn_type != CLUSTER_TOKEN:
-            raise HostError(f"this plugin serves {CLUSTER_TOKEN}, not {urn_type}")
+    def _kind(token: str) -> Kind:
+        if token not in KINDS:
+            raise HostError(f"this plugin serves {', '.join(KINDS)}, not {token}")
+        return KINDS[token]
 
     # ------------------------------------------------------------------ provider
 
@@ -161,18 +164,20 @@ class ClusterProvider(Provider):
         return ConfigureResponse(accept_secrets=True, supports_preview=False)
 
     async def check(self, request: CheckRequest) -> CheckResponse:
-        self._require_cluster(request.type)
+        kind = self._kind(request.type)
         news = _wire.to_props(request.new_inputs)
-        if news.get(NAMED_AFTER_RESOURCE) is None:
-            news[NAMED_AFTER_RESOURCE] = request.name  # as the dynamic Cluster does
-        inputs, failures = rules.check_resource(_wire.to_props(request.old_inputs), news)
+        if news.get(kind.named_after_resource) is None:
+            news[kind.named_after_resource] = request.name  # as the dynamic resources do
+        inputs, failures = kind.rules.check_resource(_wire.to_props(request.old_inputs), news)
         return CheckResponse(
             inputs=_wire.to_values(inputs),
             failures=[CheckFailure(_wire.camel(f.field), f.reason) for f in failures],
         )
 
     async def diff(self, request: DiffRequest) -> DiffResponse:
-        plan = rules.plan(_wire.to_props(request.old_state), _wire.to_props(request.new_inputs))
+        news = _wire.to_props(request.new_inputs)
+        olds = _import.completed(_wire.to_props(request.old_state), news)
+        plan = self._kind(request.type).rules.plan(olds, news)
         kinds = {
             _wire.camel(name): PropertyDiff(
                 PropertyDiffKind.UPDATE_REPLACE
@@ -191,40 +196,36 @@ class ClusterProvider(Provider):
         )
 
     async def create(self, request: CreateRequest) -> CreateResponse:
-        self._require_cluster(request.type)
         inputs = _wire.to_props(request.properties)
         if request.preview:
             return CreateResponse(None, request.properties)
         timeout = _timeout(request.timeout)
-        applied = await self._run(
-            self._with_lifecycle(
-                request.urn, lambda lc, _: lc.create(inputs, timeout_seconds=timeout)
-            )
+        applied = await self._apply(
+            request, lambda lc, _: lc.create(inputs, timeout_seconds=timeout)
         )
         return CreateResponse(applied.id, _wire.to_values(applied.outputs, applied.secret_outputs))
 
     async def update(self, request: UpdateRequest) -> UpdateResponse:
-        olds, news = _wire.to_props(request.olds), _wire.to_props(request.news)
+        news = _wire.to_props(request.news)
+        olds = _import.completed(_wire.to_props(request.olds), news)
         if request.preview:
             return UpdateResponse(request.news)
         timeout = _timeout(request.timeout)
-        applied = await self._run(
-            self._with_lifecycle(
-                request.urn,
-                lambda lc, _: lc.update(request.resource_id, olds, news, timeout_seconds=timeout),
-            )
+        applied = await self._apply(
+            request,
+            lambda lc, _: lc.update(request.resource_id, olds, news, timeout_seconds=timeout),
         )
         return UpdateResponse(_wire.to_values(applied.outputs, applied.secret_outputs))
 
     async def read(self, request: ReadRequest) -> ReadResponse:
+        kind = self._kind(request.type)
         props: Mapping[str, Any] = {
             **_wire.to_props(request.inputs),
             **_wire.to_props(request.properties),
         }
-        observed = await self._run(
-            self._with_lifecycle(
-                request.urn, lambda lc, client: _read(lc, client, request.resource_id, props)
-            )
+        observed = await self._apply(
+            request,
+            lambda lc, client: _import.read(kind, lc, client, request.resource_id, props),
         )
         if observed is None:
             return ReadResponse(None)
@@ -237,12 +238,10 @@ class ClusterProvider(Provider):
     async def delete(self, request: DeleteRequest) -> None:
         props = _wire.to_props(request.properties)
         timeout = _timeout(request.timeout)
-        await self._run(
-            self._with_lifecycle(
-                request.urn,
-                lambda lc, _: lc.delete(request.resource_id, props, timeout_seconds=timeout),
-            )
+        await self._apply(
+            request,
+            lambda lc, _: lc.delete(request.resource_id, props, timeout_seconds=timeout),
         )
 
 
-__all__ = ["MAX_OPERATIONS", "ClusterProvider", "HostError"]
+__all__ = ["MAX_OPERATIONS", "HostError", "TogetherProvider"]

@@ -1,42 +1,51 @@
-"""The native `Cluster` resource for Python programs: `together:index:Cluster`, served by the
-`pulumi-resource-together` plugin instead of the dynamic-provider host.
+"""The native resources for Python programs, served by the `pulumi-resource-together` plugin
+instead of the dynamic-provider host: `Cluster` (`together:index:Cluster`) and `SharedVolume`
+(`together:index:SharedVolume`).
 
-Same arguments (`ClusterArgs`) and the same outputs as the dynamic `together_provider.Cluster`,
-so switching is one import. Outputs declared `int` arrive as ints: the SDK casts the protocol's
-doubles through each output's declared type, found here under its schema (camelCase) name.
+Same arguments (`ClusterArgs`, `SharedVolumeArgs`) and the same outputs as the dynamic
+`together_provider.Cluster` and `SharedVolume`, so switching is one import. Outputs declared
+`int` arrive as ints: the SDK casts the protocol's doubles through each output's declared type,
+found here under its schema (camelCase) name. Both classes are one `NativeResource` over their
+`Kind`; the properties come from the kind's field table.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import pulumi
 
-from together_provider.cluster_schema import CLUSTER
 from together_provider.native._wire import camel, snake
-from together_provider.native.package_schema import CLUSTER_TOKEN, python_type
+from together_provider.native.kinds import CLUSTER_KIND, VOLUME_KIND, Kind
+from together_provider.native.package_schema import python_type
 from together_provider.resource import ClusterArgs
+from together_provider.volume_resource import SharedVolumeArgs
 
 
-class Cluster(pulumi.CustomResource):
-    """A Together GPU cluster through the native plugin (`together:index:Cluster`).
+class NativeResource(pulumi.CustomResource):
+    """A resource of the native plugin; a subclass names its kind (`kind=`) and gets one Python
+    property per field of the kind's table."""
 
-    Changing `num_gpus` or `num_preemptible_gpus` updates it in place; changing what the cluster
-    *is* replaces it (the README's table). Unlike the dynamic `Cluster`, this one honours
-    `pulumi.ResourceOptions(custom_timeouts=...)`, can be imported with `pulumi import`, and lets
-    one `pulumi up` wait on any number of clusters at once.
-    """
+    kind: ClassVar[Kind]
 
     if TYPE_CHECKING:
-        # The outputs are the dynamic Cluster's (cluster_id, status, ...), attached below.
+        # The outputs (cluster_id, status, ...), attached by __init_subclass__.
         def __getattr__(self, name: str) -> pulumi.Output[Any]: ...
 
+    def __init_subclass__(cls, *, kind: Kind, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.kind = kind
+        # Each output's type from the field table, under its schema name: that is how the SDK
+        # looks a type up to turn the engine's 8.0 into 8.
+        hints = [(f.name, f.annotation) for f in kind.schema.inputs]
+        hints += [(f.name, f.annotation) for f in kind.schema.outputs]
+        cls.__annotations__ = {name: pulumi.Output[python_type(hint)] for name, hint in hints}  # type: ignore[misc]
+        for name, _ in hints:
+            setattr(cls, name, pulumi.property(camel(name)))
+
     def __init__(
-        self,
-        resource_name: str,
-        args: ClusterArgs,
-        opts: pulumi.ResourceOptions | None = None,
+        self, resource_name: str, args: Any, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         # Not dataclasses.asdict: it deep-copies, and Outputs must be passed through untouched.
         props: dict[str, Any] = {
@@ -44,8 +53,8 @@ class Cluster(pulumi.CustomResource):
             for f in dataclasses.fields(args)
             if getattr(args, f.name) is not None
         }
-        props.update(dict.fromkeys(CLUSTER.output_names))
-        super().__init__(CLUSTER_TOKEN, resource_name, props, opts)
+        props.update(dict.fromkeys(self.kind.schema.output_names))
+        super().__init__(self.kind.token, resource_name, props, opts)
 
     def translate_output_property(self, prop: str) -> str:
         return snake(prop)
@@ -54,10 +63,34 @@ class Cluster(pulumi.CustomResource):
         return camel(prop)
 
 
-# Each output's type from the field table, under its schema name: that is how the SDK looks a
-# type up to turn the engine's 8.0 into 8.
-_FIELDS: list[tuple[str, Any]] = [(f.name, f.annotation) for f in CLUSTER.inputs]
-_FIELDS += [(f.name, f.annotation) for f in CLUSTER.outputs]
-Cluster.__annotations__ = {name: pulumi.Output[python_type(hint)] for name, hint in _FIELDS}  # type: ignore[misc]
-for _name in Cluster.__annotations__:
-    setattr(Cluster, _name, pulumi.property(camel(_name)))
+class Cluster(NativeResource, kind=CLUSTER_KIND):
+    """A Together GPU cluster through the native plugin (`together:index:Cluster`).
+
+    Changing `num_gpus` or `num_preemptible_gpus` updates it in place; changing what the cluster
+    *is* replaces it (the README's table). Unlike the dynamic `Cluster`, this one honours
+    `pulumi.ResourceOptions(custom_timeouts=...)`, can be imported with `pulumi import`, and lets
+    one `pulumi up` wait on any number of clusters at once.
+    """
+
+    def __init__(
+        self, resource_name: str, args: ClusterArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__(resource_name, args, opts)
+
+
+class SharedVolume(NativeResource, kind=VOLUME_KIND):
+    """A Together shared volume through the native plugin (`together:index:SharedVolume`).
+
+    Growing `size_tib` is one in-place PUT; a shrink is rejected at preview; changing the name,
+    region, project or lifecycle independence replaces it; `pulumi import` takes a volume id.
+    """
+
+    def __init__(
+        self, resource_name: str, args: SharedVolumeArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__(resource_name, args, opts)
+        # Known at preview, unlike outputs the plugin does not preview: the id is Together's
+        # volume id (so an attached cluster does not preview as replaced when the volume grows),
+        # and the region is the input (Together reports none; a new region is a new volume).
+        self.volume_id = self.id
+        self.region = pulumi.Output.from_input(args.region)

@@ -2,15 +2,18 @@
 
 A cluster's `volume: <key>` attaches that volume: its `volume_id` (so the engine orders them)
 and its `region` (so the cluster's check can reject a volume of another region at preview).
+Config `host: native` declares both through the native plugin instead of the dynamic host.
 """
 
 import pulumi
 
-from together_provider import Cluster, ClusterArgs, SharedVolume, SharedVolumeArgs
+import together_provider
+from together_provider import native
 
 config = pulumi.Config()
+host = native if config.get("host") == "native" else together_provider
 volumes = {
-    name: SharedVolume(name, SharedVolumeArgs(**args))
+    name: host.SharedVolume(name, host.SharedVolumeArgs(**args))
     for name, args in (config.get_object("volumes") or {}).items()
 }
 for name, volume in volumes.items():
@@ -22,6 +25,6 @@ for name, spec in (config.get_object("clusters") or {}).items():
     if key is not None:
         spec["volume_id"] = volumes[key].volume_id
         spec["volume_region"] = volumes[key].region
-    cluster = Cluster(name, ClusterArgs(**spec))
+    cluster = host.Cluster(name, host.ClusterArgs(**spec))
     pulumi.export(f"{name}_id", cluster.cluster_id)
     pulumi.export(f"{name}_volume_name", cluster.volume_name)
