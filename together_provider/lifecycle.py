@@ -54,7 +54,7 @@ from together_api.wire import Cluster
 from together_provider import mapping, rules
 from together_provider.cluster_schema import CLUSTER, ClusterSpec
 from together_provider.rules import Plan
-from together_provider.schema import Failure
+from together_provider.schema import Failure, without_host_keys
 
 __all__ = [
     "DELETE_TIMEOUT_SECONDS",
@@ -65,6 +65,7 @@ __all__ = [
     "Observed",
     "Plan",
     "Say",
+    "silent",
 ]
 
 DELETE_TIMEOUT_SECONDS: Final = 1800.0
@@ -74,7 +75,8 @@ Say = Callable[[str], None]
 """A progress callback: one human-readable line per step."""
 
 
-def _silent(_message: str) -> None:
+def silent(_message: str) -> None:
+    """The default `Say`: no progress lines."""
     return None
 
 
@@ -105,18 +107,10 @@ class Observed:
     secret_outputs: tuple[str, ...] = CLUSTER.secret_outputs
 
 
-def _inputs(props: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in props.items() if not k.startswith("__")}
-
-
-def _strip_outputs(props: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in _inputs(props).items() if k not in CLUSTER.output_names}
-
-
 class ClusterLifecycle:
     """One Together cluster's lifecycle over a caller-owned client; see the module docstring."""
 
-    def __init__(self, client: TogetherClient, say: Say = _silent) -> None:
+    def __init__(self, client: TogetherClient, say: Say = silent) -> None:
         self._client = client
         self._say = say
 
@@ -131,13 +125,13 @@ class ClusterLifecycle:
     @staticmethod
     def diff(olds: Mapping[str, Any], news: Mapping[str, Any]) -> Plan:
         """What changing the previous outputs `olds` into the checked inputs `news` means."""
-        return rules.plan(_inputs(olds), _inputs(news))
+        return rules.plan(without_host_keys(olds), without_host_keys(news))
 
     # ------------------------------------------------------------------ create
 
     def create(self, inputs: Mapping[str, Any], *, timeout_seconds: float | None = None) -> Applied:
         """Adopt `adopt_cluster_id` when set; else refuse a duplicate name, POST, wait for Ready."""
-        spec = CLUSTER.resolve(_strip_outputs(inputs))
+        spec = CLUSTER.resolve(CLUSTER.without_outputs(inputs))
         props = CLUSTER.to_props(spec)
         timeout = self._ready_timeout(spec, timeout_seconds)
         if spec.adopt_cluster_id is not None:
@@ -328,12 +322,12 @@ class ClusterLifecycle:
         timeout_seconds: float | None = None,
     ) -> Applied:
         """One PUT of the changed counts; wait for Ready only when the *standard* count changed."""
-        plan = rules.plan(_inputs(olds), _inputs(news))
-        spec = CLUSTER.resolve(_strip_outputs(news))
+        plan = rules.plan(without_host_keys(olds), without_host_keys(news))
+        spec = CLUSTER.resolve(CLUSTER.without_outputs(news))
         inputs = CLUSTER.to_props(spec)
         if not plan.update:
             # Only provider-side settings changed: no API call, keep the last known state.
-            kept = {k: v for k, v in _inputs(olds).items() if k in mapping.OUTPUT_FIELDS}
+            kept = {k: v for k, v in without_host_keys(olds).items() if k in mapping.OUTPUT_FIELDS}
             return Applied(id_, {**kept, **inputs})
         cluster = self._client.update_cluster(id_, mapping.update_request(plan.update))
         self._say(f"cluster {spec.cluster_name!r}: updated {', '.join(sorted(plan.update))}")
@@ -353,7 +347,7 @@ class ClusterLifecycle:
             return None
         if cluster.is_deleting:
             return None
-        live = mapping.live_inputs(_inputs(props), cluster)
+        live = mapping.live_inputs(without_host_keys(props), cluster)
         return Observed(id_, live, self._outputs(live, cluster))
 
     def delete(

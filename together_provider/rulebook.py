@@ -16,7 +16,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic
 
-from together_provider.schema import Draft, Failure, Policy, S, Schema, Unknown, is_unknown
+from together_provider.schema import (
+    Draft,
+    Failure,
+    Policy,
+    S,
+    Schema,
+    Unknown,
+    is_unknown,
+    without_host_keys,
+)
 
 __all__ = ["Plan", "Rule", "Rulebook", "differs", "replacing_fields"]
 
@@ -69,10 +78,6 @@ def replacing_fields(schema: Schema[S], old: Draft[S], new: Draft[S]) -> tuple[s
 
 def _creates_first(_old: Draft[Any], _new: Draft[Any]) -> bool:
     return False
-
-
-def _host_keys_dropped(props: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in props.items() if not k.startswith("__")}
 
 
 class Rulebook(Generic[S]):
@@ -129,14 +134,14 @@ class Rulebook(Generic[S]):
         """What the provider's check returns: normalised inputs (raw ones on failure), failures."""
         new_draft, failures = self._parse_both(new, old)
         if failures:
-            return _host_keys_dropped(new), self._prefixed(name, failures)
+            return without_host_keys(new), self._prefixed(name, failures)
         return self.schema.to_props(new_draft), []
 
     def check_resource(
         self, olds: Mapping[str, Any], news: Mapping[str, Any]
     ) -> tuple[dict[str, Any], list[Failure]]:
         """A host's check: host keys (`__provider`) dropped, the resource named from `news`."""
-        new, old = _host_keys_dropped(news), _host_keys_dropped(olds)
+        new, old = without_host_keys(news), without_host_keys(olds)
         raw_name = new.get(self.name_field)
         name = raw_name if isinstance(raw_name, str) and not is_unknown(raw_name) else "(unnamed)"
         return self.check_inputs(name, new, old or None)
