@@ -38,7 +38,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from together_api.client import TogetherClient
 from together_api.errors import (
@@ -53,6 +53,7 @@ from together_api.kubeconfig import KubeconfigError
 from together_api.wire import Cluster
 from together_provider import mapping, rules
 from together_provider.cluster_schema import CLUSTER, ClusterSpec
+from together_provider.rulebook import Rulebook
 from together_provider.rules import Plan
 from together_provider.schema import Failure, without_host_keys
 
@@ -64,6 +65,7 @@ __all__ = [
     "Failure",
     "Observed",
     "Plan",
+    "ResourceLifecycle",
     "Say",
     "silent",
 ]
@@ -107,25 +109,32 @@ class Observed:
     secret_outputs: tuple[str, ...] = CLUSTER.secret_outputs
 
 
-class ClusterLifecycle:
-    """One Together cluster's lifecycle over a caller-owned client; see the module docstring."""
+class ResourceLifecycle:
+    """What every resource's lifecycle shares: a caller-owned client, progress, and check/diff,
+    which ask the resource's `RULEBOOK` and need no client."""
+
+    RULEBOOK: ClassVar[Rulebook[Any]]
 
     def __init__(self, client: TogetherClient, say: Say = silent) -> None:
         self._client = client
         self._say = say
 
-    # ------------------------------------------------------------------ check / diff
-
-    @staticmethod
-    def check(olds: Mapping[str, Any], news: Mapping[str, Any]) -> Checked:
+    @classmethod
+    def check(cls, olds: Mapping[str, Any], news: Mapping[str, Any]) -> Checked:
         """Normalise and validate `news` against the previous inputs `olds` ({} on create)."""
-        inputs, failures = rules.check_resource(olds, news)
+        inputs, failures = cls.RULEBOOK.check_resource(olds, news)
         return Checked(inputs, failures)
 
-    @staticmethod
-    def diff(olds: Mapping[str, Any], news: Mapping[str, Any]) -> Plan:
+    @classmethod
+    def diff(cls, olds: Mapping[str, Any], news: Mapping[str, Any]) -> Plan:
         """What changing the previous outputs `olds` into the checked inputs `news` means."""
-        return rules.plan(without_host_keys(olds), without_host_keys(news))
+        return cls.RULEBOOK.plan(without_host_keys(olds), without_host_keys(news))
+
+
+class ClusterLifecycle(ResourceLifecycle):
+    """One Together cluster's lifecycle over a caller-owned client; see the module docstring."""
+
+    RULEBOOK = rules.RULEBOOK
 
     # ------------------------------------------------------------------ create
 

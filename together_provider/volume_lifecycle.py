@@ -20,7 +20,6 @@ from collections.abc import Mapping
 from contextlib import suppress
 from typing import Any, Final
 
-from together_api.client import TogetherClient
 from together_api.errors import (
     ClusterStateError,
     NotFoundError,
@@ -34,12 +33,9 @@ from together_provider import volume_rules
 from together_provider.lifecycle import (
     DELETE_TIMEOUT_SECONDS,
     Applied,
-    Checked,
     Observed,
-    Say,
-    silent,
+    ResourceLifecycle,
 )
-from together_provider.rules import Plan
 from together_provider.schema import without_host_keys
 from together_provider.volume_schema import VOLUME, LiveVolume, VolumeSpec
 
@@ -52,22 +48,10 @@ def _clusters_named(clusters: list[Cluster]) -> str:
     return ", ".join(f"{c.cluster_name!r} ({c.cluster_id}, {c.status})" for c in clusters)
 
 
-class VolumeLifecycle:
+class VolumeLifecycle(ResourceLifecycle):
     """One Together shared volume's lifecycle over a caller-owned client."""
 
-    def __init__(self, client: TogetherClient, say: Say = silent) -> None:
-        self._client = client
-        self._say = say
-
-    # ------------------------------------------------------------------ check / diff
-
-    @staticmethod
-    def check(olds: Mapping[str, Any], news: Mapping[str, Any]) -> Checked:
-        return Checked(*volume_rules.check_resource(olds, news))
-
-    @staticmethod
-    def diff(olds: Mapping[str, Any], news: Mapping[str, Any]) -> Plan:
-        return volume_rules.plan(without_host_keys(olds), without_host_keys(news))
+    RULEBOOK = volume_rules.RULEBOOK
 
     # ------------------------------------------------------------------ create
 
