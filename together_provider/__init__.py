@@ -5,8 +5,9 @@ The public API is re-exported here. Importing the package is cheap: `Cluster` an
 stack config and the PR preview can be imported without Pulumi's grpc and dill.
 
 Modules: `cluster_schema` (the Cluster field table), `schema` and `validators` (the table
-machinery), `rules` (what a change means), `lifecycle` (create/adopt/update/read/delete, no
-Pulumi), `provider` and `resource` (the dynamic-provider host); the SharedVolume's
+machinery), `rules` (what a change means) over `rulebook` (validate/check/plan for any schema),
+`lifecycle` (create/adopt/update/read/delete, no Pulumi), `provider` and `resource` (the
+dynamic-provider host) over `dynamic` (what every dynamic provider shares); the SharedVolume's
 `volume_schema`, `volume_rules`, `volume_lifecycle`, `volume_provider` and `volume_resource`
 likewise; `stack_config`, `docs` (the
 README tables), `preview` (PR comments), `kubernetes` and `workloads` (need the `[kubernetes]`

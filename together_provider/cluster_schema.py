@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 from together_api.kubeconfig import decode_kube_config
 from together_api.values import BillingType, ClusterType, GpuType
 from together_provider import validators
+from together_provider.fields import adopt_id_field, ready_timeout_field
 from together_provider.schema import Policy, Schema, input_field, output_field
 
 if TYPE_CHECKING:  # the live object's type only; importing it would load pydantic in a preview
@@ -139,21 +140,12 @@ class ClusterSpec:
         wire=None,
         config=False,
     )
-    ready_timeout_seconds: float = input_field(
-        LOCAL,
+    ready_timeout_seconds: float = ready_timeout_field(
         "only bounds how long the provider waits for readiness",
         "How long create and standard-count updates wait for Ready (Pulumi's customTimeouts "
         "do not reach dynamic providers).",
-        default=1800.0,
-        validator=validators.seconds,
     )
-    adopt_cluster_id: str | None = input_field(
-        LOCAL,
-        "only read at create; later edits never re-adopt, create or delete a cluster",
-        "Take over this existing cluster at create instead of creating one.",
-        default=None,
-        per_resource=True,
-    )
+    adopt_cluster_id: str | None = adopt_id_field("cluster")
 
 
 def _created_at(cluster: Cluster) -> str:

@@ -97,6 +97,24 @@ def input_field(
     return dataclasses.field(default=default, metadata={_KEY: meta})
 
 
+def ready_timeout_field(why: str, doc: str) -> Any:
+    """`ready_timeout_seconds`, the same setting on every resource: provider-only, positive
+    seconds, 30 minutes by default (Pulumi's customTimeouts do not reach dynamic providers)."""
+    return input_field(Policy.LOCAL, why, doc, default=1800.0, validator=validators.seconds)
+
+
+def adopt_id_field(noun: str) -> Any:
+    """`adopt_<noun>_id`, the same contract on every resource: read only at create, where the
+    lifecycle takes the existing resource over instead of creating one."""
+    return input_field(
+        Policy.LOCAL,
+        f"only read at create; later edits never re-adopt, create or delete a {noun}",
+        f"Take over this existing {noun} at create instead of creating one.",
+        default=None,
+        per_resource=True,
+    )
+
+
 def output_field(
     doc: str, *, source: Callable[[Any], Any] | None = None, secret: bool = False
 ) -> Any:

@@ -38,7 +38,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from together_api.client import TogetherClient
 from together_api.errors import (
@@ -53,8 +53,9 @@ from together_api.kubeconfig import KubeconfigError
 from together_api.wire import Cluster
 from together_provider import mapping, rules
 from together_provider.cluster_schema import CLUSTER, ClusterSpec
+from together_provider.rulebook import Rulebook
 from together_provider.rules import Plan
-from together_provider.schema import Failure
+from together_provider.schema import Failure, without_host_keys
 
 __all__ = [
     "DELETE_TIMEOUT_SECONDS",
@@ -64,7 +65,9 @@ __all__ = [
     "Failure",
     "Observed",
     "Plan",
+    "ResourceLifecycle",
     "Say",
+    "silent",
 ]
 
 DELETE_TIMEOUT_SECONDS: Final = 1800.0
@@ -74,7 +77,8 @@ Say = Callable[[str], None]
 """A progress callback: one human-readable line per step."""
 
 
-def _silent(_message: str) -> None:
+def silent(_message: str) -> None:
+    """The default `Say`: no progress lines."""
     return None
 
 
@@ -105,39 +109,38 @@ class Observed:
     secret_outputs: tuple[str, ...] = CLUSTER.secret_outputs
 
 
-def _inputs(props: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in props.items() if not k.startswith("__")}
+class ResourceLifecycle:
+    """What every resource's lifecycle shares: a caller-owned client, progress, and check/diff,
+    which ask the resource's `RULEBOOK` and need no client."""
 
+    RULEBOOK: ClassVar[Rulebook[Any]]
 
-def _strip_outputs(props: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in _inputs(props).items() if k not in CLUSTER.output_names}
-
-
-class ClusterLifecycle:
-    """One Together cluster's lifecycle over a caller-owned client; see the module docstring."""
-
-    def __init__(self, client: TogetherClient, say: Say = _silent) -> None:
+    def __init__(self, client: TogetherClient, say: Say = silent) -> None:
         self._client = client
         self._say = say
 
-    # ------------------------------------------------------------------ check / diff
-
-    @staticmethod
-    def check(olds: Mapping[str, Any], news: Mapping[str, Any]) -> Checked:
+    @classmethod
+    def check(cls, olds: Mapping[str, Any], news: Mapping[str, Any]) -> Checked:
         """Normalise and validate `news` against the previous inputs `olds` ({} on create)."""
-        inputs, failures = rules.check_resource(olds, news)
+        inputs, failures = cls.RULEBOOK.check_resource(olds, news)
         return Checked(inputs, failures)
 
-    @staticmethod
-    def diff(olds: Mapping[str, Any], news: Mapping[str, Any]) -> Plan:
+    @classmethod
+    def diff(cls, olds: Mapping[str, Any], news: Mapping[str, Any]) -> Plan:
         """What changing the previous outputs `olds` into the checked inputs `news` means."""
-        return rules.plan(_inputs(olds), _inputs(news))
+        return cls.RULEBOOK.plan(without_host_keys(olds), without_host_keys(news))
+
+
+class ClusterLifecycle(ResourceLifecycle):
+    """One Together cluster's lifecycle over a caller-owned client; see the module docstring."""
+
+    RULEBOOK = rules.RULEBOOK
 
     # ------------------------------------------------------------------ create
 
     def create(self, inputs: Mapping[str, Any], *, timeout_seconds: float | None = None) -> Applied:
         """Adopt `adopt_cluster_id` when set; else refuse a duplicate name, POST, wait for Ready."""
-        spec = CLUSTER.resolve(_strip_outputs(inputs))
+        spec = CLUSTER.resolve(CLUSTER.without_outputs(inputs))
         props = CLUSTER.to_props(spec)
         timeout = self._ready_timeout(spec, timeout_seconds)
         if spec.adopt_cluster_id is not None:
@@ -328,12 +331,12 @@ class ClusterLifecycle:
         timeout_seconds: float | None = None,
     ) -> Applied:
         """One PUT of the changed counts; wait for Ready only when the *standard* count changed."""
-        plan = rules.plan(_inputs(olds), _inputs(news))
-        spec = CLUSTER.resolve(_strip_outputs(news))
+        plan = rules.plan(without_host_keys(olds), without_host_keys(news))
+        spec = CLUSTER.resolve(CLUSTER.without_outputs(news))
         inputs = CLUSTER.to_props(spec)
         if not plan.update:
             # Only provider-side settings changed: no API call, keep the last known state.
-            kept = {k: v for k, v in _inputs(olds).items() if k in mapping.OUTPUT_FIELDS}
+            kept = {k: v for k, v in without_host_keys(olds).items() if k in mapping.OUTPUT_FIELDS}
             return Applied(id_, {**kept, **inputs})
         cluster = self._client.update_cluster(id_, mapping.update_request(plan.update))
         self._say(f"cluster {spec.cluster_name!r}: updated {', '.join(sorted(plan.update))}")
@@ -353,7 +356,7 @@ class ClusterLifecycle:
             return None
         if cluster.is_deleting:
             return None
-        live = mapping.live_inputs(_inputs(props), cluster)
+        live = mapping.live_inputs(without_host_keys(props), cluster)
         return Observed(id_, live, self._outputs(live, cluster))
 
     def delete(

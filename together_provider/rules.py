@@ -22,11 +22,11 @@ written by an older provider) never forces a replacement: it is recorded in plac
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Final
 
 from together_provider.cluster_schema import CLUSTER, ClusterSpec
-from together_provider.schema import Draft, Failure, Policy, Unknown, is_unknown
+from together_provider.rulebook import Plan, Rule, Rulebook, replacing_fields
+from together_provider.schema import Draft, Policy, Unknown, is_unknown
 from together_provider.validators import NODE_GPUS
 
 ClusterDraft = Draft[ClusterSpec]
@@ -36,36 +36,14 @@ FIELD_POLICIES: Final[Mapping[str, Policy]] = CLUSTER.policies
 """Per input field: in place, replace or provider-only (from the field table)."""
 
 
-def _differs(old: object, new: object) -> bool:
-    """An unknown on either side counts as different; 8 == 8.0 is not a change."""
-    return old is Unknown.VALUE or new is Unknown.VALUE or old != new
-
-
 def _replacing_fields(old: ClusterDraft, new: ClusterDraft) -> tuple[str, ...]:
-    """REPLACE fields that differ, given evidence: unknown in new, or known in old and different."""
-    return tuple(
-        name
-        for name, policy in FIELD_POLICIES.items()
-        if policy is Policy.REPLACE
-        and getattr(old, name) is not Unknown.VALUE
-        and _differs(getattr(old, name), getattr(new, name))
-    )
+    return replacing_fields(CLUSTER, old, new)
 
 
 # --- the rejection rules -----------------------------------------------------------------------
 
 Check = Callable[[ClusterDraft, ClusterDraft | None], str | None]
 """A rule: (new spec, old spec or None on create) -> the reason it is rejected, or None."""
-
-
-@dataclass(frozen=True)
-class Rule:
-    """One rejection: the field it is reported on, when it applies and why (both for the README)."""
-
-    field: str
-    when: str
-    why: str
-    check: Check
 
 
 def _nearest_multiples(value: int) -> str:
@@ -185,7 +163,7 @@ def _volume_region(new: ClusterDraft, _old: ClusterDraft | None) -> str | None:
     )
 
 
-RULES: Final[tuple[Rule, ...]] = (
+RULES: Final[tuple[Rule[ClusterSpec], ...]] = (
     Rule(
         "num_gpus",
         "`num_gpus` < 8",
@@ -241,92 +219,7 @@ RULES: Final[tuple[Rule, ...]] = (
 # --- check and diff ------------------------------------------------------------------------------
 
 
-def _prefixed(name: str, failures: list[Failure]) -> list[Failure]:
-    return [Failure(f.field, f"cluster {name!r}: {f.reason}") for f in failures]
-
-
-def rule_failures(new: ClusterDraft, old: ClusterDraft | None) -> list[Failure]:
-    """The cross-field rules over two parsed drafts (`old` None on create)."""
-    return [
-        Failure(rule.field, reason)
-        for rule in RULES
-        if (reason := rule.check(new, old)) is not None
-    ]
-
-
-def validate(name: str, new: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[Failure]:
-    """The check-time rules. `old` is the previous inputs: None or {} on create and replacement.
-
-    Field-local failures (types, unknown keys, enums, ranges) come first; the cross-field rules
-    then run on every field that parsed, so one check reports as much as it can.
-    """
-    new_draft, failures = CLUSTER.parse(new)
-    old_draft = CLUSTER.parse(old)[0] if old else None
-    return _prefixed(name, failures + rule_failures(new_draft, old_draft))
-
-
-def check_inputs(
-    name: str, new: Mapping[str, Any], old: Mapping[str, Any] | None
-) -> tuple[dict[str, Any], list[Failure]]:
-    """What the provider's check returns: normalised inputs (raw ones on failure), failures."""
-    new_draft, failures = CLUSTER.parse(new)
-    old_draft = CLUSTER.parse(old)[0] if old else None
-    failures += rule_failures(new_draft, old_draft)
-    if failures:
-        return {k: v for k, v in new.items() if not k.startswith("__")}, _prefixed(name, failures)
-    return CLUSTER.to_props(new_draft), []
-
-
-def check_resource(
-    olds: Mapping[str, Any], news: Mapping[str, Any]
-) -> tuple[dict[str, Any], list[Failure]]:
-    """A host's check: host keys (`__provider`) dropped, the cluster named from `news`."""
-    new = {k: v for k, v in news.items() if not k.startswith("__")}
-    old = {k: v for k, v in olds.items() if not k.startswith("__")}
-    raw_name = new.get("cluster_name")
-    name = raw_name if isinstance(raw_name, str) and not is_unknown(raw_name) else "(unnamed)"
-    return check_inputs(name, new, old or None)
-
-
-def _inputs_only(props: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in props.items() if k in FIELD_POLICIES}
-
-
-@dataclass(frozen=True)
-class Plan:
-    """The meaning of a diff: which fields changed, which force a replacement, what to PUT.
-
-    `update` holds only changed, known, in-place API fields, and is empty for a replacement (the
-    new cluster is created with every field; nothing is PUT to the old one).
-    """
-
-    changed: tuple[str, ...] = ()
-    replaces: tuple[str, ...] = ()
-    update: dict[str, int] = field(default_factory=dict)
-    delete_before_replace: bool = False
-
-    @property
-    def has_changes(self) -> bool:
-        return bool(self.changed)
-
-
-def plan_drafts(old: ClusterDraft, new: ClusterDraft) -> Plan:
-    """`plan` over parsed drafts."""
-    changed = tuple(
-        name for name in FIELD_POLICIES if _differs(getattr(old, name), getattr(new, name))
-    )
-    replaces = _replacing_fields(old, new)
-    update = {
-        CLUSTER.by_name[name].wire or name: value
-        for name in changed
-        if FIELD_POLICIES[name] is Policy.IN_PLACE and isinstance(value := getattr(new, name), int)
-    }
-    return Plan(
-        changed=changed,
-        replaces=replaces,
-        update={} if replaces else update,
-        delete_before_replace=bool(replaces) and _deletes_first(old.cluster_name, new.cluster_name),
-    )
+# --- check and diff (the shared machinery in `rulebook`) ----------------------------------------
 
 
 def _deletes_first(old_name: object, new_name: object) -> bool:
@@ -342,14 +235,25 @@ def replacement_deletes_first(old: Mapping[str, Any], new: Mapping[str, Any]) ->
     return _deletes_first(old.get("cluster_name"), new.get("cluster_name"))
 
 
-def plan(old: Mapping[str, Any], new: Mapping[str, Any]) -> Plan:
-    """Diff previous outputs against checked inputs. Output-only keys in `old` are ignored, so
-    `allocated_preemptible_gpus` below the target is never a change."""
-    return plan_drafts(CLUSTER.parse(_inputs_only(old))[0], CLUSTER.parse(_inputs_only(new))[0])
+RULEBOOK: Final[Rulebook[ClusterSpec]] = Rulebook(
+    CLUSTER,
+    RULES,
+    name_field="cluster_name",
+    deletes_first=lambda old, new: _deletes_first(old.cluster_name, new.cluster_name),
+)
 
+rule_failures = RULEBOOK.rule_failures
+validate = RULEBOOK.validate
+check_inputs = RULEBOOK.check_inputs
+check_resource = RULEBOOK.check_resource
+plan_drafts = RULEBOOK.plan_drafts
+plan = RULEBOOK.plan
+"""Diff previous outputs against checked inputs. Output-only keys in `old` are ignored, so
+`allocated_preemptible_gpus` below the target is never a change."""
 
 __all__ = [
     "FIELD_POLICIES",
+    "RULEBOOK",
     "RULES",
     "ClusterDraft",
     "Plan",

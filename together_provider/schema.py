@@ -51,6 +51,11 @@ class Unknown(enum.Enum):
         return "<unknown>"
 
 
+def without_host_keys(props: Mapping[str, Any]) -> dict[str, Any]:
+    """`props` without the host's bookkeeping keys (those starting with `__`, e.g. `__provider`)."""
+    return {k: v for k, v in props.items() if not k.startswith("__")}
+
+
 def is_unknown(value: object) -> bool:
     """True for the wire sentinel, a `pulumi.output.Unknown` object, or `Unknown.VALUE`.
 
@@ -196,6 +201,10 @@ class Schema(Generic[S]):
                 props[name] = value
         return props
 
+    def without_outputs(self, props: Mapping[str, Any]) -> dict[str, Any]:
+        """Stored properties reduced to inputs: host keys and output-only fields dropped."""
+        return {k: v for k, v in without_host_keys(props).items() if k not in self.output_names}
+
     def request_body(self, spec: S) -> dict[str, Any]:
         """The create request's fields: every wired input that is set (and not an omitted
         default), under its wire name."""
@@ -255,4 +264,5 @@ __all__ = [
     "input_field",
     "is_unknown",
     "output_field",
+    "without_host_keys",
 ]

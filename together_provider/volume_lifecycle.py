@@ -20,7 +20,6 @@ from collections.abc import Mapping
 from contextlib import suppress
 from typing import Any, Final
 
-from together_api.client import TogetherClient
 from together_api.errors import (
     ClusterStateError,
     NotFoundError,
@@ -31,8 +30,13 @@ from together_api.errors import (
 )
 from together_api.wire import Cluster, SharedVolume, VolumeCreateRequest
 from together_provider import volume_rules
-from together_provider.lifecycle import Applied, Checked, Observed, Say
-from together_provider.rules import Plan
+from together_provider.lifecycle import (
+    DELETE_TIMEOUT_SECONDS,
+    Applied,
+    Observed,
+    ResourceLifecycle,
+)
+from together_provider.schema import without_host_keys
 from together_provider.volume_schema import VOLUME, LiveVolume, VolumeSpec
 
 __all__ = ["NO_SECRETS", "VolumeLifecycle"]
@@ -42,44 +46,20 @@ NO_SECRETS: Final[tuple[str, ...]] = ()
 Props = Mapping[str, Any]
 
 
-def _silent(_message: str) -> None:
-    return None
-
-
-def _inputs(props: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in props.items() if not k.startswith("__")}
-
-
-def _strip_outputs(props: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in _inputs(props).items() if k not in VOLUME.output_names}
-
-
 def _clusters_named(clusters: list[Cluster]) -> str:
     return ", ".join(f"{c.cluster_name!r} ({c.cluster_id}, {c.status})" for c in clusters)
 
 
-class VolumeLifecycle:
+class VolumeLifecycle(ResourceLifecycle):
     """One Together shared volume's lifecycle over a caller-owned client."""
 
-    def __init__(self, client: TogetherClient, say: Say = _silent) -> None:
-        self._client = client
-        self._say = say
-
-    # ------------------------------------------------------------------ check / diff
-
-    @staticmethod
-    def check(olds: Mapping[str, Any], news: Mapping[str, Any]) -> Checked:
-        return Checked(*volume_rules.check_resource(olds, news))
-
-    @staticmethod
-    def diff(olds: Mapping[str, Any], news: Mapping[str, Any]) -> Plan:
-        return volume_rules.plan(_inputs(olds), _inputs(news))
+    RULEBOOK = volume_rules.RULEBOOK
 
     # ------------------------------------------------------------------ create
 
     def create(self, inputs: Mapping[str, Any], *, timeout_seconds: float | None = None) -> Applied:
         """Adopt `adopt_volume_id` when set; else POST and wait until the volume is available."""
-        spec = VOLUME.resolve(_strip_outputs(inputs))
+        spec = VOLUME.resolve(VOLUME.without_outputs(inputs))
         props = VOLUME.to_props(spec)
         timeout = spec.ready_timeout_seconds if timeout_seconds is None else timeout_seconds
         if spec.adopt_volume_id is not None:
@@ -152,10 +132,10 @@ class VolumeLifecycle:
     ) -> Applied:
         """One PUT of the new size; nothing else of a volume changes in place. A resize is not
         waited for, so `timeout_seconds` (accepted as `ClusterLifecycle.update` does) is unused."""
-        plan = volume_rules.plan(_inputs(olds), _inputs(news))
-        spec = VOLUME.resolve(_strip_outputs(news))
+        plan = volume_rules.plan(without_host_keys(olds), without_host_keys(news))
+        spec = VOLUME.resolve(VOLUME.without_outputs(news))
         inputs = VOLUME.to_props(spec)
-        kept = {k: v for k, v in _inputs(olds).items() if k in VOLUME.output_names}
+        kept = {k: v for k, v in without_host_keys(olds).items() if k in VOLUME.output_names}
         if not plan.update:
             return Applied(id_, {**kept, **inputs}, NO_SECRETS)
         volume = self._client.resize_volume(id_, plan.update["size_tib"])
@@ -174,7 +154,7 @@ class VolumeLifecycle:
         if volume.is_deleting:
             return None
         live = LiveVolume(volume, self._client.clusters_using_volume(id_))
-        inputs = VOLUME.live_inputs(_inputs(props), live)
+        inputs = VOLUME.live_inputs(without_host_keys(props), live)
         return Observed(id_, inputs, {**inputs, **VOLUME.outputs_of(live)}, NO_SECRETS)
 
     def delete(
@@ -188,7 +168,7 @@ class VolumeLifecycle:
         name = str(props.get("volume_name") or id_)
         raw_timeout = props.get("ready_timeout_seconds")
         timeout = timeout_seconds or (
-            float(raw_timeout) if isinstance(raw_timeout, int | float) else 1800.0
+            float(raw_timeout) if isinstance(raw_timeout, int | float) else DELETE_TIMEOUT_SECONDS
         )
         deadline = self._client.clock() + timeout
         poll = 0

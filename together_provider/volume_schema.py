@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from together_provider import validators
+from together_provider.fields import adopt_id_field, ready_timeout_field
 from together_provider.schema import Policy, Schema, input_field, output_field
 
 if TYPE_CHECKING:  # the live objects' types only; importing them would load pydantic in a preview
@@ -85,20 +86,11 @@ class VolumeSpec:
         "deletes it with its cluster, so replacing that cluster loses them.",
         default=True,
     )
-    ready_timeout_seconds: float = input_field(
-        LOCAL,
+    ready_timeout_seconds: float = ready_timeout_field(
         "only bounds how long the provider waits for the volume",
         "How long create waits for the volume to be available (and delete for it to be gone).",
-        default=1800.0,
-        validator=validators.seconds,
     )
-    adopt_volume_id: str | None = input_field(
-        LOCAL,
-        "only read at create; later edits never re-adopt, create or delete a volume",
-        "Take over this existing volume at create instead of creating one.",
-        default=None,
-        per_resource=True,
-    )
+    adopt_volume_id: str | None = adopt_id_field("volume")
 
 
 @dataclass(frozen=True)

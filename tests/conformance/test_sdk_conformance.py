@@ -35,12 +35,6 @@ CREATE_VARIANTS = (
 UPDATE = cluster_update_params.ClusterUpdateParams
 
 
-@pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimulatorProcess]:
-    with SimulatorProcess(tmp_path_factory.mktemp("sim"), time_scale=0) as process:
-        yield process
-
-
 @pytest.fixture
 def sdk(sim: SimulatorProcess) -> Iterator[together.Together]:
     client = together.Together(api_key=sim.api_key, base_url=sim.root_url, max_retries=0)

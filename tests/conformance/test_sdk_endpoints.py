@@ -97,12 +97,6 @@ def _route(method: str, path: str) -> tuple[str, str, type[BaseModel]]:
     raise AssertionError(f"no SDK model for {method} {path}")
 
 
-@pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimulatorProcess]:
-    with SimulatorProcess(tmp_path_factory.mktemp("sim"), time_scale=0) as process:
-        yield process
-
-
 @pytest.fixture
 def recorder() -> Recorder:
     return Recorder()

@@ -13,7 +13,6 @@ import json
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,12 +23,6 @@ from testkit.sim import SimulatorProcess
 
 TG = Path(sys.executable).with_name("tg")
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-
-
-@pytest.fixture(scope="module")
-def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimulatorProcess]:
-    with SimulatorProcess(tmp_path_factory.mktemp("sim"), time_scale=0) as process:
-        yield process
 
 
 class Tg:

@@ -1,4 +1,4 @@
-"""Fixtures for unit tests: the in-process simulator."""
+"""Fixtures for unit tests: the in-process simulator, and mock-transport clients on a fake clock."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.fake_time import FakeTime
+from tests.mock_client import MakeClient, client_maker
 from tests.sim_app import Sim
 
 
@@ -16,3 +18,14 @@ def sim(tmp_path: Path) -> Iterator[Sim]:
     s = Sim(tmp_path / "state")
     yield s
     s.http.close()
+
+
+@pytest.fixture
+def fake_time() -> FakeTime:
+    return FakeTime(start=1000.0)
+
+
+@pytest.fixture
+def make_client(fake_time: FakeTime) -> Iterator[MakeClient]:
+    """`make_client(handler, base_url=..., **retry_policy)`: a client over a MockTransport."""
+    yield from client_maker(fake_time)

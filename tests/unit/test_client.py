@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import logging
-import random
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
 import pytest
 
 from tests.fake_time import FakeTime
+from tests.mock_client import KEY, Handler
 from together_api.client import TogetherClient
 from together_api.errors import (
     ApiConnectionError,
@@ -27,12 +26,7 @@ from together_api.errors import (
     TogetherError,
     UnexpectedResponseError,
 )
-from together_api.retry import RetryPolicy
 from together_api.wire import Cluster, ClusterCreateRequest, ClusterUpdateRequest
-
-KEY = "tg-secret-key-0123456789"
-BASE = "https://api.test/v1"
-Handler = Callable[[httpx.Request], httpx.Response]
 
 
 def cluster_body(status: str = "Ready", **extra: Any) -> dict[str, Any]:
@@ -41,32 +35,6 @@ def cluster_body(status: str = "Ready", **extra: Any) -> dict[str, Any]:
 
 def ok(body: dict[str, Any]) -> httpx.Response:
     return httpx.Response(200, json=body)
-
-
-@pytest.fixture
-def fake_time() -> FakeTime:
-    return FakeTime(start=1000.0)
-
-
-@pytest.fixture
-def make_client(fake_time: FakeTime) -> Iterator[Callable[..., TogetherClient]]:
-    clients: list[TogetherClient] = []
-
-    def make(handler: Handler, **policy: Any) -> TogetherClient:
-        client = TogetherClient(
-            KEY,
-            BASE,
-            transport=httpx.MockTransport(handler),
-            retry=RetryPolicy(rng=random.Random(0), **policy),
-            sleep=fake_time.sleep,
-            clock=fake_time.clock,
-        )
-        clients.append(client)
-        return client
-
-    yield make
-    for client in clients:
-        client.close()
 
 
 def test_create_posts_only_set_fields_with_bearer_auth(make_client: Any) -> None:

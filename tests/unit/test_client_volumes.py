@@ -4,57 +4,25 @@ and the wait until a volume is usable (fake clock, no sleeping)."""
 from __future__ import annotations
 
 import json
-import random
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
 import pytest
 
 from tests.fake_time import FakeTime
-from together_api.client import TogetherClient
 from together_api.errors import (
     NotFoundError,
     TogetherError,
     VolumeInUseError,
     VolumeNotAvailableError,
 )
-from together_api.retry import RetryPolicy
 from together_api.wire import VolumeCreateRequest
 
-KEY = "tg-secret-key-0123456789"
 VOLUMES = "/v1/compute/clusters/storage/volumes"
-Handler = Callable[[httpx.Request], httpx.Response]
 
 
 def volume(status: str = "available", **extra: Any) -> dict[str, Any]:
     return {"volume_id": "vol-1", "volume_name": "data", "size_tib": 2, "status": status, **extra}
-
-
-@pytest.fixture
-def fake_time() -> FakeTime:
-    return FakeTime(start=1000.0)
-
-
-@pytest.fixture
-def make_client(fake_time: FakeTime) -> Iterator[Callable[..., TogetherClient]]:
-    clients: list[TogetherClient] = []
-
-    def make(handler: Handler, base_url: str = "https://api.test") -> TogetherClient:
-        client = TogetherClient(
-            KEY,
-            base_url,
-            transport=httpx.MockTransport(handler),
-            retry=RetryPolicy(rng=random.Random(0)),
-            sleep=fake_time.sleep,
-            clock=fake_time.clock,
-        )
-        clients.append(client)
-        return client
-
-    yield make
-    for client in clients:
-        client.close()
 
 
 @pytest.mark.parametrize(

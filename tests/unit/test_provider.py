@@ -11,7 +11,9 @@ from tests.fake_api import CLUSTERS, ONE, SPEC, FakeApi, cluster, reply
 from together_api import client as client_module
 from together_api.client import TogetherClient
 from together_api.errors import ProvisioningFailedError, SpecError
+from together_provider.dynamic import LifecycleProvider
 from together_provider.provider import ClusterProvider
+from together_provider.volume_provider import VolumeProvider
 
 
 @pytest.fixture
@@ -128,11 +130,21 @@ def test_delete_tolerates_an_already_deleted_cluster(api: FakeApi) -> None:
     assert api.seen == [("DELETE", ONE)]
 
 
-def test_the_pickled_provider_holds_no_credentials() -> None:
+@pytest.mark.parametrize(
+    ("provider_class", "module"),
+    [
+        (ClusterProvider, b"together_provider.provider"),
+        (VolumeProvider, b"together_provider.volume_provider"),
+    ],
+)
+def test_the_pickled_provider_holds_no_credentials(
+    provider_class: type[LifecycleProvider], module: bytes
+) -> None:
     import dill
 
-    provider = ClusterProvider()
+    provider = provider_class()
     assert vars(provider) == {}
     pickled = dill.dumps(provider, recurse=True)
     assert len(pickled) < 200  # by reference: module and class name only
-    assert b"together_provider.provider" in pickled
+    assert module in pickled
+    assert provider_class.__name__.encode() in pickled

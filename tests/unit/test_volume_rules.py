@@ -49,6 +49,18 @@ def test_a_shrink_is_rejected_with_the_reason_and_the_fix() -> None:
     assert "keep size_tib >= 4" in reason
 
 
+def test_a_hosts_check_names_the_volume_and_drops_host_keys() -> None:
+    old = {**_checked(), "__provider": "pickle"}
+    inputs, failures = volume_rules.check_resource(
+        old, {**VOLUME_PROPS, "size_tib": 2.0, "__provider": "pickle"}
+    )
+    assert "__provider" not in inputs
+    assert [f.field for f in failures] == ["size_tib"]
+    assert failures[0].reason.startswith("volume 'ckpt': size_tib 4 -> 2")
+    _, unnamed = volume_rules.check_resource({}, {**VOLUME_PROPS, "volume_name": UNKNOWN, "x": 1})
+    assert [f.reason.split(":")[0] for f in unnamed] == ["volume '(unnamed)'"]
+
+
 def test_a_shrink_that_comes_with_a_replacement_is_a_new_volume() -> None:
     old = _checked()
     assert _reasons({**VOLUME_PROPS, "size_tib": 1, "region": "us-west-2"}, old) == []

@@ -1,0 +1,130 @@
+"""What every dynamic provider of ours shares: credentials, one client per call, progress, results.
+
+`provider.ClusterProvider` and `volume_provider.VolumeProvider` subclass `LifecycleProvider` and
+name only their rules and their lifecycle. Importable and free of side effects on purpose: dill
+pickles a provider *by reference* (module and class name only), so the provider process imports
+the code installed now, and the pickle holds no credentials. The class has no instance attributes
+until `configure()` runs in the provider process, and `configure()` state is never pickled.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, suppress
+from typing import TYPE_CHECKING, Any, Final, Protocol
+
+from pulumi.dynamic import (
+    CheckFailure,
+    CheckResult,
+    ConfigureRequest,
+    CreateResult,
+    DiffResult,
+    ReadResult,
+    ResourceProvider,
+    UpdateResult,
+)
+
+if TYPE_CHECKING:
+    from together_api.client import TogetherClient
+    from together_provider.lifecycle import Applied, Observed
+    from together_provider.rules import Plan
+    from together_provider.schema import Failure
+
+CONFIG_API_KEY: Final = "together:apiKey"
+CONFIG_BASE_URL: Final = "together:baseUrl"
+
+
+def say(message: str) -> None:
+    """Progress for the person running `pulumi up`: the engine shows provider stderr.
+
+    Best effort: when the CLI has died its pipe is gone, and a progress line must never turn into
+    an error that changes what happens to a resource.
+    """
+    with suppress(OSError):
+        print(message, file=sys.stderr, flush=True)
+
+
+class Lifecycle(Protocol):
+    """What a provider drives: `ClusterLifecycle` and `VolumeLifecycle` both fit."""
+
+    def create(self, inputs: Mapping[str, Any]) -> Applied: ...
+
+    def update(self, id_: str, olds: Mapping[str, Any], news: Mapping[str, Any]) -> Applied: ...
+
+    def read(self, id_: str, props: Mapping[str, Any]) -> Observed | None: ...
+
+    def delete(self, id_: str, props: Mapping[str, Any]) -> None: ...
+
+
+class LifecycleProvider(ResourceProvider):
+    """Pulumi's hooks translated to one resource's rules (check, diff) and lifecycle (the rest)."""
+
+    _api_key: str | None = None
+    _base_url: str | None = None
+
+    def check_resource(
+        self, olds: Mapping[str, Any], news: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], list[Failure]]:
+        """The resource's `rules.check_resource`."""
+        raise NotImplementedError
+
+    def plan(self, olds: Mapping[str, Any], news: Mapping[str, Any]) -> Plan:
+        """The resource's `rules.plan`."""
+        raise NotImplementedError
+
+    def open_lifecycle(self, client: TogetherClient) -> Lifecycle:
+        """The resource's lifecycle over `client`; import it here, not at the top (see below)."""
+        raise NotImplementedError
+
+    def configure(self, req: ConfigureRequest) -> None:
+        # Stack config arrives decrypted here, in the provider process only.
+        self._api_key = req.config.get(CONFIG_API_KEY) or None
+        self._base_url = req.config.get(CONFIG_BASE_URL) or None
+
+    @contextmanager
+    def _lifecycle(self) -> Iterator[Lifecycle]:
+        # Built per call: httpx clients hold SSL contexts (unpicklable), and the host runs up
+        # to four hooks at once, so nothing per-request lives on self. The client falls back to
+        # TOGETHER_API_KEY / TOGETHER_BASE_URL. Imported here, not at the top: a preview runs only
+        # check and diff, and should not pay for loading httpx and pydantic.
+        from together_api.client import TogetherClient
+
+        client = TogetherClient(api_key=self._api_key, base_url=self._base_url)
+        try:
+            yield self.open_lifecycle(client)
+        finally:
+            client.close()
+
+    def check(self, olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
+        inputs, failures = self.check_resource(olds, news)
+        return CheckResult(inputs, [CheckFailure(f.field, f.reason) for f in failures])
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        plan = self.plan(olds, news)
+        return DiffResult(
+            changes=plan.has_changes,
+            replaces=list(plan.replaces),
+            delete_before_replace=plan.delete_before_replace,
+        )
+
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        with self._lifecycle() as lifecycle:
+            applied = lifecycle.create(props)
+        return CreateResult(applied.id, applied.outputs)
+
+    def update(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+        with self._lifecycle() as lifecycle:
+            applied = lifecycle.update(id_, olds, news)
+        return UpdateResult(applied.outputs)
+
+    def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
+        with self._lifecycle() as lifecycle:
+            observed = lifecycle.read(id_, props)
+        if observed is None:
+            return ReadResult(None, {})
+        return ReadResult(observed.id, observed.outputs, observed.inputs)
+
+    def delete(self, id_: str, props: dict[str, Any]) -> None:
+        with self._lifecycle() as lifecycle:
+            lifecycle.delete(id_, props)

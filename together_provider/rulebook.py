@@ -1,0 +1,173 @@
+"""The plan/validate machinery every resource shares, generic over its `Schema`. Pure: no I/O.
+
+A resource's rules module (`rules` for clusters, `volume_rules` for volumes) declares only what is
+its own: the rejection `Rule`s and, for clusters, the replacement order. Parsing, prefixing each
+failure with the resource's name, the check a host runs, and the diff (what changed, what forces
+a replacement, what to PUT) are the same for every resource, so they are written once here.
+
+Unknowns are never rejected: a rule skips when its inputs are unknown, an unknown REPLACE field
+counts as a replacement and an unknown mutable field as an in-place change. A value missing or
+unreadable in the *old* outputs never forces a replacement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic
+
+from together_provider.schema import (
+    Draft,
+    Failure,
+    Policy,
+    S,
+    Schema,
+    Unknown,
+    is_unknown,
+    without_host_keys,
+)
+
+__all__ = ["Plan", "Rule", "Rulebook", "differs", "replacing_fields"]
+
+
+@dataclass(frozen=True)
+class Rule(Generic[S]):
+    """One rejection: the field it is reported on, when it applies and why (both for the README).
+
+    `check(new, old)` (old is None on create) returns the reason it is rejected, or None."""
+
+    field: str
+    when: str
+    why: str
+    check: Callable[[Draft[S], Draft[S] | None], str | None]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The meaning of a diff: which fields changed, which force a replacement, what to PUT.
+
+    `update` holds only changed, known, in-place API fields (keyed by wire name), and is empty for
+    a replacement (the new resource is created with every field; nothing is PUT to the old one).
+    """
+
+    changed: tuple[str, ...] = ()
+    replaces: tuple[str, ...] = ()
+    update: dict[str, int] = field(default_factory=dict)
+    delete_before_replace: bool = False
+
+    @property
+    def has_changes(self) -> bool:
+        return bool(self.changed)
+
+
+def differs(old: object, new: object) -> bool:
+    """An unknown on either side counts as different; 8 == 8.0 is not a change."""
+    return old is Unknown.VALUE or new is Unknown.VALUE or old != new
+
+
+def replacing_fields(schema: Schema[S], old: Draft[S], new: Draft[S]) -> tuple[str, ...]:
+    """REPLACE fields that differ, given evidence: unknown in new, or known in old and different."""
+    return tuple(
+        name
+        for name, policy in schema.policies.items()
+        if policy is Policy.REPLACE
+        and getattr(old, name) is not Unknown.VALUE
+        and differs(getattr(old, name), getattr(new, name))
+    )
+
+
+def _creates_first(_old: Draft[Any], _new: Draft[Any]) -> bool:
+    return False
+
+
+class Rulebook(Generic[S]):
+    """One resource's rules over its schema: validate, check, plan.
+
+    `name_field` names the resource in every failure (`cluster 'train': ...`); `deletes_first`
+    answers a replacement's order from the old and new drafts (default: create first).
+    """
+
+    def __init__(
+        self,
+        schema: Schema[S],
+        rules: Sequence[Rule[S]],
+        *,
+        name_field: str,
+        deletes_first: Callable[[Draft[S], Draft[S]], bool] = _creates_first,
+    ) -> None:
+        self.schema = schema
+        self.rules = tuple(rules)
+        self.name_field = name_field
+        self._deletes_first = deletes_first
+
+    def rule_failures(self, new: Draft[S], old: Draft[S] | None) -> list[Failure]:
+        """The cross-field rules over two parsed drafts (`old` None on create)."""
+        return [
+            Failure(rule.field, reason)
+            for rule in self.rules
+            if (reason := rule.check(new, old)) is not None
+        ]
+
+    def _prefixed(self, name: str, failures: list[Failure]) -> list[Failure]:
+        return [Failure(f.field, f"{self.schema.noun} {name!r}: {f.reason}") for f in failures]
+
+    def _parse_both(
+        self, new: Mapping[str, Any], old: Mapping[str, Any] | None
+    ) -> tuple[Draft[S], list[Failure]]:
+        new_draft, failures = self.schema.parse(new)
+        old_draft = self.schema.parse(old)[0] if old else None
+        return new_draft, failures + self.rule_failures(new_draft, old_draft)
+
+    def validate(
+        self, name: str, new: Mapping[str, Any], old: Mapping[str, Any] | None
+    ) -> list[Failure]:
+        """The check-time rules. `old` is the previous inputs: None or {} on create and replacement.
+
+        Field-local failures (types, unknown keys, enums, ranges) come first; the cross-field rules
+        then run on every field that parsed, so one check reports as much as it can.
+        """
+        return self._prefixed(name, self._parse_both(new, old)[1])
+
+    def check_inputs(
+        self, name: str, new: Mapping[str, Any], old: Mapping[str, Any] | None
+    ) -> tuple[dict[str, Any], list[Failure]]:
+        """What the provider's check returns: normalised inputs (raw ones on failure), failures."""
+        new_draft, failures = self._parse_both(new, old)
+        if failures:
+            return without_host_keys(new), self._prefixed(name, failures)
+        return self.schema.to_props(new_draft), []
+
+    def check_resource(
+        self, olds: Mapping[str, Any], news: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], list[Failure]]:
+        """A host's check: host keys (`__provider`) dropped, the resource named from `news`."""
+        new, old = without_host_keys(news), without_host_keys(olds)
+        raw_name = new.get(self.name_field)
+        name = raw_name if isinstance(raw_name, str) and not is_unknown(raw_name) else "(unnamed)"
+        return self.check_inputs(name, new, old or None)
+
+    def plan_drafts(self, old: Draft[S], new: Draft[S]) -> Plan:
+        """`plan` over parsed drafts."""
+        policies = self.schema.policies
+        changed = tuple(
+            name for name in policies if differs(getattr(old, name), getattr(new, name))
+        )
+        replaces = replacing_fields(self.schema, old, new)
+        update = {
+            self.schema.by_name[name].wire or name: value
+            for name in changed
+            if policies[name] is Policy.IN_PLACE and isinstance(value := getattr(new, name), int)
+        }
+        return Plan(
+            changed=changed,
+            replaces=replaces,
+            update={} if replaces else update,
+            delete_before_replace=bool(replaces) and self._deletes_first(old, new),
+        )
+
+    def plan(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> Plan:
+        """Diff previous outputs against checked inputs; output-only keys in `old` are ignored."""
+        return self.plan_drafts(self._draft(old), self._draft(new))
+
+    def _draft(self, props: Mapping[str, Any]) -> Draft[S]:
+        return self.schema.parse({k: v for k, v in props.items() if k in self.schema.policies})[0]
