@@ -16,6 +16,7 @@ __all__ = [
     "DRAIN_WINDOW_SECONDS",
     "GPUS_PER_NODE",
     "GPU_TYPES",
+    "LIFECYCLE_REASONS",
     "PREEMPTION_REASONS",
     "BillingType",
     "ClusterType",
@@ -34,6 +35,17 @@ DRAIN_WINDOW_SECONDS: Final = 300
 
 PREEMPTION_REASONS: Final = ("TogetherPreemptionNotified", "TogetherPreempted")
 """Lifecycle-event reasons that mean a reclaim; the docs and the SDK disagree, accept both."""
+
+LIFECYCLE_REASONS: Final = (
+    *PREEMPTION_REASONS,
+    "TogetherNodeAdded",
+    "TogetherScaledUp",
+    "TogetherScaledDown",
+)
+"""Every documented ``node_lifecycle_events[].reason``: the preemptible docs name
+``TogetherPreemptionNotified``, ``TogetherNodeAdded`` and ``TogetherScaledDown``; the SDK's
+docstrings ``TogetherScaledUp``, ``TogetherScaledDown`` and ``TogetherPreempted``. The field stays
+a plain ``str``: a reason not listed here is kept, never an error."""
 
 GpuType = Literal[
     "H100_SXM",

@@ -28,6 +28,7 @@ from together_api.values import (
     DRAIN_WINDOW_SECONDS,
     GPU_TYPES,
     GPUS_PER_NODE,
+    LIFECYCLE_REASONS,
     PREEMPTION_REASONS,
     BillingType,
     ClusterType,
@@ -69,7 +70,6 @@ __all__ = [
     "Region",
     "RegionList",
     "SharedVolume",
-    "SharedVolumeRequest",
     "Volume",
     "VolumeCreateRequest",
     "VolumeDeleteResponse",
@@ -78,18 +78,6 @@ __all__ = [
     "VolumeUpdateRequest",
     "is_failed_phase",
 ]
-
-LIFECYCLE_REASONS: Final = (
-    "TogetherPreemptionNotified",
-    "TogetherPreempted",
-    "TogetherNodeAdded",
-    "TogetherScaledUp",
-    "TogetherScaledDown",
-)
-"""Every documented ``node_lifecycle_events[].reason``: the preemptible docs name
-``TogetherPreemptionNotified``, ``TogetherNodeAdded`` and ``TogetherScaledDown``; the SDK's
-docstrings ``TogetherScaledUp``, ``TogetherScaledDown`` and ``TogetherPreempted``. The field stays
-a plain ``str``: a reason not listed here is kept, never an error."""
 
 
 class ClusterStatus:
@@ -219,7 +207,6 @@ class VolumeCreateRequest(_Request):
     instance_cluster_id: str | None = None
 
 
-SharedVolumeRequest = VolumeCreateRequest
 """The inline ``shared_volume`` of a cluster create has the same shape as a volume create."""
 
 
@@ -259,7 +246,7 @@ class ClusterCreateRequest(_Request):
     reservation_start_time: datetime | None = None
     reservation_end_time: datetime | None = None
     volume_id: str | None = None
-    shared_volume: SharedVolumeRequest | None = None
+    shared_volume: VolumeCreateRequest | None = None
     auto_scale: bool | None = None
     auto_scale_max_gpus: int | None = None
     install_traefik: bool | None = None

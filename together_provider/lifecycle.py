@@ -331,7 +331,7 @@ class ClusterLifecycle(ResourceLifecycle):
         timeout_seconds: float | None = None,
     ) -> Applied:
         """One PUT of the changed counts; wait for Ready only when the *standard* count changed."""
-        plan = rules.plan(without_host_keys(olds), without_host_keys(news))
+        plan = self.diff(olds, news)
         spec = CLUSTER.resolve(CLUSTER.without_outputs(news))
         inputs = CLUSTER.to_props(spec)
         if not plan.update:

@@ -36,10 +36,6 @@ FIELD_POLICIES: Final[Mapping[str, Policy]] = CLUSTER.policies
 """Per input field: in place, replace or provider-only (from the field table)."""
 
 
-def _replacing_fields(old: ClusterDraft, new: ClusterDraft) -> tuple[str, ...]:
-    return replacing_fields(CLUSTER, old, new)
-
-
 # --- the rejection rules -----------------------------------------------------------------------
 
 Check = Callable[[ClusterDraft, ClusterDraft | None], str | None]
@@ -116,7 +112,7 @@ def _reservation_length(new: ClusterDraft, _old: ClusterDraft | None) -> str | N
 
 def _class_conversion(new: ClusterDraft, old: ClusterDraft | None) -> str | None:
     """Opposite moves of the two counts in one update ask Together to convert nodes in place."""
-    if old is None or _replacing_fields(old, new):
+    if old is None or replacing_fields(CLUSTER, old, new):
         return None  # a create, or a new cluster altogether: nothing is converted
     std0, std1 = old.num_gpus, new.num_gpus
     pre0, pre1 = old.num_preemptible_gpus, new.num_preemptible_gpus
@@ -214,9 +210,6 @@ RULES: Final[tuple[Rule[ClusterSpec], ...]] = (
         _reservation_length,
     ),
 )
-
-
-# --- check and diff ------------------------------------------------------------------------------
 
 
 # --- check and diff (the shared machinery in `rulebook`) ----------------------------------------

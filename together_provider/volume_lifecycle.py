@@ -132,7 +132,7 @@ class VolumeLifecycle(ResourceLifecycle):
     ) -> Applied:
         """One PUT of the new size; nothing else of a volume changes in place. A resize is not
         waited for, so `timeout_seconds` (accepted as `ClusterLifecycle.update` does) is unused."""
-        plan = volume_rules.plan(without_host_keys(olds), without_host_keys(news))
+        plan = self.diff(olds, news)
         spec = VOLUME.resolve(VOLUME.without_outputs(news))
         inputs = VOLUME.to_props(spec)
         kept = {k: v for k, v in without_host_keys(olds).items() if k in VOLUME.output_names}
@@ -167,9 +167,12 @@ class VolumeLifecycle(ResourceLifecycle):
         """
         name = str(props.get("volume_name") or id_)
         raw_timeout = props.get("ready_timeout_seconds")
-        timeout = timeout_seconds or (
-            float(raw_timeout) if isinstance(raw_timeout, int | float) else DELETE_TIMEOUT_SECONDS
-        )
+        if timeout_seconds is not None:
+            timeout = timeout_seconds
+        elif isinstance(raw_timeout, int | float):
+            timeout = float(raw_timeout)
+        else:
+            timeout = DELETE_TIMEOUT_SECONDS
         deadline = self._client.clock() + timeout
         poll = 0
         while True:

@@ -79,15 +79,17 @@ def error_response(
     return JSONResponse(body, status_code=status, headers=headers)
 
 
-def _json(model: BaseModel, ignored: list[str] | None = None) -> JSONResponse:
+def _json(
+    model: BaseModel, ignored: list[str] | None = None, *, exclude_none: bool = False
+) -> JSONResponse:
     headers = {IGNORED_HEADER: ",".join(ignored)} if ignored else None
-    return JSONResponse(model.model_dump(mode="json"), headers=headers)
+    return JSONResponse(model.model_dump(mode="json", exclude_none=exclude_none), headers=headers)
 
 
 def _volume_json(model: BaseModel, ignored: list[str] | None = None) -> JSONResponse:
-    """Volumes carry only the SDK's four fields: the optional wire extras are never sent."""
-    headers = {IGNORED_HEADER: ",".join(ignored)} if ignored else None
-    return JSONResponse(model.model_dump(mode="json", exclude_none=True), headers=headers)
+    """Volumes carry only the SDK's four fields: the optional wire extras (None here) are
+    never sent."""
+    return _json(model, ignored, exclude_none=True)
 
 
 async def _body(request: Request) -> dict[str, Any]:

@@ -185,6 +185,7 @@ def test_update_and_delete_pass_the_custom_timeouts_and_none_when_unset(
     monkeypatch.setenv("TOGETHER_API_KEY", "k")
     provider, props = _provider(), _values(CLUSTER_SPEC)
     for timeout, expected in ((90.0, 90.0), (0.0, None)):
+        _Recorder.seen.clear()  # a call that never happens must not pass on the last pass's value
         update = UpdateRequest(URN, "c-1", props, props, timeout, [], False)
         asyncio.run(provider.update(update))
         asyncio.run(provider.delete(DeleteRequest(URN, "c-1", props, timeout)))

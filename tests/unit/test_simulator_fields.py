@@ -115,7 +115,9 @@ def test_node_names_and_lifecycle_reasons_follow_the_docs(sim: Sim) -> None:
     names = [n.node_name for n in now.gpu_worker_nodes + (now.deleted_gpu_worker_nodes or [])]
     standard = re.compile(r"^gpu-dp-[a-z0-9]{5}-[a-z0-9]{5}$")
     preemptible = re.compile(r"^gpu-preemptible-dp-[a-z0-9]{5}-[a-z0-9]{5}$")
+    assert now.gpu_worker_nodes and now.deleted_gpu_worker_nodes  # both lists are checked
     assert all(standard.match(n or "") or preemptible.match(n or "") for n in names), names
+    assert any(preemptible.match(n.node_id) for n in now.gpu_worker_nodes)
     for node in now.gpu_worker_nodes:
         assert node.node_name == node.node_id == node.host_name
         assert node.is_preemptible == bool(preemptible.match(node.node_id))
