@@ -250,21 +250,25 @@ class TogetherClient:
         disappears, and (with ``timed_out=True``) after ``timeout`` seconds.
         """
         deadline = self._clock() + timeout
-        poll = 0
+        poll = failed = 0
         status: str | None = None
         while True:
             try:
                 volume = self.get_volume(volume_id)
+                failed = 0
+            except _TRANSIENT as exc:
+                failed = self._skip_failed_poll(failed, exc, f"volume {volume_id}")
+                volume = None
             except NotFoundError:
                 raise VolumeNotAvailableError(
                     f"volume {volume_id} disappeared while provisioning",
                     volume_id=volume_id,
                     last_status=status,
                 ) from None
-            status = volume.status
-            if volume.is_available:
+            status = volume.status if volume is not None else status
+            if volume is not None and volume.is_available:
                 return volume
-            if volume.is_failed or volume.is_deleting:
+            if volume is not None and (volume.is_failed or volume.is_deleting):
                 raise VolumeNotAvailableError(
                     f"volume {volume_id} is {status}, not available",
                     volume_id=volume_id,
@@ -315,8 +319,10 @@ class TogetherClient:
                     cluster_status=last_status,
                 ) from exc
             except _TRANSIENT as exc:
-                failed = self._skip_failed_poll(failed, exc, cluster_id)
-                self._wait_or_give_up(deadline, poll, cluster_id, last_status, "Ready")
+                failed = self._skip_failed_poll(failed, exc, f"cluster {cluster_id}")
+                self._wait_or_give_up(
+                    deadline, poll, f"cluster {cluster_id}", cluster_id, last_status, "Ready"
+                )
                 poll += 1
                 continue
             if cluster.status != last_status:
@@ -335,48 +341,60 @@ class TogetherClient:
                 )
             if cluster.is_ready:
                 return cluster
-            self._wait_or_give_up(deadline, poll, cluster_id, last_status, "Ready")
+            self._wait_or_give_up(
+                deadline, poll, f"cluster {cluster_id}", cluster_id, last_status, "Ready"
+            )
             poll += 1
 
     def wait_until_deleted(self, cluster_id: str, *, timeout: float) -> None:
-        """Poll until the cluster answers 404.
+        """Poll until the cluster answers 404 (see `_wait_until_gone`)."""
+        self._wait_until_gone("cluster", cluster_id, self.get_cluster, timeout)
+
+    def wait_until_volume_deleted(self, volume_id: str, *, timeout: float) -> None:
+        """Poll until the shared volume answers 404 (see `_wait_until_gone`)."""
+        self._wait_until_gone("volume", volume_id, self.get_volume, timeout)
+
+    def _wait_until_gone(
+        self, kind: str, id_: str, get: Callable[[str], Cluster | SharedVolume], timeout: float
+    ) -> None:
+        """Poll `get` until it raises NotFoundError; polls lost to transient errors are skipped.
 
         Meant for right after a DELETE, which never completes at once: it waits one poll interval
         before the first GET instead of spending a call on a certain `Deleting`.
         """
+        subject = f"{kind} {id_}"
         deadline = self._clock() + timeout
-        poll = 0
-        self._wait_or_give_up(deadline, poll, cluster_id, ClusterStatus.DELETING, "deleted")
-        poll += 1
         status: str | None = ClusterStatus.DELETING
-        failed = 0
+        poll = failed = 0
         while True:
+            self._wait_or_give_up(deadline, poll, subject, id_, status, "deleted")
+            poll += 1
             try:
-                status = self.get_cluster(cluster_id).status
+                status = get(id_).status
                 failed = 0
             except NotFoundError:
                 return
             except _TRANSIENT as exc:
-                failed = self._skip_failed_poll(failed, exc, cluster_id)
-            self._wait_or_give_up(deadline, poll, cluster_id, status, "deleted")
-            poll += 1
+                failed = self._skip_failed_poll(failed, exc, subject)
 
-    def _skip_failed_poll(self, failed: int, exc: ApiError, cluster_id: str) -> int:
+    def _skip_failed_poll(self, failed: int, exc: ApiError, subject: str) -> int:
         """Count a poll lost to a transient error; re-raise once too many failed in a row."""
         failed += 1
         if failed > self.retry.poll_failures:
             raise exc
-        log.warning("cluster %s: poll failed (%s); polling on", cluster_id, exc.message)
+        log.warning("%s: poll failed (%s); polling on", subject, exc.message)
         return failed
 
     def _wait_or_give_up(
-        self, deadline: float, poll: int, cluster_id: str, status: str | None, goal: str
+        self, deadline: float, poll: int, subject: str, id_: str, status: str | None, goal: str
     ) -> None:
+        """Sleep one poll interval, or raise DeadlineExceededError (its `cluster_id` is `id_`,
+        a volume's id for a volume) when the deadline has passed."""
         remaining = deadline - self._clock()
         if remaining <= 0:
             raise DeadlineExceededError(
-                f"cluster {cluster_id} was not {goal} in time (last status: {status})",
-                cluster_id=cluster_id,
+                f"{subject} was not {goal} in time (last status: {status})",
+                cluster_id=id_,
                 last_status=status,
                 fix="raise the timeout; Together may still finish in the background",
             )

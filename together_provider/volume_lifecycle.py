@@ -191,13 +191,8 @@ class VolumeLifecycle(ResourceLifecycle):
             self._refuse_if_used(name, id_, self._client.clusters_using_volume(id_))
             raise
         self._say(f"volume {name!r}: deleting {id_}")
-        while True:
-            try:
-                self._client.get_volume(id_)
-            except NotFoundError:
-                return
-            self._pause(deadline, poll, f"volume {name!r}: still deleting")
-            poll += 1
+        remaining = max(0.0, deadline - self._client.clock())
+        self._client.wait_until_volume_deleted(id_, timeout=remaining)
 
     def _refuse_if_used(self, name: str, id_: str, users: list[Cluster]) -> None:
         if not users:

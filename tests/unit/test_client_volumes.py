@@ -130,3 +130,31 @@ def test_wait_until_volume_available_gives_up_at_the_deadline(
         client.wait_until_volume_available("vol-1", timeout=120)
     assert raised.value.timed_out and raised.value.last_status == "provisioning"
     assert fake_time.now == pytest.approx(1120.0)
+
+
+def _lost_poll_then(answer: httpx.Response, make_client: Any) -> tuple[Any, list[int]]:
+    """A client whose first poll fails on every retry (a transient 502), then gets `answer`."""
+    calls: list[int] = []
+    attempts: list[int] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(1)
+        if len(calls) <= attempts[0]:
+            return httpx.Response(502, json={"error": {"message": "bad gateway"}})
+        return answer
+
+    client = make_client(handler)
+    attempts.append(client.retry.attempts)
+    return client, calls
+
+
+def test_wait_until_volume_available_polls_on_through_a_lost_poll(make_client: Any) -> None:
+    client, calls = _lost_poll_then(httpx.Response(200, json=volume("available")), make_client)
+    assert client.wait_until_volume_available("vol-1", timeout=600).status == "available"
+    assert len(calls) == client.retry.attempts + 1
+
+
+def test_wait_until_volume_deleted_polls_on_through_a_lost_poll(make_client: Any) -> None:
+    client, calls = _lost_poll_then(httpx.Response(404, json={}), make_client)
+    client.wait_until_volume_deleted("vol-1", timeout=600)
+    assert len(calls) == client.retry.attempts + 1
