@@ -282,7 +282,7 @@ class ClusterLifecycle(ResourceLifecycle):
                 field="adopt_cluster_id",
                 fix="use an id from `tg clusters list`, or remove adopt_cluster_id to create",
             ) from missing
-        mismatches = mapping.identity_mismatches(spec, cluster)
+        mismatches = CLUSTER.identity_mismatches(spec, cluster)
         if mismatches:
             raise SpecError(
                 f"cluster {spec.cluster_name!r}: cannot adopt {cluster_id}, its immutable fields "
@@ -336,7 +336,7 @@ class ClusterLifecycle(ResourceLifecycle):
         inputs = CLUSTER.to_props(spec)
         if not plan.update:
             # Only provider-side settings changed: no API call, keep the last known state.
-            kept = {k: v for k, v in without_host_keys(olds).items() if k in mapping.OUTPUT_FIELDS}
+            kept = {k: v for k, v in without_host_keys(olds).items() if k in CLUSTER.output_names}
             return Applied(id_, {**kept, **inputs})
         cluster = self._client.update_cluster(id_, mapping.update_request(plan.update))
         self._say(f"cluster {spec.cluster_name!r}: updated {', '.join(sorted(plan.update))}")
@@ -356,7 +356,7 @@ class ClusterLifecycle(ResourceLifecycle):
             return None
         if cluster.is_deleting:
             return None
-        live = mapping.live_inputs(without_host_keys(props), cluster)
+        live = CLUSTER.live_inputs(without_host_keys(props), cluster)
         return Observed(id_, live, self._outputs(live, cluster))
 
     def delete(

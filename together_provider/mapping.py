@@ -7,15 +7,10 @@ only binds the table's views to the wire models, so it can be unit tested withou
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any
 
 from together_api.wire import Cluster, ClusterCreateRequest, ClusterUpdateRequest
 from together_provider.cluster_schema import CLUSTER, ClusterSpec
-
-OUTPUT_FIELDS: Final[tuple[str, ...]] = CLUSTER.output_names
-"""Properties the provider computes; every input is echoed beside them."""
-
-SECRET_OUTPUTS: Final[tuple[str, ...]] = CLUSTER.secret_outputs
 
 
 def create_request(spec: ClusterSpec) -> ClusterCreateRequest:
@@ -35,17 +30,3 @@ def outputs(inputs: Mapping[str, Any], cluster: Cluster) -> dict[str, Any]:
     missing key would look like a change (and an update that returns less wipes outputs).
     """
     return {**inputs, **CLUSTER.outputs_of(cluster)}
-
-
-def live_inputs(previous: Mapping[str, Any], cluster: Cluster) -> dict[str, Any]:
-    """The inputs as Together sees them now, for refresh.
-
-    The standard count and the preemptible *target* come from the API, so an out-of-band change
-    shows as drift; `allocated` is output only, so a reclaim never does.
-    """
-    return CLUSTER.live_inputs(previous, cluster)
-
-
-def identity_mismatches(spec: ClusterSpec, cluster: Cluster) -> list[str]:
-    """Immutable fields where an existing cluster differs from the spec, as `field: a != b`."""
-    return CLUSTER.identity_mismatches(spec, cluster)

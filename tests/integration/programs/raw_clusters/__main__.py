@@ -10,14 +10,16 @@ from typing import Any
 import pulumi
 from pulumi.dynamic import Resource
 
-from together_provider.mapping import OUTPUT_FIELDS, SECRET_OUTPUTS
+from together_provider.cluster_schema import CLUSTER
 from together_provider.provider import ClusterProvider
 
 
 class RawCluster(Resource, module="together", name="Cluster"):
     def __init__(self, name: str, props: dict[str, Any]) -> None:
-        secret = pulumi.ResourceOptions(additional_secret_outputs=list(SECRET_OUTPUTS))
-        super().__init__(ClusterProvider(), name, {**props, **dict.fromkeys(OUTPUT_FIELDS)}, secret)
+        secret = pulumi.ResourceOptions(additional_secret_outputs=list(CLUSTER.secret_outputs))
+        super().__init__(
+            ClusterProvider(), name, {**props, **dict.fromkeys(CLUSTER.output_names)}, secret
+        )
 
 
 for name, spec in pulumi.Config().require_object("clusters").items():
