@@ -6,7 +6,7 @@ from __future__ import annotations
 import timeit
 from typing import Any
 
-from together_provider.provider import ClusterProvider
+from together_provider.cluster.provider import ClusterProvider
 
 NEWS: dict[str, Any] = {
     # As the engine sends them: numbers as floats, no None values.

@@ -35,9 +35,9 @@ def measure() -> dict[str, Any]:
     preview = _loaded(
         "import pulumi.dynamic\n"
         "from together_provider import Cluster, ClusterArgs\n"
-        "from together_provider.provider import ClusterProvider"
+        "from together_provider.cluster.provider import ClusterProvider"
     )
-    apply = _loaded("from together_provider.lifecycle import ClusterLifecycle")
+    apply = _loaded("from together_provider.cluster.lifecycle import ClusterLifecycle")
     return {
         "baseline_modules": len(baseline),
         "preview_modules": len(preview),

@@ -27,7 +27,7 @@ from bench.harness import BASE, cluster_stack, new_env, set_config, simulator
 from testkit.sim import SimulatorProcess
 from together_api import client as client_module
 from together_api.client import TogetherClient
-from together_provider.provider import ClusterProvider
+from together_provider.cluster.provider import ClusterProvider
 
 ENGINE_TIME_SCALE = 600
 

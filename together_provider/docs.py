@@ -1,4 +1,4 @@
-"""The README's generated tables, rendered from the field table and the rules.
+"""The README's generated tables, rendered from each kind's field table and rules (`kinds.KINDS`).
 
 `python -m together_provider.docs` prints them; `--write README.md` replaces each table between
 its markers. A unit test fails when the README's copy differs or its markers are missing, so docs
@@ -8,34 +8,25 @@ and behaviour cannot drift apart.
 from __future__ import annotations
 
 import argparse
+import functools
 import typing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final, Protocol
 
-from together_provider.cluster_schema import CLUSTER
-from together_provider.fields import InputField, without_none
-from together_provider.rules import RULES
-from together_provider.schema import Schema
-from together_provider.volume_rules import RULES as VOLUME_RULES
-from together_provider.volume_schema import VOLUME
+from together_provider.framework.fields import InputField, without_none
+from together_provider.framework.kind import Kind
+from together_provider.framework.schema import Schema
+from together_provider.kinds import CLUSTER, KINDS
 
-POLICY_MARKERS: Final = (
-    "<!-- rules-table:start (python -m together_provider.docs --write README.md) -->\n",
-    "<!-- rules-table:end -->",
-)
-FIELDS_MARKERS: Final = (
-    "<!-- fields-table:start (python -m together_provider.docs --write README.md) -->\n",
-    "<!-- fields-table:end -->",
-)
-VOLUME_POLICY_MARKERS: Final = (
-    "<!-- volume-rules-table:start (python -m together_provider.docs --write README.md) -->\n",
-    "<!-- volume-rules-table:end -->",
-)
-VOLUME_FIELDS_MARKERS: Final = (
-    "<!-- volume-fields-table:start (python -m together_provider.docs --write README.md) -->\n",
-    "<!-- volume-fields-table:end -->",
-)
+
+def markers(kind: Kind, table: str) -> tuple[str, str]:
+    """The start and end markers of one of a kind's tables (`table`: `rules` or `fields`)."""
+    name = f"{kind.docs_marker}{table}-table"
+    return (
+        f"<!-- {name}:start (python -m together_provider.docs --write README.md) -->\n",
+        f"<!-- {name}:end -->",
+    )
 
 
 class _Rule(Protocol):
@@ -45,7 +36,9 @@ class _Rule(Protocol):
     def why(self) -> str: ...
 
 
-def policy_table_markdown(schema: Schema[Any] = CLUSTER, rules: Sequence[_Rule] = RULES) -> str:
+def policy_table_markdown(
+    schema: Schema[Any] = CLUSTER.schema, rules: Sequence[_Rule] = CLUSTER.rulebook.rules
+) -> str:
     """What updates in place, replaces or is rejected: one row per field, then per rule."""
     rows = ["| Field | What happens | Why |", "|---|---|---|"]
     rows += [f"| `{f.name}` | {schema.policy_wording(f.policy)} | {f.why} |" for f in schema.inputs]
@@ -75,7 +68,7 @@ def _default(spec_field: InputField) -> str:
     return "unset" if spec_field.default is None else f"`{spec_field.default}`"
 
 
-def fields_table_markdown(schema: Schema[Any] = CLUSTER) -> str:
+def fields_table_markdown(schema: Schema[Any] = CLUSTER.schema) -> str:
     """Every input and output: property, stack-config key, type, default, description."""
     rows = ["| Property | Stack config | Type | Default | Description |", "|---|---|---|---|---|"]
     for f in schema.inputs:
@@ -91,20 +84,18 @@ def fields_table_markdown(schema: Schema[Any] = CLUSTER) -> str:
     return "\n".join(rows) + "\n"
 
 
-def volume_policy_table_markdown() -> str:
-    return policy_table_markdown(VOLUME, VOLUME_RULES)
-
-
-def volume_fields_table_markdown() -> str:
-    return fields_table_markdown(VOLUME)
-
-
-TABLES: Final = (
-    (POLICY_MARKERS, policy_table_markdown),
-    (FIELDS_MARKERS, fields_table_markdown),
-    (VOLUME_POLICY_MARKERS, volume_policy_table_markdown),
-    (VOLUME_FIELDS_MARKERS, volume_fields_table_markdown),
+TABLES: Final[tuple[tuple[tuple[str, str], Callable[[], str]], ...]] = tuple(
+    table
+    for kind in KINDS
+    for table in (
+        (
+            markers(kind, "rules"),
+            functools.partial(policy_table_markdown, kind.schema, kind.rulebook.rules),
+        ),
+        (markers(kind, "fields"), functools.partial(fields_table_markdown, kind.schema)),
+    )
 )
+"""Every generated table, each kind's policy table then its fields table, with its markers."""
 
 
 def render_into(text: str) -> str:

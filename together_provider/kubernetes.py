@@ -23,7 +23,7 @@ import pulumi_kubernetes as k8s
 
 from together_api.errors import SpecError
 from together_api.wire import DRAIN_WINDOW_SECONDS
-from together_provider.resource import Cluster
+from together_provider.cluster.resource import Cluster
 
 __all__ = [
     "COMPUTE_CLASS_LABEL",

@@ -28,10 +28,11 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from together_api.errors import SpecError
-from together_provider import rules, volume_rules
-from together_provider.cluster_schema import CLUSTER
-from together_provider.schema import UNKNOWN
-from together_provider.volume_schema import VOLUME
+from together_provider.cluster import rules
+from together_provider.cluster.schema import CLUSTER
+from together_provider.framework.schema import UNKNOWN
+from together_provider.volume import rules as volume_rules
+from together_provider.volume.schema import VOLUME
 
 SETTINGS: Final[Mapping[str, str]] = CLUSTER.config_keys
 """Each cluster setting's config key (camelCase) -> its property, from the field table."""

@@ -14,6 +14,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from together_provider.cluster.resource import Cluster
 from together_provider.kubernetes import (
     DRAIN_WINDOW_SECONDS,
     GRACE_FIELD,
@@ -22,7 +23,6 @@ from together_provider.kubernetes import (
     pod_template,
     warn_if_no_preemptible_target,
 )
-from together_provider.resource import Cluster
 
 __all__ = [
     "CheckpointingWorker",

@@ -21,7 +21,7 @@ SKIP = shutil.ignore_patterns(
 )
 PROBE = """
 import importlib.util, json, sys
-import together_provider, together_provider.lifecycle, together_provider.stack_config
+import together_provider, together_provider.cluster.lifecycle, together_provider.stack_config
 import together_provider.preview
 from together_provider import Cluster, ClusterArgs
 print(json.dumps({

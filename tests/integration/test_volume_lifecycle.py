@@ -17,7 +17,7 @@ from tests.specs import CLUSTER_SPEC
 from together_api.client import TogetherClient
 from together_api.errors import NotFoundError
 from together_api.wire import VolumeCreateRequest
-from together_provider.volume_schema import VOLUME_TYPE
+from together_provider.volume.schema import VOLUME_TYPE
 
 API_KEY = "sk-test-volumes-7c2d"
 FAST = {"time_scale": 600, "api_key": API_KEY}

@@ -9,7 +9,7 @@ import pytest
 
 from together_api.kubeconfig import KubeconfigError
 from together_api.wire import Cluster
-from together_provider import mapping
+from together_provider.cluster import mapping
 
 YAML = "apiVersion: v1\nkind: Config\nclusters: []\n"
 

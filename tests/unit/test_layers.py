@@ -27,6 +27,26 @@ def _imports(package: str) -> set[str]:
     return found
 
 
+def _imports_of(source: Path) -> set[str]:
+    """The modules one file imports at run time (those under `if TYPE_CHECKING:` skipped)."""
+    found: set[str] = set()
+    tree = ast.parse(source.read_text())
+    typing_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+        for inner in ast.walk(node)
+    }
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
 def _top(modules: set[str]) -> set[str]:
     return {m.split(".")[0] for m in modules}
 
@@ -65,14 +85,34 @@ def test_importing_the_simulator_loads_no_pulumi_and_no_provider() -> None:
     assert {"pulumi", "grpc", "dill", "together_provider"} & loaded == set()
 
 
+PULUMI_FREE = (
+    "together_provider",
+    "together_provider.kinds",
+    "together_provider.framework.lifecycle",
+    "together_provider.cluster.lifecycle",
+    "together_provider.cluster.rules",
+    "together_provider.volume.lifecycle",
+    "together_provider.volume.rules",
+    "together_provider.stack_config",
+    "together_provider.preview",
+    "together_provider.docs",
+)
+
+
 def test_the_provider_package_and_its_pulumi_free_modules_load_no_pulumi() -> None:
-    # `Cluster` and `ClusterArgs` load on first use; everything a native host or the PR preview
-    # needs (field table, rules, lifecycle, stack config, preview) stays free of grpc and dill.
-    loaded = _loaded_after(
-        "import together_provider, together_provider.lifecycle, together_provider.rules, "
-        "together_provider.stack_config, together_provider.preview, together_provider.docs"
-    )
+    # The resource classes load on first use; everything a native host or the PR preview needs
+    # (field tables, rules, lifecycles, stack config, preview) stays free of grpc and dill.
+    loaded = _loaded_after(f"import {', '.join(PULUMI_FREE)}")
     assert {"pulumi", "grpc", "dill", "together_sim", "pulumi_kubernetes"} & loaded == set()
+
+
+def test_the_rules_stay_away_from_the_io_lifecycle() -> None:
+    """Each kind's rules are pure: nothing of the API client, the wire models or a lifecycle."""
+    for package in ("together_provider/cluster", "together_provider/volume"):
+        for rules in ("rules", "schema", "kind"):
+            imported = _imports_of(ROOT / package / f"{rules}.py")
+            assert not {m for m in imported if m.endswith(".lifecycle")}, (package, rules)
+            assert {"together_api.client", "together_api.wire", "httpx"} & imported == set()
 
 
 def test_the_lazy_public_names_still_resolve() -> None:
@@ -89,7 +129,11 @@ def test_a_preview_loads_neither_pydantic_nor_httpx() -> None:
     # Apply paths (create, update, read, delete) load the API client on first use.
     loaded = _loaded_after(
         "from together_provider import Cluster, ClusterArgs\n"
-        "from together_provider.provider import ClusterProvider\n"
+        "from together_provider.cluster.provider import ClusterProvider\n"
+        "from together_provider.volume.provider import VolumeProvider\n"
+        "v = {'volume_name': 'ckpt', 'region': 'r', 'size_tib': 1.0}\n"
+        "assert not VolumeProvider().check({}, v).failures\n"
+        "assert not VolumeProvider().diff('v-1', v, v).changes\n"
         "p = ClusterProvider()\n"
         "news = dict(cluster_name='t', region='r', gpu_type='H100_SXM', num_gpus=8.0,\n"
         "            cuda_version='12.8', nvidia_driver_version='570')\n"

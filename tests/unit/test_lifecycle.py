@@ -8,7 +8,7 @@ import pytest
 
 from tests.fake_api import CLUSTERS, ONE, SPEC, FakeApi, client_for, cluster, reply
 from together_api.errors import ServerError, SpecError
-from together_provider.lifecycle import ClusterLifecycle
+from together_provider.cluster.lifecycle import ClusterLifecycle
 
 NONE: dict[str, list[object]] = {"clusters": []}
 BOOM = {"error": {"message": "bad gateway"}}

@@ -22,13 +22,13 @@ from pulumi.provider.experimental.provider import (
 
 from tests.specs import CLUSTER_SPEC
 from together_api.errors import DeadlineExceededError
-from together_provider.cluster_schema import CLUSTER
-from together_provider.lifecycle import Applied
-from together_provider.native import _import, _wire
-from together_provider.native.package_schema import CLUSTER_TOKEN, VOLUME_TOKEN, package_schema
+from together_provider.cluster.schema import CLUSTER
+from together_provider.framework.lifecycle import Applied
+from together_provider.native import CLUSTER_TOKEN, VOLUME_TOKEN, _import, _wire
+from together_provider.native.package_schema import package_schema
 from together_provider.native.provider import HostError, TogetherProvider
 from together_provider.stack_config import ConfigError, load
-from together_provider.volume_schema import VOLUME
+from together_provider.volume.schema import VOLUME
 
 URN = f"urn:pulumi:dev::proj::{CLUSTER_TOKEN}::train"
 
@@ -181,7 +181,7 @@ class _Recorder:
 def test_update_and_delete_pass_the_custom_timeouts_and_none_when_unset(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("together_provider.lifecycle.ClusterLifecycle", _Recorder)
+    monkeypatch.setattr("together_provider.cluster.lifecycle.ClusterLifecycle", _Recorder)
     monkeypatch.setenv("TOGETHER_API_KEY", "k")
     provider, props = _provider(), _values(CLUSTER_SPEC)
     for timeout, expected in ((90.0, 90.0), (0.0, None)):

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from together_provider import rules
-from together_provider.cluster_schema import CLUSTER_TYPE
+from together_provider.cluster import rules
+from together_provider.cluster.schema import CLUSTER_TYPE
+from together_provider.framework.schema import UNKNOWN
 from together_provider.preview import (
     BAD_INPUT_EXIT,
     Outcome,
@@ -19,7 +20,6 @@ from together_provider.preview import (
     render,
 )
 from together_provider.preview.__main__ import main
-from together_provider.schema import UNKNOWN
 
 PROJECT = "together-gpu-clusters"
 STACK_URN = f"urn:pulumi:dev::{PROJECT}::pulumi:pulumi:Stack::{PROJECT}-dev"

@@ -11,9 +11,9 @@ from tests.fake_api import CLUSTERS, ONE, SPEC, FakeApi, cluster, reply
 from together_api import client as client_module
 from together_api.client import TogetherClient
 from together_api.errors import ProvisioningFailedError, SpecError
-from together_provider.dynamic import LifecycleProvider
-from together_provider.provider import ClusterProvider
-from together_provider.volume_provider import VolumeProvider
+from together_provider.cluster.provider import ClusterProvider
+from together_provider.framework.dynamic import LifecycleProvider
+from together_provider.volume.provider import VolumeProvider
 
 
 @pytest.fixture
@@ -133,8 +133,8 @@ def test_delete_tolerates_an_already_deleted_cluster(api: FakeApi) -> None:
 @pytest.mark.parametrize(
     ("provider_class", "module"),
     [
-        (ClusterProvider, b"together_provider.provider"),
-        (VolumeProvider, b"together_provider.volume_provider"),
+        (ClusterProvider, b"together_provider.cluster.provider"),
+        (VolumeProvider, b"together_provider.volume.provider"),
     ],
 )
 def test_the_pickled_provider_holds_no_credentials(

@@ -9,10 +9,17 @@ import pytest
 
 from tests.specs import ENGINE_PROPS as BASE
 from together_provider import docs
-from together_provider.cluster_schema import CLUSTER
+from together_provider.cluster.rules import (
+    FIELD_POLICIES,
+    RULES,
+    Plan,
+    check_inputs,
+    plan,
+    validate,
+)
+from together_provider.cluster.schema import CLUSTER
 from together_provider.docs import policy_table_markdown
-from together_provider.rules import FIELD_POLICIES, RULES, Plan, check_inputs, plan, validate
-from together_provider.schema import UNKNOWN, Failure, Policy
+from together_provider.framework.schema import UNKNOWN, Failure, Policy
 
 INPUT_FIELDS = CLUSTER.input_names
 

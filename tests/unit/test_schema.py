@@ -11,10 +11,10 @@ from typing import Any, Literal
 
 import pytest
 
-from together_provider.cluster_schema import CLUSTER, ClusterOutputs, ClusterSpec
-from together_provider.fields import without_none
-from together_provider.resource import Cluster, ClusterArgs
-from together_provider.schema import Policy, Schema, Unknown, input_field, output_field
+from together_provider.cluster.resource import Cluster, ClusterArgs
+from together_provider.cluster.schema import CLUSTER, ClusterOutputs, ClusterSpec
+from together_provider.framework.fields import without_none
+from together_provider.framework.schema import Policy, Schema, Unknown, input_field, output_field
 
 
 def _arg_annotation(annotation: Any, optional: bool) -> str:

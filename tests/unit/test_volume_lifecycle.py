@@ -8,7 +8,7 @@ import pytest
 
 from tests.fake_api import CLUSTERS, FakeApi, client_for, cluster, reply
 from together_api.errors import SpecError, VolumeInUseError
-from together_provider.volume_lifecycle import VolumeLifecycle
+from together_provider.volume.lifecycle import VolumeLifecycle
 
 VOLUMES = "/v1/compute/clusters/storage/volumes"
 ONE = f"{VOLUMES}/vol-1"

@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 
 from tests.specs import CLUSTER_SPEC
-from together_provider import rules, volume_rules
-from together_provider.schema import UNKNOWN, Policy
-from together_provider.volume_resource import SharedVolume, SharedVolumeArgs
-from together_provider.volume_schema import VOLUME
+from together_provider.cluster import rules
+from together_provider.framework.schema import UNKNOWN, Policy
+from together_provider.volume import rules as volume_rules
+from together_provider.volume.resource import SharedVolume, SharedVolumeArgs
+from together_provider.volume.schema import VOLUME
 
 VOLUME_PROPS: dict[str, Any] = {"volume_name": "ckpt", "region": "us-central-8", "size_tib": 4.0}
 
@@ -160,7 +161,7 @@ def test_the_region_rule_passes_a_match_and_skips_what_is_not_known(
 
 
 def test_the_volume_region_is_never_sent_to_together() -> None:
-    from together_provider.cluster_schema import CLUSTER
+    from together_provider.cluster.schema import CLUSTER
 
     spec = CLUSTER.resolve(
         {"cluster_name": "t", **CLUSTER_SPEC, "volume_id": "v", "volume_region": "us-central-8"}
@@ -172,7 +173,7 @@ def test_the_volume_region_is_never_sent_to_together() -> None:
 def test_a_volume_preview_loads_neither_pydantic_nor_httpx() -> None:
     code = (
         "from together_provider import SharedVolume, SharedVolumeArgs\n"
-        "from together_provider.volume_provider import VolumeProvider\n"
+        "from together_provider.volume.provider import VolumeProvider\n"
         "p = VolumeProvider()\n"
         "news = dict(volume_name='c', region='r', size_tib=2.0)\n"
         "assert not p.check({}, news).failures\n"

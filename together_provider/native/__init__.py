@@ -7,10 +7,14 @@ the one-import switch from the dynamic `together_provider` resources. The plugin
 (`together_provider.native.plugin`).
 """
 
-from together_provider.native.kinds import CLUSTER_TOKEN, PACKAGE, VOLUME_TOKEN
+from together_provider import kinds
+from together_provider.cluster.resource import ClusterArgs
+from together_provider.framework.kind import PACKAGE
 from together_provider.native.resource import Cluster, SharedVolume
-from together_provider.resource import ClusterArgs
-from together_provider.volume_resource import SharedVolumeArgs
+from together_provider.volume.resource import SharedVolumeArgs
+
+CLUSTER_TOKEN = kinds.CLUSTER.token
+VOLUME_TOKEN = kinds.VOLUME.token
 
 __all__ = [
     "CLUSTER_TOKEN",

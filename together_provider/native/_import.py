@@ -2,9 +2,9 @@
 
 A refresh knows the previous inputs and reads back only what can drift; an import knows nothing
 but the id, so the inputs come from the live cluster or volume: every field whose table entry
-names the attribute Together reports it in (`live=`). The inputs it returns are what
-`pulumi import` writes into the program, and what a matching program must declare for its next
-preview to show no changes.
+names the attribute Together reports it in (`live=`), from the lifecycle's one read. The inputs
+it returns are what `pulumi import` writes into the program, and what a matching program must
+declare for its next preview to show no changes.
 
 Together does not report every input (a volume's region, project and lifecycle independence are
 in no response). An import records those under `UNREAD` in the state; until the resource's first
@@ -18,23 +18,13 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
-from together_api.errors import NotFoundError
-
 if TYPE_CHECKING:  # a preview's diff uses `completed`; it must not load httpx or pydantic
-    from together_api.client import TogetherClient
-    from together_provider.lifecycle import Observed
-    from together_provider.native.kinds import Kind, Lifecycle
+    from together_provider.framework.kind import Kind
+    from together_provider.framework.lifecycle import Lifecycle, Observed
 
 UNREAD: Final = "__unread"
 """State key: the inputs an import could not read from Together (host bookkeeping: the
 lifecycles ignore `__` keys)."""
-
-
-def imported_inputs(kind: Kind, live: Any) -> dict[str, Any]:
-    """The inputs of an object created elsewhere: every field with a `live=` attribute. Unset
-    ones are left to their defaults."""
-    found = {f.name: getattr(live, f.live) for f in kind.schema.inputs if f.live}
-    return {name: value for name, value in found.items() if value not in ("", None)}
 
 
 def _unread(kind: Kind) -> list[str]:
@@ -48,17 +38,12 @@ def _keep_unread(observed: Observed | None, unread: list[str]) -> Observed | Non
     return replace(observed, outputs={**observed.outputs, UNREAD: still})
 
 
-def read(
-    kind: Kind, lifecycle: Lifecycle, client: TogetherClient, id_: str, props: Mapping[str, Any]
-) -> Observed | None:
-    """Refresh as the lifecycle does; for an import, seed the inputs from the live object."""
-    if any(name in props for name in kind.schema.input_names):
-        return _keep_unread(lifecycle.read(id_, props), list(props.get(UNREAD) or ()))
-    try:
-        live = kind.get_live(client, id_)
-    except NotFoundError:
-        return None
-    return _keep_unread(lifecycle.read(id_, imported_inputs(kind, live)), _unread(kind))
+def read(kind: Kind, lifecycle: Lifecycle, id_: str, props: Mapping[str, Any]) -> Observed | None:
+    """Refresh as the lifecycle does. For an import (no previous inputs) the lifecycle's one read
+    fills every input Together reports (`Schema.live_inputs`); the rest are recorded as unread."""
+    imported = not any(name in props for name in kind.schema.input_names)
+    unread = _unread(kind) if imported else list(props.get(UNREAD) or ())
+    return _keep_unread(lifecycle.read(id_, props), unread)
 
 
 def completed(old_state: Mapping[str, Any], news: Mapping[str, Any]) -> dict[str, Any]:

@@ -13,13 +13,12 @@ from typing import Any
 
 from pulumi.provider.experimental.property_value import Computed, PropertyValue
 
-from together_provider.cluster_schema import CLUSTER
-from together_provider.fields import to_camel
-from together_provider.schema import UNKNOWN
-from together_provider.volume_schema import VOLUME
+from together_provider.framework.fields import to_camel
+from together_provider.framework.schema import UNKNOWN
+from together_provider.kinds import KINDS
 
 PROPERTIES: tuple[str, ...] = tuple(
-    dict.fromkeys(name for s in (CLUSTER, VOLUME) for name in (*s.input_names, *s.output_names))
+    dict.fromkeys(name for k in KINDS for name in (*k.schema.input_names, *k.schema.output_names))
 )
 """Every property of the plugin's resources, snake_case (the field tables' names)."""
 

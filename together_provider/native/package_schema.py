@@ -3,8 +3,8 @@
 The schema is what lets programs in other languages use the plugin: Pulumi YAML type-checks a
 program against it, `pulumi import` and SDK generators read it. Property names are the camelCase
 form of the tables' snake_case fields; types, descriptions, defaults, which are required and
-which are secret all come from each resource's field table (`kinds.KINDS`: `cluster_schema.CLUSTER`
-and `volume_schema.VOLUME`), never from a second list here.
+which are secret all come from each resource kind's field table (`together_provider.kinds.KINDS`),
+never from a second list here.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ import typing
 from importlib import metadata
 from typing import Any, Final, Literal
 
+from together_provider.framework.kind import PACKAGE, Kind
+from together_provider.kinds import KINDS
 from together_provider.native._wire import camel
-from together_provider.native.kinds import CLUSTER_TOKEN, KINDS, PACKAGE, VOLUME_TOKEN, Kind
 
 CONFIG: Final[dict[str, dict[str, Any]]] = {
     "apiKey": {
@@ -116,7 +117,7 @@ def package_schema() -> dict[str, Any]:
         "the shared volumes that keep their checkpoints.",
         "config": {"variables": CONFIG},
         "provider": {"inputProperties": CONFIG},
-        "resources": {token: resource_schema(kind) for token, kind in KINDS.items()},
+        "resources": {kind.token: resource_schema(kind) for kind in KINDS},
     }
 
 
@@ -125,9 +126,7 @@ def package_schema_json() -> str:
 
 
 __all__ = [
-    "CLUSTER_TOKEN",
     "PACKAGE",
-    "VOLUME_TOKEN",
     "package_schema",
     "package_schema_json",
     "python_type",

@@ -1,9 +1,10 @@
 """The native plugin's provider: Pulumi's async provider interface over the lifecycles.
 
-A thin adapter, like the dynamic providers, and one for every resource type (`kinds.KINDS`:
-`together:index:Cluster` over `lifecycle`, `together:index:SharedVolume` over
-`volume_lifecycle`): every decision (rules, duplicate guard, lost answers, adoption, waits) is
-the lifecycle's. What this host adds is what the dynamic host cannot do:
+A thin adapter, like the dynamic providers, and one for every resource kind of
+`together_provider.kinds.KINDS` (`together:index:Cluster` over `cluster.lifecycle`,
+`together:index:SharedVolume` over `volume.lifecycle`): every decision (rules, duplicate guard,
+lost answers, adoption, waits) is the lifecycle's. What this host adds is what the dynamic host
+cannot do:
 
 - Concurrency: the lifecycle is synchronous (it waits for Ready), so each call runs on an
   executor the plugin sizes for the stack (`MAX_OPERATIONS` threads, started on demand), never on
@@ -48,13 +49,13 @@ from pulumi.provider.experimental.provider import (
 )
 
 from together_api.errors import TogetherError
+from together_provider.framework.kind import Kind
+from together_provider.kinds import BY_TOKEN
 from together_provider.native import _import, _wire
-from together_provider.native.kinds import KINDS, Kind
 from together_provider.native.package_schema import package_schema_json
 
 if TYPE_CHECKING:
-    from together_api.client import TogetherClient
-    from together_provider.native.kinds import Lifecycle
+    from together_provider.framework.lifecycle import Lifecycle
 
 MAX_OPERATIONS: Final = 512
 """Threads for lifecycle calls, created only as calls arrive. A create holds one thread for as
@@ -100,7 +101,7 @@ def _timeout(seconds: float) -> float | None:
 
 
 class TogetherProvider(Provider):
-    """Every resource type of `kinds.KINDS`, served by the `pulumi-resource-together` plugin.
+    """Every resource kind of `kinds.KINDS`, served by the `pulumi-resource-together` plugin.
 
     One adapter for all of them: each request's type picks its `Kind` (field table, rules,
     lifecycle), and nothing here knows a cluster from a volume."""
@@ -120,7 +121,7 @@ class TogetherProvider(Provider):
         except TogetherError as error:
             raise HostError(str(error)) from error
 
-    async def _apply(self, request: Addressed, work: Callable[[Lifecycle, TogetherClient], T]) -> T:
+    async def _apply(self, request: Addressed, work: Callable[[Lifecycle], T]) -> T:
         """Run `work` on the executor with this operation's client (closed after) and the
         lifecycle of the request's resource type."""
         kind, urn = self._kind(request.type), request.urn
@@ -136,7 +137,7 @@ class TogetherProvider(Provider):
                 base_url=self._config.get("base_url") or os.environ.get("TOGETHER_BASE_URL"),
             )
             try:
-                return work(kind.lifecycle()(client, say), client)
+                return work(kind.lifecycle()(client, say))
             finally:
                 client.close()
 
@@ -144,9 +145,9 @@ class TogetherProvider(Provider):
 
     @staticmethod
     def _kind(token: str) -> Kind:
-        if token not in KINDS:
-            raise HostError(f"this plugin serves {', '.join(KINDS)}, not {token}")
-        return KINDS[token]
+        if token not in BY_TOKEN:
+            raise HostError(f"this plugin serves {', '.join(BY_TOKEN)}, not {token}")
+        return BY_TOKEN[token]
 
     # ------------------------------------------------------------------ provider
 
@@ -157,7 +158,7 @@ class TogetherProvider(Provider):
         # Secrets arrive decrypted, in this process only; nothing here is ever written to state.
         args = _wire.to_props(request.args)
         for key, name in CONFIG_KEYS.items():
-            value = args.get(_wire.snake(key)) or request.variables.get(f"together:config:{key}")
+            value = args.get(key) or request.variables.get(f"together:config:{key}")
             if isinstance(value, str) and value:
                 self._config[name] = value
         # No preview support: in a preview the engine calls only check and diff, never create.
@@ -168,7 +169,7 @@ class TogetherProvider(Provider):
         news = _wire.to_props(request.new_inputs)
         if news.get(kind.named_after_resource) is None:
             news[kind.named_after_resource] = request.name  # as the dynamic resources do
-        inputs, failures = kind.rules.check_resource(_wire.to_props(request.old_inputs), news)
+        inputs, failures = kind.rulebook.check_resource(_wire.to_props(request.old_inputs), news)
         return CheckResponse(
             inputs=_wire.to_values(inputs),
             failures=[CheckFailure(_wire.camel(f.field), f.reason) for f in failures],
@@ -177,7 +178,7 @@ class TogetherProvider(Provider):
     async def diff(self, request: DiffRequest) -> DiffResponse:
         news = _wire.to_props(request.new_inputs)
         olds = _import.completed(_wire.to_props(request.old_state), news)
-        plan = self._kind(request.type).rules.plan(olds, news)
+        plan = self._kind(request.type).rulebook.plan(olds, news)
         kinds = {
             _wire.camel(name): PropertyDiff(
                 PropertyDiffKind.UPDATE_REPLACE
@@ -200,10 +201,9 @@ class TogetherProvider(Provider):
         if request.preview:
             return CreateResponse(None, request.properties)
         timeout = _timeout(request.timeout)
-        applied = await self._apply(
-            request, lambda lc, _: lc.create(inputs, timeout_seconds=timeout)
-        )
-        return CreateResponse(applied.id, _wire.to_values(applied.outputs, applied.secret_outputs))
+        applied = await self._apply(request, lambda lc: lc.create(inputs, timeout_seconds=timeout))
+        secret = self._kind(request.type).schema.secret_outputs
+        return CreateResponse(applied.id, _wire.to_values(applied.outputs, secret))
 
     async def update(self, request: UpdateRequest) -> UpdateResponse:
         news = _wire.to_props(request.news)
@@ -213,9 +213,10 @@ class TogetherProvider(Provider):
         timeout = _timeout(request.timeout)
         applied = await self._apply(
             request,
-            lambda lc, _: lc.update(request.resource_id, olds, news, timeout_seconds=timeout),
+            lambda lc: lc.update(request.resource_id, olds, news, timeout_seconds=timeout),
         )
-        return UpdateResponse(_wire.to_values(applied.outputs, applied.secret_outputs))
+        secret = self._kind(request.type).schema.secret_outputs
+        return UpdateResponse(_wire.to_values(applied.outputs, secret))
 
     async def read(self, request: ReadRequest) -> ReadResponse:
         kind = self._kind(request.type)
@@ -225,13 +226,13 @@ class TogetherProvider(Provider):
         }
         observed = await self._apply(
             request,
-            lambda lc, client: _import.read(kind, lc, client, request.resource_id, props),
+            lambda lc: _import.read(kind, lc, request.resource_id, props),
         )
         if observed is None:
             return ReadResponse(None)
         return ReadResponse(
             observed.id,
-            _wire.to_values(observed.outputs, observed.secret_outputs),
+            _wire.to_values(observed.outputs, kind.schema.secret_outputs),
             _wire.to_values(observed.inputs),
         )
 
@@ -240,7 +241,7 @@ class TogetherProvider(Provider):
         timeout = _timeout(request.timeout)
         await self._apply(
             request,
-            lambda lc, _: lc.delete(request.resource_id, props, timeout_seconds=timeout),
+            lambda lc: lc.delete(request.resource_id, props, timeout_seconds=timeout),
         )
 
 

@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import pulumi
 
+from together_provider import kinds
+from together_provider.cluster.resource import ClusterArgs
+from together_provider.framework.kind import Kind
 from together_provider.native._wire import camel, snake
-from together_provider.native.kinds import CLUSTER_KIND, VOLUME_KIND, Kind
 from together_provider.native.package_schema import python_type
-from together_provider.resource import ClusterArgs
-from together_provider.volume_resource import SharedVolumeArgs
+from together_provider.volume.resource import SharedVolumeArgs
 
 
 class NativeResource(pulumi.CustomResource):
@@ -63,7 +64,7 @@ class NativeResource(pulumi.CustomResource):
         return camel(prop)
 
 
-class Cluster(NativeResource, kind=CLUSTER_KIND):
+class Cluster(NativeResource, kind=kinds.CLUSTER):
     """A Together GPU cluster through the native plugin (`together:index:Cluster`).
 
     Changing `num_gpus` or `num_preemptible_gpus` updates it in place; changing what the cluster
@@ -78,7 +79,7 @@ class Cluster(NativeResource, kind=CLUSTER_KIND):
         super().__init__(resource_name, args, opts)
 
 
-class SharedVolume(NativeResource, kind=VOLUME_KIND):
+class SharedVolume(NativeResource, kind=kinds.VOLUME):
     """A Together shared volume through the native plugin (`together:index:SharedVolume`).
 
     Growing `size_tib` is one in-place PUT; a shrink is rejected at preview; changing the name,

@@ -21,8 +21,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from together_provider import rules
-from together_provider.cluster_schema import CLUSTER_TYPE
+from together_provider.cluster import rules
+from together_provider.cluster.schema import CLUSTER_TYPE
+from together_provider.framework.schema import UNKNOWN
 from together_provider.preview.prices import (
     PreviewInputError,
     PriceTable,
@@ -30,8 +31,7 @@ from together_provider.preview.prices import (
     stack_overrides,
 )
 from together_provider.preview.volumes import VolumeChange, volume_change
-from together_provider.schema import UNKNOWN
-from together_provider.volume_schema import VOLUME_TYPE
+from together_provider.volume.schema import VOLUME_TYPE
 
 _REPLACE_OPS: Final = frozenset({"replace", "create-replacement", "delete-replaced"})
 _MONITOR_NOISE: Final = "Resource monitor has terminated"

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
-from together_provider.schema import UNKNOWN
+from together_provider.framework.schema import UNKNOWN
 
 HOURS_PER_MONTH: Final = 730
 _PAST: Final = {"delete": "deleted", "replace": "replaced"}

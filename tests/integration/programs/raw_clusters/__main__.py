@@ -10,8 +10,8 @@ from typing import Any
 import pulumi
 from pulumi.dynamic import Resource
 
-from together_provider.cluster_schema import CLUSTER
-from together_provider.provider import ClusterProvider
+from together_provider.cluster.provider import ClusterProvider
+from together_provider.cluster.schema import CLUSTER
 
 
 class RawCluster(Resource, module="together", name="Cluster"):

@@ -1,7 +1,8 @@
 """What every dynamic provider of ours shares: credentials, one client per call, progress, results.
 
-`provider.ClusterProvider` and `volume_provider.VolumeProvider` subclass `LifecycleProvider` and
-name only their rules and their lifecycle. Importable and free of side effects on purpose: dill
+`cluster.provider.ClusterProvider` and `volume.provider.VolumeProvider` subclass
+`LifecycleProvider` and name only their `Kind` (whose rulebook answers check and diff, and whose
+lifecycle does the rest). Importable and free of side effects on purpose: dill
 pickles a provider *by reference* (module and class name only), so the provider process imports
 the code installed now, and the pickle holds no credentials. The class has no instance attributes
 until `configure()` runs in the provider process, and `configure()` state is never pickled.
@@ -10,9 +11,9 @@ until `configure()` runs in the provider process, and `configure()` state is nev
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from pulumi.dynamic import (
     CheckFailure,
@@ -26,10 +27,8 @@ from pulumi.dynamic import (
 )
 
 if TYPE_CHECKING:
-    from together_api.client import TogetherClient
-    from together_provider.lifecycle import Applied, Observed
-    from together_provider.rules import Plan
-    from together_provider.schema import Failure
+    from together_provider.framework.kind import Kind
+    from together_provider.framework.lifecycle import Lifecycle
 
 CONFIG_API_KEY: Final = "together:apiKey"
 CONFIG_BASE_URL: Final = "together:baseUrl"
@@ -45,37 +44,14 @@ def say(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
 
-class Lifecycle(Protocol):
-    """What a provider drives: `ClusterLifecycle` and `VolumeLifecycle` both fit."""
-
-    def create(self, inputs: Mapping[str, Any]) -> Applied: ...
-
-    def update(self, id_: str, olds: Mapping[str, Any], news: Mapping[str, Any]) -> Applied: ...
-
-    def read(self, id_: str, props: Mapping[str, Any]) -> Observed | None: ...
-
-    def delete(self, id_: str, props: Mapping[str, Any]) -> None: ...
-
-
 class LifecycleProvider(ResourceProvider):
     """Pulumi's hooks translated to one resource's rules (check, diff) and lifecycle (the rest)."""
 
     _api_key: str | None = None
     _base_url: str | None = None
 
-    def check_resource(
-        self, olds: Mapping[str, Any], news: Mapping[str, Any]
-    ) -> tuple[dict[str, Any], list[Failure]]:
-        """The resource's `rules.check_resource`."""
-        raise NotImplementedError
-
-    def plan(self, olds: Mapping[str, Any], news: Mapping[str, Any]) -> Plan:
-        """The resource's `rules.plan`."""
-        raise NotImplementedError
-
-    def open_lifecycle(self, client: TogetherClient) -> Lifecycle:
-        """The resource's lifecycle over `client`; import it here, not at the top (see below)."""
-        raise NotImplementedError
+    KIND: ClassVar[Kind]
+    """The resource kind: its rulebook answers check and diff, its lifecycle the rest."""
 
     def configure(self, req: ConfigureRequest) -> None:
         # Stack config arrives decrypted here, in the provider process only.
@@ -92,16 +68,16 @@ class LifecycleProvider(ResourceProvider):
 
         client = TogetherClient(api_key=self._api_key, base_url=self._base_url)
         try:
-            yield self.open_lifecycle(client)
+            yield self.KIND.lifecycle()(client, say)
         finally:
             client.close()
 
     def check(self, olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
-        inputs, failures = self.check_resource(olds, news)
+        inputs, failures = self.KIND.rulebook.check_resource(olds, news)
         return CheckResult(inputs, [CheckFailure(f.field, f.reason) for f in failures])
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        plan = self.plan(olds, news)
+        plan = self.KIND.rulebook.plan(olds, news)
         return DiffResult(
             changes=plan.has_changes,
             replaces=list(plan.replaces),

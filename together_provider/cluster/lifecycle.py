@@ -1,46 +1,18 @@
 """Create, adopt, update, read and delete a Together cluster: the orchestration, free of Pulumi.
 
-Why its own module: a provider host is only a translator. The dynamic `ResourceProvider`
-(`provider.py`) and a native Pulumi plugin both call this one module, so the duplicate guard,
-the lost-answer recovery, adoption and the waits behave the same whichever host runs them.
-
-The contract a host can rely on:
-
-- `ClusterLifecycle(client, say)`: `client` is a `TogetherClient` the caller owns (and closes);
-  `say(message)` hears one progress line per step (default: silent). `check` and `diff` are
-  static: they need no client and make no API call.
-- Properties are plain dicts keyed by the snake_case field names (`num_gpus`, ...). Inputs may hold
-  floats for whole numbers (`8.0`, as Pulumi's wire sends them); everything returned holds ints
-  as ints. Keys starting with `__` (host bookkeeping) are ignored. A value not known until apply
-  is the wire sentinel `UNKNOWN` (or a `pulumi.output.Unknown`); only `check` and `diff` may
-  receive one.
-- `check(olds, news) -> Checked`: the normalised inputs to store and every failure at once
-  (field + reason naming the cluster); an empty `failures` means the inputs are safe to apply.
-- `diff(olds, news) -> Plan`: what changes, which fields force a replacement, whether to delete
-  before replacing, and the counts an update will PUT.
-- `create(inputs) -> Applied(id, outputs)`, `update(id, olds, news) -> Applied`,
-  `read(id, props) -> Observed | None` (None: the cluster is gone), `delete(id, props)`.
-  `outputs` echo every input beside the computed fields; `secret_outputs` lists the ones a host
-  must mark secret.
-- Timeouts: `create`, `update` and `delete` take an optional `timeout_seconds` bounding the wait
-  for Ready (or for the 404 after a delete), so a native host can pass Pulumi's customTimeouts.
-  Without it, the input `ready_timeout_seconds` bounds the Ready wait and `DELETE_TIMEOUT_SECONDS`
-  the delete.
-- Errors: everything raised descends from `together_api.errors.TogetherError`; a bad spec is a
-  `SpecError` naming the cluster, the field and the fix.
-- Schema: `together_provider.cluster_schema.CLUSTER` describes every property (`inputs` with
-  type, required/default, policy and description; `outputs` with `secret`), for a host that
-  publishes a package schema; `Plan.replaces` uses the same names.
+Both hosts (the dynamic `cluster.provider.ClusterProvider` and the native plugin) call this one
+class, so the duplicate guard, the lost-answer recovery, adoption and the waits behave the same
+whichever host runs them. The contract it keeps is `framework.lifecycle`'s; what is the
+cluster's own: without `timeout_seconds`, the input `ready_timeout_seconds` bounds the Ready wait;
+an update waits for Ready only when the *standard* count changed; an error names the cluster.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from contextlib import suppress
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Final
+from typing import Any
 
-from together_api.client import TogetherClient
 from together_api.errors import (
     ApiConnectionError,
     NotFoundError,
@@ -51,84 +23,17 @@ from together_api.errors import (
 )
 from together_api.kubeconfig import KubeconfigError
 from together_api.wire import Cluster
-from together_provider import mapping, rules
-from together_provider.cluster_schema import CLUSTER, ClusterSpec
-from together_provider.rulebook import Rulebook
-from together_provider.rules import Plan
-from together_provider.schema import Failure, without_host_keys
+from together_provider.cluster import mapping, rules
+from together_provider.cluster.schema import CLUSTER, ClusterSpec
+from together_provider.framework.lifecycle import (
+    DELETE_TIMEOUT_SECONDS,
+    Applied,
+    Observed,
+    ResourceLifecycle,
+)
+from together_provider.framework.schema import without_host_keys
 
-__all__ = [
-    "DELETE_TIMEOUT_SECONDS",
-    "Applied",
-    "Checked",
-    "ClusterLifecycle",
-    "Failure",
-    "Observed",
-    "Plan",
-    "ResourceLifecycle",
-    "Say",
-    "silent",
-]
-
-DELETE_TIMEOUT_SECONDS: Final = 1800.0
-"""How long `delete` waits for Together to answer 404 when the host gives no timeout."""
-
-Say = Callable[[str], None]
-"""A progress callback: one human-readable line per step."""
-
-
-def silent(_message: str) -> None:
-    """The default `Say`: no progress lines."""
-    return None
-
-
-@dataclass(frozen=True)
-class Checked:
-    """What `check` decided: the inputs to store (normalised; raw on failure) and every failure."""
-
-    inputs: dict[str, Any]
-    failures: list[Failure] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Applied:
-    """A live cluster after create or update: its id and every output property."""
-
-    id: str
-    outputs: dict[str, Any]
-    secret_outputs: tuple[str, ...] = CLUSTER.secret_outputs
-
-
-@dataclass(frozen=True)
-class Observed:
-    """A cluster as read back: the live inputs (so drift shows) and the outputs."""
-
-    id: str
-    inputs: dict[str, Any]
-    outputs: dict[str, Any]
-    secret_outputs: tuple[str, ...] = CLUSTER.secret_outputs
-
-
-class ResourceLifecycle:
-    """What every resource's lifecycle shares: a caller-owned client, progress, and check/diff,
-    which ask the resource's `RULEBOOK` and need no client."""
-
-    RULEBOOK: ClassVar[Rulebook[Any]]
-
-    def __init__(self, client: TogetherClient, say: Say = silent) -> None:
-        self._client = client
-        self._say = say
-
-    @classmethod
-    def check(cls, olds: Mapping[str, Any], news: Mapping[str, Any]) -> Checked:
-        """Normalise and validate `news` against the previous inputs `olds` ({} on create)."""
-        inputs, failures = cls.RULEBOOK.check_resource(olds, news)
-        return Checked(inputs, failures)
-
-    @classmethod
-    def diff(cls, olds: Mapping[str, Any], news: Mapping[str, Any]) -> Plan:
-        """What changing the previous outputs `olds` into the checked inputs `news` means."""
-        return cls.RULEBOOK.plan(without_host_keys(olds), without_host_keys(news))
+__all__ = ["ClusterLifecycle"]
 
 
 class ClusterLifecycle(ResourceLifecycle):
@@ -336,8 +241,7 @@ class ClusterLifecycle(ResourceLifecycle):
         inputs = CLUSTER.to_props(spec)
         if not plan.update:
             # Only provider-side settings changed: no API call, keep the last known state.
-            kept = {k: v for k, v in without_host_keys(olds).items() if k in CLUSTER.output_names}
-            return Applied(id_, {**kept, **inputs})
+            return Applied(id_, {**self.kept_outputs(olds), **inputs})
         cluster = self._client.update_cluster(id_, mapping.update_request(plan.update))
         self._say(f"cluster {spec.cluster_name!r}: updated {', '.join(sorted(plan.update))}")
         if "num_gpus" in plan.update:

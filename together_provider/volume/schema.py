@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from together_provider import validators
-from together_provider.fields import adopt_id_field, ready_timeout_field
-from together_provider.schema import Policy, Schema, input_field, output_field
+from together_provider.framework import validators
+from together_provider.framework.fields import adopt_id_field, ready_timeout_field
+from together_provider.framework.schema import Policy, Schema, input_field, output_field
 
 if TYPE_CHECKING:  # the live objects' types only; importing them would load pydantic in a preview
     from together_api.wire import Cluster, SharedVolume

@@ -2,10 +2,10 @@
 
 Each input is one `input_field` entry (type, default, policy and why, description, validator,
 wire name, live attribute, stack-config key); each output one `output_field` entry. `CLUSTER`
-derives everything else (see `together_provider.schema`): the possibly-unknown and resolved
-specs, the policy table the rules read, the stack-config keys, the outputs and secret outputs,
-the fields checked at adoption and the README table. `num_gpus` counts *standard* GPUs only;
-`num_preemptible_gpus` is the preemptible *target*, filled asynchronously.
+derives everything else (see `together_provider.framework.schema`): the possibly-unknown and
+resolved specs, the policy table the rules read, the stack-config keys, the outputs and secret
+outputs, the fields checked at adoption and the README table. `num_gpus` counts *standard* GPUs
+only; `num_preemptible_gpus` is the preemptible *target*, filled asynchronously.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 from together_api.kubeconfig import decode_kube_config
 from together_api.values import BillingType, ClusterType, GpuType
-from together_provider import validators
-from together_provider.fields import adopt_id_field, ready_timeout_field
-from together_provider.schema import Policy, Schema, input_field, output_field
+from together_provider.framework import validators
+from together_provider.framework.fields import adopt_id_field, ready_timeout_field
+from together_provider.framework.schema import Policy, Schema, input_field, output_field
 
 if TYPE_CHECKING:  # the live object's type only; importing it would load pydantic in a preview
     from together_api.wire import Cluster

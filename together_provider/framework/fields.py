@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from together_provider import validators
-from together_provider.validators import Validator
+from together_provider.framework import validators
+from together_provider.framework.validators import Validator
 
 
 class Policy(enum.Enum):
@@ -52,7 +52,7 @@ class _Output:
     secret: bool
 
 
-_KEY: Final = "together_provider.fields"
+_KEY: Final = "together_provider.framework.fields"
 _SAME: Final = "<same name>"
 
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from together_provider.rulebook import Plan, Rule, Rulebook, replacing_fields
-from together_provider.schema import Draft, Policy
-from together_provider.volume_schema import VOLUME, VolumeSpec
+from together_provider.framework.rulebook import Plan, Rule, Rulebook, replacing_fields
+from together_provider.framework.schema import Draft, Policy
+from together_provider.volume.schema import VOLUME, VolumeSpec
 
 VolumeDraft = Draft[VolumeSpec]
 

@@ -8,8 +8,8 @@ from typing import Any
 import pulumi
 from pulumi.dynamic import Resource
 
-from together_provider.cluster_schema import CLUSTER, CLUSTER_TYPE, TYPE_MODULE, TYPE_NAME
-from together_provider.provider import ClusterProvider
+from together_provider.cluster.provider import ClusterProvider
+from together_provider.cluster.schema import CLUSTER, CLUSTER_TYPE, TYPE_MODULE, TYPE_NAME
 
 __all__ = ["CLUSTER_TYPE", "Cluster", "ClusterArgs"]
 

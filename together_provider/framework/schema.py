@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Generic, TypeVar
 
 from together_api.errors import SpecError
-from together_provider.fields import (
+from together_provider.framework.fields import (
     InputField,
     OutputField,
     Policy,
@@ -36,7 +36,7 @@ from together_provider.fields import (
     read_inputs,
     read_outputs,
 )
-from together_provider.validators import Invalid
+from together_provider.framework.validators import Invalid
 
 UNKNOWN: Final = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 """Pulumi's wire sentinel for a value that is only known after apply (pulumi.runtime.rpc)."""
@@ -223,8 +223,15 @@ class Schema(Generic[S]):
         return {f.name: f.source(live) for f in self.outputs}
 
     def live_inputs(self, previous: Mapping[str, Any], live: Any) -> dict[str, Any]:
-        """The inputs as the API sees them now: in-place fields read back, so drift shows."""
+        """The inputs as the API sees them now: in-place fields read back, so drift shows.
+
+        With no previous input (an import: the engine knows only the id), every input the API
+        reports (`live=`) is read from the live object; unset ones are left to their defaults.
+        """
         inputs = {k: v for k, v in previous.items() if k in self.by_name and not k.startswith("__")}
+        if not inputs:
+            found = {f.name: getattr(live, f.live) for f in self.inputs if f.live}
+            return {name: value for name, value in found.items() if value not in ("", None)}
         inputs.update({f.name: getattr(live, f.live) for f in self.live_fields if f.live})
         return inputs
 

@@ -1,10 +1,11 @@
 """Create, adopt, grow, read and delete a Together shared volume: the orchestration, free of Pulumi.
 
-The volume counterpart of `lifecycle.ClusterLifecycle`, with the same contract, so the dynamic
-provider (`volume_provider.py`) and a native plugin host it alike:
+The volume counterpart of `cluster.lifecycle.ClusterLifecycle`, with the same contract
+(`framework.lifecycle`), so the dynamic provider (`volume.provider`) and a native plugin host it
+alike:
 
 - `VolumeLifecycle(client, say)`; `check` and `diff` are static and make no API call.
-- Properties are plain dicts keyed by the snake_case fields of `volume_schema.VolumeSpec`; only
+- Properties are plain dicts keyed by the snake_case fields of `volume.schema.VolumeSpec`; only
   `check` and `diff` may receive unknowns.
 - `create(inputs) -> Applied` waits until the volume is `available`; `update` is exactly one PUT
   of `size_tib` (a shrink never gets here: `check` rejects it); `read -> Observed | None` reads
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from contextlib import suppress
-from typing import Any, Final
+from typing import Any
 
 from together_api.errors import (
     ClusterStateError,
@@ -29,19 +30,17 @@ from together_api.errors import (
     VolumeNotAvailableError,
 )
 from together_api.wire import Cluster, SharedVolume, VolumeCreateRequest
-from together_provider import volume_rules
-from together_provider.lifecycle import (
+from together_provider.framework.lifecycle import (
     DELETE_TIMEOUT_SECONDS,
     Applied,
     Observed,
     ResourceLifecycle,
 )
-from together_provider.schema import without_host_keys
-from together_provider.volume_schema import VOLUME, LiveVolume, VolumeSpec
+from together_provider.framework.schema import without_host_keys
+from together_provider.volume import rules as volume_rules
+from together_provider.volume.schema import VOLUME, LiveVolume, VolumeSpec
 
-__all__ = ["NO_SECRETS", "VolumeLifecycle"]
-
-NO_SECRETS: Final[tuple[str, ...]] = ()
+__all__ = ["VolumeLifecycle"]
 
 Props = Mapping[str, Any]
 
@@ -66,7 +65,7 @@ class VolumeLifecycle(ResourceLifecycle):
             live = self._adopt(spec, spec.adopt_volume_id, timeout)
         else:
             live = LiveVolume(self._provision(spec, timeout))
-        return Applied(live.volume_id, {**props, **VOLUME.outputs_of(live)}, NO_SECRETS)
+        return Applied(live.volume_id, {**props, **VOLUME.outputs_of(live)})
 
     def _provision(self, spec: VolumeSpec, timeout: float) -> SharedVolume:
         created = self._client.create_volume(
@@ -135,13 +134,13 @@ class VolumeLifecycle(ResourceLifecycle):
         plan = self.diff(olds, news)
         spec = VOLUME.resolve(VOLUME.without_outputs(news))
         inputs = VOLUME.to_props(spec)
-        kept = {k: v for k, v in without_host_keys(olds).items() if k in VOLUME.output_names}
+        kept = self.kept_outputs(olds)
         if not plan.update:
-            return Applied(id_, {**kept, **inputs}, NO_SECRETS)
+            return Applied(id_, {**kept, **inputs})
         volume = self._client.resize_volume(id_, plan.update["size_tib"])
         self._say(f"volume {spec.volume_name!r}: size_tib -> {volume.size_tib}")
         outputs = {**kept, **inputs, "volume_id": id_, "status": volume.status}
-        return Applied(id_, outputs, NO_SECRETS)
+        return Applied(id_, outputs)
 
     # ------------------------------------------------------------------ read / delete
 
@@ -155,7 +154,7 @@ class VolumeLifecycle(ResourceLifecycle):
             return None
         live = LiveVolume(volume, self._client.clusters_using_volume(id_))
         inputs = VOLUME.live_inputs(without_host_keys(props), live)
-        return Observed(id_, inputs, {**inputs, **VOLUME.outputs_of(live)}, NO_SECRETS)
+        return Observed(id_, inputs, {**inputs, **VOLUME.outputs_of(live)})
 
     def delete(
         self, id_: str, props: Mapping[str, Any], *, timeout_seconds: float | None = None

@@ -19,8 +19,8 @@ from typing import Any
 import pulumi
 from pulumi.dynamic import Resource
 
-from together_provider.volume_provider import VolumeProvider
-from together_provider.volume_schema import TYPE_MODULE, TYPE_NAME, VOLUME, VOLUME_TYPE
+from together_provider.volume.provider import VolumeProvider
+from together_provider.volume.schema import TYPE_MODULE, TYPE_NAME, VOLUME, VOLUME_TYPE
 
 __all__ = ["VOLUME_TYPE", "SharedVolume", "SharedVolumeArgs"]
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from together_api.wire import Cluster, ClusterCreateRequest, ClusterUpdateRequest
-from together_provider.cluster_schema import CLUSTER, ClusterSpec
+from together_provider.cluster.schema import CLUSTER, ClusterSpec
 
 
 def create_request(spec: ClusterSpec) -> ClusterCreateRequest:

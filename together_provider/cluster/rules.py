@@ -24,10 +24,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from together_provider.cluster_schema import CLUSTER, ClusterSpec
-from together_provider.rulebook import Plan, Rule, Rulebook, replacing_fields
-from together_provider.schema import Draft, Policy, Unknown, is_unknown
-from together_provider.validators import NODE_GPUS
+from together_provider.cluster.schema import CLUSTER, ClusterSpec
+from together_provider.framework.rulebook import Plan, Rule, Rulebook, replacing_fields
+from together_provider.framework.schema import Draft, Policy, Unknown, is_unknown
+from together_provider.framework.validators import NODE_GPUS
 
 ClusterDraft = Draft[ClusterSpec]
 """The possibly-unknown Cluster spec the rules read."""

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic
 
-from together_provider.schema import (
+from together_provider.framework.schema import (
     Draft,
     Failure,
     Policy,

@@ -1,0 +1,21 @@
+"""The SharedVolume kind: its entry in the registry (`together_provider.kinds`)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from together_provider.framework.kind import Kind
+from together_provider.volume.rules import RULEBOOK
+from together_provider.volume.schema import TYPE_NAME, VOLUME
+
+KIND: Final = Kind(
+    type_name=TYPE_NAME,
+    package="together_provider.volume",
+    schema=VOLUME,
+    rulebook=RULEBOOK,
+    lifecycle_class="VolumeLifecycle",
+    config_key="volumes",
+    docs_marker="volume-",
+    native_notes="Attach it with a cluster's `volumeId` (and `volumeRegion`); `sizeTib` only "
+    "grows.",
+)
