@@ -28,10 +28,11 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from together_api.errors import SpecError
-from together_provider.cluster import rules
+from together_provider.cluster.rules import RULEBOOK as CLUSTER_RULES
 from together_provider.cluster.schema import CLUSTER
-from together_provider.framework.schema import UNKNOWN
-from together_provider.volume import rules as volume_rules
+from together_provider.framework.schema import UNKNOWN, Schema
+from together_provider.kinds import KINDS
+from together_provider.volume.rules import RULEBOOK as VOLUME_RULES
 from together_provider.volume.schema import VOLUME
 
 SETTINGS: Final[Mapping[str, str]] = CLUSTER.config_keys
@@ -136,8 +137,9 @@ def _settings(
     return props, meant
 
 
-PROJECT_KEYS: Final = ("clusters", "volumes", "defaults", "host", "pricesPerGpuHour")
-"""The program's config keys; `pricesPerGpuHour` is read by the PR preview, not here. Pulumi
+PROJECT_KEYS: Final = (*(kind.config_key for kind in KINDS), "defaults", "host", "pricesPerGpuHour")
+"""The program's config keys: each kind's map (`clusters`, `volumes`), then the shared ones;
+`pricesPerGpuHour` is read by the PR preview, not here. Pulumi
 accepts undeclared keys silently, so a typo such as `defualts` is caught here instead."""
 
 HOSTS: Final = ("dynamic", "native")
@@ -159,13 +161,20 @@ def project_values(project: str, config: Mapping[str, str]) -> dict[str, Any]:
     return values
 
 
-def _path(cluster: str, own: Mapping[str, Any], defaults: Mapping[str, Any], prop: str) -> str:
-    """Where a value came from: the cluster's own settings, else `defaults`."""
-    key = CLUSTER.by_name[prop].config_key if prop in CLUSTER.by_name else None
-    key = key or prop
+def _path(
+    schema: Schema[Any],
+    prefix: str,
+    own: Mapping[str, Any],
+    defaults: Mapping[str, Any],
+    prop: str,
+) -> str:
+    """Where a value came from, as a config path: the resource's own settings (under `prefix`,
+    e.g. `clusters.train`), else `defaults`."""
+    spec_field = schema.by_name.get(prop)
+    key = (spec_field.config_key if spec_field else None) or prop
     if prop not in own and prop in defaults:
         return f"defaults.{key}"
-    return f"clusters.{cluster}.{key}"
+    return f"{prefix}.{key}"
 
 
 def _claim(
@@ -231,7 +240,7 @@ def load(raw: Mapping[str, Any]) -> StackConfig:
             # The id is only known once the volume exists; its region is known now.
             volume = {**_inherited(defaults), **volumes[attached[str(name)]]}
             props.update(volume_id=UNKNOWN, volume_region=volume.get("region"))
-        for failure in rules.validate(str(name), props, None):
+        for failure in CLUSTER_RULES.validate(str(name), props, None):
             if failure.field in meant:
                 continue  # a misspelt key was reported already; "required" would repeat it
             if failure.field == "volume_region":
@@ -242,7 +251,7 @@ def load(raw: Mapping[str, Any]) -> StackConfig:
                     "volume of the cluster's own region (put both in one region)"
                 )
                 continue
-            path = _path(str(name), own, defaults, failure.field)
+            path = _path(CLUSTER, prefix, own, defaults, failure.field)
             reason = failure.reason.removeprefix(f"cluster {name!r}: ")
             if path.startswith("defaults.") and path in reported:
                 continue  # a bad default is one problem, not one per cluster
@@ -287,18 +296,12 @@ def _volumes(
         )
         parsed[str(name)] = own
         props = {"volume_name": name, **_inherited(defaults), **own}
-        for failure in volume_rules.validate(str(name), props, None):
+        for failure in VOLUME_RULES.validate(str(name), props, None):
             if failure.field in meant:
                 continue
-            key = (
-                VOLUME.by_name[failure.field].config_key
-                if failure.field in VOLUME.by_name
-                else None
-            )
-            key = key or failure.field
-            where = "defaults" if failure.field not in own and failure.field in props else prefix
+            path = _path(VOLUME, prefix, own, _inherited(defaults), failure.field)
             reason = failure.reason.removeprefix(f"volume {name!r}: ")
-            problems.append(f"{where}.{key}: {reason}")
+            problems.append(f"{path}: {reason}")
     return parsed
 
 

@@ -248,3 +248,28 @@ def test_output_file_and_exit_code_follow_the_worst_stack(tmp_path: Path) -> Non
     comment = out.read_text()
     assert "<!-- together-gpu-clusters-preview stack=dev -->" in comment
     assert "<!-- together-gpu-clusters-preview stack=prod -->" in comment
+
+
+def _blocked() -> dict[str, Any]:
+    return _doc(
+        diagnostics=[
+            {
+                "urn": _urn("train"),
+                "message": f"error: {CLUSTER_TYPE} resource 'train': property num_gpus value {{0}} "
+                "has a problem: cluster 'train': num_gpus=0 leaves no standard node\n",
+                "severity": "error",
+            }
+        ]
+    )
+
+
+@pytest.mark.parametrize("order", ["dev-first", "prod-first"])
+def test_the_worst_stack_sets_the_exit_code_whatever_the_order(tmp_path: Path, order: str) -> None:
+    dev, prod = tmp_path / "dev.json", tmp_path / "prod.json"
+    dev.write_text(json.dumps(_doc()))  # unchanged
+    prod.write_text(json.dumps(_blocked()))
+    stacks = [f"dev={dev}", f"prod={prod}"]
+    if order == "prod-first":
+        stacks.reverse()
+    args = [arg for stack in stacks for arg in ("--stack", stack)]
+    assert main([*args, "--output", str(tmp_path / "comment.md")]) == 12  # Outcome.BLOCKED

@@ -9,6 +9,7 @@ import pytest
 
 from tests.specs import ENGINE_PROPS as BASE
 from together_provider import docs
+from together_provider.cluster.provider import ClusterProvider
 from together_provider.cluster.rules import (
     FIELD_POLICIES,
     RULES,
@@ -230,6 +231,19 @@ def test_a_preemptible_target_needs_a_project() -> None:
     assert failure.field == "project_id"
     assert "num_preemptible_gpus=8" in failure.reason
     assert "set project_id" in failure.reason
+
+
+def test_an_existing_cluster_without_a_project_cannot_gain_a_preemptible_target() -> None:
+    # The update path: old inputs exist (the stack-config path always validates with old=None).
+    old = BASE | {"num_preemptible_gpus": 0}
+    (failure,) = validate("train", BASE | {"num_preemptible_gpus": 8}, old)
+    assert failure.field == "project_id"
+    assert "num_preemptible_gpus=8" in failure.reason
+    # And through the dynamic provider's check, which receives the stored inputs as olds.
+    result = ClusterProvider().check(
+        {**old, "__provider": "pickle"}, BASE | {"num_preemptible_gpus": 8.0}
+    )
+    assert [(f.property, f.reason) for f in result.failures] == [("project_id", failure.reason)]
 
 
 def test_reserved_billing_needs_a_length() -> None:

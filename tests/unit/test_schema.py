@@ -11,10 +11,12 @@ from typing import Any, Literal
 
 import pytest
 
-from together_provider.cluster.resource import Cluster, ClusterArgs
+from together_provider.cluster.resource import Cluster
 from together_provider.cluster.schema import CLUSTER, ClusterOutputs, ClusterSpec
 from together_provider.framework.fields import without_none
+from together_provider.framework.kind import Kind
 from together_provider.framework.schema import Policy, Schema, Unknown, input_field, output_field
+from together_provider.kinds import KINDS
 
 
 def _arg_annotation(annotation: Any, optional: bool) -> str:
@@ -24,11 +26,13 @@ def _arg_annotation(annotation: Any, optional: bool) -> str:
     return f"pulumi.Input[{name}]" + (" | None" if optional else "")
 
 
-def test_cluster_args_mirror_the_field_table() -> None:
-    # The one check that keeps the typed args class (for editors and mypy) equal to the table.
-    args = {f.name: f for f in dataclasses.fields(ClusterArgs)}
-    assert set(args) == set(CLUSTER.input_names)
-    for spec_field in CLUSTER.inputs:
+@pytest.mark.parametrize("kind", KINDS, ids=lambda kind: kind.type_name)
+def test_every_kinds_args_class_mirrors_its_field_table(kind: Kind) -> None:
+    # The one check that keeps each typed args class (for editors and mypy) equal to its table.
+    resource, args_class = (getattr(kind.module("resource"), name) for name in kind.exports)
+    args = {f.name: f for f in dataclasses.fields(args_class)}
+    assert set(args) == set(kind.schema.input_names)
+    for spec_field in kind.schema.inputs:
         arg = args[spec_field.name]
         optional = spec_field.names_resource or (
             not spec_field.required and spec_field.default is None
@@ -38,6 +42,8 @@ def test_cluster_args_mirror_the_field_table() -> None:
             assert arg.default == spec_field.default, arg.name
         else:
             assert arg.default is dataclasses.MISSING, arg.name
+    declared = {n for n, a in resource.__annotations__.items() if a.startswith("pulumi.Output[")}
+    assert declared >= set(kind.schema.output_names)
 
 
 def test_the_resource_declares_every_output_of_the_table() -> None:

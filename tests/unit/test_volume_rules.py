@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import subprocess
 import sys
@@ -14,7 +13,6 @@ from tests.specs import CLUSTER_SPEC
 from together_provider.cluster import rules
 from together_provider.framework.schema import UNKNOWN, Policy
 from together_provider.volume import rules as volume_rules
-from together_provider.volume.resource import SharedVolume, SharedVolumeArgs
 from together_provider.volume.schema import VOLUME
 
 VOLUME_PROPS: dict[str, Any] = {"volume_name": "ckpt", "region": "us-central-8", "size_tib": 4.0}
@@ -109,19 +107,6 @@ def test_unknown_sizes_are_never_rejected() -> None:
 
 def test_the_stack_not_a_cluster_deletion_decides_when_a_volume_goes_by_default() -> None:
     assert _checked()["is_lifecycle_independent"] is True
-
-
-def test_the_args_class_mirrors_the_field_table() -> None:
-    args = {f.name: f for f in dataclasses.fields(SharedVolumeArgs)}
-    assert set(args) == set(VOLUME.input_names)
-    for spec_field in VOLUME.inputs:
-        if not spec_field.required:
-            assert args[spec_field.name].default == spec_field.default, spec_field.name
-    declared = {n for n, a in SharedVolume.__annotations__.items() if a.startswith("pulumi.Output")}
-    assert declared >= set(VOLUME.output_names) | set(VOLUME.input_names) - {
-        "ready_timeout_seconds",
-        "adopt_volume_id",
-    }
 
 
 # --- the cluster's side: a volume must be in the cluster's region --------------------------------

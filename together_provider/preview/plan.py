@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from together_provider.cluster import rules
-from together_provider.cluster.schema import CLUSTER_TYPE
 from together_provider.framework.schema import UNKNOWN
+from together_provider.kinds import BY_TYPE, CLUSTER, VOLUME
 from together_provider.preview.prices import (
     PreviewInputError,
     PriceTable,
@@ -31,7 +31,6 @@ from together_provider.preview.prices import (
     stack_overrides,
 )
 from together_provider.preview.volumes import VolumeChange, volume_change
-from together_provider.volume.schema import VOLUME_TYPE
 
 _REPLACE_OPS: Final = frozenset({"replace", "create-replacement", "delete-replaced"})
 _MONITOR_NOISE: Final = "Resource monitor has terminated"
@@ -308,18 +307,16 @@ def build_plan(
     stack = stack_name or (parsed[0][0] if parsed else source)
     project = parsed[0][1] if parsed else None
 
-    by_cluster: dict[str, list[dict[str, Any]]] = {}
-    by_volume: dict[str, list[dict[str, Any]]] = {}
+    by_kind: dict[str, dict[str, list[dict[str, Any]]]] = {type_: {} for type_ in BY_TYPE}
     for step in steps:
         if not isinstance(step.get("op"), str) or not isinstance(step.get("urn"), str):
             raise PreviewInputError(
                 source, f"a step without a string 'op' and 'urn': {step!r:.200}"
             )
         urn = _parse_urn(step["urn"])
-        if urn and urn[2] == CLUSTER_TYPE:
-            by_cluster.setdefault(urn[3], []).append(step)
-        elif urn and urn[2] == VOLUME_TYPE:
-            by_volume.setdefault(urn[3], []).append(step)
+        if urn and urn[2] in by_kind:
+            by_kind[urn[2]].setdefault(urn[3], []).append(step)
+    by_cluster, by_volume = by_kind[CLUSTER.dynamic_type], by_kind[VOLUME.dynamic_type]
 
     rejections: list[Rejection] = []
     errors: list[str] = []
@@ -328,7 +325,7 @@ def build_plan(
             continue
         urn = _parse_urn(str(diagnostic.get("urn") or ""))
         message = _diagnostic_message(str(diagnostic.get("message", "")))
-        if urn and urn[2] in (CLUSTER_TYPE, VOLUME_TYPE):
+        if urn and urn[2] in BY_TYPE:
             rejections.append(Rejection(urn[3], message))
         else:
             errors.append(message)
@@ -339,7 +336,7 @@ def build_plan(
     if not by_cluster and not by_volume and not rejections and not has_clusters_config:
         raise PreviewInputError(
             source,
-            f"no Together cluster in this preview: no step of type {CLUSTER_TYPE} and no "
+            f"no Together cluster in this preview: no step of type {CLUSTER.dynamic_type} and no "
             f"'<project>:clusters' config (project {project or 'unknown'})",
             fix="is this the preview of another project? Run it in this repository's program",
         )
