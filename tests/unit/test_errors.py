@@ -39,3 +39,19 @@ def test_the_drawn_tree_names_every_error_of_the_module() -> None:
     names = [n for n in errors.__all__ if n.endswith("Error")]
     assert all(name in drawn for name in names)
     assert all(issubclass(getattr(errors, n), TogetherError) for n in names)
+
+
+def test_every_error_of_the_api_is_exported_and_re_exported_by_the_provider() -> None:
+    """`errors.__all__` lists every exception class of the module, and `together_provider`
+    re-exports each one itself (the same class, so `except together_provider.X` catches it)."""
+    import together_provider
+
+    defined = {
+        name
+        for name, value in vars(errors).items()
+        if isinstance(value, type) and issubclass(value, TogetherError)
+    }
+    assert set(errors.__all__) == defined
+    for name in defined:
+        assert name in together_provider.__all__, name
+        assert getattr(together_provider, name) is getattr(errors, name)

@@ -147,3 +147,16 @@ def test_the_benchmarks_import_no_test_code() -> None:
     """bench/ and the tests share drivers through testkit/, never through each other."""
     assert "tests" not in _top(_imports("bench"))
     assert "tests" not in _top(_imports("testkit"))
+
+
+def test_the_api_package_exports_its_surface_and_stays_cheap_to_import() -> None:
+    import together_api
+    from together_api import client, errors, kubeconfig, retry, wire
+
+    assert set(errors.__all__) <= set(together_api.__all__)
+    modules = (client, errors, kubeconfig, retry, wire)
+    for name in together_api.__all__:
+        (home,) = [m for m in modules if name in m.__all__]
+        assert getattr(together_api, name) is getattr(home, name), name
+    # The client and the wire models load on first use: importing the package loads neither.
+    assert {"httpx", "pydantic"} & _loaded_after("import together_api") == set()

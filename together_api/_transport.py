@@ -1,0 +1,243 @@
+"""The HTTP transport under `TogetherClient`: auth, timeouts, retries, errors. Private.
+
+Transport concerns live here and nowhere else: bearer auth, timeouts, retries (one
+:class:`RetryPolicy`), and mapping HTTP failures onto :mod:`together_api.errors`. The API key
+never leaves the ``Authorization`` header: it is absent from ``repr``, logs and exception text
+(server echoes are redacted).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import os
+import time
+from collections.abc import Mapping
+from typing import Any, Final, TypeVar
+
+import httpx
+import pydantic
+
+from together_api.errors import (
+    ApiConnectionError,
+    ApiError,
+    AuthenticationError,
+    InvalidRequestError,
+    NotFoundError,
+    OutOfCapacityError,
+    RateLimitedError,
+    ServerError,
+    UnexpectedResponseError,
+    VolumeInUseError,
+)
+from together_api.retry import Clock, RetryDecision, RetryPolicy, Sleep, call_with_retry
+from together_api.wire import DEFAULT_BASE_URL, ErrorBody
+
+__all__ = ["API_KEY_FIX", "RETRYABLE_STATUSES", "Transport"]
+
+log = logging.getLogger("together_api.client")
+M = TypeVar("M", bound=pydantic.BaseModel)
+
+API_KEY_FIX: Final = "set together:apiKey as a secret or TOGETHER_API_KEY"
+RETRYABLE_STATUSES: Final = frozenset({408, 429, 500, 502, 503, 504})
+_NEVER_SENT: Final = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+
+CONFLICTS: Final[Mapping[type[ApiError], tuple[str | None, str]]] = {
+    OutOfCapacityError: (None, "try another region or GPU type, fewer GPUs, or retry later"),
+    VolumeInUseError: (
+        "volume_id",
+        "delete the clusters that use it first (see clusters_using_volume), or keep it",
+    ),
+}
+"""What a 409 means depends on the endpoint: the error type a request names as its `conflict`,
+with the field and fix it reports. Out of capacity by default; "attached" for a volume DELETE."""
+
+
+class _RetryableStatus(Exception):
+    """Internal: a response whose status the policy may retry."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        super().__init__(response.status_code)
+        self.response = response
+
+
+def _normalise_base_url(url: str) -> str:
+    """Accept the SDK's bare host form (``https://api.together.ai``) as well as ``.../v1``."""
+    url = url.rstrip("/")
+    if httpx.URL(url).path in ("", "/"):
+        url += "/v1"
+    return url
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    """Seconds from ``Retry-After`` (delta or HTTP date) or ``Retry-After-Ms``.
+
+    A header that is neither (``soon``) counts as absent: the policy's own backoff applies, and
+    a server's typo never escapes as a ``ValueError``.
+    """
+    millis = response.headers.get("retry-after-ms")
+    if millis:
+        try:
+            return float(millis) / 1000
+        except ValueError:
+            pass
+    value = response.headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+class Transport:
+    """One authenticated httpx client plus the retry policy, the clock and the request count.
+
+    ``sleep`` and ``clock`` are used both between retries and by the waiters, so tests drive
+    every timing path with a fake clock and no real sleeping. ``requests_made`` counts HTTP
+    requests actually sent, retries included.
+    """
+
+    def __init__(
+        self,
+        api_key: str | None,
+        base_url: str | None,
+        *,
+        timeout: float,
+        retry: RetryPolicy | None,
+        transport: httpx.BaseTransport | None,
+        sleep: Sleep,
+        clock: Clock,
+    ) -> None:
+        key = api_key if api_key is not None else os.environ.get("TOGETHER_API_KEY")
+        if not key:
+            raise AuthenticationError("no Together API key was given", fix=API_KEY_FIX)
+        self._api_key = key
+        self.base_url = _normalise_base_url(
+            base_url or os.environ.get("TOGETHER_BASE_URL") or DEFAULT_BASE_URL
+        )
+        self.retry = retry or RetryPolicy()
+        self.requests_made = 0
+        self.sleep = sleep
+        self.clock = clock
+        self._http = httpx.Client(
+            base_url=self.base_url,
+            headers={"Authorization": f"Bearer {key}", "Accept": "application/json"},
+            timeout=timeout,
+            transport=transport,
+        )
+
+    def close(self) -> None:
+        self._http.close()
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: dict[str, Any] | None = None,
+        params: dict[str, str] | None = None,
+        conflict: type[ApiError] = OutOfCapacityError,
+    ) -> Any:
+        """Send one request under the retry policy; the JSON body, or the error it maps to
+        (`conflict`: what a 409 from this endpoint means)."""
+        idempotent = method != "POST"
+
+        def send() -> httpx.Response:
+            self.requests_made += 1
+            response = self._http.request(method, path, json=json, params=params)
+            if response.status_code in RETRYABLE_STATUSES or response.status_code > 504:
+                raise _RetryableStatus(response)
+            return response
+
+        def classify(exc: Exception) -> RetryDecision | None:
+            if isinstance(exc, _NEVER_SENT):
+                return RetryDecision()
+            if isinstance(exc, _RetryableStatus) and exc.response.status_code == 429:
+                # Rate limited means refused before any work: safe to retry, even a POST.
+                return RetryDecision(_retry_after(exc.response))
+            if not idempotent:
+                return None
+            if isinstance(exc, httpx.TransportError):
+                return RetryDecision()
+            if isinstance(exc, _RetryableStatus):
+                return RetryDecision(_retry_after(exc.response))
+            return None
+
+        def on_retry(attempt: int, exc: Exception, wait: float) -> None:
+            log.warning(
+                "%s %s: %s; retry %d in %.1fs", method, path, self._describe(exc), attempt, wait
+            )
+
+        try:
+            response = call_with_retry(
+                send,
+                policy=self.retry,
+                classify=classify,
+                sleep=self.sleep,
+                clock=self.clock,
+                on_retry=on_retry,
+            )
+        except _RetryableStatus as exc:
+            response = exc.response
+        except httpx.TransportError as exc:
+            raise ApiConnectionError(
+                f"{method} {path}: no answer from {self.base_url}: {self._describe(exc)}",
+                fix="check the network and TOGETHER_BASE_URL; the request may be retried",
+            ) from None
+        log.debug("%s %s -> %d", method, path, response.status_code)
+        if response.is_success:
+            return response.json() if response.content else {}
+        raise self._error(method, path, response, conflict)
+
+    def _describe(self, exc: Exception) -> str:
+        if isinstance(exc, _RetryableStatus):
+            return f"HTTP {exc.response.status_code}"
+        return self._redact(f"{type(exc).__name__}: {exc}")
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self._api_key, "***")
+
+    def _error(
+        self, method: str, path: str, response: httpx.Response, conflict: type[ApiError]
+    ) -> ApiError:
+        status = response.status_code
+        server_message: str | None = None
+        param: str | None = None
+        try:
+            body = ErrorBody.model_validate(response.json())
+            server_message, param = body.text, body.param
+        except (ValueError, pydantic.ValidationError):
+            server_message = response.text[:500] or None
+        detail = self._redact(server_message or response.reason_phrase or "no message")
+        message = f"{method} {path} failed with HTTP {status}: {detail}"
+        if status in (401, 403):
+            return AuthenticationError(
+                message, status=status, fix=f"check the API key; {API_KEY_FIX}"
+            )
+        if status == 404:
+            return NotFoundError(message, status=status)
+        if status == 409:
+            field, fix = CONFLICTS[conflict]
+            return conflict(message, status=status, field=field, fix=fix)
+        if status in (400, 422):
+            return InvalidRequestError(message, status=status, field=param)
+        if status == 429:
+            return RateLimitedError(message, status=status, retry_after=_retry_after(response))
+        if status == 408 or status >= 500:
+            return ServerError(message, status=status, fix="retry later")
+        return UnexpectedResponseError(message, status=status)
+
+    def parse(self, model: type[M], body: Any) -> M:
+        try:
+            return model.model_validate(body)
+        except pydantic.ValidationError as exc:
+            raise UnexpectedResponseError(
+                f"unexpected response from Together ({model.__name__}): {exc.error_count()} "
+                "field error(s)"
+            ) from None
