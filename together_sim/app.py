@@ -169,20 +169,20 @@ def create_app(config: SimulatorConfig | None = None) -> Starlette:
     def rendered(cluster_id: str) -> JSONResponse:
         with runtime.transaction() as world:
             cluster = world.get(cluster_id)
-            return _json(render_cluster(cluster, world.now, world.timings, world.volumes))
+            return _json(render_cluster(cluster, world))
 
     async def create(request: Request) -> Response:
         req, ignored = parse(SimCreateRequest, await _body(request))
         fail = runtime.faults.faults.fail_provisioning
         with runtime.transaction() as world:
             cluster = create_cluster(world, req, fail=fail)
-            return _json(render_cluster(cluster, world.now, world.timings, world.volumes), ignored)
+            return _json(render_cluster(cluster, world), ignored)
 
     async def list_clusters(request: Request) -> Response:
         project = request.query_params.get("projectId")
         with runtime.transaction() as world:
             clusters = [
-                render_cluster(c, world.now, world.timings, world.volumes)
+                render_cluster(c, world)
                 for c in world.clusters.values()
                 if not project or c.project_id == project
             ]
@@ -195,7 +195,7 @@ def create_app(config: SimulatorConfig | None = None) -> Starlette:
         req, ignored = parse(ClusterUpdateRequest, await _body(request))
         with runtime.transaction() as world:
             cluster = update_cluster(world, request.path_params["cluster_id"], req)
-            return _json(render_cluster(cluster, world.now, world.timings, world.volumes), ignored)
+            return _json(render_cluster(cluster, world), ignored)
 
     async def delete(request: Request) -> Response:
         cluster_id = request.path_params["cluster_id"]
@@ -337,7 +337,7 @@ def admin_routes(runtime: SimulatorRuntime) -> list[Route]:
         with runtime.transaction() as world:
             world.fail(cluster_id)
             cluster = world.get(cluster_id)
-            return _json(render_cluster(cluster, world.now, world.timings, world.volumes))
+            return _json(render_cluster(cluster, world))
 
     async def get_requests(request: Request) -> Response:
         return JSONResponse(runtime.requests.snapshot())

@@ -157,7 +157,8 @@ def create_cluster(world: World, req: SimCreateRequest, *, fail: bool = False) -
     )
     world.add(cluster)
     if req.shared_volume is not None:
-        inline = world.volumes.create(
+        # Checked by _check_volumes before the cluster existed; not checked again.
+        inline = world.volumes.provision(
             req.shared_volume, project_id=cluster.project_id, now=world.now
         )
         cluster.volume_ids = [inline.volume_id]

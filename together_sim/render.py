@@ -18,8 +18,7 @@ from together_api.wire import (
     PhaseTransition,
     Volume,
 )
-from together_sim.model import PROVISIONING_PLAN, SimCluster, SimNode, Timings
-from together_sim.volumes import Volumes
+from together_sim.model import PROVISIONING_PLAN, SimCluster, SimNode, Timings, World
 
 __all__ = ["kube_config_yaml", "render_cluster", "to_datetime"]
 
@@ -108,12 +107,13 @@ def kube_config_yaml(cluster: SimCluster) -> str:
     )
 
 
-def render_cluster(cluster: SimCluster, now: float, timings: Timings, volumes: Volumes) -> Cluster:
-    """The JSON shape the real API returns for ``cluster`` at virtual time ``now``.
+def render_cluster(cluster: SimCluster, world: World) -> Cluster:
+    """The JSON shape the real API returns for ``cluster`` at the world's virtual time.
 
     ``kube_config`` is base64 of the YAML: the official CLI (``tg clusters get-credentials``)
     base64-decodes the field, so that is what the real API sends.
     """
+    now, timings, volumes = world.now, world.timings, world.volumes
     cp_ready_at = _control_plane_ready_at(cluster, timings)
     cp_ready = cp_ready_at <= now and cluster.deleting_since is None
     control_plane = [

@@ -90,7 +90,13 @@ class Volumes:
             raise SimError(400, "volume_name must not be empty", param="volume_name")
 
     def create(self, req: VolumeCreateRequest, *, project_id: str, now: float) -> SimVolume:
+        """``POST .../volumes``: check the request, then provision it."""
         self.check_create(req)
+        return self.provision(req, project_id=project_id, now=now)
+
+    def provision(self, req: VolumeCreateRequest, *, project_id: str, now: float) -> SimVolume:
+        """A new volume for a request `check_create` has passed (a cluster create checks its
+        inline volume before the cluster exists, then provisions it here)."""
         volume = SimVolume(
             volume_id=f"vol-{uuid.uuid4().hex[:16]}",
             volume_name=req.volume_name,

@@ -16,6 +16,7 @@ import typing
 from importlib import metadata
 from typing import Any, Final, Literal
 
+from together_provider.framework.fields import without_none
 from together_provider.framework.kind import PACKAGE, Kind
 from together_provider.kinds import KINDS
 from together_provider.native._wire import camel
@@ -45,13 +46,11 @@ def version() -> str:
 
 def python_type(annotation: Any) -> Any:
     """The plain type a value of `annotation` has on the wire: `None` dropped, a `Literal` of
-    strings is `str`, containers kept."""
-    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
-        kept = [a for a in typing.get_args(annotation) if a is not type(None)]
-        return python_type(kept[0]) if len(kept) == 1 else str
-    if typing.get_origin(annotation) is Literal:
+    strings (or any other union) is `str`, containers kept."""
+    plain = without_none(annotation)[0]
+    if typing.get_origin(plain) in (Literal, typing.Union) or isinstance(plain, types.UnionType):
         return str
-    return annotation
+    return plain
 
 
 def type_spec(annotation: Any) -> dict[str, Any]:
@@ -71,10 +70,8 @@ def type_spec(annotation: Any) -> dict[str, Any]:
 
 def _choices(annotation: Any) -> str:
     """` One of: A, B.` for a Literal field (the schema keeps it a plain string)."""
-    if typing.get_origin(annotation) is not Literal:
-        kept = [a for a in typing.get_args(annotation) if typing.get_origin(a) is Literal]
-        annotation = kept[0] if kept else None
-    values = typing.get_args(annotation) if annotation is not None else ()
+    plain = without_none(annotation)[0]
+    values = typing.get_args(plain) if typing.get_origin(plain) is Literal else ()
     return f" One of: {', '.join(map(str, values))}." if values else ""
 
 
