@@ -1,6 +1,6 @@
 """Translate between the Cluster's properties and Together's wire models. Pure: no I/O.
 
-Which property is which API field is declared in the field table (`cluster_schema`); this module
+Which property is which API field is declared in the field table (`cluster.schema`); this module
 only binds the table's views to the wire models, so it can be unit tested without an engine.
 """
 

@@ -1,7 +1,7 @@
 """What a change to a Cluster means: update in place, replace, or reject. Pure: no I/O, no Pulumi.
 
 Two tables drive everything, the way a Terraform schema's plan modifiers and validators do: the
-field table's policies (`cluster_schema.CLUSTER`: per field in place, replace or provider-only)
+field table's policies (`cluster.schema.CLUSTER`: per field in place, replace or provider-only)
 and `RULES` here (what is rejected). The provider's `check` calls `check_inputs`, its `diff` and
 `update` call `plan`, and adoption asks both, so every path that changes a live cluster answers
 to the same rules. The README table is rendered from the same tables (`together_provider.docs`).

@@ -1,6 +1,6 @@
 """The plan/validate machinery every resource shares, generic over its `Schema`. Pure: no I/O.
 
-A resource's rules module (`rules` for clusters, `volume_rules` for volumes) declares only what is
+A resource's rules module (`cluster/rules.py`, `volume/rules.py`) declares only what is
 its own: the rejection `Rule`s and, for clusters, the replacement order. Parsing, prefixing each
 failure with the resource's name, the check a host runs, and the diff (what changed, what forces
 a replacement, what to PUT) are the same for every resource, so they are written once here.

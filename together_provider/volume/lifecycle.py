@@ -37,7 +37,7 @@ from together_provider.framework.lifecycle import (
     ResourceLifecycle,
 )
 from together_provider.framework.schema import without_host_keys
-from together_provider.volume import rules as volume_rules
+from together_provider.volume import rules
 from together_provider.volume.schema import VOLUME, LiveVolume, VolumeSpec
 
 __all__ = ["VolumeLifecycle"]
@@ -52,7 +52,7 @@ def _clusters_named(clusters: list[Cluster]) -> str:
 class VolumeLifecycle(ResourceLifecycle):
     """One Together shared volume's lifecycle over a caller-owned client."""
 
-    RULEBOOK = volume_rules.RULEBOOK
+    RULEBOOK = rules.RULEBOOK
 
     # ------------------------------------------------------------------ create
 
@@ -108,7 +108,7 @@ class VolumeLifecycle(ResourceLifecycle):
                 fix="make the spec match the existing volume, then change it in a later update",
             )
         wanted, have = VOLUME.to_props(spec), VOLUME.live_inputs(VOLUME.to_props(spec), live)
-        failures = volume_rules.validate(spec.volume_name, wanted, have)
+        failures = rules.validate(spec.volume_name, wanted, have)
         if failures:
             raise SpecError(
                 f"cannot adopt {volume_id} as specified: " + "; ".join(f.reason for f in failures),
@@ -116,7 +116,7 @@ class VolumeLifecycle(ResourceLifecycle):
                 field=failures[0].field,
                 fix=f"adopt it with size_tib={volume.size_tib} (its live size)",
             )
-        growth = volume_rules.plan(have, wanted).update
+        growth = rules.plan(have, wanted).update
         if growth:
             volume = self._client.resize_volume(volume_id, growth["size_tib"])
         if not volume.is_available:

@@ -29,7 +29,7 @@ __all__ = ["VOLUME_TYPE", "SharedVolume", "SharedVolumeArgs"]
 class SharedVolumeArgs:
     """A Together shared volume: `size_tib` whole TiB in `region`, growable in place.
 
-    The typed mirror of the field table (`volume_schema.VolumeSpec`); a unit test keeps the two
+    The typed mirror of the field table (`volume.schema.VolumeSpec`); a unit test keeps the two
     equal.
     """
 

@@ -1,6 +1,6 @@
 """What a change to a SharedVolume means: grow in place, replace, or reject. Pure: no I/O.
 
-The same shape as `rules` for clusters: the field table's policies (`volume_schema.VOLUME`) say
+The same shape as `cluster.rules`: the field table's policies (`volume.schema.VOLUME`) say
 what updates in place and what replaces, and `RULES` here what is rejected, so check, diff,
 adoption and the README all read one answer. Unknown values are never rejected.
 
