@@ -45,7 +45,10 @@ def test_import_then_the_matching_program_previews_no_changes(
         "--yes", "--generate-code=false", "--stack", "test",
     )  # fmt: skip
     assert "1 imported" in imported.stdout, imported.stdout + imported.stderr
-    assert {r["method"] for r in simulator.requests()} == {"GET"}  # import only reads
+    # An import only reads: the engine reads the resource twice, and each read is one GET (the
+    # lifecycle's own read fills the inputs; a separate GET of the live object doubled it).
+    calls = [(r["method"], r["path"]) for r in simulator.requests()]
+    assert calls == [("GET", "/v1/compute/clusters/{cluster_id}")] * 2
     preview = stack.preview()
     assert preview.change_summary == {auto.OpType.SAME: 2}
     result = stack.up()
