@@ -117,9 +117,14 @@ def test_the_rules_stay_away_from_the_io_lifecycle() -> None:
 
 def test_the_lazy_public_names_still_resolve() -> None:
     import together_provider
+    from together_provider.kinds import KINDS
 
     assert together_provider.Cluster.__name__ == "Cluster"
     assert together_provider.ClusterArgs.__name__ == "ClusterArgs"
+    for kind in KINDS:  # every kind of the registry is exported, from its own package
+        for name in kind.exports:
+            assert name in together_provider.__all__
+            assert getattr(together_provider, name).__module__ == f"{kind.package}.resource"
     with pytest.raises(AttributeError):
         _ = together_provider.Nope
 
