@@ -73,16 +73,14 @@ func (h *host) Cancel(context.Context, *emptypb.Empty) (*emptypb.Empty, error) {
 	return &emptypb.Empty{}, nil
 }
 
-// GetRequiredPackages lists the resource plugins of the SDKs installed in node_modules (for this
-// project: `together`, from the generated SDK's package.json).
+// GetRequiredPackages reports no packages, as our Python host does: upstream lists the resource
+// plugins of the SDKs in node_modules so that the CLI can download them, but `together` is
+// downloadable from nowhere (the engine finds it on PATH or through `plugins.providers` in
+// Pulumi.yaml), and listing it makes `pulumi install` fail trying to download it.
 func (h *host) GetRequiredPackages(
-	_ context.Context, req *pulumirpc.GetRequiredPackagesRequest,
+	context.Context, *pulumirpc.GetRequiredPackagesRequest,
 ) (*pulumirpc.GetRequiredPackagesResponse, error) {
-	packages, err := pluginPackages(req.GetInfo().GetProgramDirectory())
-	if err != nil {
-		return nil, err
-	}
-	return &pulumirpc.GetRequiredPackagesResponse{Packages: packages}, nil
+	return &pulumirpc.GetRequiredPackagesResponse{}, nil
 }
 
 // About reports the `node` that runs programs.

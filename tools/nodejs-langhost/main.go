@@ -19,7 +19,7 @@
 // `fnm`-managed Node versions and the out-of-memory hint.
 //
 // This file is the process lifecycle; host.go holds the RPC methods and options.go the runtime
-// options and the plugin discovery in node_modules.
+// options.
 package main
 
 import (
