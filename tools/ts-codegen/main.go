@@ -25,6 +25,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -40,8 +41,9 @@ const generator = "together-gpu-clusters tools/ts-codegen"
 
 // Exact npm pins of the SDK's dependencies. @pulumi/pulumi 3.248.0 is the last release that
 // accepts Node 20, and go.mod pins the generators of the same release (pkg/v3 v3.248.0): code
-// from a newer generator calls runtime functions 3.248.0 lacks; typescript and @types/node compile the SDK at install time (a local SDK
-// declares them as dependencies, as upstream's local SDKs do).
+// from a newer generator calls runtime functions 3.248.0 lacks. typescript and @types/node
+// compile the SDK at install time (a local SDK declares them as dependencies, as upstream's
+// local SDKs do).
 var pins = map[string]string{
 	"@pulumi/pulumi": "3.248.0",
 	"typescript":     "5.9.3",
@@ -75,22 +77,17 @@ func run(schemaPath, out string) error {
 }
 
 func readSchema(path string) ([]byte, error) {
+	var raw []byte
+	var err error
 	if path == "-" {
-		return readAll(os.Stdin)
+		raw, err = io.ReadAll(os.Stdin)
+	} else {
+		raw, err = os.ReadFile(path)
 	}
-	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the schema: %w", err)
 	}
 	return raw, nil
-}
-
-func readAll(f *os.File) ([]byte, error) {
-	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(f); err != nil {
-		return nil, fmt.Errorf("cannot read the schema from stdin: %w", err)
-	}
-	return buf.Bytes(), nil
 }
 
 // generate binds the schema (with its validation: a bad schema is an error naming the field) and
