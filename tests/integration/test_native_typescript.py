@@ -1,7 +1,7 @@
 """A third language: the TypeScript program in examples/typescript through the real engine, our
 Node.js language host (tools/nodejs-langhost), the SDK generated from the plugin's schema
 (sdk/typescript, installed from the repository by npm) and the native plugin found through
-`plugins.providers` in Pulumi.yaml (nothing of ours on PATH).
+`plugins.providers` in Pulumi.yaml (not on PATH).
 
 npm installs the example once per session, into a session directory laid out as the repository
 is (examples/typescript beside sdk/typescript, so `file:../../sdk/typescript` resolves); each
