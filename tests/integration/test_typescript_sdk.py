@@ -5,14 +5,20 @@ fails here, naming the files that differ."""
 from __future__ import annotations
 
 import filecmp
+import json
+import os
 import subprocess
 from pathlib import Path
 
 from testkit.pulumi_env import REPO
-from tests.native import ts_codegen_bin
+from tests.native import PLUGIN_DIR, ts_codegen_bin
 from together_provider.native import kinds
 from together_provider.native._wire import camel
-from together_provider.native.package_schema import NPM_PACKAGE, package_schema_json
+from together_provider.native.package_schema import (
+    NPM_PACKAGE,
+    package_schema,
+    package_schema_json,
+)
 
 SDK = REPO / "sdk" / "typescript"
 
@@ -60,3 +66,22 @@ def test_the_sdk_is_the_package_the_schema_names_and_pins_its_dependencies() -> 
     assert f'"name": "{NPM_PACKAGE}"' in manifest
     assert '"@pulumi/pulumi": "3.248.0"' in manifest
     assert "^" not in manifest and "~" not in manifest
+
+
+def test_the_sdk_is_generated_from_the_schema_the_plugin_serves(
+    tmp_path: Path, engine: Path
+) -> None:
+    """`make sdk-typescript` reads the schema from Python; the plugin serves that same schema."""
+    served = subprocess.run(
+        [
+            str(engine / "pulumi"),
+            "package",
+            "get-schema",
+            str(PLUGIN_DIR / "pulumi-resource-together"),
+        ],
+        env={**os.environ, "PULUMI_HOME": str(tmp_path), "PULUMI_SKIP_UPDATE_CHECK": "true"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(served.stdout) == package_schema()
