@@ -166,3 +166,13 @@ def test_typescript_import_writes_a_program_that_previews_no_changes(
     (work / "index.ts").write_text(code)
     assert stack.preview().change_summary == {auto.OpType.SAME: 2}
     assert [c.cluster_id for c in live_clusters(simulator)] == [existing.cluster_id]
+
+
+def test_a_program_without_its_npm_install_says_to_run_it(
+    ts_env: PulumiEnv, simulator: SimulatorProcess
+) -> None:
+    work = ts_env.root / "projects" / "typescript"
+    shutil.copytree(EXAMPLE, work, ignore=shutil.ignore_patterns("node_modules", "bin"))
+    error = preview_error(_stack(ts_env, simulator, work))
+    assert "Have you run pulumi install (or npm install)?" in error
+    assert simulator.requests() == []
