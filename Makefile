@@ -9,13 +9,15 @@ STAMP := $(VENV)/.installed
 ENGINE := tools/pulumi-engine/build.sh
 K8S_PROVIDER := tools/k8s-provider/build.sh
 YAML_LANGHOST := tools/yaml-langhost/build.sh
+NODEJS_LANGHOST := tools/nodejs-langhost/build.sh
+TS_CODEGEN := tools/ts-codegen/build.sh
 
 # Where `make demo` keeps the Pulumi state: file (.demo/state) or postgres (a throwaway local
 # PostgreSQL server, scripts/postgres.sh). `make demo-down` uses whatever `make demo` used.
 BACKEND ?=
 DEMO_ENV = $(if $(BACKEND),DEMO_BACKEND=$(BACKEND))
 
-.PHONY: help venv engine lint typecheck unit test demo demo-down bench constraints clean postgres postgres-down
+.PHONY: help venv engine sdk-typescript lint typecheck unit test demo demo-down bench constraints clean postgres postgres-down
 
 help:
 	@echo "make demo       run the main job: a real 'pulumi up' of the dev stack against the local Together simulator"
@@ -24,7 +26,8 @@ help:
 	@echo "make postgres   start a throwaway PostgreSQL server (.demo/postgres) and print its backend URL"
 	@echo "make postgres-down  stop it and delete its data"
 	@echo "make test       lint, type-check and run every test (builds the engine on first use)"
-	@echo "make engine     build or locate the Pulumi engine, the Kubernetes provider plugin and the YAML language host"
+	@echo "make engine     build or locate the Pulumi engine, the Kubernetes provider plugin, the YAML and Node.js language hosts and the TypeScript SDK generator"
+	@echo "make sdk-typescript  regenerate sdk/typescript from the native plugin's schema"
 	@echo "make bench      run the benchmarks (not part of make test)"
 
 # The virtualenv, with every Python dependency at the exact version in constraints.txt.
@@ -39,6 +42,14 @@ engine:
 	@$(ENGINE)
 	@$(K8S_PROVIDER)
 	@$(YAML_LANGHOST)
+	@$(NODEJS_LANGHOST)
+	@$(TS_CODEGEN)
+
+# The TypeScript SDK, generated from the schema the native plugin serves (docs/typescript.md).
+sdk-typescript: $(STAMP)
+	@codegen_bin="$$($(TS_CODEGEN))" && \
+	  $(PY) -c 'from together_provider.native.package_schema import package_schema_json; print(package_schema_json())' \
+	  | "$$codegen_bin/ts-codegen" --schema - --out sdk/typescript
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -52,8 +63,10 @@ unit: $(STAMP)
 
 test: lint typecheck
 	@engine_bin="$$($(ENGINE))" && k8s_bin="$$($(K8S_PROVIDER))" && yaml_bin="$$($(YAML_LANGHOST))" && \
+	  nodejs_bin="$$($(NODEJS_LANGHOST))" && codegen_bin="$$($(TS_CODEGEN))" && \
 	  TOGETHER_ENGINE_BIN="$$engine_bin" TOGETHER_K8S_PROVIDER_BIN="$$k8s_bin" \
-	  TOGETHER_YAML_LANGHOST_BIN="$$yaml_bin" $(PY) -m pytest
+	  TOGETHER_YAML_LANGHOST_BIN="$$yaml_bin" TOGETHER_NODEJS_LANGHOST_BIN="$$nodejs_bin" \
+	  TOGETHER_TS_CODEGEN_BIN="$$codegen_bin" $(PY) -m pytest
 
 demo: $(STAMP)
 	@engine_bin="$$($(ENGINE))" && TOGETHER_ENGINE_BIN="$$engine_bin" $(DEMO_ENV) bash scripts/demo.sh up

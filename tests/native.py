@@ -25,6 +25,8 @@ __all__ = [
     "native_outputs",
     "native_pulumi_env",
     "native_stack",
+    "nodejs_langhost_bin",
+    "ts_codegen_bin",
     "yaml_langhost_bin",
 ]
 
@@ -53,4 +55,24 @@ def yaml_langhost_bin() -> Path:
         REPO / "tools" / "yaml-langhost" / "build.sh",
         "pulumi-language-yaml",
         "run `make engine` (or tools/yaml-langhost/build.sh) first",
+    )
+
+
+def nodejs_langhost_bin() -> Path:
+    """The directory holding our `pulumi-language-nodejs` (tools/nodejs-langhost/build.sh)."""
+    return _built_bin(
+        "TOGETHER_NODEJS_LANGHOST_BIN",
+        REPO / "tools" / "nodejs-langhost" / "build.sh",
+        "pulumi-language-nodejs",
+        "run `make engine` (or tools/nodejs-langhost/build.sh) first",
+    )
+
+
+def ts_codegen_bin() -> Path:
+    """The directory holding `ts-codegen`, the TypeScript SDK generator (tools/ts-codegen)."""
+    return _built_bin(
+        "TOGETHER_TS_CODEGEN_BIN",
+        REPO / "tools" / "ts-codegen" / "build.sh",
+        "ts-codegen",
+        "run `make engine` (or tools/ts-codegen/build.sh) first",
     )

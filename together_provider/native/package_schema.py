@@ -34,6 +34,12 @@ CONFIG: Final[dict[str, dict[str, Any]]] = {
     },
 }
 
+NPM_PACKAGE: Final = "@together-gpu-clusters/together"
+"""The npm name of the TypeScript SDK (sdk/typescript, generated from this schema by
+tools/ts-codegen). It is in the schema because every TypeScript generator reads it there: the
+SDK's package.json, and the `import` statements `pulumi import` writes into a TypeScript program.
+Not under @pulumi/: the SDK installs from the repository, it is never published."""
+
 _SCALARS: Final[dict[Any, str]] = {str: "string", int: "integer", float: "number", bool: "boolean"}
 
 
@@ -115,6 +121,7 @@ def package_schema() -> dict[str, Any]:
         "config": {"variables": CONFIG},
         "provider": {"inputProperties": CONFIG},
         "resources": {kind.token: resource_schema(kind) for kind in KINDS},
+        "language": {"nodejs": {"packageName": NPM_PACKAGE}},
     }
 
 
@@ -123,6 +130,7 @@ def package_schema_json() -> str:
 
 
 __all__ = [
+    "NPM_PACKAGE",
     "PACKAGE",
     "package_schema",
     "package_schema_json",

@@ -1,0 +1,178 @@
+"""A third language: the TypeScript program in examples/typescript through the real engine, our
+Node.js language host (tools/nodejs-langhost), the SDK generated from the plugin's schema
+(sdk/typescript, installed from the repository by npm) and the native plugin found through
+`plugins.providers` in Pulumi.yaml (not on PATH).
+
+npm installs the example once per session, into a session directory laid out as the repository
+is (examples/typescript beside sdk/typescript, so `file:../../sdk/typescript` resolves); each
+test's copy of the program links that node_modules.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from pulumi import automation as auto
+
+from testkit.pulumi_env import REPO, PulumiEnv, Secret
+from testkit.sim import SimulatorProcess
+from tests.clusters import live_clusters, preview_error
+from tests.native import CLUSTER_TOKEN, PLUGIN_DIR, VOLUME_TOKEN, nodejs_langhost_bin
+from tests.specs import CLUSTER_SPEC
+from together_api.client import TogetherClient
+from together_api.wire import ClusterCreateRequest, ClusterUpdateRequest
+
+EXAMPLE = REPO / "examples" / "typescript"
+SDK = REPO / "sdk" / "typescript"
+pytestmark = [
+    pytest.mark.engine,
+    pytest.mark.parametrize("simulator", [{"time_scale": 600}], indirect=True),
+]
+
+
+@pytest.fixture(scope="session")
+def installed_example(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """examples/typescript with its npm dependencies installed (once per session)."""
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.fail("npm is not on PATH: install Node.js 20 (with npm) to run TypeScript programs")
+    root = tmp_path_factory.mktemp("typescript")
+    shutil.copytree(
+        SDK, root / "sdk" / "typescript", ignore=shutil.ignore_patterns("node_modules", "bin")
+    )
+    example = root / "examples" / "typescript"
+    shutil.copytree(EXAMPLE, example, ignore=shutil.ignore_patterns("node_modules", "bin"))
+    done = subprocess.run(
+        [npm, "install", "--no-audit", "--no-fund"], cwd=example, capture_output=True, text=True
+    )
+    assert done.returncode == 0, f"npm install failed:\n{done.stdout}\n{done.stderr}"
+    return example
+
+
+@pytest.fixture
+def ts_env(tmp_path: Path, engine: Path) -> PulumiEnv:
+    """The engine and our Node.js host on PATH; the plugin only through Pulumi.yaml."""
+    ambient = [p for p in os.environ.get("PATH", "").split(os.pathsep) if p != str(PLUGIN_DIR)]
+    path = os.pathsep.join([str(engine), str(nodejs_langhost_bin()), *ambient])
+    return PulumiEnv(root=tmp_path, bin_dir=engine, extra_env={"PATH": path})
+
+
+def _project(env: PulumiEnv, installed: Path, program: str | None = None) -> Path:
+    """A copy of the example (its index.ts replaced by `program` if given) whose Pulumi.yaml
+    names the plugin's directory, sharing the session's node_modules."""
+    work = env.root / "projects" / "typescript"
+    shutil.copytree(installed, work, ignore=shutil.ignore_patterns("node_modules"))
+    (work / "node_modules").symlink_to(installed / "node_modules", target_is_directory=True)
+    if program is not None:
+        (work / "index.ts").write_text(program)
+    settings = yaml.safe_load((work / "Pulumi.yaml").read_text())
+    settings["plugins"] = {"providers": [{"name": "together", "path": str(PLUGIN_DIR)}]}
+    (work / "Pulumi.yaml").write_text(yaml.safe_dump(settings, sort_keys=False))
+    return work
+
+
+def _stack(env: PulumiEnv, sim: SimulatorProcess, work: Path) -> auto.Stack:
+    secrets = {"together:apiKey": Secret(sim.api_key), "together:baseUrl": sim.base_url}
+    return env.stack(work, config=secrets)
+
+
+@pytest.fixture
+def client(simulator: SimulatorProcess) -> Iterator[TogetherClient]:
+    with TogetherClient(api_key=simulator.api_key, base_url=simulator.base_url) as c:
+        yield c
+
+
+def test_typescript_program_up_target_change_refresh_and_destroy(
+    ts_env: PulumiEnv,
+    simulator: SimulatorProcess,
+    client: TogetherClient,
+    installed_example: Path,
+) -> None:
+    """One stack through a whole life (one stack, so the program's start-up is paid few times)."""
+    work = _project(ts_env, installed_example)
+    stack = _stack(ts_env, simulator, work)
+    assert stack.preview().change_summary == {auto.OpType.CREATE: 3}
+
+    outputs = stack.up().outputs
+    assert (outputs["status"].value, outputs["standardGpus"].value) == ("Ready", 8)
+    assert outputs["preemptibleTarget"].value == 16
+    assert outputs["kubeconfig"].secret
+    (live,) = live_clusters(simulator)
+    assert live.cluster_id == outputs["clusterId"].value
+    assert [v.volume_id for v in live.volumes] == [outputs["volumeId"].value]
+
+    # A new preemptible target is one PUT, in place: the volume is left alone.
+    stack.set_config("numPreemptibleGpus", auto.ConfigValue("24"))
+    simulator.reset_requests()
+    assert stack.preview().change_summary == {auto.OpType.UPDATE: 1, auto.OpType.SAME: 2}
+    changed = stack.up().outputs
+    writes = [(r["method"], r["status"]) for r in simulator.requests() if r["method"] != "GET"]
+    assert writes == [("PUT", 200)]
+    assert changed["clusterId"].value == outputs["clusterId"].value
+    assert changed["preemptibleTarget"].value == 24
+
+    # Refresh reads the cluster back: a target changed outside Pulumi is drift.
+    client.update_cluster(live.cluster_id, ClusterUpdateRequest(num_preemptible_gpus=32))
+    assert stack.refresh().summary.resource_changes == {"update": 1, "same": 2}
+    (stored,) = ts_env.resource_outputs(work, CLUSTER_TOKEN)
+    assert stored["numPreemptibleGpus"] == 32
+
+    assert stack.destroy().summary.resource_changes == {"delete": 3}
+    assert live_clusters(simulator) == []
+    assert ts_env.resource_outputs(work, VOLUME_TOKEN) == []
+
+
+def test_typescript_preview_rejects_a_zero_standard_spec_without_api_calls(
+    ts_env: PulumiEnv, simulator: SimulatorProcess, installed_example: Path
+) -> None:
+    stack = _stack(ts_env, simulator, _project(ts_env, installed_example))
+    stack.set_config("numGpus", auto.ConfigValue("0"))
+    error = preview_error(stack)
+    assert "num_gpus=0 leaves no standard node" in error
+    assert "Traceback" not in error
+    assert simulator.requests() == []
+
+
+def test_typescript_import_writes_a_program_that_previews_no_changes(
+    ts_env: PulumiEnv,
+    simulator: SimulatorProcess,
+    client: TogetherClient,
+    installed_example: Path,
+) -> None:
+    existing = client.create_cluster(
+        ClusterCreateRequest.model_validate(
+            {**CLUSTER_SPEC, "cluster_name": "legacy", "billing_type": "ON_DEMAND"}
+        )
+    )
+    simulator.advance(600)
+    # An empty program: the stack holds nothing until the import.
+    work = _project(ts_env, installed_example, program="export {};\n")
+    stack = _stack(ts_env, simulator, work)
+    generated = ts_env.root / "legacy.ts"
+    ts_env.run(
+        work, "import", CLUSTER_TOKEN, "legacy", existing.cluster_id,
+        "--yes", "--stack", "test", "--out", str(generated),
+    )  # fmt: skip
+    code = generated.read_text()
+    assert 'import * as together from "@together-gpu-clusters/together";' in code
+    assert 'new together.Cluster("legacy"' in code
+    assert "numGpus: 8," in code
+    (work / "index.ts").write_text(code)
+    assert stack.preview().change_summary == {auto.OpType.SAME: 2}
+    assert [c.cluster_id for c in live_clusters(simulator)] == [existing.cluster_id]
+
+
+def test_a_program_without_its_npm_install_says_to_run_it(
+    ts_env: PulumiEnv, simulator: SimulatorProcess
+) -> None:
+    work = ts_env.root / "projects" / "typescript"
+    shutil.copytree(EXAMPLE, work, ignore=shutil.ignore_patterns("node_modules", "bin"))
+    error = preview_error(_stack(ts_env, simulator, work))
+    assert "Have you run pulumi install (or npm install)?" in error
+    assert simulator.requests() == []

@@ -1,0 +1,278 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/google/shlex"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/util/rpcutil"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/version"
+	"github.com/pulumi/pulumi/sdk/v3/nodejs/npm"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/protobuf/types/known/emptypb"
+)
+
+// userActionableExit is the exit code @pulumi/pulumi/cmd/run uses after it has already reported
+// the error to the engine; the engine must then not print a second error.
+const userActionableExit = 32
+
+// runModule is the program runner @pulumi/pulumi ships; PULUMI_LANGUAGE_NODEJS_RUN_PATH
+// overrides it, as upstream allows.
+const runModule = "@pulumi/pulumi/cmd/run"
+
+type host struct {
+	pulumirpc.UnimplementedLanguageRuntimeServer
+	tracing string
+	life    *lifecycle
+
+	mu            sync.Mutex
+	engineAddress string
+}
+
+func (h *host) engine() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.engineAddress
+}
+
+func (h *host) GetPluginInfo(context.Context, *emptypb.Empty) (*pulumirpc.PluginInfo, error) {
+	return &pulumirpc.PluginInfo{Version: version.Version}, nil
+}
+
+// Handshake is how an engine that attaches to a running host passes its address; the host then
+// watches that engine as it watches one given on the command line.
+func (h *host) Handshake(
+	_ context.Context, req *pulumirpc.LanguageHandshakeRequest,
+) (*pulumirpc.LanguageHandshakeResponse, error) {
+	h.mu.Lock()
+	previous := h.engineAddress
+	if req.GetEngineAddress() != "" {
+		h.engineAddress = req.GetEngineAddress()
+	}
+	h.mu.Unlock()
+	if previous == "" && req.GetEngineAddress() != "" {
+		if err := h.life.watchEngine(req.GetEngineAddress()); err != nil {
+			return nil, fmt.Errorf("could not start the health check of the engine: %w", err)
+		}
+	}
+	return &pulumirpc.LanguageHandshakeResponse{}, nil
+}
+
+// Cancel is the engine asking the host to shut down: it stops taking requests and exits once
+// the running program, if any, has finished.
+func (h *host) Cancel(context.Context, *emptypb.Empty) (*emptypb.Empty, error) {
+	h.life.stop()
+	return &emptypb.Empty{}, nil
+}
+
+// GetRequiredPackages reports no packages, as our Python host does: upstream lists the resource
+// plugins of the SDKs in node_modules so that the CLI can download them, but `together` is
+// downloadable from nowhere (the engine finds it on PATH or through `plugins.providers` in
+// Pulumi.yaml), and listing it makes `pulumi install` fail trying to download it.
+func (h *host) GetRequiredPackages(
+	context.Context, *pulumirpc.GetRequiredPackagesRequest,
+) (*pulumirpc.GetRequiredPackagesResponse, error) {
+	return &pulumirpc.GetRequiredPackagesResponse{}, nil
+}
+
+// About reports the `node` that runs programs.
+func (h *host) About(ctx context.Context, _ *pulumirpc.AboutRequest) (*pulumirpc.AboutResponse, error) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return nil, fmt.Errorf("could not find node on PATH: %w", err)
+	}
+	out, err := exec.CommandContext(ctx, node, "--version").Output()
+	if err != nil {
+		return nil, fmt.Errorf("could not run %s --version: %w", node, err)
+	}
+	return &pulumirpc.AboutResponse{Executable: node, Version: strings.TrimSpace(string(out))}, nil
+}
+
+// GetProgramDependencies lists the npm packages installed for the program.
+func (h *host) GetProgramDependencies(
+	ctx context.Context, req *pulumirpc.GetProgramDependenciesRequest,
+) (*pulumirpc.GetProgramDependenciesResponse, error) {
+	opts, err := parseOptions(req.GetInfo())
+	if err != nil {
+		return nil, err
+	}
+	dir := req.GetInfo().GetProgramDirectory()
+	pm, err := npm.ResolvePackageManager(opts.packagemanager, dir)
+	if err != nil {
+		return nil, err
+	}
+	packages, err := pm.ListPackages(ctx, dir, req.GetTransitiveDependencies())
+	if err != nil {
+		return nil, fmt.Errorf("failed to list the program's npm packages: %w", err)
+	}
+	deps := make([]*pulumirpc.DependencyInfo, 0, len(packages))
+	for _, p := range packages {
+		deps = append(deps, &pulumirpc.DependencyInfo{Name: p.Name, Version: p.Version})
+	}
+	return &pulumirpc.GetProgramDependenciesResponse{Dependencies: deps}, nil
+}
+
+// InstallDependencies is `pulumi install`: the package manager's install in the program
+// directory (npm unless a lock file or the packagemanager option says otherwise).
+func (h *host) InstallDependencies(
+	req *pulumirpc.InstallDependenciesRequest, server pulumirpc.LanguageRuntime_InstallDependenciesServer,
+) error {
+	opts, err := parseOptions(req.GetInfo())
+	if err != nil {
+		return err
+	}
+	closer, stdout, stderr, err := rpcutil.MakeInstallDependenciesStreams(server, req.GetIsTerminal())
+	if err != nil {
+		return err
+	}
+	defer closer.Close()
+	fmt.Fprint(stdout, "Installing dependencies...\n\n")
+	if _, err := npm.Install(server.Context(), opts.packagemanager, req.GetInfo().GetProgramDirectory(),
+		false, stdout, stderr); err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, "Finished installing dependencies\n\n")
+	return closer.Close()
+}
+
+// locateRunner asks node where the program's @pulumi/pulumi keeps its runner, resolving from the
+// program directory as `require` will, so the runner and the program share one @pulumi/pulumi.
+func locateRunner(ctx context.Context, node, programDir string) (string, error) {
+	module := os.Getenv("PULUMI_LANGUAGE_NODEJS_RUN_PATH")
+	if module == "" {
+		module = runModule
+	}
+	script := fmt.Sprintf("try { console.log(require.resolve(%q)); } catch (e) { "+
+		"console.error(e.code === 'MODULE_NOT_FOUND' ? "+
+		"'It looks like the Pulumi SDK has not been installed. Have you run pulumi install (or npm install)?' "+
+		": e.message); process.exit(1); }", module)
+	cmd := exec.CommandContext(ctx, node, "-e", script)
+	cmd.Dir = programDir
+	out, err := cmd.Output()
+	if err != nil {
+		var exitErr *exec.ExitError
+		if errors.As(err, &exitErr) {
+			return "", errors.New(strings.TrimSpace(string(exitErr.Stderr)))
+		}
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.RunResponse, error) {
+	info := req.GetInfo()
+	opts, err := parseOptions(info)
+	if err != nil {
+		return &pulumirpc.RunResponse{Error: err.Error()}, nil
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return &pulumirpc.RunResponse{Error: "could not find node on PATH: " + err.Error()}, nil
+	}
+	runner, err := locateRunner(ctx, node, info.GetProgramDirectory())
+	if err != nil {
+		return &pulumirpc.RunResponse{Error: err.Error()}, nil
+	}
+	nodeargs, err := shlex.Split(opts.nodeargs)
+	if err != nil {
+		return &pulumirpc.RunResponse{Error: fmt.Sprintf("the nodejs runtime option nodeargs does not parse: %v", err)}, nil
+	}
+	args := append(nodeargs, runArguments(req, runner, h.engine(), h.tracing)...)
+
+	env, err := runEnv(req, opts)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, node, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Dir = info.GetProgramDirectory()
+	// Node may switch its stdout/stderr to non-blocking mode; wrapping our files keeps exec from
+	// handing them to the child directly (upstream does the same).
+	cmd.Stdout = struct{ io.Writer }{os.Stdout}
+	cmd.Stderr = struct{ io.Writer }{os.Stderr}
+
+	if err := cmd.Run(); err != nil {
+		_ = os.Stdout.Sync()
+		_ = os.Stderr.Sync()
+		var exitErr *exec.ExitError
+		if errors.As(err, &exitErr) {
+			if exitErr.ExitCode() == userActionableExit {
+				return &pulumirpc.RunResponse{Bail: true}, nil
+			}
+			return &pulumirpc.RunResponse{
+				Error: fmt.Sprintf("program exited with non-zero exit code: %d", exitErr.ExitCode()),
+			}, nil
+		}
+		return &pulumirpc.RunResponse{
+			Error: fmt.Sprintf("problem executing program (could not run node): %v", err),
+		}, nil
+	}
+	return &pulumirpc.RunResponse{}, nil
+}
+
+// runArguments is the runner's command line, as @pulumi/pulumi/cmd/run parses it (minimist):
+// flags first, then the entry point ("." means package.json's main, or index.ts/index.js),
+// then the program's own arguments.
+func runArguments(req *pulumirpc.RunRequest, runner, engine, tracing string) []string {
+	args := []string{runner}
+	add := func(flag, value string) {
+		if value != "" {
+			args = append(args, "--"+flag, value)
+		}
+	}
+	add("monitor", req.GetMonitorAddress())
+	add("engine", engine)
+	add("organization", req.GetOrganization())
+	add("project", req.GetProject())
+	add("stack", req.GetStack())
+	add("root-directory", req.GetInfo().GetRootDirectory())
+	add("pwd", req.GetInfo().GetProgramDirectory())
+	if req.GetDryRun() {
+		args = append(args, "--dry-run") // a boolean flag: a value after it would be the program
+	}
+	add("parallel", strconv.Itoa(int(req.GetParallel())))
+	add("tracing", tracing)
+	entry := req.GetInfo().GetEntryPoint()
+	if entry == "" {
+		entry = "."
+	}
+	args = append(args, entry)
+	return append(args, req.GetArgs()...)
+}
+
+// runEnv passes stack config the way @pulumi/pulumi reads it (PULUMI_CONFIG, a JSON object, and
+// PULUMI_CONFIG_SECRET_KEYS, a JSON array) and switches ts-node on for TypeScript.
+func runEnv(req *pulumirpc.RunRequest, opts nodeOptions) ([]string, error) {
+	cfg := req.GetConfig()
+	if cfg == nil {
+		cfg = map[string]string{}
+	}
+	rawConfig, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("failed to serialize configuration: %w", err)
+	}
+	keys := req.GetConfigSecretKeys()
+	if keys == nil {
+		keys = []string{}
+	}
+	rawKeys, err := json.Marshal(keys)
+	if err != nil {
+		return nil, fmt.Errorf("failed to serialize configuration secret keys: %w", err)
+	}
+	env := []string{"PULUMI_CONFIG=" + string(rawConfig), "PULUMI_CONFIG_SECRET_KEYS=" + string(rawKeys)}
+	if opts.typescript {
+		env = append(env, "PULUMI_NODEJS_TYPESCRIPT=true")
+	}
+	if opts.tsconfig != "" {
+		env = append(env, "PULUMI_NODEJS_TSCONFIG_PATH="+opts.tsconfig)
+	}
+	return env, nil
+}
