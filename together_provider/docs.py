@@ -1,8 +1,8 @@
-"""The README's generated tables, rendered from the field table and the rules.
+"""The reference page's generated tables, rendered from the field tables and the rules.
 
-`python -m together_provider.docs` prints them; `--write README.md` replaces each table between
-its markers. A unit test fails when the README's copy differs or its markers are missing, so docs
-and behaviour cannot drift apart.
+`python -m together_provider.docs` prints them; `--write docs/reference.md` replaces each table
+between its markers. A unit test fails when the page's copy differs or its markers are missing, so
+docs and behaviour cannot drift apart.
 """
 
 from __future__ import annotations
@@ -20,22 +20,22 @@ from together_provider.schema import Schema
 from together_provider.volume_rules import RULES as VOLUME_RULES
 from together_provider.volume_schema import VOLUME
 
-POLICY_MARKERS: Final = (
-    "<!-- rules-table:start (python -m together_provider.docs --write README.md) -->\n",
-    "<!-- rules-table:end -->",
-)
-FIELDS_MARKERS: Final = (
-    "<!-- fields-table:start (python -m together_provider.docs --write README.md) -->\n",
-    "<!-- fields-table:end -->",
-)
-VOLUME_POLICY_MARKERS: Final = (
-    "<!-- volume-rules-table:start (python -m together_provider.docs --write README.md) -->\n",
-    "<!-- volume-rules-table:end -->",
-)
-VOLUME_FIELDS_MARKERS: Final = (
-    "<!-- volume-fields-table:start (python -m together_provider.docs --write README.md) -->\n",
-    "<!-- volume-fields-table:end -->",
-)
+PAGE: Final = "docs/reference.md"
+"""The page that holds the tables (`--write` updates it); the README links to it."""
+
+
+def _markers(table: str) -> tuple[str, str]:
+    """The comment pair that brackets one generated table on the page."""
+    return (
+        f"<!-- {table}:start (python -m together_provider.docs --write {PAGE}) -->\n",
+        f"<!-- {table}:end -->",
+    )
+
+
+POLICY_MARKERS: Final = _markers("rules-table")
+FIELDS_MARKERS: Final = _markers("fields-table")
+VOLUME_POLICY_MARKERS: Final = _markers("volume-rules-table")
+VOLUME_FIELDS_MARKERS: Final = _markers("volume-fields-table")
 
 
 class _Rule(Protocol):
@@ -111,7 +111,7 @@ def render_into(text: str) -> str:
     """`text` with each generated table replaced; `ValueError` when a marker pair is missing."""
     for (start, end), render in TABLES:
         if start not in text or end not in text:
-            raise ValueError(f"the README lacks the markers {start.strip()} ... {end}")
+            raise ValueError(f"the page lacks the markers {start.strip()} ... {end}")
         before, rest = text.split(start, 1)
         text = before + start + render() + end + rest.split(end, 1)[1]
     return text
@@ -119,7 +119,7 @@ def render_into(text: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m together_provider.docs", description=__doc__)
-    parser.add_argument("--write", type=Path, metavar="README", help="update this file in place")
+    parser.add_argument("--write", type=Path, metavar="PAGE", help=f"update this file ({PAGE})")
     args = parser.parse_args(argv)
     if args.write is None:
         print("\n".join(render() for _, render in TABLES), end="")
