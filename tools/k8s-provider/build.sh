@@ -45,7 +45,8 @@ build() {
   src="$(cd / && go mod download -json "$MODULE@$rev" 2>"$log" | python3 -c '
 import json, sys
 info = json.load(sys.stdin)
-print(info.get("Error", ""), file=sys.stderr)
+if info.get("Error"):
+    print(info["Error"], file=sys.stderr)
 print(info.get("Dir") or "")')" || true
   [ -n "$src" ] && [ -d "$src" ] \
     || { tail -5 "$log" >&2; rm -f "$log"; die "could not download $MODULE@$rev: is the Go module proxy reachable (go env GOPROXY)?"; }
