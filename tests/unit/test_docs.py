@@ -44,7 +44,9 @@ def test_the_readme_links_every_docs_page() -> None:
 def test_each_page_opens_with_a_title_and_what_it_covers(page: Path) -> None:
     title, intro = page.read_text().split("\n\n")[:2]
     assert title.startswith("# ") and "\n" not in title
-    assert intro.startswith("This page ") and intro.endswith("."), intro
+    # One sentence of prose: not a heading, list, table or code, and no second sentence.
+    assert intro[0].isalpha() and intro.endswith("."), intro
+    assert not re.search(r"[.!?] [A-Z]", intro), f"more than one sentence: {intro}"
 
 
 @pytest.mark.parametrize("page", LINKED, ids=lambda p: str(p.relative_to(REPO)))
