@@ -127,8 +127,14 @@ main() {
   build "$stage"
   complete "$stage" || die "the build finished without everything in place in $stage"
   mkdir -p "$(dirname "$bin")"
-  rm -rf "$bin"
-  mv "$stage" "$bin"
+  # Another clone may have finished the same build meanwhile (and be using it): keep that one.
+  if complete "$bin"; then
+    say "an identical build finished first; using it"
+  else
+    rm -rf "$bin"
+    mv -T "$stage" "$bin" 2>/dev/null || complete "$bin" || die "could not move the build to $bin"
+  fi
+  rm -rf "$stage"
   trap - EXIT
   say "built in $((SECONDS - start)) s: $(du -sh "$bin" | cut -f1) in $bin"
   printf '%s\n' "$bin"

@@ -175,6 +175,9 @@ build() {
   say "building in $PWD"
   echo "$PWD" >>"$FAKE_CACHE.builds"
   [ -z "${FAKE_FAIL:-}" ] || die "the build failed on purpose"
+  if [ -n "${FAKE_RACE:-}" ]; then  # another clone finishes the same build meanwhile
+    mkdir -p "$(bin_dir)" && echo theirs >"$(bin_dir)/tool" && chmod +x "$(bin_dir)/tool"
+  fi
   printf '#!/bin/sh\\n' >"$1/tool"
   chmod +x "$1/tool"
 }
@@ -226,6 +229,21 @@ def test_lib_leaves_nothing_behind_when_a_build_fails(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     assert sorted(p.name for p in cache.iterdir()) == ["fake", "fake.builds"]
     assert list((cache / "fake").iterdir()) == []  # no stage dir, no half-built bin
+
+
+def test_lib_keeps_an_identical_build_that_finished_first(tmp_path: Path) -> None:
+    """Two clones building one key at once: the later one neither replaces the finished build
+    (tests may be running from it) nor nests its own inside it."""
+    script, env = fake_build(tmp_path)
+    done = subprocess.run(
+        ["bash", str(script)], env={**env, "FAKE_RACE": "1"}, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    bin_dir = Path(done.stdout.strip())
+    assert sorted(p.name for p in bin_dir.iterdir()) == ["tool"]
+    assert (bin_dir / "tool").read_text() == "theirs\n"
+    assert "identical build finished first" in done.stderr
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == ["fake", "fake.builds"]
 
 
 def test_make_runs_every_build_and_exports_its_directory() -> None:
