@@ -6,11 +6,16 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-ENGINE := tools/pulumi-engine/build.sh
-K8S_PROVIDER := tools/k8s-provider/build.sh
-YAML_LANGHOST := tools/yaml-langhost/build.sh
-NODEJS_LANGHOST := tools/nodejs-langhost/build.sh
-TS_CODEGEN := tools/ts-codegen/build.sh
+
+# Every tools/ build, as <directory under tools/>:<variable the tests read its bin directory from>.
+# Each tools/<directory>/build.sh prints its bin directory (building it first when needed); adding
+# a build is one entry here (and its build.sh on tools/lib.sh).
+ENGINE := pulumi-engine:TOGETHER_ENGINE_BIN
+TS_CODEGEN := ts-codegen:TOGETHER_TS_CODEGEN_BIN
+BUILDS := $(ENGINE) k8s-provider:TOGETHER_K8S_PROVIDER_BIN yaml-langhost:TOGETHER_YAML_LANGHOST_BIN \
+  nodejs-langhost:TOGETHER_NODEJS_LANGHOST_BIN $(TS_CODEGEN)
+# $(call with_builds,BUILD...): a shell prefix that runs those builds and exports each variable.
+with_builds = $(foreach b,$(1),$(word 2,$(subst :, ,$(b)))="$$(tools/$(word 1,$(subst :, ,$(b)))/build.sh)" && export $(word 2,$(subst :, ,$(b))) &&)
 
 # Where `make demo` keeps the Pulumi state: file (.demo/state) or postgres (a throwaway local
 # PostgreSQL server, scripts/postgres.sh). `make demo-down` uses whatever `make demo` used.
@@ -39,17 +44,13 @@ $(STAMP): pyproject.toml constraints.txt
 venv: $(STAMP)
 
 engine:
-	@$(ENGINE)
-	@$(K8S_PROVIDER)
-	@$(YAML_LANGHOST)
-	@$(NODEJS_LANGHOST)
-	@$(TS_CODEGEN)
+	@$(foreach b,$(BUILDS),tools/$(word 1,$(subst :, ,$(b)))/build.sh &&) true
 
 # The TypeScript SDK, generated from the schema the native plugin serves (docs/typescript.md).
 sdk-typescript: $(STAMP)
-	@codegen_bin="$$($(TS_CODEGEN))" && \
+	@$(call with_builds,$(TS_CODEGEN)) \
 	  $(PY) -c 'from together_provider.native.package_schema import package_schema_json; print(package_schema_json())' \
-	  | "$$codegen_bin/ts-codegen" --schema - --out sdk/typescript
+	  | "$$TOGETHER_TS_CODEGEN_BIN/ts-codegen" --schema - --out sdk/typescript
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -62,17 +63,13 @@ unit: $(STAMP)
 	$(PY) -m pytest tests/unit -q
 
 test: lint typecheck
-	@engine_bin="$$($(ENGINE))" && k8s_bin="$$($(K8S_PROVIDER))" && yaml_bin="$$($(YAML_LANGHOST))" && \
-	  nodejs_bin="$$($(NODEJS_LANGHOST))" && codegen_bin="$$($(TS_CODEGEN))" && \
-	  TOGETHER_ENGINE_BIN="$$engine_bin" TOGETHER_K8S_PROVIDER_BIN="$$k8s_bin" \
-	  TOGETHER_YAML_LANGHOST_BIN="$$yaml_bin" TOGETHER_NODEJS_LANGHOST_BIN="$$nodejs_bin" \
-	  TOGETHER_TS_CODEGEN_BIN="$$codegen_bin" $(PY) -m pytest
+	@$(call with_builds,$(BUILDS)) $(PY) -m pytest
 
 demo: $(STAMP)
-	@engine_bin="$$($(ENGINE))" && TOGETHER_ENGINE_BIN="$$engine_bin" $(DEMO_ENV) bash scripts/demo.sh up
+	@$(call with_builds,$(ENGINE)) $(DEMO_ENV) bash scripts/demo.sh up
 
 demo-down: $(STAMP)
-	@engine_bin="$$($(ENGINE))" && TOGETHER_ENGINE_BIN="$$engine_bin" $(DEMO_ENV) bash scripts/demo.sh down
+	@$(call with_builds,$(ENGINE)) $(DEMO_ENV) bash scripts/demo.sh down
 
 postgres:
 	@bash scripts/postgres.sh start .demo/postgres
@@ -82,7 +79,7 @@ postgres-down:
 	@bash scripts/postgres.sh clean .demo/postgres
 
 bench: $(STAMP)
-	@engine_bin="$$($(ENGINE))" && TOGETHER_ENGINE_BIN="$$engine_bin" $(PY) -m bench
+	@$(call with_builds,$(ENGINE)) $(PY) -m bench
 
 # Re-pin every Python dependency after changing pyproject.toml, from a fresh virtualenv so that
 # nothing left over in .venv is pinned.

@@ -19,8 +19,7 @@ except ConfigError as error:
     # A RunError is reported as a plain message: the config problems, not a Python traceback.
     raise pulumi.RunError(str(error)) from None
 
-# `host: native` manages the volumes and clusters through the native plugin (README: "Two
-# provider hosts").
+# `host: native` manages the volumes and clusters through the native plugin (docs/hosts.md).
 native_host = stack_config.host == "native"
 SharedVolume = native.SharedVolume if native_host else DynamicSharedVolume
 Cluster = native.Cluster if native_host else DynamicCluster

@@ -97,7 +97,7 @@ case "${1:-up}" in
     pulumi stack output
     cat <<'NEXT'
 
-Next steps (see the README walkthrough):
+Next steps (see docs/walkthrough.md):
   source .demo/env
   pulumi config set --path clusters.train.numPreemptibleGpus 24   # raise the preemptible target
   pulumi preview --diff                                             # one in-place update

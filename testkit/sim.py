@@ -83,8 +83,8 @@ class SimulatorProcess:
             command, stdout=subprocess.PIPE, stderr=log, text=True, env=dict(os.environ)
         )
         log.close()
-        self.base_url = self._read_banner().rstrip("/")
-        self.root_url = self.base_url.removesuffix("/v1")
+        self.root_url = self._read_banner().rstrip("/").removesuffix("/v1")
+        self.base_url = f"{self.root_url}/v1"
         self._admin = httpx.Client(base_url=self.root_url, timeout=10.0)
         return self
 

@@ -1,8 +1,8 @@
-"""The README's generated tables, rendered from each kind's field table and rules (`kinds.KINDS`).
+"""The reference page's generated tables, rendered from the field tables and the rules.
 
-`python -m together_provider.docs` prints them; `--write README.md` replaces each table between
-its markers. A unit test fails when the README's copy differs or its markers are missing, so docs
-and behaviour cannot drift apart.
+`python -m together_provider.docs` prints them; `--write docs/reference.md` replaces each table
+between its markers. A unit test fails when the page's copy differs or its markers are missing, so
+docs and behaviour cannot drift apart.
 """
 
 from __future__ import annotations
@@ -19,12 +19,15 @@ from together_provider.framework.kind import Kind
 from together_provider.framework.schema import Schema
 from together_provider.kinds import CLUSTER, KINDS
 
+PAGE: Final = "docs/reference.md"
+"""The page that holds the tables (`--write` updates it); the README links to it."""
+
 
 def markers(kind: Kind, table: str) -> tuple[str, str]:
     """The start and end markers of one of a kind's tables (`table`: `rules` or `fields`)."""
     name = f"{kind.docs_marker}{table}-table"
     return (
-        f"<!-- {name}:start (python -m together_provider.docs --write README.md) -->\n",
+        f"<!-- {name}:start (python -m together_provider.docs --write {PAGE}) -->\n",
         f"<!-- {name}:end -->",
     )
 
@@ -102,7 +105,7 @@ def render_into(text: str) -> str:
     """`text` with each generated table replaced; `ValueError` when a marker pair is missing."""
     for (start, end), render in TABLES:
         if start not in text or end not in text:
-            raise ValueError(f"the README lacks the markers {start.strip()} ... {end}")
+            raise ValueError(f"the page lacks the markers {start.strip()} ... {end}")
         before, rest = text.split(start, 1)
         text = before + start + render() + end + rest.split(end, 1)[1]
     return text
@@ -110,7 +113,7 @@ def render_into(text: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m together_provider.docs", description=__doc__)
-    parser.add_argument("--write", type=Path, metavar="README", help="update this file in place")
+    parser.add_argument("--write", type=Path, metavar="PAGE", help=f"update this file ({PAGE})")
     args = parser.parse_args(argv)
     if args.write is None:
         print("\n".join(render() for _, render in TABLES), end="")

@@ -1,7 +1,8 @@
 """CLI: ``python -m together_sim [--port 0] [--admin] ...``.
 
 Prints exactly one line, ``together simulator listening on <base url>``, once
-the socket accepts connections, so a parent process can read the URL.
+the socket accepts connections, so a parent process can read the URL. The URL is the host only
+(``http://127.0.0.1:8787``), the form Together's SDK and ``tg`` read from TOGETHER_BASE_URL.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from together_sim.app import ABORT_EXTENSION, create_app
 from together_sim.model import Timings
 from together_sim.runtime import SimulatorConfig
 
-__all__ = ["main", "parse_args"]
+__all__ = ["main", "parse_args", "time_scale_note"]
 
 _EPILOG = """\
 API: /v1/compute/clusters[/{id}], /v1/compute/regions, /v1/compute/clusters/storage/volumes[/{id}]
@@ -100,8 +101,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--time-scale",
         type=float,
-        default=1.0,
-        help="simulated seconds per real second; 0 freezes time (default %(default)s)",
+        default=None,
+        help="simulated seconds per real second; 0 freezes time (default 1: real time, so a "
+        "create takes --provisioning-seconds of real time; 60 makes 360 s take 6 s)",
     )
     parser.add_argument(
         "--admin", action="store_true", help="enable the /_sim admin endpoints (off by default)"
@@ -122,12 +124,27 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def time_scale_note(time_scale: float | None, provisioning_seconds: float) -> str | None:
+    """The warning for a simulator started without `--time-scale`: its clock is then real time,
+    and a user's first `pulumi up` waits minutes for provisioning with nothing saying why."""
+    if time_scale is not None:
+        return None
+    return (
+        f"together_sim: no --time-scale given, so the clock runs in real time: a create takes "
+        f"{provisioning_seconds:g} s to provision. Pass --time-scale 60 (one real second is one "
+        "simulated minute), as make demo does."
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
+    note = time_scale_note(args.time_scale, args.provisioning_seconds)
+    if note:
+        print(note, file=sys.stderr, flush=True)
     config = SimulatorConfig(
         state_dir=args.state_dir,
         api_keys=tuple(args.api_keys or ["sim-key"]),
-        time_scale=args.time_scale,
+        time_scale=1.0 if args.time_scale is None else args.time_scale,
         admin=args.admin,
         reclaim_rate=args.reclaim_rate,
         seed=args.seed,
@@ -144,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             app, http=_AbortableH11Protocol, log_level="warning", access_log=False, lifespan="off"
         )
     )
-    print(f"together simulator listening on http://{host}:{port}/v1", flush=True)
+    print(f"together simulator listening on http://{host}:{port}", flush=True)
     try:
         asyncio.run(server.serve(sockets=[sock]))
     except KeyboardInterrupt:

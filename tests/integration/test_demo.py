@@ -1,4 +1,4 @@
-"""The README's demo and walkthrough, run exactly as written, in a copy of the project."""
+"""The demo and docs/walkthrough.md, run exactly as written, in a copy of the project."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from testkit.pulumi_env import REPO
 
 pytestmark = pytest.mark.engine
 TG = "CI=1 tg "
-"""`tg` as the README runs it; CI=1 only stops it installing shell completion into ~/.bashrc."""
+"""`tg` as the walkthrough runs it; CI=1 only stops it installing shell completion in ~/.bashrc."""
 
 
 def _free_port() -> int:
@@ -92,7 +92,7 @@ def test_readme_walkthrough(project: Path) -> None:
     assert "volume 'checkpoints': size_tib 4 -> 2 would shrink the volume" in shrink.stdout
     _run(project, env + "pulumi config set --path volumes.checkpoints.sizeTib 4")
 
-    # Steps 2 and 3, with the README's own command lines.
+    # Steps 2 and 3, with the walkthrough's own command lines.
     find_id = (
         "ID=$(pulumi stack output train --json | python3 -c "
         "'import json,sys; print(json.load(sys.stdin)[\"cluster_id\"])') && "

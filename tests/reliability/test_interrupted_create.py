@@ -14,7 +14,7 @@ What this engine (v3.274.1, file backend) does after a SIGKILL, found by these t
 - the cluster exists at Together, so the next `up` would create it again: the provider refuses
   the duplicate name and names the fix, `adopt_cluster_id=<id>`.
 
-The user's recovery, step by step (the README's troubleshooting can quote it):
+The user's recovery, step by step (docs/troubleshooting.md quotes it):
 1. `pulumi cancel --yes`
 2. `pulumi refresh --clear-pending-creates --yes`
 3. `pulumi up` fails with "a cluster with this name already exists (<id>) ... take it over with

@@ -119,7 +119,7 @@ def test_two_stacks_up_at_once_both_succeed(pg_env: PulumiEnv, simulator: Simula
 def recover_as_documented(
     env: PulumiEnv, work: Path, stack: auto.Stack, sim: SimulatorProcess
 ) -> None:
-    """The README's recovery after an interrupted create (tests/reliability/
+    """docs/troubleshooting.md's recovery after an interrupted create (tests/reliability/
     test_interrupted_create.py): cancel the lock, clear the pending create, adopt the cluster."""
     env.run(work, "cancel", "--yes", "--stack", "test")
     env.run(work, "refresh", "--yes", "--clear-pending-creates", "--stack", "test")

@@ -1,6 +1,8 @@
-"""tools/pulumi-engine/build.sh uses an installed Pulumi (v3.272 or newer, with the Python host
-beside it, as a release install has) instead of building one, and rebuilds our language host
-whenever any of its sources changes."""
+"""The tools/ builds: tools/pulumi-engine/build.sh uses an installed Pulumi (v3.272 or newer, with
+the Python host beside it, as a release install has) instead of building one; every build's cache
+key follows its inputs (sources, pins, build code in build.sh and tools/lib.sh) and not its
+comments or the clone's path; tools/lib.sh builds once, atomically, printing only the bin
+directory; and the Makefile runs every build."""
 
 from __future__ import annotations
 
@@ -12,7 +14,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-SCRIPT = REPO / "tools" / "pulumi-engine" / "build.sh"
+TOOLS = REPO / "tools"
+SCRIPT = TOOLS / "pulumi-engine" / "build.sh"
+BUILDS = sorted(p.parent.name for p in TOOLS.glob("*/build.sh"))
 HOST_FILES = (
     "pulumi-language-python",
     "pulumi-language-python-exec",
@@ -61,21 +65,204 @@ def test_a_cli_without_the_python_host_beside_it_is_not_used(tmp_path: Path) -> 
     assert where(tmp_path, release).startswith(str(tmp_path / "cache"))
 
 
+def copy_tools(destination: Path) -> Path:
+    """tools/ with every build script and lib.sh, without build output or logs."""
+    shutil.copytree(
+        TOOLS, destination, ignore=shutil.ignore_patterns(".*", "provider-src", "__pycache__")
+    )
+    return destination
+
+
+def key_of(script: Path, cache: Path) -> str:
+    """The cache directory `script --where` names (no installed copy on PATH)."""
+    env = {
+        **os.environ,
+        "PATH": "/usr/bin:/bin",
+        "TOGETHER_ENGINE_CACHE": str(cache),
+        "TOGETHER_K8S_PROVIDER_CACHE": str(cache),
+        "TOGETHER_YAML_CACHE": str(cache),
+        "TOGETHER_NODEJS_CACHE": str(cache),
+        "TOGETHER_TS_CODEGEN_CACHE": str(cache),
+    }
+    out = subprocess.run(
+        ["bash", str(script), "--where"], env=env, capture_output=True, text=True, check=True
+    )
+    assert out.stderr == "", out.stderr
+    return out.stdout.strip()
+
+
 def test_every_language_host_source_keys_the_cache(tmp_path: Path) -> None:
     """`make test` rebuilds the host when any of its Go files changes (the cache key changes)."""
-    copy = tmp_path / "pulumi-engine"
-    shutil.copytree(SCRIPT.parent, copy, ignore=shutil.ignore_patterns(".*"))
-    env = {**os.environ, "PATH": "/usr/bin:/bin", "TOGETHER_ENGINE_CACHE": str(tmp_path / "c")}
-
-    def key() -> str:
-        out = subprocess.run(
-            ["bash", str(copy / "build.sh"), "--where"], env=env, capture_output=True, text=True
-        )
-        return out.stdout.strip()
-
-    before = key()
-    for source in sorted((copy / "langhost").glob("*.go")):
+    script = copy_tools(tmp_path / "tools") / "pulumi-engine" / "build.sh"
+    before = key_of(script, tmp_path / "c")
+    for source in sorted((script.parent / "langhost").glob("*.go")):
         source.write_text(source.read_text() + "// changed\n")
-        after = key()
+        after = key_of(script, tmp_path / "c")
         assert after != before, f"a change to {source.name} does not rebuild the host"
         before = after
+
+
+@pytest.mark.parametrize("build", BUILDS)
+def test_the_key_follows_the_build_inputs_not_their_comments(tmp_path: Path, build: str) -> None:
+    tools = copy_tools(tmp_path / "tools")
+    script = tools / build / "build.sh"
+    cache = tmp_path / "c"
+    key = key_of(script, cache)
+    assert key.startswith(f"{cache}/v") and key.endswith("/bin")
+    for changed in (script, tools / "lib.sh"):
+        changed.write_text(changed.read_text() + "   # a reworded comment\n\n")
+        assert key_of(script, cache) == key, f"a comment in {changed.name} forces a rebuild"
+    for changed, line in (
+        (script, "GOFLAGS=-v"),
+        (tools / "lib.sh", ": a new step"),
+        (
+            tools / build / "go.sum",
+            "example.com/m v1.0.0 h1:x=",
+        ),
+    ):
+        changed.write_text(changed.read_text() + line + "\n")
+        assert key_of(script, cache) != key, f"a change to {changed.name} reuses the old build"
+        key = key_of(script, cache)
+
+
+@pytest.mark.parametrize("build", BUILDS)
+def test_every_clone_shares_one_cached_build(tmp_path: Path, build: str) -> None:
+    """The key hashes contents only: another clone (another path) finds the same build."""
+    one = key_of(copy_tools(tmp_path / "a" / "tools") / build / "build.sh", tmp_path / "c")
+    two = key_of(copy_tools(tmp_path / "b" / "x" / "tools") / build / "build.sh", tmp_path / "c")
+    assert one == two
+    assert key_of(TOOLS / build / "build.sh", tmp_path / "c") == one
+
+
+@pytest.mark.parametrize(
+    ("build", "executable"),
+    [("k8s-provider", "pulumi-resource-kubernetes"), ("yaml-langhost", "pulumi-language-yaml")],
+)
+def test_an_installed_plugin_or_host_is_used_unless_it_is_our_own_cache(
+    tmp_path: Path, build: str, executable: str
+) -> None:
+    installed = tmp_path / "opt" / "bin"
+    cached = tmp_path / "cache" / "v1-abc" / "bin"
+    for directory in (installed, cached):
+        directory.mkdir(parents=True)
+        (directory / executable).write_text("#!/bin/sh\n")
+        (directory / executable).chmod(0o755)
+    script = TOOLS / build / "build.sh"
+    env = {
+        **os.environ,
+        "TOGETHER_K8S_PROVIDER_CACHE": str(tmp_path / "cache"),
+        "TOGETHER_YAML_CACHE": str(tmp_path / "cache"),
+    }
+    for path, expected in ((installed, str(installed)), (cached, None)):
+        env["PATH"] = f"{path}:/usr/bin:/bin"
+        out = subprocess.run(
+            ["bash", str(script), "--where"], env=env, capture_output=True, text=True, check=True
+        )
+        if expected is None:
+            assert out.stdout.strip().startswith(f"{tmp_path / 'cache'}/v")
+            assert out.stdout.strip() != str(cached)
+        else:
+            assert out.stdout.strip() == expected
+
+
+FAKE_BUILD = """#!/usr/bin/env bash
+set -euo pipefail
+NAME="fake"
+VERSION="1.0"
+CACHE_ROOT="$FAKE_CACHE"
+INPUTS=(input.txt)
+installed() { return 1; }
+complete() { [ -x "$1/tool" ]; }
+build() {
+  say "building in $PWD"
+  echo "$PWD" >>"$FAKE_CACHE.builds"
+  [ -z "${FAKE_FAIL:-}" ] || die "the build failed on purpose"
+  if [ -n "${FAKE_RACE:-}" ]; then  # another clone finishes the same build meanwhile
+    mkdir -p "$(bin_dir)" && echo theirs >"$(bin_dir)/tool" && chmod +x "$(bin_dir)/tool"
+  fi
+  printf '#!/bin/sh\\n' >"$1/tool"
+  chmod +x "$1/tool"
+}
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+main "$@"
+"""
+
+
+def fake_build(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A build.sh on tools/lib.sh whose `build` writes one executable and logs each run."""
+    tools = tmp_path / "tools"
+    (tools / "fake").mkdir(parents=True)
+    shutil.copy(TOOLS / "lib.sh", tools / "lib.sh")
+    (tools / "fake" / "input.txt").write_text("v1\n")
+    script = tools / "fake" / "build.sh"
+    script.write_text(FAKE_BUILD)
+    env = {**os.environ, "FAKE_CACHE": str(tmp_path / "cache" / "fake")}
+    return script, env
+
+
+def test_lib_builds_once_into_the_cache_and_prints_only_the_bin_dir(tmp_path: Path) -> None:
+    script, env = fake_build(tmp_path)
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["bash", str(script), *args], env=env, capture_output=True, text=True)
+
+    where = run("--where")
+    first = run()
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == where.stdout  # stdout: the bin directory, nothing else
+    bin_dir = Path(first.stdout.strip())
+    assert (bin_dir / "tool").exists()
+    assert f"[fake] building in {script.parent}" in first.stderr  # run in the build's directory
+    assert "[fake] built in" in first.stderr
+    second = run()
+    assert second.stdout == first.stdout and second.stderr == ""
+    builds = Path(env["FAKE_CACHE"] + ".builds").read_text().splitlines()
+    assert builds == [str(script.parent)], "a cached build was built again"
+    assert sorted(p.name for p in bin_dir.parents[2].iterdir()) == ["fake", "fake.builds"]
+
+
+def test_lib_leaves_nothing_behind_when_a_build_fails(tmp_path: Path) -> None:
+    script, env = fake_build(tmp_path)
+    failed = subprocess.run(
+        ["bash", str(script)], env={**env, "FAKE_FAIL": "1"}, capture_output=True, text=True
+    )
+    assert failed.returncode != 0 and failed.stdout == ""
+    assert "[fake] error: the build failed on purpose" in failed.stderr
+    cache = tmp_path / "cache"
+    assert sorted(p.name for p in cache.iterdir()) == ["fake", "fake.builds"]
+    assert list((cache / "fake").iterdir()) == []  # no stage dir, no half-built bin
+
+
+def test_lib_keeps_an_identical_build_that_finished_first(tmp_path: Path) -> None:
+    """Two clones building one key at once: the later one neither replaces the finished build
+    (tests may be running from it) nor nests its own inside it."""
+    script, env = fake_build(tmp_path)
+    done = subprocess.run(
+        ["bash", str(script)], env={**env, "FAKE_RACE": "1"}, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    bin_dir = Path(done.stdout.strip())
+    assert sorted(p.name for p in bin_dir.iterdir()) == ["tool"]
+    assert (bin_dir / "tool").read_text() == "theirs\n"
+    assert "identical build finished first" in done.stderr
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == ["fake", "fake.builds"]
+
+
+def test_make_runs_every_build_and_exports_its_directory() -> None:
+    """The Makefile's one list of builds covers every tools/*/build.sh."""
+    env = {**os.environ, "MAKEFLAGS": ""}
+    engine = subprocess.run(
+        ["make", "-n", "-s", "engine"], cwd=REPO, env=env, capture_output=True, text=True
+    ).stdout
+    test = subprocess.run(
+        ["make", "-n", "-s", "test"], cwd=REPO, env=env, capture_output=True, text=True
+    ).stdout
+    for build in BUILDS:
+        assert f"tools/{build}/build.sh" in engine
+        assert f"tools/{build}/build.sh" in test
+    for variable in (
+        "TOGETHER_ENGINE_BIN",
+        "TOGETHER_K8S_PROVIDER_BIN",
+        "TOGETHER_YAML_LANGHOST_BIN",
+    ):
+        assert f"export {variable}" in test

@@ -95,18 +95,18 @@ def test_policy_table_has_a_row_per_field_and_rule() -> None:
     assert all(line.count("|") == 4 for line in table.splitlines())
 
 
-README = Path(__file__).parents[2] / "README.md"
+REFERENCE = Path(__file__).parents[2] / "docs" / "reference.md"
 
 
-def test_readme_tables_match_the_field_table_and_the_rules() -> None:
-    # No skip: a README without the markers fails here, as a stale table does.
-    text = README.read_text(encoding="utf-8")
+def test_reference_page_tables_match_the_field_table_and_the_rules() -> None:
+    # No skip: a page without the markers fails here, as a stale table does.
+    text = REFERENCE.read_text(encoding="utf-8")
     assert docs.render_into(text) == text, (
-        "regenerate with: python -m together_provider.docs --write README.md"
+        "regenerate with: python -m together_provider.docs --write docs/reference.md"
     )
 
 
-def test_a_readme_without_markers_is_refused() -> None:
+def test_a_page_without_markers_is_refused() -> None:
     with pytest.raises(ValueError, match="lacks the markers"):
         docs.render_into("# no tables here\n")
 

@@ -29,8 +29,8 @@ CONFIG: Final[dict[str, dict[str, Any]]] = {
     },
     "baseUrl": {
         "type": "string",
-        "description": "Together API base URL (default https://api.together.ai/v1); falls back to "
-        "TOGETHER_BASE_URL.",
+        "description": "Together API base URL, the host only (default https://api.together.ai; a "
+        "URL ending in /v1 means the same); falls back to TOGETHER_BASE_URL.",
     },
 }
 

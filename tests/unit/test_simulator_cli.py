@@ -1,0 +1,42 @@
+"""`python -m together_sim` as a user starts it from the docs: the URL it prints is the host-only
+base URL that Together's SDK, `tg` and this provider all take, and a simulator started without
+`--time-scale` (real time: minutes per create) says so instead of leaving a first `up` hanging."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from together_sim.__main__ import parse_args, time_scale_note
+
+
+def test_no_time_scale_warns_with_the_flag_to_pass() -> None:
+    args = parse_args([])
+    note = time_scale_note(args.time_scale, args.provisioning_seconds)
+    assert note is not None
+    assert "real time" in note and "360 s" in note and "--time-scale 60" in note
+
+
+def test_an_explicit_time_scale_gives_no_warning() -> None:
+    for value in ("1", "60", "0"):
+        args = parse_args(["--time-scale", value])
+        assert time_scale_note(args.time_scale, args.provisioning_seconds) is None
+
+
+def test_the_start_line_is_the_host_only_base_url() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "together_sim", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().strip()
+    finally:
+        proc.terminate()
+        _, stderr = proc.communicate(timeout=20)
+    prefix = "together simulator listening on http://127.0.0.1:"
+    assert line.startswith(prefix), line
+    assert line[len(prefix) :].isdigit(), f"the URL has a path: {line}"
+    assert "--time-scale 60" in stderr
