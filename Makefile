@@ -15,7 +15,10 @@ YAML_LANGHOST := tools/yaml-langhost/build.sh
 BACKEND ?=
 DEMO_ENV = $(if $(BACKEND),DEMO_BACKEND=$(BACKEND))
 
-.PHONY: help venv engine lint typecheck unit test demo demo-down bench constraints clean postgres postgres-down
+POLICY_VENV := policy/venv
+POLICY_STAMP := $(POLICY_VENV)/.installed
+
+.PHONY: help venv policy engine lint typecheck unit test demo demo-down bench constraints clean postgres postgres-down
 
 help:
 	@echo "make demo       run the main job: a real 'pulumi up' of the dev stack against the local Together simulator"
@@ -26,6 +29,7 @@ help:
 	@echo "make test       lint, type-check and run every test (builds the engine on first use)"
 	@echo "make engine     build or locate the Pulumi engine, the Kubernetes provider plugin and the YAML language host"
 	@echo "make bench      run the benchmarks (not part of make test)"
+	@echo "make policy     create the policy pack's virtualenv (policy/venv): pulumi preview --policy-pack policy"
 
 # The virtualenv, with every Python dependency at the exact version in constraints.txt.
 $(STAMP): pyproject.toml constraints.txt
@@ -34,6 +38,17 @@ $(STAMP): pyproject.toml constraints.txt
 	@touch $@
 
 venv: $(STAMP)
+
+# The policy pack's own virtualenv (policy/venv, where the Python host runs a pack): pulumi-policy
+# needs protobuf 5.29, the project pins 6, so the pack cannot share .venv. It holds this
+# repository too, whose rules the pack calls.
+$(POLICY_STAMP): policy/requirements.txt policy/constraints.txt pyproject.toml
+	@test -x $(POLICY_VENV)/bin/python || $(PYTHON) -m venv $(POLICY_VENV)
+	$(POLICY_VENV)/bin/pip install --quiet --disable-pip-version-check -c policy/constraints.txt \
+	  -r policy/requirements.txt -e '.[kubernetes]'
+	@touch $@
+
+policy: $(POLICY_STAMP)
 
 engine:
 	@$(ENGINE)
@@ -50,7 +65,7 @@ typecheck: $(STAMP)
 unit: $(STAMP)
 	$(PY) -m pytest tests/unit -q
 
-test: lint typecheck
+test: lint typecheck policy
 	@engine_bin="$$($(ENGINE))" && k8s_bin="$$($(K8S_PROVIDER))" && yaml_bin="$$($(YAML_LANGHOST))" && \
 	  TOGETHER_ENGINE_BIN="$$engine_bin" TOGETHER_K8S_PROVIDER_BIN="$$k8s_bin" \
 	  TOGETHER_YAML_LANGHOST_BIN="$$yaml_bin" $(PY) -m pytest
