@@ -8,6 +8,7 @@ prices clusters with the PR comment's price table (`together_provider/preview/pr
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -29,6 +30,7 @@ from together_policy.resources import (
 )
 from together_policy.workloads import Violation
 
+_NAMED: Final = re.compile(r"^cluster '[^']*': ")
 MAX_STANDARD_GPUS: Final = "maxStandardGpus"
 MAX_PREEMPTIBLE_GPUS: Final = "maxPreemptibleGpus"
 MAX_USD_PER_HOUR: Final = "maxUsdPerHour"
@@ -40,7 +42,11 @@ def cluster_rules(res: Res) -> list[Violation]:
     if not res.is_cluster:
         return []
     failures = CLUSTER_RULEBOOK.check_resource({}, snake_inputs(res))[1]
-    return [Violation(res.urn, f"{res.label}: field {f.field}: {f.reason}") for f in failures]
+    # The rulebook names the cluster by its cluster_name; the message names the resource instead.
+    return [
+        Violation(res.urn, f"{res.label} ({f.field}): {_NAMED.sub('', f.reason, count=1)}")
+        for f in failures
+    ]
 
 
 @dataclass(frozen=True)

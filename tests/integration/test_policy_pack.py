@@ -71,7 +71,13 @@ def policy_env(engine: Path, tmp_path_factory: pytest.TempPathFactory) -> Pulumi
     return PulumiEnv(
         root=root,
         bin_dir=engine,
-        extra_env={"PATH": path, "KUBECONFIG": str(root / "no-kubeconfig")},
+        # --event-log (the violations, for the PR comment) is behind PULUMI_DEBUG_COMMANDS, which
+        # the Automation API sets for its own event stream too.
+        extra_env={
+            "PATH": path,
+            "KUBECONFIG": str(root / "no-kubeconfig"),
+            "PULUMI_DEBUG_COMMANDS": "true",
+        },
     )
 
 

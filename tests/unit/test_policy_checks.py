@@ -80,7 +80,8 @@ def test_cluster_rules_on_both_hosts(native: bool) -> None:
     messages = [v.message for v in clusters.cluster_rules(bad)]
     assert any("num_gpus=0 leaves no standard node" in m for m in messages)
     assert any("num_preemptible_gpus=12 is not a multiple of 8" in m for m in messages)
-    assert all(m.startswith("Cluster 'train': field num_") for m in messages)
+    assert all(m.startswith("Cluster 'train' (num_") for m in messages)
+    assert not any("cluster 'train'" in m for m in messages)  # named once
 
 
 def test_cluster_rules_skip_unknowns() -> None:

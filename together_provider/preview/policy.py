@@ -1,7 +1,8 @@
 """Policy violations of a preview, for the PR comment: read from the engine's event log.
 
 `pulumi preview --json` leaves policy events out of its document, so the preview workflow also
-passes `--event-log FILE` (one JSON engine event per line) and the comment reads each
+passes `--event-log FILE` (one JSON engine event per line; the flag needs
+`PULUMI_DEBUG_COMMANDS=true`, as the Automation API sets it) and the comment reads each
 `policyEvent` there: the policy, its enforcement level, the resource and the message. A
 mandatory violation blocks the PR (exit 12, as a rejected spec does); an advisory one is listed.
 """
