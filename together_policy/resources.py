@@ -45,9 +45,13 @@ WORKLOAD_TYPES: Final = frozenset({POD, DEPLOYMENT, STATEFUL_SET, JOB, CRON_JOB}
 
 
 def with_unknowns(value: Any) -> Any:
-    """`value` (plain JSON) with every unknown sentinel replaced by `Unknown.VALUE`."""
+    """`value` (plain JSON) with every unknown sentinel replaced by `Unknown.VALUE`, and whole
+    numbers as ints: the engine sends every number as a float (600.0), while the provider's checks
+    read counts and seconds as ints, as a program writes them."""
     if isinstance(value, str) and value in UNKNOWN_SENTINELS:
         return Unknown.VALUE
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
     if isinstance(value, Mapping):
         return {str(k): with_unknowns(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

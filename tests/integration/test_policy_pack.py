@@ -113,9 +113,9 @@ def good(policy_env: PulumiEnv, work: Path) -> Run:
     return preview(policy_env, work, "good")
 
 
-@pytest.fixture(scope="module", params=["dynamic-cluster", "native-cluster"])
-def bad_cluster(request: pytest.FixtureRequest, policy_env: PulumiEnv, work: Path) -> Run:
-    return preview(policy_env, work, request.param)
+@pytest.fixture(scope="module")
+def bad_clusters(policy_env: PulumiEnv, work: Path) -> dict[str, Run]:
+    return {host: preview(policy_env, work, f"{host}-cluster") for host in ("dynamic", "native")}
 
 
 def test_every_workload_volume_and_budget_policy_is_violated_once(bad: Run) -> None:
@@ -132,6 +132,7 @@ def test_every_workload_volume_and_budget_policy_is_violated_once(bad: Run) -> N
         ("checkpoint-volume-lifecycle-independent", "ckpt"),
         ("gpu-budget", None),
     }
+    assert len(bad.violations) == 12  # nightly: 2; gpu-budget: standard, preemptible and $/h
     assert {v.level for v in bad.violations} == {"advisory"}  # the stack's config, not defaults
     assert {v.pack for v in bad.violations} == {"together-preemptible"}
 
@@ -148,21 +149,27 @@ def test_messages_name_the_resource_field_value_and_fix(bad: Run) -> None:
     assert sum("Job 'train'" in m and "podFailurePolicy" in m for m in nightly) == 1
     (volume,) = bad.by_policy("checkpoint-volume-lifecycle-independent")
     assert "is_lifecycle_independent=False" in volume.message and "'dyn'" in volume.message
-    (budget,) = bad.by_policy("gpu-budget")
-    assert "num_gpus=24 standard GPUs in total, above the cap maxStandardGpus=16" in budget.message
-    assert "num_preemptible_gpus=8 preemptible GPUs in total" in budget.message
-    assert "above the cap maxUsdPerHour=50" in budget.message
+    standard, preemptible, cost = (v.message for v in bad.by_policy("gpu-budget"))
+    assert "num_gpus=24 standard GPUs in total, above the cap maxStandardGpus=16" in standard
+    assert "num_preemptible_gpus=8 preemptible GPUs in total" in preemptible
+    assert "above the cap maxUsdPerHour=50" in cost
 
 
-def test_the_provider_rules_are_mandatory_on_both_hosts(bad_cluster: Run) -> None:
-    assert bad_cluster.result.returncode != 0
-    (violation,) = bad_cluster.by_policy("cluster-provider-rules")
-    assert violation.level == "mandatory"
-    if violation.resource == "dyn":
-        assert "num_gpus=0 leaves no standard node" in violation.message
-    else:
-        assert violation.resource == "nat"
-        assert "num_preemptible_gpus=12 is not a multiple of 8" in violation.message
+@pytest.mark.parametrize(
+    ("host", "resource", "expected"),
+    [
+        ("dynamic", "dyn", "Cluster 'dyn' (num_gpus): num_gpus=0 leaves no standard node"),
+        ("native", "nat", "Cluster 'nat' (num_preemptible_gpus): num_preemptible_gpus=12 is not"),
+    ],
+)
+def test_the_provider_rules_are_mandatory_on_both_hosts(
+    bad_clusters: dict[str, Run], host: str, resource: str, expected: str
+) -> None:
+    run = bad_clusters[host]
+    assert run.result.returncode != 0
+    (violation,) = run.by_policy("cluster-provider-rules")
+    assert (violation.level, violation.resource) == ("mandatory", resource)
+    assert violation.message.startswith(expected)
 
 
 def test_a_program_that_follows_every_policy_passes(good: Run) -> None:
@@ -171,7 +178,7 @@ def test_a_program_that_follows_every_policy_passes(good: Run) -> None:
 
 
 def test_the_pr_comment_lists_advisories_and_blocks_on_a_mandatory_violation(
-    bad: Run, bad_cluster: Run, tmp_path: Path
+    bad: Run, bad_clusters: dict[str, Run], tmp_path: Path
 ) -> None:
     comment = tmp_path / "comment.md"
     code = preview_main(
@@ -183,14 +190,14 @@ def test_the_pr_comment_lists_advisories_and_blocks_on_a_mandatory_violation(
     )  # fmt: skip
     text = comment.read_text()
     assert code == 10  # creates only; advisories do not block
-    assert "**9 advisory policy violation(s)** (not blocking)" in text
+    assert "**12 advisory policy violation(s)** (not blocking)" in text
     assert "> - **drain-window-grace-period** (advisory) on `shell`: Pod 'shell'" in text
     assert "> - **gpu-budget** (advisory) on the stack:" in text
-    stack = bad_cluster.preview_json.stem
+    blocked = bad_clusters["dynamic"]  # the comment tool reads the dynamic host's clusters
     code = preview_main(
         [
-            "--stack", f"{stack}={bad_cluster.preview_json}",
-            "--policy-events", f"{stack}={bad_cluster.events}",
+            "--stack", f"dyn={blocked.preview_json}",
+            "--policy-events", f"dyn={blocked.events}",
             "--output", str(comment),
         ]
     )  # fmt: skip

@@ -205,6 +205,14 @@ def test_unknown_sentinels_become_unknown() -> None:
     assert props == {"a": [Unknown.VALUE], "b": 1}
 
 
+def test_whole_numbers_from_the_engine_are_ints() -> None:
+    spec = with_unknowns({"spec": {"terminationGracePeriodSeconds": 600.0, "x": 0.5}})["spec"]
+    assert spec == {"terminationGracePeriodSeconds": 600, "x": 0.5}
+    assert type(spec["terminationGracePeriodSeconds"]) is int
+    (found,) = workloads.grace_period(Res(POD, "urn:p", "p", {"spec": spec}))
+    assert "terminationGracePeriodSeconds=600 is longer" in found.message
+
+
 def test_every_policy_is_named_described_and_leveled() -> None:
     assert len(BY_NAME) == len(POLICIES) == 8
     for policy in POLICIES:

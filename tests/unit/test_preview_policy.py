@@ -19,7 +19,7 @@ POD_URN = f"urn:pulumi:dev::{PROJECT}::kubernetes:core/v1:Pod::shell"
 def _event(level: str, policy: str, urn: str = "", message: str = "why (fix: how)") -> str:
     body: dict[str, Any] = {
         "resourceUrn": urn,
-        "message": f"<{{%reset%}}>{message}<{{%reset%}}>\n",
+        "message": f"<{{%reset%}}>What the policy checks.\n{message}<{{%reset%}}>\n",
         "color": "never",
         "policyName": policy,
         "policyPackName": "together-preemptible",
@@ -49,7 +49,8 @@ def _preview(tmp_path: Path) -> Path:
 
 def test_events_are_read_once_each_with_levels_and_resource_names(tmp_path: Path) -> None:
     grace = _event("mandatory", "drain-window-grace-period", POD_URN)
-    events = _write(tmp_path, grace, grace, _event("warning", "gpu-budget"))
+    stack = f"urn:pulumi:dev::{PROJECT}::pulumi:pulumi:Stack::{PROJECT}-dev"
+    events = _write(tmp_path, grace, grace, _event("warning", "gpu-budget", stack))
     mandatory, advisory = read_policy_events(events)
     assert (mandatory.policy, mandatory.level, mandatory.resource) == (
         "drain-window-grace-period",

@@ -18,6 +18,7 @@ from typing import Final
 from together_provider.preview.prices import PreviewInputError
 
 MANDATORY: Final = "mandatory"
+ROOT_STACK_TYPE: Final = "pulumi:pulumi:Stack"
 _COLOR_TAG = re.compile(r"<\{%[a-z]*%\}>")
 
 
@@ -39,7 +40,18 @@ class PolicyViolation:
 
 
 def _name(urn: str) -> str | None:
-    return urn.split("::")[-1] if urn else None
+    """The resource's name; None for the stack itself (a stack policy's finding on no resource)."""
+    parts = urn.split("::")
+    if len(parts) < 4 or parts[2].split("$")[-1] == ROOT_STACK_TYPE:
+        return None
+    return parts[-1]
+
+
+def _message(raw: str) -> str:
+    """The violation's own message: the engine sends the policy's description, a newline, then
+    the message the policy reported."""
+    text = _COLOR_TAG.sub("", raw).strip()
+    return text.split("\n", 1)[-1].strip()
 
 
 def read_policy_events(path: Path) -> tuple[PolicyViolation, ...]:
@@ -71,7 +83,7 @@ def read_policy_events(path: Path) -> tuple[PolicyViolation, ...]:
                 pack=str(policy.get("policyPackName", "")),
                 level="advisory" if level == "warning" else level,
                 resource=_name(str(policy.get("resourceUrn") or "")),
-                message=_COLOR_TAG.sub("", str(policy.get("message", ""))).strip(),
+                message=_message(str(policy.get("message", ""))),
             )
         ] = None
     return tuple(found)
