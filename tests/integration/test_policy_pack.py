@@ -208,7 +208,9 @@ def test_the_pr_comment_lists_advisories_and_blocks_on_a_mandatory_violation(
 def test_a_mandatory_violation_stops_up_before_any_api_call(
     policy_env: PulumiEnv, work: Path
 ) -> None:
-    with SimulatorProcess(policy_env.root / "simulator", api_key="sk-policy") as sim:
+    with SimulatorProcess(
+        policy_env.root / "simulator", time_scale=600, api_key="sk-policy"
+    ) as sim:
         policy_env.stack(
             work,
             "up",
