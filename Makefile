@@ -98,4 +98,4 @@ constraints:
 
 clean:
 	@if [ -f .demo/postgres/postgres.env ]; then bash scripts/postgres.sh clean .demo/postgres; fi
-	rm -rf $(VENV) .build .demo .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(POLICY_VENV) .build .demo .pytest_cache .mypy_cache .ruff_cache

@@ -21,7 +21,6 @@ from together_policy.resources import Res
 from together_policy.workloads import CRITICAL_LABEL, Violation
 
 PACK_NAME: Final = "together-preemptible"
-PACK_VERSION: Final = "0.1.0"
 
 Level = Literal["advisory", "mandatory", "disabled"]
 ResourceCheck = Callable[[Res], list[Violation]]
