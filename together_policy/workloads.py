@@ -26,6 +26,7 @@ from together_policy.provider import (
     WorkloadSpecError,
     check_pod_spec,
     forbids_preemptible,
+    is_unknown,
     requires_preemptible,
 )
 from together_policy.resources import (
@@ -103,6 +104,17 @@ def is_marked_critical(res: Res) -> bool:
     )
 
 
+def placement_unknown(res: Res) -> bool:
+    """The pod's placement is computed by another resource (known only after apply): a preview
+    cannot say where its pods land, so the placement policies skip it rather than guess."""
+    template = pod_template(res)
+    spec = template.get("spec") if isinstance(template, Mapping) else None
+    parts = [template, spec]
+    if isinstance(spec, Mapping):
+        parts += [spec.get("nodeSelector"), spec.get("affinity")]
+    return any(is_unknown(part) for part in parts)
+
+
 def _placement(spec: Mapping[str, Any]) -> str:
     """Why a pod spec that does not forbid preemptible nodes can land on one (for messages)."""
     requires = requires_preemptible(spec)
@@ -139,7 +151,7 @@ def grace_period(res: Res) -> list[Violation]:
 
 def _critical_violation(res: Res, why: str) -> list[Violation]:
     spec = pod_spec(res)
-    if forbids_preemptible(spec):
+    if placement_unknown(res) or forbids_preemptible(spec):
         return []
     return [
         Violation(
@@ -256,7 +268,7 @@ def unconstrained_compute_class(resources: Iterable[Res]) -> list[Violation]:
     found = []
     for workload in (r for r in everything if r.is_workload):
         spec = pod_spec(workload)
-        if requires_preemptible(spec) or forbids_preemptible(spec):
+        if placement_unknown(workload) or requires_preemptible(spec) or forbids_preemptible(spec):
             continue
         found.append(
             Violation(

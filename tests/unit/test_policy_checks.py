@@ -218,3 +218,11 @@ def test_every_policy_is_named_described_and_leveled() -> None:
     for policy in POLICIES:
         assert policy.description and policy.level in ("advisory", "mandatory")
         assert (policy.resource_check is None) != (policy.stack_check is None)
+
+
+def test_a_placement_not_known_at_preview_is_not_guessed() -> None:
+    computed = workload(DEPLOYMENT, spec={"nodeSelector": Unknown.VALUE})
+    computed.props["metadata"]["labels"] = {workloads.CRITICAL_LABEL: "true"}
+    assert workloads.critical_off_preemptible(computed) == []
+    stack = [cluster(num_preemptible_gpus=8), computed]
+    assert workloads.unconstrained_compute_class(stack) == []
