@@ -22,7 +22,10 @@ with_builds = $(foreach b,$(1),$(word 2,$(subst :, ,$(b)))="$$(tools/$(word 1,$(
 BACKEND ?=
 DEMO_ENV = $(if $(BACKEND),DEMO_BACKEND=$(BACKEND))
 
-.PHONY: help venv engine sdk-typescript lint typecheck unit test demo demo-down bench constraints clean postgres postgres-down
+POLICY_VENV := policy/venv
+POLICY_STAMP := $(POLICY_VENV)/.installed
+
+.PHONY: help venv policy engine sdk-typescript lint typecheck unit test demo demo-down bench constraints clean postgres postgres-down
 
 help:
 	@echo "make demo       run the main job: a real 'pulumi up' of the dev stack against the local Together simulator"
@@ -34,6 +37,7 @@ help:
 	@echo "make engine     build or locate the Pulumi engine, the Kubernetes provider plugin, the YAML and Node.js language hosts and the TypeScript SDK generator"
 	@echo "make sdk-typescript  regenerate sdk/typescript from the native plugin's schema"
 	@echo "make bench      run the benchmarks (not part of make test)"
+	@echo "make policy     create the policy pack's virtualenv (policy/venv): pulumi preview --policy-pack policy"
 
 # The virtualenv, with every Python dependency at the exact version in constraints.txt.
 $(STAMP): pyproject.toml constraints.txt
@@ -42,6 +46,17 @@ $(STAMP): pyproject.toml constraints.txt
 	@touch $@
 
 venv: $(STAMP)
+
+# The policy pack's own virtualenv (policy/venv, where the Python host runs a pack): pulumi-policy
+# needs protobuf 5.29, the project pins 6, so the pack cannot share .venv. It holds this
+# repository too, whose rules the pack calls.
+$(POLICY_STAMP): policy/requirements.txt policy/constraints.txt pyproject.toml
+	@test -x $(POLICY_VENV)/bin/python || $(PYTHON) -m venv $(POLICY_VENV)
+	$(POLICY_VENV)/bin/pip install --quiet --disable-pip-version-check -c policy/constraints.txt \
+	  -r policy/requirements.txt -e '.[kubernetes]'
+	@touch $@
+
+policy: $(POLICY_STAMP)
 
 engine:
 	@$(foreach b,$(BUILDS),tools/$(word 1,$(subst :, ,$(b)))/build.sh &&) true
@@ -62,7 +77,7 @@ typecheck: $(STAMP)
 unit: $(STAMP)
 	$(PY) -m pytest tests/unit -q
 
-test: lint typecheck
+test: lint typecheck policy
 	@$(call with_builds,$(BUILDS)) $(PY) -m pytest
 
 demo: $(STAMP)
@@ -93,4 +108,4 @@ constraints:
 
 clean:
 	@if [ -f .demo/postgres/postgres.env ]; then bash scripts/postgres.sh clean .demo/postgres; fi
-	rm -rf $(VENV) .build .demo .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(POLICY_VENV) .build .demo .pytest_cache .mypy_cache .ruff_cache

@@ -1,13 +1,15 @@
 """Command line: render `pulumi preview --json` output of one or more stacks as a PR comment.
 
-    pulumi preview --json --stack dev > dev.json
-    python -m together_provider.preview --stack dev=dev.json --output comment.md
+    pulumi preview --json --stack dev --policy-pack policy --event-log dev.events > dev.json
+    python -m together_provider.preview --stack dev=dev.json --policy-events dev=dev.events \
+        --output comment.md
 
 Exit codes (the most severe stack wins):
     0   no changes
     10  changes: creates or in-place updates only
     11  a replacement or deletion is present: require the approval label
-    12  blocked: a spec was rejected at check, or the preview failed
+    12  blocked: a spec was rejected at check, a mandatory policy was violated, or the preview
+        failed
     2   bad input (unreadable or malformed JSON, another project's preview, an unpriced GPU
         type, bad flags); nothing is written
 """
@@ -15,16 +17,18 @@ Exit codes (the most severe stack wins):
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from together_provider.preview.markdown import render
 from together_provider.preview.plan import BAD_INPUT_EXIT, Outcome, StackPlan, build_plan
+from together_provider.preview.policy import read_policy_events
 from together_provider.preview.prices import (
     DEFAULT_PRICES_FILE,
     PreviewInputError,
@@ -55,6 +59,14 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         metavar="NAME=FILE",
         help="preview JSON of the stack NAME (repeatable; FILE may be - for stdin)",
+    )
+    parser.add_argument(
+        "--policy-events",
+        action="append",
+        default=[],
+        metavar="NAME=FILE",
+        help="the event log of stack NAME's preview (`pulumi preview --event-log FILE`): its "
+        "policy violations are listed, and a mandatory one blocks (repeatable)",
     )
     parser.add_argument(
         "--prices",
@@ -111,12 +123,38 @@ def _read(path: str) -> Any:
         ) from None
 
 
-def load_plans(pairs: Sequence[tuple[str | None, str]], prices: PriceTable) -> list[StackPlan]:
+def load_plans(
+    pairs: Sequence[tuple[str | None, str]],
+    prices: PriceTable,
+    policy_events: Mapping[str, Path] | None = None,
+) -> list[StackPlan]:
     """One plan per input; the first bad input stops everything (no partial comment)."""
-    return [
+    plans = [
         build_plan(_read(path), "<stdin>" if path == STDIN else path, prices, name)
         for name, path in pairs
     ]
+    events = dict(policy_events or {})
+    unknown = events.keys() - {plan.stack for plan in plans}
+    if unknown:
+        raise PreviewInputError(
+            "--policy-events", f"no preview of stack {sorted(unknown)[0]!r} was given"
+        )
+    return [
+        dataclasses.replace(plan, policy=read_policy_events(events[plan.stack]))
+        if plan.stack in events
+        else plan
+        for plan in plans
+    ]
+
+
+def _policy_events(args: argparse.Namespace) -> dict[str, Path]:
+    events: dict[str, Path] = {}
+    for item in args.policy_events:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise PreviewInputError("--policy-events", f"expected NAME=FILE, got {item!r}")
+        events[name] = Path(path)
+    return events
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -134,7 +172,7 @@ def write_atomically(path: Path, text: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        plans = load_plans(_inputs(args), load_price_table(args.prices))
+        plans = load_plans(_inputs(args), load_price_table(args.prices), _policy_events(args))
         comment = render(plans, args.approval_label)
         if args.output is None:
             sys.stdout.write(comment)

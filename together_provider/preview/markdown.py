@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from together_provider.preview.plan import Action, ClusterChange, Outcome, Sizing, StackPlan
+from together_provider.preview.policy import PolicyViolation
 from together_provider.preview.prices import PREEMPTIBLE_PRICE_FACTOR
 from together_provider.preview.volumes import rate_note, volume_loss, volume_notes, volume_table
 
@@ -152,6 +153,34 @@ def _notes(plan: StackPlan) -> list[str]:
     return notes
 
 
+def policy_lines(violations: Sequence[PolicyViolation]) -> list[str]:
+    """The policy pack's findings: mandatory ones block the PR, advisory ones are listed."""
+    lines: list[str] = []
+    blocking = [v for v in violations if v.blocks]
+    advisory = [v for v in violations if not v.blocks]
+
+    def item(v: PolicyViolation) -> str:
+        where = f"`{v.resource}`" if v.resource else "the stack"
+        return f"> - **{v.policy}** ({v.level}) on {where}: {v.message}"
+
+    if blocking:
+        lines += [
+            "> [!CAUTION]",
+            f"> **Blocked by {len(blocking)} mandatory policy violation(s)** "
+            f"(policy pack `{blocking[0].pack}`): `pulumi up` would stop before any change.",
+            *(item(v) for v in blocking),
+            "",
+        ]
+    if advisory:
+        lines += [
+            "> [!TIP]",
+            f"> **{len(advisory)} advisory policy violation(s)** (not blocking):",
+            *(item(v) for v in advisory),
+            "",
+        ]
+    return lines
+
+
 def render_stack(plan: StackPlan, approval_label: str) -> str:
     """One stack's section of the comment."""
     lines = [
@@ -172,6 +201,7 @@ def render_stack(plan: StackPlan, approval_label: str) -> str:
             "other clusters' changes may be missing.",
             "",
         ]
+    lines += policy_lines(plan.policy)
     destructive = frozenset({Action.REPLACE, Action.DELETE})
     lost = [c for c in plan.clusters if c.action in destructive]
     lost_volumes = [v for v in plan.volumes if v.action in destructive]
@@ -197,7 +227,11 @@ def render_stack(plan: StackPlan, approval_label: str) -> str:
         lines += [_totals(plan), ""]
     if plan.volumes:
         lines += volume_table(plan.volumes, destructive)
-    if not plan.clusters and not plan.volumes and not (plan.rejections or plan.errors):
+    if (
+        not plan.clusters
+        and not plan.volumes
+        and not (plan.rejections or plan.errors or plan.policy)
+    ):
         lines += ["No Together cluster changes.", ""]
     lines.append("<sub>" + "<br>\n".join(_notes(plan)) + "</sub>")
     return "\n".join(lines) + "\n"

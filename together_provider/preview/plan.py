@@ -24,6 +24,7 @@ from typing import Any, Final
 from together_provider.cluster import rules
 from together_provider.framework.schema import UNKNOWN
 from together_provider.kinds import BY_TYPE, CLUSTER, VOLUME
+from together_provider.preview.policy import PolicyViolation
 from together_provider.preview.prices import (
     PreviewInputError,
     PriceTable,
@@ -126,11 +127,13 @@ class StackPlan:
     change_summary: Mapping[str, int]
     prices: PriceTable
     volumes: tuple[VolumeChange, ...] = ()
+    policy: tuple[PolicyViolation, ...] = ()
+    """The policy pack's violations (from the preview's event log); a mandatory one blocks."""
 
     @property
     def outcome(self) -> Outcome:
         """Blocked beats replacement beats changes; other resources count through the summary."""
-        if self.rejections or self.errors:
+        if self.rejections or self.errors or any(v.blocks for v in self.policy):
             return Outcome.BLOCKED
         actions = {c.action for c in self.clusters} | {v.action for v in self.volumes}
         ops = {op for op, count in self.change_summary.items() if count}

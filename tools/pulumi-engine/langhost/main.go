@@ -7,9 +7,9 @@
 // pulumi-language-python-exec shim), so this host wires those together, following the upstream
 // host's behaviour (sdk/python/cmd/pulumi-language-python/main.go in pulumi/pulumi): runtime
 // options validated the same way, config passed the same way, `Cancel`, `About`,
-// `GetProgramDependencies`, `InstallDependencies`, and an exit when the engine's health check
-// fails. Code generation, `pulumi new` templates, policy packs, debugging and Python-based plugins
-// are not supported.
+// `GetProgramDependencies`, `InstallDependencies`, `RunPlugin` (Python policy packs and plugins,
+// plugin.go), and an exit when the engine's health check fails. Code generation, `pulumi new`
+// templates and debugging are not supported.
 //
 // This file is the process lifecycle; host.go holds the RPC methods and options.go the runtime
 // options of Pulumi.yaml.

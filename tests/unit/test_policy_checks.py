@@ -1,0 +1,228 @@
+"""The policy pack's checks as pure functions over resources' inputs (no engine, no pulumi-policy).
+
+The engine tests (tests/integration/test_policy_pack.py) run the same checks through the pack.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.specs import CLUSTER_SPEC
+from together_policy import clusters, workloads
+from together_policy.pack import BY_NAME, POLICIES
+from together_policy.provider import CLUSTER_TOKEN, CLUSTER_TYPE, VOLUME_TOKEN, VOLUME_TYPE, Unknown
+from together_policy.resources import (
+    CRON_JOB,
+    DEPLOYMENT,
+    JOB,
+    POD,
+    POD_DISRUPTION_BUDGET,
+    Res,
+    with_unknowns,
+)
+
+PREEMPTIBLE = {"nodeSelector": {"together.ai/compute-class": "preemptible"}}
+OFF = {
+    "affinity": {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            {
+                                "key": "together.ai/compute-class",
+                                "operator": "NotIn",
+                                "values": ["preemptible"],
+                            }
+                        ]
+                    }
+                ]
+            }
+        }
+    }
+}
+CONTAINER = {"name": "main", "image": "busybox"}
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(p.title() for p in rest)
+
+
+def cluster(name: str = "train", native: bool = False, **fields: Any) -> Res:
+    props = {**CLUSTER_SPEC, "cluster_name": name, **fields}
+    if native:
+        return Res(CLUSTER_TOKEN, f"urn:{name}", name, {_camel(k): v for k, v in props.items()})
+    return Res(CLUSTER_TYPE, f"urn:{name}", name, {"__provider": "x", **props})
+
+
+def workload(kind: str, name: str = "w", spec: dict[str, Any] | None = None, **extra: Any) -> Res:
+    pod = {
+        "metadata": {"labels": {"app": name}},
+        "spec": {"containers": [CONTAINER], **(spec or {})},
+    }
+    job = {"template": pod, **extra}
+    body: dict[str, Any] = {
+        POD: pod,
+        DEPLOYMENT: {"metadata": {}, "spec": {"template": pod}},
+        JOB: {"metadata": {}, "spec": job},
+        CRON_JOB: {"metadata": {}, "spec": {"schedule": "@daily", "jobTemplate": {"spec": job}}},
+    }[kind]
+    return Res(kind, f"urn:{name}", name, body)
+
+
+@pytest.mark.parametrize("native", [False, True])
+def test_cluster_rules_on_both_hosts(native: bool) -> None:
+    assert clusters.cluster_rules(cluster(native=native)) == []
+    bad = cluster(native=native, num_gpus=0, num_preemptible_gpus=12)
+    messages = [v.message for v in clusters.cluster_rules(bad)]
+    assert any("num_gpus=0 leaves no standard node" in m for m in messages)
+    assert any("num_preemptible_gpus=12 is not a multiple of 8" in m for m in messages)
+    assert all(m.startswith("Cluster 'train' (num_") for m in messages)
+    assert not any("cluster 'train'" in m for m in messages)  # named once
+
+
+def test_cluster_rules_skip_unknowns() -> None:
+    assert clusters.cluster_rules(cluster(num_gpus=Unknown.VALUE, project_id=None)) == []
+
+
+def test_slurm_and_project_rules_are_the_providers() -> None:
+    slurm = cluster(cluster_type="SLURM", num_preemptible_gpus=8)
+    assert any("SLURM" in v.message for v in clusters.cluster_rules(slurm))
+    no_project = cluster(num_preemptible_gpus=8, project_id=None)
+    assert any("requires a project" in v.message for v in clusters.cluster_rules(no_project))
+
+
+def test_budget_caps_each_total_and_the_hourly_cost() -> None:
+    stack = [cluster("a", num_gpus=16, num_preemptible_gpus=8), cluster("b", native=True)]
+    assert clusters.budget(stack, clusters.Budget(24, 8, 1000.0)) == []
+    over = clusters.budget(stack, clusters.Budget(16, 0, 10.0))
+    assert [v.urn for v in over] == [None, None, None]
+    text = " ".join(v.message for v in over)
+    assert "num_gpus=24 standard GPUs in total, above the cap maxStandardGpus=16" in text
+    assert "num_preemptible_gpus=8 preemptible GPUs in total, above the cap" in text
+    # 24 standard + 8 preemptible at 50% of the H100 rate (prices.json)
+    assert "cost an estimated $83.72/h" in text
+
+
+def test_budget_counts_no_unknown_cluster() -> None:
+    stack = [cluster("a", num_gpus=Unknown.VALUE)]
+    assert clusters.budget(stack, clusters.Budget(max_standard_gpus=0)) == []
+
+
+def _volume(native: bool, independent: bool) -> Res:
+    key = "isLifecycleIndependent" if native else "is_lifecycle_independent"
+    return Res(VOLUME_TOKEN if native else VOLUME_TYPE, "urn:vol", "ckpt", {key: independent})
+
+
+@pytest.mark.parametrize("native", [False, True])
+def test_volume_of_a_preemptible_cluster_is_lifecycle_independent(native: bool) -> None:
+    user = Res(
+        CLUSTER_TOKEN if native else CLUSTER_TYPE,
+        "urn:train",
+        "train",
+        {"numPreemptibleGpus" if native else "num_preemptible_gpus": 8, "volumeId": Unknown.VALUE},
+        {"volumeId": ("urn:vol",)},
+    )
+    (found,) = clusters.volume_lifecycle_independent([user, _volume(native, False)])
+    assert found.urn == "urn:vol"
+    assert "is_lifecycle_independent=False" in found.message and "'train'" in found.message
+    assert clusters.volume_lifecycle_independent([user, _volume(native, True)]) == []
+    standard_only = Res(user.type, user.urn, user.name, {}, user.depends_on)
+    assert clusters.volume_lifecycle_independent([standard_only, _volume(native, False)]) == []
+
+
+def test_grace_period_only_where_a_pod_can_land_on_preemptible() -> None:
+    long = {"terminationGracePeriodSeconds": 600}
+    (found,) = workloads.grace_period(workload(DEPLOYMENT, spec=long))
+    assert (
+        "terminationGracePeriodSeconds=600 is longer than the 300 s drain window" in found.message
+    )
+    assert "fix: set terminationGracePeriodSeconds <= 300" in found.message
+    assert workloads.grace_period(workload(DEPLOYMENT, spec={**long, **OFF})) == []
+    assert workloads.grace_period(workload(POD, spec={"terminationGracePeriodSeconds": 300})) == []
+
+
+def test_critical_label_keeps_a_workload_off_preemptible() -> None:
+    marked = workload(DEPLOYMENT, spec=PREEMPTIBLE)
+    marked.props["metadata"]["labels"] = {workloads.CRITICAL_LABEL: "true"}
+    (found,) = workloads.critical_off_preemptible(marked)
+    assert "is critical (label together.ai/critical" in found.message
+    assert "selects preemptible nodes" in found.message
+    fixed = workload(DEPLOYMENT, spec=OFF)
+    fixed.props["metadata"]["labels"] = {workloads.CRITICAL_LABEL: "true"}
+    assert workloads.critical_off_preemptible(fixed) == []
+    assert workloads.critical_off_preemptible(workload(DEPLOYMENT, spec=PREEMPTIBLE)) == []
+
+
+def test_disruption_budget_makes_a_workload_critical() -> None:
+    budget = Res(
+        POD_DISRUPTION_BUDGET,
+        "urn:pdb",
+        "pdb",
+        {"spec": {"selector": {"matchLabels": {"app": "w"}}}},
+    )
+    (found,) = workloads.disruption_budget_off_preemptible([budget, workload(DEPLOYMENT)])
+    assert "PodDisruptionBudget 'pdb' selects its pods" in found.message
+    assert "may land on a preemptible node" in found.message
+    assert (
+        workloads.disruption_budget_off_preemptible([budget, workload(DEPLOYMENT, spec=OFF)]) == []
+    )
+    assert workloads.disruption_budget_off_preemptible([budget, workload(DEPLOYMENT, "x")]) == []
+
+
+@pytest.mark.parametrize("kind", [JOB, CRON_JOB])
+def test_preemptible_job_needs_failure_policy_and_checkpoint_mount(kind: str) -> None:
+    found = workloads.preemptible_job_checkpoints(workload(kind, spec=PREEMPTIBLE))
+    assert [("podFailurePolicy" in v.message, "checkpoint volume" in v.message) for v in found] == [
+        (True, False),
+        (False, True),
+    ]
+    durable = {
+        **PREEMPTIBLE,
+        "volumes": [{"name": "ckpt", "persistentVolumeClaim": {"claimName": "c"}}],
+        "containers": [{**CONTAINER, "volumeMounts": [{"name": "ckpt", "mountPath": "/ckpt"}]}],
+    }
+    policy = {"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]}
+    good = workload(kind, spec=durable, podFailurePolicy=policy)
+    assert workloads.preemptible_job_checkpoints(good) == []
+    assert workloads.preemptible_job_checkpoints(workload(kind)) == []  # not on preemptible
+
+
+def test_unconstrained_workload_on_a_preemptible_stack_is_advised() -> None:
+    free, placed = workload(POD, "free"), workload(POD, "placed", spec=PREEMPTIBLE)
+    (found,) = workloads.unconstrained_compute_class(
+        [cluster(num_preemptible_gpus=8), free, placed]
+    )
+    assert found.urn == "urn:free" and "no together.ai/compute-class constraint" in found.message
+    assert workloads.unconstrained_compute_class([cluster(), free]) == []
+
+
+def test_unknown_sentinels_become_unknown() -> None:
+    props = with_unknowns({"a": ["04da6b54-80e4-46f7-96ec-b56ff0331ba9"], "b": 1})
+    assert props == {"a": [Unknown.VALUE], "b": 1}
+
+
+def test_whole_numbers_from_the_engine_are_ints() -> None:
+    spec = with_unknowns({"spec": {"terminationGracePeriodSeconds": 600.0, "x": 0.5}})["spec"]
+    assert spec == {"terminationGracePeriodSeconds": 600, "x": 0.5}
+    assert type(spec["terminationGracePeriodSeconds"]) is int
+    (found,) = workloads.grace_period(Res(POD, "urn:p", "p", {"spec": spec}))
+    assert "terminationGracePeriodSeconds=600 is longer" in found.message
+
+
+def test_every_policy_is_named_described_and_leveled() -> None:
+    assert len(BY_NAME) == len(POLICIES) == 8
+    for policy in POLICIES:
+        assert policy.description and policy.level in ("advisory", "mandatory")
+        assert (policy.resource_check is None) != (policy.stack_check is None)
+
+
+def test_a_placement_not_known_at_preview_is_not_guessed() -> None:
+    computed = workload(DEPLOYMENT, spec={"nodeSelector": Unknown.VALUE})
+    computed.props["metadata"]["labels"] = {workloads.CRITICAL_LABEL: "true"}
+    assert workloads.critical_off_preemptible(computed) == []
+    stack = [cluster(num_preemptible_gpus=8), computed]
+    assert workloads.unconstrained_compute_class(stack) == []

@@ -1,0 +1,152 @@
+"""Checks of Together clusters and shared volumes, from either host. Pure functions.
+
+The cluster rules are the provider's (`together_provider.cluster.rules.RULEBOOK`), called on the
+inputs the policy sees: at least one standard node, counts in multiples of 8, no preemptible
+capacity on Slurm, a project for a preemptible target, and the rest of the rulebook. The budget
+prices clusters with the PR comment's price table (`together_provider/preview/prices.json`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from together_api.errors import InputError
+from together_policy.provider import (
+    CLUSTER_RULEBOOK,
+    PriceTable,
+    hourly_cost,
+    load_price_table,
+)
+from together_policy.resources import (
+    Res,
+    has_preemptible_capacity,
+    known_int,
+    preemptible_target,
+    snake_depends_on,
+    snake_inputs,
+)
+from together_policy.workloads import Violation
+
+_NAMED: Final = re.compile(r"^cluster '[^']*': ")
+MAX_STANDARD_GPUS: Final = "maxStandardGpus"
+MAX_PREEMPTIBLE_GPUS: Final = "maxPreemptibleGpus"
+MAX_USD_PER_HOUR: Final = "maxUsdPerHour"
+BUDGET_KEYS: Final = (MAX_STANDARD_GPUS, MAX_PREEMPTIBLE_GPUS, MAX_USD_PER_HOUR)
+
+
+def cluster_rules(res: Res) -> list[Violation]:
+    """The provider's rules over one cluster's inputs (as on create: no previous inputs)."""
+    if not res.is_cluster:
+        return []
+    failures = CLUSTER_RULEBOOK.check_resource({}, snake_inputs(res))[1]
+    # The rulebook names the cluster by its cluster_name; the message names the resource instead.
+    return [
+        Violation(res.urn, f"{res.label} ({f.field}): {_NAMED.sub('', f.reason, count=1)}")
+        for f in failures
+    ]
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Caps per stack; None: no cap."""
+
+    max_standard_gpus: int | None = None
+    max_preemptible_gpus: int | None = None
+    max_usd_per_hour: float | None = None
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any] | None) -> Budget:
+        config = config or {}
+        usd = config.get(MAX_USD_PER_HOUR)
+        return cls(
+            known_int(config.get(MAX_STANDARD_GPUS)),
+            known_int(config.get(MAX_PREEMPTIBLE_GPUS)),
+            None if usd is None else float(usd),
+        )
+
+
+def budget(
+    resources: Iterable[Res], caps: Budget, prices: PriceTable | None = None
+) -> list[Violation]:
+    """Standard GPUs, preemptible targets and the estimated $/h of every cluster in the stack,
+    against the stack's caps. Clusters with an unknown count are left out of the sums (named)."""
+    clusters = [r for r in resources if r.is_cluster]
+    standard = preemptible = 0
+    cost = 0.0
+    unknown: list[str] = []
+    unpriced: list[str] = []
+    table = prices or load_price_table()
+    for cluster in clusters:
+        inputs = snake_inputs(cluster)
+        std, pre = known_int(inputs.get("num_gpus")), preemptible_target(cluster)
+        if std is None or pre is None:
+            unknown.append(cluster.name)
+            continue
+        standard, preemptible = standard + std, preemptible + pre
+        gpu_type = inputs.get("gpu_type")
+        try:
+            cost += hourly_cost(table, str(gpu_type), std, pre, cluster.label)
+        except InputError:
+            unpriced.append(f"{cluster.name} ({gpu_type})")
+    names = ", ".join(f"'{c.name}'" for c in clusters)
+    note = f"; not counted (unknown until apply): {', '.join(unknown)}" if unknown else ""
+    found = []
+    if caps.max_standard_gpus is not None and standard > caps.max_standard_gpus:
+        found.append(
+            f"the stack's clusters ({names}) ask for num_gpus={standard} standard GPUs in total, "
+            f"above the cap {MAX_STANDARD_GPUS}={caps.max_standard_gpus}{note} (fix: lower "
+            f"num_gpus, or raise {MAX_STANDARD_GPUS} in this stack's policy config)"
+        )
+    if caps.max_preemptible_gpus is not None and preemptible > caps.max_preemptible_gpus:
+        found.append(
+            f"the stack's clusters ({names}) ask for num_preemptible_gpus={preemptible} "
+            f"preemptible GPUs in total, above the cap {MAX_PREEMPTIBLE_GPUS}="
+            f"{caps.max_preemptible_gpus}{note} (fix: lower num_preemptible_gpus, or raise "
+            f"{MAX_PREEMPTIBLE_GPUS} in this stack's policy config)"
+        )
+    if caps.max_usd_per_hour is not None and cost > caps.max_usd_per_hour:
+        skipped = f"; unpriced: {', '.join(unpriced)}" if unpriced else ""
+        found.append(
+            f"the stack's clusters ({names}) cost an estimated ${cost:,.2f}/h (standard GPUs "
+            f"plus a filled preemptible target, {table.source_label}), above the cap "
+            f"{MAX_USD_PER_HOUR}={caps.max_usd_per_hour:g}{note}{skipped} (fix: lower the GPU "
+            f"counts, or raise {MAX_USD_PER_HOUR} in this stack's policy config)"
+        )
+    return [Violation(None, message) for message in found]
+
+
+def _uses(cluster: Res, volume: Res) -> bool:
+    """The cluster attaches the volume: its volume_id comes from the volume (a dependency) or
+    equals the volume's known id."""
+    if volume.urn in snake_depends_on(cluster).get("volume_id", ()):
+        return True
+    volume_id = snake_inputs(cluster).get("volume_id")
+    return isinstance(volume_id, str) and volume_id in (
+        snake_inputs(volume).get("adopt_volume_id"),
+        snake_inputs(volume).get("volume_id"),
+    )
+
+
+def volume_lifecycle_independent(resources: Iterable[Res]) -> list[Violation]:
+    """A volume a cluster with preemptible capacity uses outlives that cluster."""
+    everything = list(resources)
+    found = []
+    for volume in (r for r in everything if r.is_volume):
+        if snake_inputs(volume).get("is_lifecycle_independent", True) is not False:
+            continue
+        users = [c for c in everything if c.is_cluster and has_preemptible_capacity(c)]
+        users = [c for c in users if _uses(c, volume)]
+        if users:
+            found.append(
+                Violation(
+                    volume.urn,
+                    f"{volume.label}: is_lifecycle_independent=False, and cluster "
+                    f"'{users[0].name}' with a preemptible target uses it, so replacing or "
+                    "deleting that cluster deletes the checkpoints its preemptible work relies "
+                    "on (fix: is_lifecycle_independent=True, the default; it replaces the volume)",
+                )
+            )
+    return found

@@ -1,0 +1,114 @@
+"""The pack's policies: name, description, default enforcement level and check.
+
+Declared here without `pulumi_policy` (the pack's `policy/__main__.py` turns each into a
+`ResourceValidationPolicy` or `StackValidationPolicy`), so the tests, the docs and the pack read
+one list. A *resource* policy runs as each resource is registered, so a mandatory one stops
+`pulumi up` before the resource's provider is called; a *stack* policy needs other resources (a
+budget, a PodDisruptionBudget, a cluster's target) and runs once every resource is registered.
+
+Each stack sets a level (`advisory`, `mandatory`, `disabled`) or the budget caps in the pack's
+config file: `pulumi preview --policy-pack policy --policy-pack-config policy/config/<stack>.json`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from together_policy import clusters, workloads
+from together_policy.resources import Res
+from together_policy.workloads import CRITICAL_LABEL, Violation
+
+PACK_NAME: Final = "together-preemptible"
+
+Level = Literal["advisory", "mandatory", "disabled"]
+ResourceCheck = Callable[[Res], list[Violation]]
+StackCheck = Callable[[list[Res], Mapping[str, Any]], list[Violation]]
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    name: str
+    description: str
+    level: Level
+    resource_check: ResourceCheck | None = None
+    stack_check: StackCheck | None = None
+    config: Mapping[str, Any] = field(default_factory=dict)
+    """JSON-schema properties of the policy's config (besides `enforcementLevel`)."""
+
+
+def _budget(resources: list[Res], config: Mapping[str, Any]) -> list[Violation]:
+    return clusters.budget(resources, clusters.Budget.from_config(config))
+
+
+def _stack(check: Callable[[Iterable[Res]], list[Violation]]) -> StackCheck:
+    return lambda resources, _config: check(resources)
+
+
+POLICIES: Final[tuple[PolicySpec, ...]] = (
+    PolicySpec(
+        "cluster-provider-rules",
+        "A Together cluster (dynamic or native provider) passes the provider's own rules: at "
+        "least one 8-GPU standard node, GPU counts in multiples of 8, no preemptible target on "
+        "Slurm, a project for a preemptible target.",
+        "mandatory",
+        resource_check=clusters.cluster_rules,
+    ),
+    PolicySpec(
+        "drain-window-grace-period",
+        "A pod that can land on a preemptible node has terminationGracePeriodSeconds <= 300, "
+        "the drain window after which Together removes a reclaimed node.",
+        "mandatory",
+        resource_check=workloads.grace_period,
+    ),
+    PolicySpec(
+        "critical-workload-off-preemptible",
+        f'A workload labelled {CRITICAL_LABEL}: "true" (on the workload or its pod template) '
+        "cannot select or land on preemptible nodes.",
+        "mandatory",
+        resource_check=workloads.critical_off_preemptible,
+    ),
+    PolicySpec(
+        "preemptible-job-checkpoints",
+        "A Job or CronJob on preemptible nodes has a podFailurePolicy that ignores "
+        "DisruptionTarget and mounts a durable checkpoint volume.",
+        "mandatory",
+        resource_check=workloads.preemptible_job_checkpoints,
+    ),
+    PolicySpec(
+        "disruption-budget-off-preemptible",
+        "A workload whose pods a PodDisruptionBudget selects is critical: it cannot select or "
+        "land on preemptible nodes.",
+        "mandatory",
+        stack_check=_stack(workloads.disruption_budget_off_preemptible),
+    ),
+    PolicySpec(
+        "compute-class-constraint",
+        "On a stack with a preemptible target, every workload constrains its compute class "
+        "(preemptible, or kept off preemptible).",
+        "advisory",
+        stack_check=_stack(workloads.unconstrained_compute_class),
+    ),
+    PolicySpec(
+        "checkpoint-volume-lifecycle-independent",
+        "A shared volume used by a cluster with preemptible capacity is lifecycle-independent, "
+        "so its checkpoints outlive the cluster.",
+        "advisory",
+        stack_check=_stack(clusters.volume_lifecycle_independent),
+    ),
+    PolicySpec(
+        "gpu-budget",
+        "The stack's clusters stay within its caps on standard GPUs, preemptible GPUs and "
+        "estimated USD per hour (prices: together_provider/preview/prices.json).",
+        "advisory",
+        stack_check=_budget,
+        config={
+            clusters.MAX_STANDARD_GPUS: {"type": "integer", "minimum": 0},
+            clusters.MAX_PREEMPTIBLE_GPUS: {"type": "integer", "minimum": 0},
+            clusters.MAX_USD_PER_HOUR: {"type": "number", "minimum": 0},
+        },
+    ),
+)
+
+BY_NAME: Final = {p.name: p for p in POLICIES}

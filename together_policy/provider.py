@@ -1,0 +1,52 @@
+"""Everything the policy pack takes from the provider, imported in this one module.
+
+The pack enforces the provider's own rules and placement checks rather than a second copy of
+them, so a rule changed in the provider changes the policy too. When the provider's modules move,
+only the imports below change.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from together_api.wire import DRAIN_WINDOW_SECONDS
+from together_provider.framework.schema import Failure, Unknown, is_unknown
+from together_provider.kinds import CLUSTER, VOLUME
+from together_provider.kubernetes import (
+    COMPUTE_CLASS_LABEL,
+    GRACE_FIELD,
+    ComputeClass,
+    WorkloadSpecError,
+    check_pod_spec,
+)
+from together_provider.kubernetes import _forbids_preemptible as forbids_preemptible
+from together_provider.kubernetes import _requires_preemptible as requires_preemptible
+from together_provider.preview.prices import PriceTable, hourly_cost, load_price_table
+
+CLUSTER_RULEBOOK: Final = CLUSTER.rulebook
+CLUSTER_TOKEN: Final = CLUSTER.token
+CLUSTER_TYPE: Final = CLUSTER.dynamic_type
+VOLUME_TOKEN: Final = VOLUME.token
+VOLUME_TYPE: Final = VOLUME.dynamic_type
+
+__all__ = [
+    "CLUSTER_RULEBOOK",
+    "CLUSTER_TOKEN",
+    "CLUSTER_TYPE",
+    "COMPUTE_CLASS_LABEL",
+    "DRAIN_WINDOW_SECONDS",
+    "GRACE_FIELD",
+    "VOLUME_TOKEN",
+    "VOLUME_TYPE",
+    "ComputeClass",
+    "Failure",
+    "PriceTable",
+    "Unknown",
+    "WorkloadSpecError",
+    "check_pod_spec",
+    "forbids_preemptible",
+    "hourly_cost",
+    "is_unknown",
+    "load_price_table",
+    "requires_preemptible",
+]
