@@ -20,6 +20,9 @@ with_builds = $(foreach b,$(1),$(word 2,$(subst :, ,$(b)))="$$(tools/$(word 1,$(
 # Where `make demo` keeps the Pulumi state: file (.demo/state) or postgres (a throwaway local
 # PostgreSQL server, scripts/postgres.sh). `make demo-down` uses whatever `make demo` used.
 BACKEND ?=
+# make test's pytest workers (pytest-xdist; one test file per worker at a time). The engine tests
+# mostly wait on the engine and the simulator, so 3 on 2 cores halve the wall time.
+TEST_WORKERS ?= 3
 DEMO_ENV = $(if $(BACKEND),DEMO_BACKEND=$(BACKEND))
 
 POLICY_VENV := policy/venv
@@ -78,7 +81,7 @@ unit: $(STAMP)
 	$(PY) -m pytest tests/unit -q
 
 test: lint typecheck policy
-	@$(call with_builds,$(BUILDS)) $(PY) -m pytest
+	@$(call with_builds,$(BUILDS)) $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 demo: $(STAMP)
 	@$(call with_builds,$(ENGINE)) $(DEMO_ENV) bash scripts/demo.sh up
