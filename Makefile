@@ -9,6 +9,7 @@ STAMP := $(VENV)/.installed
 ENGINE := tools/pulumi-engine/build.sh
 K8S_PROVIDER := tools/k8s-provider/build.sh
 YAML_LANGHOST := tools/yaml-langhost/build.sh
+KUBE := tools/kube/build.sh
 
 # Where `make demo` keeps the Pulumi state: file (.demo/state) or postgres (a throwaway local
 # PostgreSQL server, scripts/postgres.sh). `make demo-down` uses whatever `make demo` used.
@@ -24,7 +25,8 @@ help:
 	@echo "make postgres   start a throwaway PostgreSQL server (.demo/postgres) and print its backend URL"
 	@echo "make postgres-down  stop it and delete its data"
 	@echo "make test       lint, type-check and run every test (builds the engine on first use)"
-	@echo "make engine     build or locate the Pulumi engine, the Kubernetes provider plugin and the YAML language host"
+	@echo "make engine     build or locate the Pulumi engine, the Kubernetes provider plugin, the YAML language host"
+	@echo "                and the Kubernetes control plane the simulator runs per cluster (--kubernetes)"
 	@echo "make bench      run the benchmarks (not part of make test)"
 
 # The virtualenv, with every Python dependency at the exact version in constraints.txt.
@@ -39,6 +41,7 @@ engine:
 	@$(ENGINE)
 	@$(K8S_PROVIDER)
 	@$(YAML_LANGHOST)
+	@$(KUBE)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -52,8 +55,9 @@ unit: $(STAMP)
 
 test: lint typecheck
 	@engine_bin="$$($(ENGINE))" && k8s_bin="$$($(K8S_PROVIDER))" && yaml_bin="$$($(YAML_LANGHOST))" && \
+	  kube_bin="$$($(KUBE))" && \
 	  TOGETHER_ENGINE_BIN="$$engine_bin" TOGETHER_K8S_PROVIDER_BIN="$$k8s_bin" \
-	  TOGETHER_YAML_LANGHOST_BIN="$$yaml_bin" $(PY) -m pytest
+	  TOGETHER_YAML_LANGHOST_BIN="$$yaml_bin" TOGETHER_KUBE_BIN="$$kube_bin" $(PY) -m pytest
 
 demo: $(STAMP)
 	@engine_bin="$$($(ENGINE))" && TOGETHER_ENGINE_BIN="$$engine_bin" $(DEMO_ENV) bash scripts/demo.sh up

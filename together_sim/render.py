@@ -108,11 +108,18 @@ def kube_config_yaml(cluster: SimCluster) -> str:
     )
 
 
-def render_cluster(cluster: SimCluster, now: float, timings: Timings, volumes: Volumes) -> Cluster:
+def render_cluster(
+    cluster: SimCluster,
+    now: float,
+    timings: Timings,
+    volumes: Volumes,
+    kube_config: str | None = None,
+) -> Cluster:
     """The JSON shape the real API returns for ``cluster`` at virtual time ``now``.
 
     ``kube_config`` is base64 of the YAML: the official CLI (``tg clusters get-credentials``)
-    base64-decodes the field, so that is what the real API sends.
+    base64-decodes the field, so that is what the real API sends. With ``--kubernetes`` it is the
+    working kubeconfig of the cluster's control plane; otherwise a stable placeholder.
     """
     cp_ready_at = _control_plane_ready_at(cluster, timings)
     cp_ready = cp_ready_at <= now and cluster.deleting_since is None
@@ -172,7 +179,9 @@ def render_cluster(cluster: SimCluster, now: float, timings: Timings, volumes: V
             for v in (volumes.by_id.get(i) for i in cluster.volume_ids)
             if v is not None
         ],
-        kube_config=base64.b64encode(kube_config_yaml(cluster).encode()).decode("ascii"),
+        kube_config=base64.b64encode((kube_config or kube_config_yaml(cluster)).encode()).decode(
+            "ascii"
+        ),
         add_ons=[
             AddOn(
                 add_on_type=str(a.get("add_on_type", a["name"])),
