@@ -59,11 +59,16 @@ test: lint typecheck
 	  TOGETHER_ENGINE_BIN="$$engine_bin" TOGETHER_K8S_PROVIDER_BIN="$$k8s_bin" \
 	  TOGETHER_YAML_LANGHOST_BIN="$$yaml_bin" TOGETHER_KUBE_BIN="$$kube_bin" $(PY) -m pytest
 
+# The demo's simulator runs every cluster on a real Kubernetes control plane (tools/kube/build.sh),
+# and applies workloads with the Kubernetes provider plugin: both are built (or found) first.
+DEMO_BINS = engine_bin="$$($(ENGINE))" && k8s_bin="$$($(K8S_PROVIDER))" && kube_bin="$$($(KUBE))" && \
+	  TOGETHER_ENGINE_BIN="$$engine_bin" TOGETHER_K8S_PROVIDER_BIN="$$k8s_bin" TOGETHER_KUBE_BIN="$$kube_bin"
+
 demo: $(STAMP)
-	@engine_bin="$$($(ENGINE))" && TOGETHER_ENGINE_BIN="$$engine_bin" $(DEMO_ENV) bash scripts/demo.sh up
+	@$(DEMO_BINS) $(DEMO_ENV) bash scripts/demo.sh up
 
 demo-down: $(STAMP)
-	@engine_bin="$$($(ENGINE))" && TOGETHER_ENGINE_BIN="$$engine_bin" $(DEMO_ENV) bash scripts/demo.sh down
+	@$(DEMO_BINS) $(DEMO_ENV) bash scripts/demo.sh down
 
 postgres:
 	@bash scripts/postgres.sh start .demo/postgres
