@@ -265,9 +265,15 @@ def test_a_reclaim_cordons_warns_evicts_fails_143_removes_at_5_minutes_and_refil
             "name": target,
         }
         path = f"/api/v1/namespaces/default/pods/{victim}"
-        evicted = kube.wait_for(
-            lambda: (lambda p: p if _condition(p, "DisruptionTarget") else None)(kube.get(path)),
-            "DisruptionTarget",
+        evicted = kube.wait_for(  # the eviction API sets the condition, then deletes
+            lambda: (
+                lambda p: (
+                    p
+                    if _condition(p, "DisruptionTarget") and p["metadata"].get("deletionTimestamp")
+                    else None
+                )
+            )(kube.get(path)),
+            "the eviction: DisruptionTarget and a deletion timestamp",
         )
         assert evicted["metadata"]["deletionGracePeriodSeconds"] == 300
         assert evicted["status"]["phase"] == "Running"  # its SIGTERM handler takes 30 s

@@ -129,7 +129,9 @@ class KubeHub:
                 mirror.stop()
             if mirror is not None:
                 mirror.offer(view)
-        for cluster_id in set(self._planes) - set(views):  # forgotten: stop, then delete files
+        with self._lock:  # a create adds planes meanwhile
+            forgotten = set(self._planes) - set(views)
+        for cluster_id in forgotten:  # stop, then delete its files
             with self._lock:
                 plane = self._planes.pop(cluster_id)
                 mirror = self._mirrors.pop(cluster_id, None)

@@ -140,7 +140,9 @@ class ClusterMirror:
         self._thread.join(timeout)
 
     def status(self) -> MirrorStatus:
-        pids = {name: p.pid for name, p in self.plane.processes.items() if p.poll() is None}
+        # A copy: the mirror's thread adds processes while it starts them.
+        processes = list(self.plane.processes.items())
+        pids = {name: p.pid for name, p in processes if p.poll() is None}
         return MirrorStatus(
             state=self._state,
             server=self.plane.server,

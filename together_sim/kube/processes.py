@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import random
 import signal
 import socket
 import ssl
@@ -44,11 +45,29 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+def _free_ports(count: int) -> list[int]:
+    """``count`` distinct loopback ports that are free now, below the kernel's ephemeral range:
+    a port from that range can be taken meanwhile as the local port of any outgoing
+    connection on the machine, and a listener could then not bind it."""
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    low = max(low, 2048)
+    held: list[socket.socket] = []
+    try:
+        while len(held) < count:
+            candidate = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            try:
+                candidate.bind(("127.0.0.1", random.randrange(1024, low)))
+            except OSError:
+                candidate.close()
+                continue
+            held.append(candidate)
+        return [s.getsockname()[1] for s in held]
+    finally:
+        for s in held:
+            s.close()
 
 
 @dataclass(frozen=True)
@@ -65,7 +84,7 @@ class Ports:
     def load_or_pick(cls, path: Path) -> Ports:
         if path.exists():
             return cls(**json.loads(path.read_text()))
-        ports = cls(_free_port(), _free_port(), _free_port(), _free_port())
+        ports = cls(*_free_ports(4))
         path.write_text(json.dumps(ports.__dict__))
         return ports
 
