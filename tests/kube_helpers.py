@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import ssl
-import subprocess
 import tempfile
 import threading
 import time
@@ -28,7 +26,8 @@ from typing import Any, TypeVar
 import httpx
 import yaml
 
-from testkit.pulumi_env import REPO, k8s_plugin_bin
+from testkit.kube import kube_bin_or_skip
+from testkit.pulumi_env import k8s_plugin_bin
 from testkit.sim import SimulatorProcess
 from tests.clusters import live_clusters
 from together_api.kubeconfig import decode_kube_config
@@ -341,27 +340,9 @@ def reclaim(sim: SimulatorProcess, cluster_id: str, node_ids: list[str]) -> list
     return reclaimed
 
 
-def kube_bin() -> Path:
-    """The directory holding kubectl and the control-plane binaries (tools/kube/build.sh)."""
-    configured = os.environ.get("TOGETHER_KUBE_BIN")
-    if configured:
-        path = Path(configured)
-    else:
-        out = subprocess.run(
-            ["bash", str(REPO / "tools" / "kube" / "build.sh"), "--where"],
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-        path = Path(out.stdout.strip())
-    if not (path / "kubectl").exists():
-        raise RuntimeError(f"no kubectl in {path}: run `make engine` (or tools/kube/build.sh)")
-    return path
-
-
 def demo_bins_env() -> dict[str, str]:
     """What `make demo` passes scripts/demo.sh besides the engine: the plugin's and kube's dirs."""
     return {
         "TOGETHER_K8S_PROVIDER_BIN": str(k8s_plugin_bin()),
-        "TOGETHER_KUBE_BIN": str(kube_bin()),
+        "TOGETHER_KUBE_BIN": str(kube_bin_or_skip()),
     }
