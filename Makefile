@@ -12,8 +12,13 @@ STAMP := $(VENV)/.installed
 # a build is one entry here (and its build.sh on tools/lib.sh).
 ENGINE := pulumi-engine:TOGETHER_ENGINE_BIN
 TS_CODEGEN := ts-codegen:TOGETHER_TS_CODEGEN_BIN
-BUILDS := $(ENGINE) k8s-provider:TOGETHER_K8S_PROVIDER_BIN yaml-langhost:TOGETHER_YAML_LANGHOST_BIN \
+K8S_PROVIDER := k8s-provider:TOGETHER_K8S_PROVIDER_BIN
+KUBE := kube:TOGETHER_KUBE_BIN
+BUILDS := $(ENGINE) $(K8S_PROVIDER) $(KUBE) yaml-langhost:TOGETHER_YAML_LANGHOST_BIN \
   nodejs-langhost:TOGETHER_NODEJS_LANGHOST_BIN $(TS_CODEGEN)
+# The demo's simulator runs every cluster on a real Kubernetes control plane and applies
+# workloads with the Kubernetes provider plugin: both are built (or found) with the engine.
+DEMO_BUILDS := $(ENGINE) $(K8S_PROVIDER) $(KUBE)
 # $(call with_builds,BUILD...): a shell prefix that runs those builds and exports each variable.
 with_builds = $(foreach b,$(1),$(word 2,$(subst :, ,$(b)))="$$(tools/$(word 1,$(subst :, ,$(b)))/build.sh)" && export $(word 2,$(subst :, ,$(b))) &&)
 
@@ -37,7 +42,8 @@ help:
 	@echo "make postgres   start a throwaway PostgreSQL server (.demo/postgres) and print its backend URL"
 	@echo "make postgres-down  stop it and delete its data"
 	@echo "make test       lint, type-check and run every test (builds the engine on first use)"
-	@echo "make engine     build or locate the Pulumi engine, the Kubernetes provider plugin, the YAML and Node.js language hosts and the TypeScript SDK generator"
+	@echo "make engine     build or locate the Pulumi engine, the Kubernetes provider plugin, the YAML and Node.js language hosts,"
+	@echo "                the TypeScript SDK generator and the Kubernetes control plane the simulator runs per cluster"
 	@echo "make sdk-typescript  regenerate sdk/typescript from the native plugin's schema"
 	@echo "make bench      run the benchmarks (not part of make test)"
 	@echo "make policy     create the policy pack's virtualenv (policy/venv): pulumi preview --policy-pack policy"
@@ -84,10 +90,10 @@ test: lint typecheck policy
 	@$(call with_builds,$(BUILDS)) $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 demo: $(STAMP)
-	@$(call with_builds,$(ENGINE)) $(DEMO_ENV) bash scripts/demo.sh up
+	@$(call with_builds,$(DEMO_BUILDS)) $(DEMO_ENV) bash scripts/demo.sh up
 
 demo-down: $(STAMP)
-	@$(call with_builds,$(ENGINE)) $(DEMO_ENV) bash scripts/demo.sh down
+	@$(call with_builds,$(DEMO_BUILDS)) $(DEMO_ENV) bash scripts/demo.sh down
 
 postgres:
 	@bash scripts/postgres.sh start .demo/postgres

@@ -5,7 +5,10 @@
 # DEMO_BACKEND=postgres keeps the Pulumi state in a throwaway PostgreSQL server (scripts/postgres.sh)
 # instead of the default file backend in .demo/state; `down` uses the backend `up` used.
 # Everything it keeps lives in .demo/ (git-ignored). Run through `make demo` / `make demo-down`,
-# which build the virtualenv and the engine first and pass TOGETHER_ENGINE_BIN.
+# which build the virtualenv, the engine, the Kubernetes provider plugin and the Kubernetes
+# binaries first and pass TOGETHER_ENGINE_BIN, TOGETHER_K8S_PROVIDER_BIN and TOGETHER_KUBE_BIN.
+# The simulator runs with --kubernetes: every cluster gets a real control plane, and .demo/env
+# puts kubectl on PATH with KUBECONFIG pointing at the stack's first cluster (.demo/kubeconfig).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO="$PWD"
@@ -14,6 +17,8 @@ PORT="${DEMO_SIM_PORT:-8787}"
 STACK="${DEMO_STACK:-dev}"
 SIM_URL="http://127.0.0.1:$PORT"
 : "${TOGETHER_ENGINE_BIN:?run this through make demo (it builds the engine first)}"
+: "${TOGETHER_K8S_PROVIDER_BIN:?run this through make demo (it builds the Kubernetes provider first)}"
+KUBE_BIN="${TOGETHER_KUBE_BIN:-$(bash "$REPO/tools/kube/build.sh" --where)}"
 
 step() { printf '\n==> %s\n' "$*"; }
 mkdir -p "$DEMO/state" "$DEMO/pulumi-home" "$DEMO/simulator"
@@ -40,7 +45,8 @@ echo "$BACKEND" >"$DEMO/backend"
 
 # The environment every later command needs; `source .demo/env` gives the same to your shell.
 cat > "$DEMO/env" <<ENV
-export PATH="$TOGETHER_ENGINE_BIN:$REPO/.venv/bin:\$PATH"
+export PATH="$TOGETHER_ENGINE_BIN:$TOGETHER_K8S_PROVIDER_BIN:$KUBE_BIN:$REPO/.venv/bin:\$PATH"
+export KUBECONFIG="$DEMO/kubeconfig"
 export PULUMI_HOME="$DEMO/pulumi-home"
 export PULUMI_BACKEND_URL="$BACKEND_URL"
 export PULUMI_CONFIG_PASSPHRASE="demo-passphrase"
@@ -68,7 +74,7 @@ start_simulator() {
   step "starting the Together simulator on $SIM_URL (state: .demo/simulator, log: .demo/simulator.log)"
   nohup "$REPO/.venv/bin/python" -m together_sim \
     --host 127.0.0.1 --port "$PORT" --state-dir "$DEMO/simulator" \
-    --api-key "$TOGETHER_API_KEY" --time-scale 60 --admin \
+    --api-key "$TOGETHER_API_KEY" --time-scale 60 --admin --kubernetes \
     >"$DEMO/simulator.log" 2>&1 &
   echo $! >"$DEMO/simulator.pid"
   for _ in $(seq 1 100); do
@@ -95,13 +101,23 @@ case "${1:-up}" in
     pulumi up --yes --non-interactive --skip-preview
     step "outputs"
     pulumi stack output
+    # The first cluster's kubeconfig, where .demo/env's KUBECONFIG points (kubectl get nodes).
+    pulumi stack output --json --show-secrets | python3 -c '
+import json, sys
+outputs = json.load(sys.stdin)
+configs = [v for k, v in sorted(outputs.items()) if k.endswith("_kubeconfig") and v]
+print(configs[0] if configs else "", end="")' >"$KUBECONFIG"
+    step "Kubernetes: kubectl get nodes -L together.ai/compute-class  (KUBECONFIG=.demo/kubeconfig)"
+    kubectl get nodes -L together.ai/compute-class
     cat <<'NEXT'
 
-Next steps (see docs/walkthrough.md):
+Next steps (see docs/walkthrough.md, and docs/workloads.md for a reclaim in
+Kubernetes):
   source .demo/env
   pulumi config set --path clusters.train.numPreemptibleGpus 24   # raise the preemptible target
   pulumi preview --diff                                             # one in-place update
   pulumi up --yes                                                   # exactly one PUT
+  kubectl get nodes -L together.ai/compute-class                    # the cluster in Kubernetes
   make demo-down                                                    # destroy and stop the simulator
 NEXT
     ;;

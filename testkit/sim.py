@@ -11,6 +11,10 @@ Used by the ``simulator`` fixture in ``tests/conftest.py``::
 For another time scale use indirect parametrisation::
 
     @pytest.mark.parametrize("simulator", [{"time_scale": 60}], indirect=True)
+
+``kubernetes=True`` runs ``--kubernetes`` (a real control plane per cluster; pass ``kube_bin``,
+e.g. :func:`testkit.kube.kube_bin_or_skip`); :meth:`SimulatorProcess.control_plane` waits for
+one cluster's, and ``testkit.kube.KubeClient`` talks to it.
 """
 
 from __future__ import annotations
@@ -46,12 +50,16 @@ class SimulatorProcess:
         api_key: str = "sim-key",
         extra_args: tuple[str, ...] = (),
         startup_timeout: float = 20.0,
+        kubernetes: bool = False,
+        kube_bin: Path | None = None,
     ) -> None:
         self.state_dir = Path(state_dir)
         self.time_scale = time_scale
         self.api_key = api_key
         self.extra_args = extra_args
         self.startup_timeout = startup_timeout
+        self.kubernetes = kubernetes
+        self.kube_bin = kube_bin
         self.base_url = ""
         self.root_url = ""
         self._proc: subprocess.Popen[str] | None = None
@@ -78,6 +86,10 @@ class SimulatorProcess:
             self.api_key,
             *self.extra_args,
         ]
+        if self.kubernetes:
+            command.append("--kubernetes")
+            if self.kube_bin is not None:
+                command += ["--kube-bin", str(self.kube_bin)]
         log = (self.state_dir / "simulator.log").open("a")
         self._proc = subprocess.Popen(
             command, stdout=subprocess.PIPE, stderr=log, text=True, env=dict(os.environ)
@@ -103,6 +115,11 @@ class SimulatorProcess:
         log = (self.state_dir / "simulator.log").read_text()
         raise RuntimeError(f"simulator did not start; its log:\n{log}")
 
+    @property
+    def pid(self) -> int:
+        assert self._proc is not None, "simulator is not running"
+        return self._proc.pid
+
     def stop(self) -> None:
         if self._admin is not None:
             self._admin.close()
@@ -110,7 +127,8 @@ class SimulatorProcess:
         if self._proc is not None:
             self._proc.terminate()
             try:
-                self._proc.wait(timeout=10)
+                # With --kubernetes the simulator first stops every control plane (SIGTERM each).
+                self._proc.wait(timeout=40 if self.kubernetes else 10)
             except subprocess.TimeoutExpired:
                 self._proc.kill()
                 self._proc.wait()
@@ -166,12 +184,57 @@ class SimulatorProcess:
         result: dict[str, Any] = self._call("PUT", "/_sim/capacity", body)
         return result
 
-    def reclaim(self, cluster_id: str, nodes: int = 1) -> list[str]:
-        """Reclaim preemptible nodes now; returns the node ids that start draining."""
-        result: list[str] = self._call(
-            "POST", f"/_sim/clusters/{cluster_id}/reclaim", {"nodes": nodes}
-        )["reclaimed"]
+    def reclaim(
+        self, cluster_id: str, nodes: int = 1, node_ids: list[str] | None = None
+    ) -> list[str]:
+        """Reclaim preemptible nodes now (the oldest ``nodes``, or exactly ``node_ids``);
+        returns the node ids that start draining."""
+        body: dict[str, Any] = {"nodes": nodes}
+        if node_ids is not None:
+            body["node_ids"] = node_ids
+        result: list[str] = self._call("POST", f"/_sim/clusters/{cluster_id}/reclaim", body)[
+            "reclaimed"
+        ]
         return result
+
+    def now(self) -> float:
+        """The simulated time (epoch seconds)."""
+        return float(self._call("GET", "/_sim/clock")["epoch"])
+
+    def mirrored(self, cluster_id: str, timeout: float = 30.0) -> None:
+        """Wait (real time) until the cluster's Kubernetes side has caught up with the simulated
+        clock as it is now: a pass that started after this call has finished. With a frozen
+        clock, what Kubernetes shows afterwards is what the simulator decided for that time."""
+        now = self.now()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            status = self.kubernetes_status().get(cluster_id, {})
+            if (status.get("mirrored_at") or 0.0) >= now:
+                return
+            time.sleep(0.05)
+        raise RuntimeError(f"Kubernetes side of {cluster_id} did not reach {now} in {timeout} s")
+
+    def kubernetes_status(self) -> dict[str, dict[str, Any]]:
+        """Per cluster id: {"state", "server", "start_seconds", "pids", "mirrored_at", "error"}
+        (--kubernetes)."""
+        result: dict[str, dict[str, Any]] = self._call("GET", "/_sim/kubernetes")["clusters"]
+        return result
+
+    def control_plane(self, cluster_id: str, timeout: float = 120.0) -> dict[str, Any]:
+        """Wait (real time: processes starting) until the cluster's control plane is running.
+
+        It starts once the cluster's data plane is up, so advance the clock through provisioning
+        first. Raises with the state and error when it failed or never came up."""
+        deadline = time.monotonic() + timeout
+        status: dict[str, Any] = {}
+        while time.monotonic() < deadline:
+            status = self.kubernetes_status().get(cluster_id, {})
+            if status.get("state") == "running":
+                return status
+            if status.get("state") == "failed":
+                break
+            time.sleep(0.1)
+        raise RuntimeError(f"control plane of {cluster_id} is not running: {status}")
 
     def fail(self, cluster_id: str) -> None:
         """Make the cluster's provisioning fail now."""

@@ -165,16 +165,22 @@ def pod_template(
     compute_class: ComputeClass,
     pod_spec: Mapping[str, Any],
     labels: Mapping[str, str] | None = None,
+    annotations: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """A pod template for ``compute_class``: placed, checked, and labelled with the class it needs
-    (so ``kubectl get pods -l together.ai/compute-class=preemptible`` lists what a reclaim hits)."""
+    (so ``kubectl get pods -l together.ai/compute-class=preemptible`` lists what a reclaim hits).
+
+    ``annotations`` go on every pod (for instance ``together-sim/run-seconds``, how long the
+    simulator lets a pod run before it succeeds)."""
     place = on_preemptible if compute_class is ComputeClass.PREEMPTIBLE else off_preemptible
     spec = place(pod_spec)
     check_pod_spec(workload, spec)
-    return {
-        "metadata": {"labels": {**(labels or {}), COMPUTE_CLASS_LABEL: compute_class.value}},
-        "spec": spec,
+    metadata: dict[str, Any] = {
+        "labels": {**(labels or {}), COMPUTE_CLASS_LABEL: compute_class.value}
     }
+    if annotations:
+        metadata["annotations"] = dict(annotations)
+    return {"metadata": metadata, "spec": spec}
 
 
 def warn_if_no_preemptible_target(

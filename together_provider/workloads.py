@@ -44,6 +44,16 @@ class CheckpointingWorkerArgs:
     Each pod gets ``CHECKPOINT_DIR`` (resume from ``$CHECKPOINT_DIR/$JOB_COMPLETION_INDEX``) and
     ``DRAIN_WINDOW_SECONDS``: on SIGTERM it has that long to write a checkpoint and exit.
     ``pre_stop_command`` runs before SIGTERM and shares the same window.
+
+    **What your code must do on SIGTERM**: write the checkpoint, then exit with a NON-ZERO status
+    (re-raise the signal, or ``sys.exit(143)``, what a process stopped by SIGTERM reports). A pod
+    that exits 0 ends ``Succeeded``, and the Job counts its index as completed although the work
+    was cut short: nothing runs it again. A non-zero exit makes the pod ``Failed``; because a
+    reclaim marks the pod ``DisruptionTarget``, the pod failure policy ignores that failure and
+    the Job starts the index again, which resumes from its checkpoint.
+
+    ``pod_annotations`` go on every pod; the local simulator reads ``together-sim/run-seconds``
+    (how many simulated seconds a pod runs before it succeeds) from there.
     """
 
     image: pulumi.Input[str]
@@ -63,6 +73,7 @@ class CheckpointingWorkerArgs:
     pre_stop_command: Sequence[str] | None = None
     wait_for_completion: bool = False
     namespace: str | None = None
+    pod_annotations: Mapping[str, str] = field(default_factory=dict)
 
 
 class CheckpointingWorker(pulumi.ComponentResource):
@@ -71,8 +82,13 @@ class CheckpointingWorker(pulumi.ComponentResource):
     ``podFailurePolicy`` ignores pods with the ``DisruptionTarget`` condition (evicted by a drain
     or removed with their node), so a reclaim requeues the index instead of using up
     ``backoffLimit``; real crashes still count. ``podReplacementPolicy: Failed`` starts the
-    replacement only after the old pod has finished writing its checkpoint. Unless
-    ``wait_for_completion``, ``pulumi up`` does not wait for the Job to finish.
+    replacement only after the old pod has finished writing its checkpoint (two pods never write
+    one index's checkpoint). Unless ``wait_for_completion``, ``pulumi up`` does not wait for the
+    Job to finish.
+
+    The requeue only works if a reclaimed pod ends ``Failed``: its code must exit non-zero after
+    writing the checkpoint on SIGTERM (see :class:`CheckpointingWorkerArgs`). An index whose pod
+    exits 0 on SIGTERM is counted as completed and never runs again.
     """
 
     job: k8s.batch.v1.Job
@@ -134,6 +150,7 @@ class CheckpointingWorker(pulumi.ComponentResource):
                 ],
             },
             labels,
+            args.pod_annotations,
         )
         if args.compute_class is ComputeClass.PREEMPTIBLE:
             warn_if_no_preemptible_target(name, args.cluster, self)
@@ -164,7 +181,11 @@ class ServingReplicasArgs:
     """Serving replicas of one model server on one compute class.
 
     ``app`` is the label a Service selects on; give standard and burst replicas the same ``app``
-    so one Service spreads traffic over both.
+    so one Service spreads traffic over both. ``pod_annotations`` go on every replica's pod.
+
+    On a preemptible node a replica gets SIGTERM when Together reclaims the node: stop taking
+    new requests, finish in-flight ones within ``grace_seconds`` (at most 300), and exit. The
+    Deployment replaces it on another node that fits.
     """
 
     image: pulumi.Input[str]
@@ -178,6 +199,7 @@ class ServingReplicasArgs:
     resources: Mapping[str, Any] | None = None
     grace_seconds: int = 30
     namespace: str | None = None
+    pod_annotations: Mapping[str, str] = field(default_factory=dict)
 
 
 class ServingReplicas(pulumi.ComponentResource):
@@ -186,6 +208,11 @@ class ServingReplicas(pulumi.ComponentResource):
     On standard nodes the budget keeps all but one replica up through voluntary disruptions (node
     upgrades, drains). Preemptible replicas get none: a reclaim removes the node at T+300 s
     whatever the budget says, so a budget there would only stall the drain and eat the window.
+
+    ``pulumi up`` waits for standard replicas to be available (a broken image fails the update),
+    but not for preemptible ones: Together fills the preemptible target asynchronously and may
+    leave it below target when capacity is scarce, so waiting could time out on capacity that
+    was never allocated (``pulumi.com/skipAwait``).
     """
 
     deployment: k8s.apps.v1.Deployment
@@ -215,12 +242,16 @@ class ServingReplicas(pulumi.ComponentResource):
             args.compute_class,
             {GRACE_FIELD: args.grace_seconds, "containers": [container]},
             labels,
+            args.pod_annotations,
         )
         if args.compute_class is ComputeClass.PREEMPTIBLE:
             warn_if_no_preemptible_target(name, args.cluster, self)
+        preemptible = args.compute_class is ComputeClass.PREEMPTIBLE
         self.deployment = k8s.apps.v1.Deployment(
             name,
-            metadata=_metadata(name, args.namespace, labels),
+            metadata=_metadata(
+                name, args.namespace, labels, {SKIP_AWAIT: "true"} if preemptible else None
+            ),
             spec={
                 "replicas": args.replicas,
                 "selector": {"matchLabels": selector},

@@ -49,7 +49,9 @@ admin endpoints (with --admin; no auth, never faulted, never in the request log)
                                           "lost_answer_methods", "fail_provisioning"}
   PUT  /_sim/capacity                    {"region", "gpu_type", "standard_gpus"?,
                                           "preemptible_gpus"?}
-  POST /_sim/clusters/{id}/reclaim       {"nodes": 1}: notice, 300 s drain, removal
+  POST /_sim/clusters/{id}/reclaim       {"nodes": 1} or {"node_ids": [...]}: notice, 300 s
+                                         drain, removal
+  GET  /_sim/kubernetes                  control planes (--kubernetes): state, server, pids
   POST /_sim/clusters/{id}/fail          provisioning fails (ACCEPTANCE_TESTS_FAILED)
   GET|DELETE /_sim/requests              request log: counts and ordered list
 """
@@ -121,6 +123,20 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="simulated seconds from create to Ready (default %(default)s)",
     )
     parser.add_argument("--seed", type=int, default=None, help="seed for faults and reclaims")
+    parser.add_argument(
+        "--kubernetes",
+        action="store_true",
+        help="give each cluster a real Kubernetes control plane (etcd, kube-apiserver, "
+        "controller manager, scheduler, KWOK nodes) on loopback; its kube_config works "
+        "(docs/kubernetes-sim.md)",
+    )
+    parser.add_argument(
+        "--kube-bin",
+        type=Path,
+        default=None,
+        help="directory with etcd, kube-apiserver, ... (default: $TOGETHER_KUBE_BIN, else "
+        "where tools/kube/build.sh caches them)",
+    )
     return parser.parse_args(argv)
 
 
@@ -149,6 +165,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         reclaim_rate=args.reclaim_rate,
         seed=args.seed,
         timings=Timings(provisioning=args.provisioning_seconds),
+        kubernetes=args.kubernetes,
+        kube_bin=args.kube_bin,
     )
     app = create_app(config)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -167,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     except KeyboardInterrupt:
         pass
     finally:
-        app.state.runtime.store.close()
+        app.state.runtime.close()
         sys.stdout.flush()
 
 

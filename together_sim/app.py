@@ -24,6 +24,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from together_api.wire import (
+    Cluster,
     ClusterDeleteResponse,
     ClusterList,
     ClusterUpdateRequest,
@@ -36,6 +37,7 @@ from together_api.wire import (
 from together_sim.catalogue import REGIONS
 from together_sim.errors import SimError
 from together_sim.faults import Faults
+from together_sim.model import SimCluster, World
 from together_sim.operations import (
     DEFAULT_PROJECT_ID,
     create_cluster,
@@ -119,6 +121,9 @@ def create_app(config: SimulatorConfig | None = None) -> Starlette:
     runtime = SimulatorRuntime(config or SimulatorConfig())
     keys = frozenset(runtime.config.api_keys)
 
+    def render(cluster: SimCluster, world: World) -> Cluster:
+        return render_cluster(cluster, world, runtime.kube_config(cluster.cluster_id))
+
     def api(handler: Handler) -> Handler:
         """Wrap a /v1 handler: request log, faults, auth, errors."""
 
@@ -169,20 +174,22 @@ def create_app(config: SimulatorConfig | None = None) -> Starlette:
     def rendered(cluster_id: str) -> JSONResponse:
         with runtime.transaction() as world:
             cluster = world.get(cluster_id)
-            return _json(render_cluster(cluster, world))
+            return _json(render(cluster, world))
 
     async def create(request: Request) -> Response:
         req, ignored = parse(SimCreateRequest, await _body(request))
         fail = runtime.faults.faults.fail_provisioning
         with runtime.transaction() as world:
             cluster = create_cluster(world, req, fail=fail)
-            return _json(render_cluster(cluster, world), ignored)
+            if runtime.kube is not None:
+                runtime.kube.prepare(cluster.cluster_id, cluster.cluster_name)
+            return _json(render(cluster, world), ignored)
 
     async def list_clusters(request: Request) -> Response:
         project = request.query_params.get("projectId")
         with runtime.transaction() as world:
             clusters = [
-                render_cluster(c, world)
+                render(c, world)
                 for c in world.clusters.values()
                 if not project or c.project_id == project
             ]
@@ -195,7 +202,7 @@ def create_app(config: SimulatorConfig | None = None) -> Starlette:
         req, ignored = parse(ClusterUpdateRequest, await _body(request))
         with runtime.transaction() as world:
             cluster = update_cluster(world, request.path_params["cluster_id"], req)
-            return _json(render_cluster(cluster, world), ignored)
+            return _json(render(cluster, world), ignored)
 
     async def delete(request: Request) -> Response:
         cluster_id = request.path_params["cluster_id"]
@@ -265,6 +272,8 @@ def create_app(config: SimulatorConfig | None = None) -> Starlette:
     ]
     if runtime.config.admin:
         routes += admin_routes(runtime)
+    if runtime.config.kubernetes:
+        runtime.start_kubernetes()
     app = Starlette(routes=routes)
     app.state.runtime = runtime
     return app
@@ -327,17 +336,28 @@ def admin_routes(runtime: SimulatorRuntime) -> list[Route]:
             )
 
     async def reclaim(request: Request) -> Response:
-        count = int((await _body(request)).get("nodes", 1))
+        body = await _body(request)
+        node_ids = body.get("node_ids")
+        if node_ids is not None and (
+            not isinstance(node_ids, list) or not all(isinstance(n, str) for n in node_ids)
+        ):
+            raise SimError(400, "node_ids must be a list of node ids", param="node_ids")
+        count = int(body.get("nodes", len(node_ids) if node_ids else 1))
         with runtime.transaction() as world:
-            nodes = world.reclaim(request.path_params["cluster_id"], count)
+            nodes = world.reclaim(request.path_params["cluster_id"], count, node_ids)
         return JSONResponse({"reclaimed": nodes})
+
+    async def kubernetes(request: Request) -> Response:
+        if runtime.kube is None:
+            raise SimError(404, "the simulator runs no Kubernetes control planes (--kubernetes)")
+        return JSONResponse({"clusters": runtime.kube.status()})
 
     async def fail(request: Request) -> Response:
         cluster_id = request.path_params["cluster_id"]
         with runtime.transaction() as world:
             world.fail(cluster_id)
             cluster = world.get(cluster_id)
-            return _json(render_cluster(cluster, world))
+            return _json(render_cluster(cluster, world, runtime.kube_config(cluster_id)))
 
     async def get_requests(request: Request) -> Response:
         return JSONResponse(runtime.requests.snapshot())
@@ -355,6 +375,7 @@ def admin_routes(runtime: SimulatorRuntime) -> list[Route]:
         Route("/_sim/capacity", admin(set_capacity), methods=["PUT"]),
         Route("/_sim/clusters/{cluster_id}/reclaim", admin(reclaim), methods=["POST"]),
         Route("/_sim/clusters/{cluster_id}/fail", admin(fail), methods=["POST"]),
+        Route("/_sim/kubernetes", admin(kubernetes), methods=["GET"]),
         Route("/_sim/requests", admin(get_requests), methods=["GET"]),
         Route("/_sim/requests", admin(reset_requests), methods=["DELETE"]),
     ]

@@ -350,13 +350,27 @@ class World:
         if cluster.deleting_since is None:
             self._start_deleting(cluster)
 
-    def reclaim(self, cluster_id: str, count: int) -> list[str]:
-        """Together takes back ``count`` preemptible nodes (oldest first)."""
+    def reclaim(self, cluster_id: str, count: int, node_ids: list[str] | None = None) -> list[str]:
+        """Together takes back ``count`` preemptible nodes (oldest first), or exactly the
+        ``node_ids`` given (each must be an active preemptible node of the cluster)."""
         cluster = self.get(cluster_id)
         active = [n for n in cluster.live(preemptible=True) if n.draining_since is None]
-        for node in active[:count]:
+        if node_ids is None:
+            chosen = active[:count]
+        else:
+            by_id = {n.node_id: n for n in active}
+            unknown = [n for n in node_ids if n not in by_id]
+            if unknown:
+                raise SimError(
+                    400,
+                    f"node_ids {unknown} are not active (undrained) preemptible nodes of cluster "
+                    f"{cluster_id}; choose among {sorted(by_id)}",
+                    param="node_ids",
+                )
+            chosen = [by_id[n] for n in dict.fromkeys(node_ids)]
+        for node in chosen:
             self._drain(cluster, node, "TogetherPreemptionNotified", _PREEMPT_MESSAGE)
-        return [n.node_id for n in active[:count]]
+        return [n.node_id for n in chosen]
 
     def fail(self, cluster_id: str) -> None:
         """Provisioning fails now: acceptance tests failed, teardown follows."""

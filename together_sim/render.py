@@ -107,11 +107,12 @@ def kube_config_yaml(cluster: SimCluster) -> str:
     )
 
 
-def render_cluster(cluster: SimCluster, world: World) -> Cluster:
+def render_cluster(cluster: SimCluster, world: World, kube_config: str | None = None) -> Cluster:
     """The JSON shape the real API returns for ``cluster`` at the world's virtual time.
 
     ``kube_config`` is base64 of the YAML: the official CLI (``tg clusters get-credentials``)
-    base64-decodes the field, so that is what the real API sends.
+    base64-decodes the field, so that is what the real API sends. With ``--kubernetes`` it is the
+    working kubeconfig of the cluster's control plane; otherwise a stable placeholder.
     """
     now, timings, volumes = world.now, world.timings, world.volumes
     cp_ready_at = _control_plane_ready_at(cluster, timings)
@@ -172,7 +173,9 @@ def render_cluster(cluster: SimCluster, world: World) -> Cluster:
             for v in (volumes.by_id.get(i) for i in cluster.volume_ids)
             if v is not None
         ],
-        kube_config=base64.b64encode(kube_config_yaml(cluster).encode()).decode("ascii"),
+        kube_config=base64.b64encode((kube_config or kube_config_yaml(cluster)).encode()).decode(
+            "ascii"
+        ),
         add_ons=[
             AddOn(
                 add_on_type=str(a.get("add_on_type", a["name"])),

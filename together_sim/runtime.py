@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from together_sim.clock import VirtualClock
 from together_sim.faults import FaultInjector, RequestLog
 from together_sim.model import Timings, World
 from together_sim.store import Store
+
+if TYPE_CHECKING:
+    from together_sim.kube.hub import KubeHub
 
 __all__ = ["SimulatorConfig", "SimulatorRuntime"]
 
@@ -28,6 +34,10 @@ class SimulatorConfig:
     reclaim_rate: float = 0.0
     seed: int | None = None
     timings: Timings = field(default_factory=Timings)
+    kubernetes: bool = False
+    """Run a real control plane per cluster (:mod:`together_sim.kube`)."""
+    kube_bin: Path | None = None
+    """Where etcd, kube-apiserver, ... are; None: ``$TOGETHER_KUBE_BIN`` or tools/kube's cache."""
 
 
 class SimulatorRuntime:
@@ -47,6 +57,35 @@ class SimulatorRuntime:
         self.faults = FaultInjector(config.seed)
         self.requests = RequestLog()
         self._lock = threading.Lock()
+        self.kube: KubeHub | None = None
+        self._kube_tmp: str | None = None
+
+    def start_kubernetes(self) -> None:
+        """Start the control-plane hub (``--kubernetes``): under ``<state dir>/kube``, or a
+        temporary directory removed by :meth:`close` when the state is in memory."""
+        from together_sim.kube.hub import KubeHub, find_kube_bin
+
+        bin_dir = find_kube_bin(self.config.kube_bin)
+        if self.config.state_dir is not None:
+            root = self.config.state_dir / "kube"
+        else:
+            self._kube_tmp = tempfile.mkdtemp(prefix="together-sim-kube-")
+            root = Path(self._kube_tmp)
+        self.kube = KubeHub(self, bin_dir, root).start()
+
+    def kube_config(self, cluster_id: str) -> str | None:
+        """The working kubeconfig of the cluster's control plane, or None without one."""
+        return self.kube.kube_config(cluster_id) if self.kube is not None else None
+
+    def close(self) -> None:
+        """Stop every control plane, then close the store."""
+        if self.kube is not None:
+            self.kube.close()
+            self.kube = None
+        if self._kube_tmp is not None:
+            shutil.rmtree(self._kube_tmp, ignore_errors=True)
+            self._kube_tmp = None
+        self.store.close()
 
     @contextmanager
     def transaction(self) -> Iterator[World]:

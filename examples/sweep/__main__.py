@@ -1,4 +1,5 @@
-"""A hyperparameter sweep as a checkpointing job array on preemptible nodes.
+"""A hyperparameter sweep as a checkpointing job array on preemptible nodes, and an evaluation
+server on the standard node.
 
 Each of `trials` indexes resumes from `$CHECKPOINT_DIR/$JOB_COMPLETION_INDEX`. When Together
 reclaims a node, its pods get SIGTERM and `DRAIN_WINDOW_SECONDS` (at most 300 s) to write a
@@ -9,10 +10,18 @@ The checkpoints go to a Together shared volume (`checkpointTib` TiB, default 2) 
 cluster: the job's claim binds to the volume's PersistentVolume, so a checkpoint survives the
 node it was written from, and the volume outlives the cluster.
 
+The trial code must exit non-zero after writing its checkpoint on SIGTERM: a trial that exits 0
+is counted as completed, cut short or not (docs/workloads.md).
+
+The evaluation server (`servingReplicas`, default 1; 0 leaves it out) serves the sweep's
+checkpoints on the standard node, which is never reclaimed.
+
 Config: `projectId` (Together needs a project for a preemptible target) and, optionally,
 `cluster` (ClusterArgs fields, overriding the defaults below), `checkpointTib`, `image`,
-`trials`, `parallelism`, `drainSeconds` and `renderYamlTo`, a
-directory to write the manifests to instead of applying them (no Kubernetes cluster needed).
+`trials`, `parallelism`, `backoffLimit`, `drainSeconds`, `podAnnotations` (an object, put on
+every trial pod), `servingReplicas`, `servingImage` and `renderYamlTo`, a directory to write
+the manifests to instead of applying them (no Kubernetes cluster needed). Without
+`renderYamlTo` the workloads are applied to the cluster's API server through its kubeconfig.
 """
 
 from typing import Any
@@ -20,8 +29,13 @@ from typing import Any
 import pulumi
 
 from together_provider import Cluster, ClusterArgs, SharedVolume, SharedVolumeArgs
-from together_provider.kubernetes import cluster_provider
-from together_provider.workloads import CheckpointingWorker, CheckpointingWorkerArgs
+from together_provider.kubernetes import ComputeClass, cluster_provider
+from together_provider.workloads import (
+    CheckpointingWorker,
+    CheckpointingWorkerArgs,
+    ServingReplicas,
+    ServingReplicasArgs,
+)
 
 CLUSTER_DEFAULTS: dict[str, Any] = {
     "region": "us-central-8",
@@ -60,12 +74,29 @@ sweep = CheckpointingWorker(
         parallelism=config.get_int("parallelism", 4),
         cluster=cluster,
         resources={"limits": {"nvidia.com/gpu": 8}},
+        backoff_limit=config.get_int("backoffLimit", 3),
         drain_seconds=config.get_int("drainSeconds", 300),
         checkpoint_size="500Gi",  # the claim's request; the volume itself is checkpointTib
+        pod_annotations={k: str(v) for k, v in (config.get_object("podAnnotations") or {}).items()},
     ),
     opts=pulumi.ResourceOptions(provider=provider),
 )
+serving_replicas = config.get_int("servingReplicas", 1)
+if serving_replicas:
+    evaluation = ServingReplicas(
+        "sweep-eval",
+        ServingReplicasArgs(
+            image=config.get("servingImage") or "vllm/vllm-openai:v0.6.3",
+            replicas=serving_replicas,
+            compute_class=ComputeClass.STANDARD,
+            cluster=cluster,
+            resources={"limits": {"nvidia.com/gpu": 1}},
+        ),
+        opts=pulumi.ResourceOptions(provider=provider),
+    )
+    pulumi.export("serving", evaluation.deployment.metadata.name)
 
 pulumi.export("cluster_id", cluster.cluster_id)
 pulumi.export("checkpoint_volume_id", checkpoints.volume_id)
 pulumi.export("job", sweep.job.metadata.name)
+pulumi.export("kubeconfig", pulumi.Output.secret(cluster.kube_config))

@@ -1,4 +1,5 @@
-"""The demo and docs/walkthrough.md, run exactly as written, in a copy of the project."""
+"""The demo, docs/walkthrough.md and the Kubernetes walkthrough of docs/workloads.md,
+run exactly as written, in a copy of the project."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 import yaml
 
 from testkit.pulumi_env import REPO
+from tests.kube_helpers import demo_bins_env
 
 pytestmark = pytest.mark.engine
 TG = "CI=1 tg "
@@ -37,17 +39,18 @@ def project(tmp_path: Path, engine: Path) -> Iterator[Path]:
         shutil.copy(REPO / name, work / name)
     for name in ("stacks", "scripts"):
         shutil.copytree(REPO / name, work / name)
+    shutil.copytree(
+        REPO / "examples" / "sweep",
+        work / "examples" / "sweep",
+        ignore=shutil.ignore_patterns("__pycache__", "Pulumi.*.yaml"),
+    )
     (work / ".venv").symlink_to(Path(sys.prefix))
     yield work
     _run(work, "bash scripts/demo.sh down", check=False)
 
 
 def _run(work: Path, command: str, *, check: bool = True) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "TOGETHER_ENGINE_BIN": os.environ.get("TOGETHER_ENGINE_BIN", ""),
-        "DEMO_SIM_PORT": os.environ["DEMO_SIM_PORT"],
-    }
+    env = dict(os.environ)
     result = subprocess.run(
         ["bash", "-c", command], cwd=work, env=env, capture_output=True, text=True, timeout=300
     )
@@ -60,6 +63,8 @@ def _run(work: Path, command: str, *, check: bool = True) -> subprocess.Complete
 def _demo_env(monkeypatch: pytest.MonkeyPatch, engine: Path) -> None:
     monkeypatch.setenv("TOGETHER_ENGINE_BIN", str(engine))
     monkeypatch.setenv("DEMO_SIM_PORT", str(_free_port()))
+    for name, value in demo_bins_env().items():
+        monkeypatch.setenv(name, value)
 
 
 def test_demo_comes_up_then_changes_nothing_the_second_time(project: Path) -> None:
@@ -156,3 +161,29 @@ def test_readme_walkthrough(project: Path) -> None:
 
     down = _run(project, "bash scripts/demo.sh down")
     assert "simulator stopped" in down.stdout
+
+
+def _kubernetes_walkthrough() -> str:
+    """The bash block of docs/workloads.md's walkthrough, as written."""
+    doc = (REPO / "docs" / "workloads.md").read_text()
+    after = doc.split("<!-- walkthrough:kubernetes -->", 1)[1]
+    return after.split("```bash\n", 1)[1].split("```", 1)[0]
+
+
+def test_kubernetes_walkthrough(project: Path) -> None:
+    up = _run(project, "bash scripts/demo.sh up")
+    # `make demo` shows the dev cluster in Kubernetes: its nodes, labelled by compute class.
+    assert re.search(r"gpu-dp-\S+\s+Ready", up.stdout), up.stdout
+
+    walk = _run(project, "set -euo pipefail\n" + _kubernetes_walkthrough())
+    out = walk.stdout
+    # `kubectl get nodes -L together.ai/compute-class` of the dev cluster (KUBECONFIG from env).
+    assert re.search(r"gpu-preemptible-dp-\S+\s+Ready\s.*\spreemptible", out), out
+    node, index = re.search(r"reclaiming (\S+), which runs index (\d+)", out).groups()  # type: ignore[union-attr]
+    # The cordon, and the Warning event that says why.
+    assert re.search(rf"{node}\s+Ready,SchedulingDisabled", out), out
+    assert re.search(rf"Warning\s+TogetherPreemptionNotified\s+node/{node}", out), out
+    # The index runs again, on another node; the reclaim counted no failure.
+    again = re.search(rf"index {index} runs again on (\S+)", out)
+    assert again is not None and again.group(1) not in ("", node), out
+    assert "failed: \n" in out, out

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from testkit.pulumi_env import REPO
+from tests.kube_helpers import demo_bins_env
 
 pytestmark = pytest.mark.engine
 
@@ -51,7 +52,11 @@ def test_demo_keeps_its_state_in_postgres_and_down_removes_the_server(
     tmp_path: Path, engine: Path
 ) -> None:
     work = demo_copy(tmp_path / "project")
-    env = {"TOGETHER_ENGINE_BIN": str(engine), "DEMO_SIM_PORT": str(free_port())}
+    env = {
+        "TOGETHER_ENGINE_BIN": str(engine),
+        "DEMO_SIM_PORT": str(free_port()),
+        **demo_bins_env(),  # the demo's simulator runs --kubernetes; pulumi finds the plugin
+    }
     try:
         up = run(work, "DEMO_BACKEND=postgres bash scripts/demo.sh up", env)
         assert "PostgreSQL backend" in up.stdout

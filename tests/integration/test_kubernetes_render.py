@@ -7,15 +7,13 @@ plugin is found ambiently on PATH; automatic plugin downloads stay disabled.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from pulumi import automation as auto
 
-from testkit.pulumi_env import REPO, PulumiEnv, Secret, k8s_plugin_bin
+from testkit.pulumi_env import REPO, PulumiEnv, Secret
 from testkit.sim import SimulatorProcess
 from tests.clusters import live_clusters, preview_error
 
@@ -26,26 +24,6 @@ pytestmark = [pytest.mark.engine, pytest.mark.parametrize("simulator", [FAST], i
 EXAMPLES = REPO / "examples"
 LABEL = "together.ai/compute-class"
 NOT_PREEMPTIBLE = {"key": LABEL, "operator": "NotIn", "values": ["preemptible"]}
-
-
-@pytest.fixture(scope="session")
-def k8s_plugin_dir() -> Path:
-    """The directory holding the built plugin; fails with the fix when it has not been built."""
-    return k8s_plugin_bin()
-
-
-@pytest.fixture
-def k8s_env(pulumi_env: PulumiEnv, k8s_plugin_dir: Path) -> PulumiEnv:
-    """The isolated environment, with the plugin's directory on PATH and no kubeconfig around."""
-    pulumi_env.extra_env.update(
-        {
-            "PATH": os.pathsep.join(
-                [str(pulumi_env.bin_dir), str(k8s_plugin_dir), os.environ.get("PATH", "")]
-            ),
-            "KUBECONFIG": str(pulumi_env.root / "no-kubeconfig"),
-        }
-    )
-    return pulumi_env
 
 
 def _stack(env: PulumiEnv, sim: SimulatorProcess, example: str, **config: Any) -> auto.Stack:
@@ -81,6 +59,10 @@ def test_burst_inference_renders_standard_serving_and_preemptible_burst(
     assert result.outputs["deployments"].value == ["llm-serve", "llm-burst"]
     manifests = _manifests(k8s_env)
 
+    # `pulumi up` waits for the standard replicas only, never for preemptible capacity.
+    assert "annotations" not in manifests[("Deployment", "llm-serve")]["metadata"]
+    burst_metadata = manifests[("Deployment", "llm-burst")]["metadata"]
+    assert burst_metadata["annotations"] == {"pulumi.com/skipAwait": "true"}
     serve = manifests[("Deployment", "llm-serve")]["spec"]
     serve_pod = serve["template"]["spec"]
     assert serve["replicas"] == 2
@@ -115,7 +97,14 @@ def test_burst_inference_renders_standard_serving_and_preemptible_burst(
 def test_sweep_renders_a_checkpointing_job_array_on_preemptible_nodes(
     k8s_env: PulumiEnv, simulator: SimulatorProcess
 ) -> None:
-    stack = _stack(k8s_env, simulator, "sweep", trials="12", parallelism="3")
+    stack = _stack(
+        k8s_env,
+        simulator,
+        "sweep",
+        trials="12",
+        parallelism="3",
+        podAnnotations='{"together-sim/run-seconds": 600}',
+    )
     assert stack.up().outputs["job"].value == "sweep"
     manifests = _manifests(k8s_env)
 
@@ -129,6 +118,7 @@ def test_sweep_renders_a_checkpointing_job_array_on_preemptible_nodes(
     }
     assert spec["podReplacementPolicy"] == "Failed"
     assert spec["template"]["metadata"]["labels"][LABEL] == "preemptible"
+    assert spec["template"]["metadata"]["annotations"] == {"together-sim/run-seconds": "600"}
     pod = spec["template"]["spec"]
     assert pod["restartPolicy"] == "Never"
     assert pod["terminationGracePeriodSeconds"] == 300
@@ -156,6 +146,10 @@ def test_sweep_renders_a_checkpointing_job_array_on_preemptible_nodes(
         (volume_id, "sweep-checkpoints")
     ]
     assert not [kind for kind, _ in manifests if kind == "PodDisruptionBudget"]
+    # The evaluation server stays on the standard node.
+    evaluation = manifests[("Deployment", "sweep-eval")]["spec"]["template"]
+    assert evaluation["metadata"]["labels"][LABEL] == "standard"
+    assert "nodeSelector" not in evaluation["spec"]
 
 
 def test_preemptible_workload_on_a_zero_target_cluster_warns_at_preview(

@@ -83,6 +83,7 @@ def key_of(script: Path, cache: Path) -> str:
         "TOGETHER_YAML_CACHE": str(cache),
         "TOGETHER_NODEJS_CACHE": str(cache),
         "TOGETHER_TS_CODEGEN_CACHE": str(cache),
+        "TOGETHER_KUBE_CACHE": str(cache),
     }
     out = subprocess.run(
         ["bash", str(script), "--where"], env=env, capture_output=True, text=True, check=True

@@ -117,6 +117,12 @@ def test_pod_template_labels_pods_with_the_compute_class_they_need() -> None:
     assert template["metadata"]["labels"] == {COMPUTE_CLASS_LABEL: "preemptible"}
     standard = pod_template("serve", ComputeClass.STANDARD, {}, {"app": "llm"})
     assert standard["metadata"]["labels"] == {"app": "llm", COMPUTE_CLASS_LABEL: "standard"}
+    assert "annotations" not in standard["metadata"]
+
+
+def test_pod_template_puts_annotations_on_every_pod() -> None:
+    template = pod_template("sweep", ComputeClass.PREEMPTIBLE, {}, None, {"run": "600"})
+    assert template["metadata"]["annotations"] == {"run": "600"}
 
 
 @pytest.mark.parametrize(
@@ -222,6 +228,7 @@ def test_worker_uses_an_existing_checkpoint_claim(mocks: Recorder) -> pulumi.Out
         CheckpointingWorkerArgs(
             image="t", command=["t"], completions=1, parallelism=1, cluster=_cluster(),
             checkpoint_claim_name="shared", pre_stop_command=["touch", "/checkpoints/.stop"],
+            pod_annotations={"together-sim/run-seconds": "600"},
             wait_for_completion=True,
         ),
     )  # fmt: skip
@@ -234,6 +241,9 @@ def test_worker_uses_an_existing_checkpoint_claim(mocks: Recorder) -> pulumi.Out
             "preStop": {"exec": {"command": ["touch", "/checkpoints/.stop"]}}
         }
         assert "annotations" not in job["metadata"]
+        assert job["spec"]["template"]["metadata"]["annotations"] == {
+            "together-sim/run-seconds": "600"
+        }
         assert not mocks.of_type("kubernetes:core/v1:PersistentVolumeClaim")
 
     return _settled(worker.job.id).apply(check)
@@ -277,6 +287,9 @@ def test_standard_serving_replicas_get_a_disruption_budget(mocks: Recorder) -> p
         assert "nodeSelector" not in serve_pod
         burst_pod = deployments["burst"]["spec"]["template"]["spec"]
         assert burst_pod["nodeSelector"] == {COMPUTE_CLASS_LABEL: "preemptible"}
+        # `pulumi up` waits for the standard replicas, never for preemptible capacity.
+        assert "annotations" not in deployments["serve"]["metadata"]
+        assert deployments["burst"]["metadata"]["annotations"] == {"pulumi.com/skipAwait": "true"}
         (pdb,) = mocks.of_type("kubernetes:policy/v1:PodDisruptionBudget")
         assert pdb["metadata"]["name"] == "serve"
         assert pdb["spec"]["maxUnavailable"] == 1

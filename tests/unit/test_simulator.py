@@ -298,3 +298,20 @@ def test_random_reclaims_follow_the_rate(tmp_path: Path) -> None:
 def test_admin_endpoints_are_off_by_default() -> None:
     with TestClient(create_app(SimulatorConfig(time_scale=0))) as http:
         assert http.post("/_sim/clock/advance", json={"seconds": 1}).status_code == 404
+
+
+def test_reclaim_takes_the_chosen_node_ids_and_names_an_unknown_one(sim: Sim) -> None:
+    cluster = sim.ready(num_preemptible_gpus=16, project_id="proj-1")
+    sim.advance(120)
+    cid = cluster.cluster_id
+    first, second = preemptible(sim.get(cid))
+    chosen = sim.http.post(f"/_sim/clusters/{cid}/reclaim", json={"node_ids": [second]})
+    assert chosen.json() == {"reclaimed": [second]}
+    statuses = {n.node_id: n.status for n in sim.get(cid).gpu_worker_nodes}
+    assert (statuses[first], statuses[second]) == ("Ready", "Draining")
+    again = sim.http.post(f"/_sim/clusters/{cid}/reclaim", json={"node_ids": [second, "gpu-x"]})
+    assert again.status_code == 400
+    error = again.json()["error"]
+    assert error["param"] == "node_ids"
+    assert second in error["message"] and "gpu-x" in error["message"] and first in error["message"]
+    assert {n.node_id: n.status for n in sim.get(cid).gpu_worker_nodes}[first] == "Ready"

@@ -1,0 +1,348 @@
+"""Helpers for tests that drive workloads on the simulator's real Kubernetes control plane.
+
+`KubeApi` talks to a cluster's API server with the credential of its kubeconfig (no kubectl, so a
+poll costs a request, not a process). `PodRecorder` watches every pod and keeps each state it went
+through, stamped with the simulator's clock, so a test can ask afterwards how long a pod ran in
+simulated time and how it ended, even for pods already deleted. Time moves only through the
+simulator's clock (`advance`): `wait_until` advances it a step per poll, `up_advancing` while
+`pulumi up` runs. Nothing sleeps for simulated time; the short real pauses are poll intervals of
+the controllers, which run in real time.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import ssl
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx
+import yaml
+
+from testkit.kube import kube_bin_or_skip
+from testkit.pulumi_env import k8s_plugin_bin
+from testkit.sim import SimulatorProcess
+from tests.clusters import live_clusters
+from together_api.kubeconfig import decode_kube_config
+
+COMPUTE_CLASS_LABEL = "together.ai/compute-class"
+INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
+RUN_SECONDS_ANNOTATION = "together-sim/run-seconds"
+CONTROL_PLANE = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
+POLL = 0.2
+"""Real seconds between polls of the API server (the controllers run in real time)."""
+
+T = TypeVar("T")
+
+
+class KubeApi:
+    """A client for one cluster's API server, authenticated as its kubeconfig says."""
+
+    def __init__(self, kubeconfig: str) -> None:
+        config = yaml.safe_load(kubeconfig)
+        context = _named(config["contexts"], config.get("current-context"))["context"]
+        cluster = _named(config["clusters"], context["cluster"])["cluster"]
+        user = _named(config["users"], context["user"])["user"]
+        tls = ssl.create_default_context()
+        if "certificate-authority-data" in cluster:
+            tls.load_verify_locations(
+                cadata=base64.b64decode(cluster["certificate-authority-data"]).decode()
+            )
+        elif cluster.get("insecure-skip-tls-verify"):
+            tls.check_hostname = False
+            tls.verify_mode = ssl.CERT_NONE
+        headers = {}
+        if "client-certificate-data" in user:
+            with tempfile.TemporaryDirectory() as tmp:
+                cert, key = Path(tmp) / "client.crt", Path(tmp) / "client.key"
+                cert.write_bytes(base64.b64decode(user["client-certificate-data"]))
+                key.write_bytes(base64.b64decode(user["client-key-data"]))
+                tls.load_cert_chain(cert, key)
+        if "token" in user:
+            headers["Authorization"] = f"Bearer {user['token']}"
+        self._client = httpx.Client(
+            base_url=cluster["server"], verify=tls, headers=headers, timeout=10.0
+        )
+
+    def close(self) -> None:
+        self._client.close()
+
+    def get(self, path: str, **params: str) -> dict[str, Any]:
+        response = self._client.get(path, params=params)
+        response.raise_for_status()
+        result: dict[str, Any] = response.json()
+        return result
+
+    def items(self, path: str, **params: str) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = self.get(path, **params)["items"]
+        return items
+
+    def nodes(self) -> list[dict[str, Any]]:
+        return self.items("/api/v1/nodes")
+
+    def pods(self, selector: str, namespace: str = "default") -> list[dict[str, Any]]:
+        return self.items(f"/api/v1/namespaces/{namespace}/pods", labelSelector=selector)
+
+    def job(self, name: str, namespace: str = "default") -> dict[str, Any]:
+        return self.get(f"/apis/batch/v1/namespaces/{namespace}/jobs/{name}")
+
+    def deployment(self, name: str, namespace: str = "default") -> dict[str, Any]:
+        return self.get(f"/apis/apps/v1/namespaces/{namespace}/deployments/{name}")
+
+    def events(self, reason: str, namespace: str = "default") -> list[dict[str, Any]]:
+        return self.items(
+            f"/api/v1/namespaces/{namespace}/events", fieldSelector=f"reason={reason}"
+        )
+
+    def watch(self, path: str, stop: threading.Event) -> Iterator[dict[str, Any]]:
+        """Watch events of `path` (a list URL) until `stop` is set or the server ends it."""
+        with self._client.stream(
+            "GET", path, params={"watch": "1"}, timeout=httpx.Timeout(10.0, read=None)
+        ) as response:
+            response.raise_for_status()
+            for line in response.iter_lines():
+                if stop.is_set():
+                    return
+                if line:
+                    yield json.loads(line)
+
+
+def _named(entries: list[dict[str, Any]], name: str | None) -> dict[str, Any]:
+    return next((e for e in entries if e["name"] == name), entries[0])
+
+
+def node_classes(api: KubeApi) -> dict[str, str]:
+    """Node name -> its compute class (`standard` when the label is absent)."""
+    return {
+        node["metadata"]["name"]: node["metadata"]["labels"].get(COMPUTE_CLASS_LABEL, "standard")
+        for node in api.nodes()
+    }
+
+
+@dataclass
+class PodState:
+    """One observed state of a pod, at a simulated time."""
+
+    sim_time: float
+    phase: str
+    node: str | None
+    conditions: frozenset[str]
+    deleting: bool
+    exit_code: int | None
+
+
+@dataclass
+class PodHistory:
+    """Every state a pod was seen in, first to last."""
+
+    name: str
+    labels: dict[str, str]
+    index: str | None
+    states: list[PodState] = field(default_factory=list)
+
+    @property
+    def final(self) -> PodState:
+        return self.states[-1]
+
+    @property
+    def node(self) -> str | None:
+        return next((s.node for s in reversed(self.states) if s.node), None)
+
+    def first_seen(self, phase: str) -> PodState | None:
+        return next((s for s in self.states if s.phase == phase), None)
+
+    def ran_for(self) -> float | None:
+        """Simulated seconds from first seen Running to first seen in a terminal phase."""
+        running = self.first_seen("Running")
+        end = next((s for s in self.states if s.phase in ("Succeeded", "Failed")), None)
+        return None if running is None or end is None else end.sim_time - running.sim_time
+
+
+class PodRecorder:
+    """Watches the pods of a namespace in a thread and keeps each one's history (by uid).
+
+    Re-listing on a reconnect replays ADDED events; a state equal to the last one is not
+    recorded twice, so a history holds transitions only."""
+
+    def __init__(self, api: KubeApi, sim: SimulatorProcess, namespace: str = "default") -> None:
+        self._api, self._sim, self._namespace = api, sim, namespace
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._pods: dict[str, PodHistory] = {}
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> PodRecorder:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+
+    def _run(self) -> None:
+        path = f"/api/v1/namespaces/{self._namespace}/pods"
+        while not self._stop.is_set():
+            try:
+                for event in self._api.watch(path, self._stop):
+                    if event["type"] in ("ADDED", "MODIFIED", "DELETED"):
+                        self._record(event["object"])
+            except httpx.HTTPError:  # the server ended the watch: watch again
+                time.sleep(POLL)
+            except BaseException as error:  # reported by histories(), not lost in the thread
+                self._error = error
+                return
+
+    def _record(self, pod: dict[str, Any]) -> None:
+        meta, status = pod["metadata"], pod.get("status", {})
+        terminated = [
+            c.get("state", {}).get("terminated") for c in status.get("containerStatuses", [])
+        ]
+        state = PodState(
+            sim_time=sim_clock(self._sim),
+            phase=status.get("phase", ""),
+            node=pod["spec"].get("nodeName"),
+            conditions=frozenset(
+                c["type"] for c in status.get("conditions", []) if c.get("status") == "True"
+            ),
+            deleting="deletionTimestamp" in meta,
+            exit_code=next((t["exitCode"] for t in terminated if t), None),
+        )
+        with self._lock:
+            history = self._pods.setdefault(
+                meta["uid"],
+                PodHistory(
+                    name=meta["name"],
+                    labels=meta.get("labels", {}),
+                    index=meta.get("annotations", {}).get(INDEX_ANNOTATION),
+                ),
+            )
+            if not history.states or history.states[-1] != state:
+                history.states.append(state)
+
+    def histories(
+        self, selector: Callable[[PodHistory], bool] = lambda _: True
+    ) -> list[PodHistory]:
+        if self._error is not None:
+            raise AssertionError(f"the pod watch failed: {self._error!r}")
+        with self._lock:
+            return [h for h in self._pods.values() if selector(h)]
+
+
+def wait_until(
+    check: Callable[[], T | None],
+    what: str,
+    *,
+    sim: SimulatorProcess | None = None,
+    advance: float = 0.0,
+    timeout: float = 60.0,
+) -> T:
+    """Poll `check` until it returns something truthy; each poll first advances the simulator's
+    clock by `advance` simulated seconds. Fails naming `what` after `timeout` real seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if sim is not None and advance:
+            sim.advance(advance)
+        result = check()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(POLL)
+
+
+def advancing(
+    operation: Callable[[], T],
+    sim: SimulatorProcess,
+    step: float,
+    on_tick: Callable[[], object] = lambda: None,
+) -> T:
+    """Run `operation` (say `stack.up`) while advancing the simulator's clock `step` seconds
+    every poll, so provisioning, the preemptible fill and grace periods pass without waiting
+    real minutes; `on_tick` runs after each advance."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        future = pool.submit(operation)
+        while not future.done():
+            sim.advance(step)
+            on_tick()
+            time.sleep(POLL)
+        return future.result()
+
+
+def cluster_api(sim: SimulatorProcess) -> KubeApi | None:
+    """A client for the API server of the simulator's one live cluster, once it answers."""
+    clusters = [c for c in live_clusters(sim) if c.kube_config]
+    if len(clusters) != 1:
+        return None
+    api = KubeApi(decode_kube_config(clusters[0].kube_config))
+    try:
+        api.get("/api/v1/namespaces/default")
+    except httpx.HTTPError:
+        api.close()
+        return None
+    return api
+
+
+def descendants(pid: int) -> list[tuple[int, str]]:
+    """(pid, command name) of every live descendant of process `pid`, from /proc."""
+    children: dict[int, list[int]] = {}
+    names: dict[int, str] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if fields[0] == "Z":  # a zombie is gone, only not reaped yet
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry.name))
+        names[int(entry.name)] = name
+    found, todo = [], list(children.get(pid, []))
+    while todo:
+        child = todo.pop()
+        found.append((child, names[child]))
+        todo.extend(children.get(child, []))
+    return found
+
+
+def control_plane_processes(sim_pid: int) -> list[tuple[int, str]]:
+    """The simulator's descendants that are control-plane programs (etcd, kube-*, kwok).
+
+    /proc truncates a command name to 15 characters, so the names are compared truncated."""
+    programs = {program[:15] for program in CONTROL_PLANE}
+    return [(pid, name) for pid, name in descendants(sim_pid) if name in programs]
+
+
+def sim_clock(sim: SimulatorProcess) -> float:
+    """The simulator's virtual time (epoch seconds)."""
+    epoch: float = httpx.get(f"{sim.root_url}/_sim/clock", timeout=10.0).json()["epoch"]
+    return epoch
+
+
+def reclaim(sim: SimulatorProcess, cluster_id: str, node_ids: list[str]) -> list[str]:
+    """Reclaim the named preemptible nodes now; returns the node ids that start draining."""
+    response = httpx.post(
+        f"{sim.root_url}/_sim/clusters/{cluster_id}/reclaim",
+        json={"nodes": len(node_ids), "node_ids": node_ids},
+        timeout=10.0,
+    )
+    response.raise_for_status()
+    reclaimed: list[str] = response.json()["reclaimed"]
+    return reclaimed
+
+
+def demo_bins_env() -> dict[str, str]:
+    """What `make demo` passes scripts/demo.sh besides the engine: the plugin's and kube's dirs."""
+    return {
+        "TOGETHER_K8S_PROVIDER_BIN": str(k8s_plugin_bin()),
+        "TOGETHER_KUBE_BIN": str(kube_bin_or_skip()),
+    }

@@ -1,0 +1,141 @@
+"""Every cluster's control plane, driven from the simulated world (``--kubernetes``).
+
+A thread takes a :class:`ClusterView` of every cluster about five times a second (advancing the
+world to the simulator's clock, as a request would) and hands it to that cluster's
+:class:`ClusterMirror`. A control plane starts once its cluster's data plane is up, stops when
+the cluster is being deleted (or failed), and its files go when the cluster is gone. Each
+cluster's certificates and ports are chosen when the cluster is created, so its ``kube_config``
+is the same from the first response on.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import subprocess
+import threading
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from together_sim.kube.mirror import ClusterMirror
+from together_sim.kube.processes import BINARIES, ControlPlane
+from together_sim.kube.views import views_of
+
+if TYPE_CHECKING:
+    from together_sim.runtime import SimulatorRuntime
+
+__all__ = ["KUBE_BIN_ENV", "KubeHub", "find_kube_bin"]
+
+KUBE_BIN_ENV: Final = "TOGETHER_KUBE_BIN"
+_BUILD_SCRIPT: Final = Path(__file__).resolve().parents[2] / "tools" / "kube" / "build.sh"
+_POLL_SECONDS: Final = 0.2
+
+log = logging.getLogger("together_sim.kube")
+
+
+def find_kube_bin(explicit: Path | None = None) -> Path:
+    """``--kube-bin``, else ``$TOGETHER_KUBE_BIN``, else where tools/kube/build.sh caches them."""
+    candidate = explicit
+    if candidate is None and os.environ.get(KUBE_BIN_ENV):
+        candidate = Path(os.environ[KUBE_BIN_ENV])
+    if candidate is None and _BUILD_SCRIPT.exists():
+        out = subprocess.run(
+            ["bash", str(_BUILD_SCRIPT), "--where"], capture_output=True, text=True, check=False
+        )
+        candidate = Path(out.stdout.strip()) if out.returncode == 0 else None
+    missing = [b for b in BINARIES if candidate is None or not (candidate / b).exists()]
+    if candidate is None or missing:
+        raise SystemExit(
+            f"together_sim --kubernetes: no {', '.join(missing) or 'control plane'} in "
+            f"{candidate or '(nowhere)'}; build them with `make engine` (tools/kube/build.sh) "
+            f"or point --kube-bin / ${KUBE_BIN_ENV} at a directory holding {', '.join(BINARIES)}"
+        )
+    return candidate
+
+
+class KubeHub:
+    def __init__(self, runtime: SimulatorRuntime, bin_dir: Path, root: Path) -> None:
+        self.runtime = runtime
+        self.bin_dir = bin_dir
+        self.root = root
+        self._planes: dict[str, ControlPlane] = {}
+        self._mirrors: dict[str, ClusterMirror] = {}
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="kube-hub", daemon=True)
+
+    def start(self) -> KubeHub:
+        self.root.mkdir(parents=True, exist_ok=True)
+        with self.runtime.transaction() as world:
+            names = {c.cluster_id: c.cluster_name for c in world.clusters.values()}
+        for cluster_id, name in names.items():  # resumed state: same kubeconfig as before
+            self.prepare(cluster_id, name)
+        self._thread.start()
+        return self
+
+    def prepare(self, cluster_id: str, cluster_name: str) -> None:
+        """Certificates and ports for a new cluster (no process yet)."""
+        with self._lock:
+            if cluster_id not in self._planes:
+                self._planes[cluster_id] = ControlPlane(
+                    self.root / cluster_id, self.bin_dir, cluster_id, cluster_name
+                )
+
+    def kube_config(self, cluster_id: str) -> str | None:
+        with self._lock:
+            plane = self._planes.get(cluster_id)
+        return plane.kubeconfig() if plane is not None else None
+
+    def status(self) -> dict[str, Any]:
+        with self._lock:
+            mirrors = dict(self._mirrors)
+        return {cid: asdict(m.status()) for cid, m in mirrors.items()}
+
+    def close(self) -> None:
+        """Stop every control plane and wait for their processes to end."""
+        self._stopping.set()
+        self._thread.join(30)
+        with self._lock:
+            mirrors = list(self._mirrors.values())
+        for mirror in mirrors:
+            mirror.stop()
+        for mirror in mirrors:
+            mirror.join()
+
+    # ------------------------------------------------------------------- thread
+
+    def _run(self) -> None:
+        while not self._stopping.wait(_POLL_SECONDS):
+            try:
+                self._pass()
+            except Exception:  # keep mirroring the other clusters
+                log.exception("kubernetes pass failed")
+
+    def _pass(self) -> None:
+        with self.runtime.transaction() as world:
+            views = views_of(world)
+        for cluster_id, view in views.items():
+            mirror = self._mirrors.get(cluster_id)
+            if mirror is None and view.data_plane_up and not view.gone:
+                self.prepare(cluster_id, view.cluster_name)
+                with self._lock:
+                    mirror = self._mirrors[cluster_id] = ClusterMirror(
+                        self._planes[cluster_id], view
+                    )
+                mirror.start()
+            elif mirror is not None and view.gone:
+                mirror.stop()
+            if mirror is not None:
+                mirror.offer(view)
+        with self._lock:  # a create adds planes meanwhile
+            forgotten = set(self._planes) - set(views)
+        for cluster_id in forgotten:  # stop, then delete its files
+            with self._lock:
+                plane = self._planes.pop(cluster_id)
+                mirror = self._mirrors.pop(cluster_id, None)
+            if mirror is not None:
+                mirror.stop(remove=True)
+            else:
+                shutil.rmtree(plane.root, ignore_errors=True)

@@ -1,0 +1,156 @@
+"""Certificates and the kubeconfig of one simulated cluster's control plane.
+
+The API server serves TLS with a certificate signed by the cluster's own CA, and trusts client
+certificates signed by that CA (``--client-ca-file``): the kubeconfig carries the CA and an admin
+client certificate in group ``system:masters``, as a real cluster's admin kubeconfig does. Keys
+are ECDSA P-256 (fast to generate; Kubernetes accepts them for serving, clients and service
+account tokens). Generated with the ``openssl`` command, so the simulator needs no crypto package.
+"""
+
+from __future__ import annotations
+
+import base64
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["ClusterPki", "ensure_pki", "kubeconfig_yaml"]
+
+_DAYS = "3650"
+
+
+@dataclass(frozen=True)
+class ClusterPki:
+    """Paths of the files one control plane needs, under ``<cluster dir>/pki``."""
+
+    root: Path
+
+    @property
+    def ca_cert(self) -> Path:
+        return self.root / "ca.crt"
+
+    @property
+    def ca_key(self) -> Path:
+        return self.root / "ca.key"
+
+    @property
+    def server_cert(self) -> Path:
+        return self.root / "apiserver.crt"
+
+    @property
+    def server_key(self) -> Path:
+        return self.root / "apiserver.key"
+
+    @property
+    def admin_cert(self) -> Path:
+        return self.root / "admin.crt"
+
+    @property
+    def admin_key(self) -> Path:
+        return self.root / "admin.key"
+
+    @property
+    def service_account_key(self) -> Path:
+        return self.root / "sa.key"
+
+    @property
+    def service_account_pub(self) -> Path:
+        return self.root / "sa.pub"
+
+
+def _openssl(*args: str, cwd: Path) -> None:
+    binary = shutil.which("openssl")
+    if binary is None:
+        raise RuntimeError(
+            "together_sim --kubernetes needs the openssl command to make each cluster's "
+            "certificates; install openssl (e.g. apt-get install openssl)"
+        )
+    done = subprocess.run([binary, *args], cwd=cwd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"openssl {args[0]} failed: {done.stderr.strip()}")
+
+
+def _new_key(path: Path) -> None:
+    _openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
+             "-out", path.name, cwd=path.parent)  # fmt: skip
+    path.chmod(0o600)
+
+
+def _signed(pki: ClusterPki, key: Path, cert: Path, subject: str, extensions: str) -> None:
+    """A certificate for ``key`` signed by the cluster CA, with ``extensions`` (x509v3 lines)."""
+    csr, ext = cert.with_suffix(".csr"), cert.with_suffix(".ext")
+    ext.write_text(extensions)
+    _openssl("req", "-new", "-key", key.name, "-subj", subject, "-out", csr.name, cwd=pki.root)
+    _openssl("x509", "-req", "-in", csr.name, "-CA", pki.ca_cert.name, "-CAkey", pki.ca_key.name,
+             "-CAcreateserial", "-days", _DAYS, "-extfile", ext.name, "-out", cert.name,
+             cwd=pki.root)  # fmt: skip
+    csr.unlink()
+    ext.unlink()
+
+
+def ensure_pki(root: Path, cluster_id: str) -> ClusterPki:
+    """Create the CA, serving, admin and service-account keys once; reuse them after that (a
+    restarted simulator keeps each cluster's kubeconfig valid)."""
+    pki = ClusterPki(root)
+    if pki.service_account_pub.exists():
+        return pki
+    root.mkdir(parents=True, exist_ok=True)
+    _new_key(pki.ca_key)
+    _openssl("req", "-x509", "-new", "-key", pki.ca_key.name, "-days", _DAYS,
+             "-subj", f"/CN=together-sim-ca-{cluster_id[:8]}",
+             "-addext", "basicConstraints=critical,CA:TRUE",
+             "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
+             "-out", pki.ca_cert.name, cwd=root)  # fmt: skip
+    _new_key(pki.server_key)
+    _signed(
+        pki,
+        pki.server_key,
+        pki.server_cert,
+        "/CN=kube-apiserver",
+        "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n"
+        "extendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost,"
+        "DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc\n",
+    )
+    _new_key(pki.admin_key)
+    _signed(
+        pki,
+        pki.admin_key,
+        pki.admin_cert,
+        "/O=system:masters/CN=together-admin",
+        "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n"
+        "extendedKeyUsage=clientAuth\n",
+    )
+    _new_key(pki.service_account_key)
+    _openssl("pkey", "-in", pki.service_account_key.name, "-pubout",
+             "-out", pki.service_account_pub.name, cwd=root)  # fmt: skip
+    return pki
+
+
+def _b64(path: Path) -> str:
+    return base64.b64encode(path.read_bytes()).decode("ascii")
+
+
+def kubeconfig_yaml(pki: ClusterPki, name: str, server: str) -> str:
+    """An admin kubeconfig for ``server`` with everything embedded (no file references), so it
+    works wherever it is copied, as the one Together returns does."""
+    return (
+        "apiVersion: v1\n"
+        "kind: Config\n"
+        "clusters:\n"
+        f"- name: {name}\n"
+        "  cluster:\n"
+        f"    server: {server}\n"
+        f"    certificate-authority-data: {_b64(pki.ca_cert)}\n"
+        "contexts:\n"
+        f"- name: {name}\n"
+        "  context:\n"
+        f"    cluster: {name}\n"
+        f"    user: {name}-admin\n"
+        f"current-context: {name}\n"
+        "users:\n"
+        f"- name: {name}-admin\n"
+        "  user:\n"
+        f"    client-certificate-data: {_b64(pki.admin_cert)}\n"
+        f"    client-key-data: {_b64(pki.admin_key)}\n"
+    )

@@ -1,0 +1,241 @@
+"""The processes of one cluster's control plane: etcd, kube-apiserver, kube-controller-manager,
+kube-scheduler and KWOK, all on loopback with ports chosen at run time.
+
+No orphans: every process is started with ``PR_SET_PDEATHSIG`` = SIGKILL, so the kernel kills it
+when the thread that started it ends, which covers a simulator killed by SIGKILL. Each process
+gets its own session, so a Ctrl-C in the simulator's terminal reaches only the simulator, which
+then stops its control planes in order (:meth:`ControlPlane.stop`).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import random
+import signal
+import socket
+import ssl
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+import httpx
+
+from together_sim.kube.pki import ClusterPki, ensure_pki, kubeconfig_yaml
+
+__all__ = ["BINARIES", "NODE_LABEL", "ControlPlane", "Ports"]
+
+BINARIES: Final = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
+NODE_LABEL: Final = "together-sim/kwok"
+"""Every simulated Node carries ``together-sim/kwok=true``; KWOK manages exactly those."""
+
+_PR_SET_PDEATHSIG: Final = 1
+_STAGES: Final = Path(__file__).parent / "stages"
+
+
+_prctl = ctypes.CDLL(None, use_errno=True).prctl  # resolved here: the child must not dlopen
+
+
+def _die_with_parent() -> None:  # runs in the child between fork and exec
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def _free_ports(count: int) -> list[int]:
+    """``count`` distinct loopback ports that are free now, below the kernel's ephemeral range:
+    a port from that range can be taken meanwhile as the local port of any outgoing
+    connection on the machine, and a listener could then not bind it."""
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    low = max(low, 2048)
+    held: list[socket.socket] = []
+    try:
+        while len(held) < count:
+            candidate = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            try:
+                candidate.bind(("127.0.0.1", random.randrange(1024, low)))
+            except OSError:
+                candidate.close()
+                continue
+            held.append(candidate)
+        return [s.getsockname()[1] for s in held]
+    finally:
+        for s in held:
+            s.close()
+
+
+@dataclass(frozen=True)
+class Ports:
+    """Loopback ports of one control plane, kept in ``ports.json`` so a restarted simulator
+    serves each cluster's API at the address its kubeconfig already names."""
+
+    etcd_client: int
+    etcd_peer: int
+    apiserver: int
+    kwok_node: int
+
+    @classmethod
+    def load_or_pick(cls, path: Path) -> Ports:
+        if path.exists():
+            return cls(**json.loads(path.read_text()))
+        ports = cls(*_free_ports(4))
+        path.write_text(json.dumps(ports.__dict__))
+        return ports
+
+
+@dataclass
+class ControlPlane:
+    """One cluster's control plane under ``root`` (pki/, etcd/, logs/, kubeconfig)."""
+
+    root: Path
+    bin_dir: Path
+    cluster_id: str
+    cluster_name: str
+    pki: ClusterPki = field(init=False)
+    ports: Ports = field(init=False)
+    processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict, init=False)
+    start_seconds: float | None = field(default=None, init=False)
+    cancelled: threading.Event = field(default_factory=threading.Event, init=False)
+    """Set to give up a start in progress (the cluster went away, or the simulator stops)."""
+
+    def __post_init__(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.pki = ensure_pki(self.root / "pki", self.cluster_id)
+        self.ports = Ports.load_or_pick(self.root / "ports.json")
+        self.kubeconfig_path.write_text(self.kubeconfig())
+
+    @property
+    def server(self) -> str:
+        return f"https://127.0.0.1:{self.ports.apiserver}"
+
+    @property
+    def kubeconfig_path(self) -> Path:
+        return self.root / "kubeconfig"
+
+    def kubeconfig(self) -> str:
+        return kubeconfig_yaml(self.pki, self.cluster_name, self.server)
+
+    def http_client(self, timeout: float = 10.0) -> httpx.Client:
+        tls = ssl.create_default_context(cafile=str(self.pki.ca_cert))
+        tls.load_cert_chain(str(self.pki.admin_cert), str(self.pki.admin_key))
+        return httpx.Client(base_url=self.server, verify=tls, timeout=timeout)
+
+    # ------------------------------------------------------------------ processes
+
+    def _spawn(self, name: str, args: list[str]) -> None:
+        logs = self.root / "logs"
+        logs.mkdir(exist_ok=True)
+        with (logs / f"{name}.log").open("ab") as log:
+            self.processes[name] = subprocess.Popen(
+                [str(self.bin_dir / name), *args],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                cwd=self.root,
+                start_new_session=True,
+                preexec_fn=_die_with_parent,  # only prctl runs between fork and exec
+                env={**os.environ, "GOMAXPROCS": "2"},
+            )
+
+    def _wait(self, what: str, ready: Callable[[], bool], timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.cancelled.is_set():
+                raise RuntimeError(f"start of cluster {self.cluster_id}'s control plane cancelled")
+            for name, proc in self.processes.items():
+                if proc.poll() is not None:
+                    raise RuntimeError(
+                        f"{name} of cluster {self.cluster_id} exited with {proc.returncode}; "
+                        f"see {self.root / 'logs' / (name + '.log')}"
+                    )
+            try:
+                if ready():
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError(f"{what} of cluster {self.cluster_id} not ready after {timeout:.0f} s")
+
+    def start(self, timeout: float = 90.0) -> None:
+        """Start every process and return once the API server is ready (``/readyz``)."""
+        began = time.monotonic()
+        p, pki, kc = self.ports, self.pki, str(self.kubeconfig_path)
+        self._spawn("etcd", [
+            "--name", "default", "--data-dir", str(self.root / "etcd"),
+            "--listen-client-urls", f"http://127.0.0.1:{p.etcd_client}",
+            "--advertise-client-urls", f"http://127.0.0.1:{p.etcd_client}",
+            "--listen-peer-urls", f"http://127.0.0.1:{p.etcd_peer}",
+            "--initial-advertise-peer-urls", f"http://127.0.0.1:{p.etcd_peer}",
+            "--initial-cluster", f"default=http://127.0.0.1:{p.etcd_peer}",
+            "--unsafe-no-fsync", "--log-level", "warn", "--quota-backend-bytes", "268435456",
+        ])  # fmt: skip
+        with httpx.Client(timeout=2.0) as etcd:
+            url = f"http://127.0.0.1:{p.etcd_client}/health"
+            self._wait("etcd", lambda: etcd.get(url).status_code == 200, timeout)
+        self._spawn("kube-apiserver", [
+            f"--etcd-servers=http://127.0.0.1:{p.etcd_client}",
+            "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+            f"--secure-port={p.apiserver}",
+            f"--tls-cert-file={pki.server_cert}", f"--tls-private-key-file={pki.server_key}",
+            f"--client-ca-file={pki.ca_cert}",
+            "--authorization-mode=Node,RBAC",
+            f"--service-account-key-file={pki.service_account_pub}",
+            f"--service-account-signing-key-file={pki.service_account_key}",
+            "--service-account-issuer=https://kubernetes.default.svc",
+            "--service-cluster-ip-range=10.96.0.0/16",
+            "--profiling=false", "--enable-priority-and-fairness=false",
+        ])  # fmt: skip
+        with self.http_client(timeout=2.0) as api:
+            self._wait("kube-apiserver", lambda: api.get("/readyz").status_code == 200, timeout)
+        self._spawn("kube-controller-manager", [
+            f"--kubeconfig={kc}", "--leader-elect=false", "--secure-port=0",
+            f"--service-account-private-key-file={pki.service_account_key}",
+            f"--root-ca-file={pki.ca_cert}",
+            "--controllers=*,-serviceaccount-token", "--profiling=false",
+        ])  # fmt: skip
+        self._spawn("kube-scheduler", [
+            f"--kubeconfig={kc}", "--leader-elect=false", "--secure-port=0", "--profiling=false",
+        ])  # fmt: skip
+        stages = self.root / "kwok-stages.yaml"
+        stages.write_text(
+            "\n---\n".join(
+                f.read_text()
+                for f in [
+                    *sorted((self.bin_dir / "kwok-stages" / "node").glob("*.yaml")),
+                    *sorted(_STAGES.glob("*.yaml")),
+                ]
+            )
+        )
+        self._spawn("kwok", [
+            f"--kubeconfig={kc}", f"--config={stages}",
+            f"--manage-nodes-with-label-selector={NODE_LABEL}=true",
+            "--manage-all-nodes=false",
+            "--node-ip=127.0.0.1", f"--node-port={p.kwok_node}",
+            f"--server-address=127.0.0.1:{p.kwok_node}",
+            "--node-lease-duration-seconds=40",
+        ])  # fmt: skip
+        self.start_seconds = time.monotonic() - began
+
+    def alive(self) -> bool:
+        return bool(self.processes) and all(p.poll() is None for p in self.processes.values())
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """SIGTERM every process (its session too), then SIGKILL what is left after ``timeout``."""
+        procs = list(self.processes.values())
+        for proc in procs:
+            if proc.poll() is None:
+                proc.terminate()
+        deadline = time.monotonic() + timeout
+        for proc in procs:
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        self.processes.clear()
