@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from testkit.langhost import missing_extras_reason
 from testkit.pulumi_env import PulumiEnv, engine_bin, native_pulumi_env
 from testkit.sim import SimulatorProcess
 
@@ -38,3 +39,16 @@ def pulumi_env(tmp_path: Path, engine: Path) -> PulumiEnv:
 def native_env(tmp_path: Path, engine: Path) -> PulumiEnv:
     """Like `pulumi_env`, with the native plugin (`pulumi-resource-together`) on PATH."""
     return native_pulumi_env(tmp_path, engine)
+
+
+@pytest.fixture(autouse=True)
+def _langhost_extras(request: pytest.FixtureRequest) -> None:
+    """Skip a test marked `langhost_extras(...)` when the engine's Python host lacks one of them
+    (upstream's host, from a release Pulumi first on PATH: see testkit/langhost.py). Autouse, so
+    it runs before the test's other fixtures start anything."""
+    marker = request.node.get_closest_marker("langhost_extras")
+    if marker is None:
+        return
+    reason = missing_extras_reason(request.getfixturevalue("engine"), tuple(marker.args))
+    if reason is not None:
+        pytest.skip(reason)

@@ -22,7 +22,6 @@ __all__ = [
     "CLUSTER_TOKEN",
     "PLUGIN_DIR",
     "VOLUME_TOKEN",
-    "native_outputs",
     "native_pulumi_env",
     "native_stack",
     "nodejs_langhost_bin",
@@ -40,12 +39,6 @@ def native_stack(
 ) -> tuple[auto.Stack, Path]:
     """A stack of the native `cluster` program declaring `clusters` (name -> args)."""
     return cluster_stack(env, sim, clusters, program=PROGRAM, stack_name=stack_name)
-
-
-def native_outputs(env: PulumiEnv, stack_name: str = "test") -> list[dict[str, Any]]:
-    """The stored outputs of every native cluster of the stack (as `pulumi stack export` has
-    them: refresh updates these)."""
-    return env.resource_outputs(env.root / "projects" / PROGRAM, CLUSTER_TOKEN, stack_name)
 
 
 def yaml_langhost_bin() -> Path:

@@ -1,6 +1,8 @@
 """The Python language host the engine runs (ours, or upstream's in a release install) behaves as
-upstream's does: `-version`, `Cancel`, exit when the engine dies, `About`,
-`GetProgramDependencies`, and the runtime options of Pulumi.yaml validated, not ignored.
+upstream's does: `-version`, `About`, `GetProgramDependencies`, and the runtime options of
+Pulumi.yaml validated, not ignored. Three tests check what only our host does (Cancel ends it; it
+exits soon after the engine goes away, its health interval being settable): they are marked
+`langhost_extras` and skip on upstream's host (testkit/langhost.py).
 
 Each test drives the host binary over its gRPC contract, with a stand-in engine: a gRPC server
 with no services, which the host's health check treats as alive (Unimplemented) until it stops.
@@ -23,6 +25,7 @@ import pytest
 from google.protobuf import empty_pb2, struct_pb2  # type: ignore[import-untyped]
 from pulumi.runtime.proto import language_pb2, language_pb2_grpc
 
+from testkit.langhost import host_extras, our_build_dir
 from testkit.pulumi_env import PulumiEnv
 from testkit.sim import SimulatorProcess
 from tests.clusters import cluster_stack, successful_posts
@@ -40,7 +43,7 @@ from tests.specs import CLUSTER_SPEC as BASE
 pytestmark = pytest.mark.engine
 
 VENV = str(Path(sys.prefix))
-# How often the host probes the engine in these tests (upstream: every 5 minutes).
+# How often our host probes the engine in these tests (upstream's: every 5 minutes, fixed).
 HEALTH_INTERVAL = "200ms"
 
 
@@ -107,12 +110,23 @@ def test_version_flag_prints_the_engine_version(engine: Path) -> None:
     assert out.stdout.strip().lstrip("v") == cli.stdout.strip().lstrip("v")
 
 
+def test_our_build_lists_the_extras_its_tests_need(engine: Path) -> None:
+    """The tests marked `langhost_extras` run only where the host lists those extras: were our
+    own build to stop listing them, they would skip unnoticed."""
+    ours = our_build_dir()
+    if ours is None or ours.resolve() != engine.resolve():
+        pytest.skip(f"the engine in {engine} is not this repo's build of tools/pulumi-engine")
+    assert host_extras(engine) == {"cancel-exits", "health-interval"}
+
+
+@pytest.mark.langhost_extras("cancel-exits")
 def test_cancel_shuts_the_host_down(host: Host) -> None:
     assert host.stub.Cancel(empty_pb2.Empty()) == empty_pb2.Empty()
     wait_for(host.exited, timeout=10, what="the host to exit after Cancel")
     assert host.process.returncode == 0
 
 
+@pytest.mark.langhost_extras("health-interval")
 def test_host_exits_when_the_engine_goes_away(host: Host) -> None:
     """A CLI killed with SIGKILL never says goodbye: the health check is what ends the host."""
     wait_for(lambda: not host.exited(), timeout=1, what="the host to stay up")
@@ -185,6 +199,7 @@ def test_pulumi_about_shows_the_interpreter_and_the_dependencies(
     assert re.search(r"together-gpu-clusters\s+0\.1\.0", shown), shown
 
 
+@pytest.mark.langhost_extras("health-interval")
 @pytest.mark.parametrize("simulator", [{"time_scale": 30, "api_key": API_KEY}], indirect=True)
 def test_host_exits_after_the_cli_is_killed(
     pulumi_env: PulumiEnv, simulator: SimulatorProcess

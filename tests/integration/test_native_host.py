@@ -1,5 +1,7 @@
-"""What only the native plugin can do, through the real engine: `pulumi import`, customTimeouts,
-and one `pulumi up` waiting on a dozen clusters at once."""
+"""What only the native plugin does, through the real engine: progress on the resource and counts
+typed by its schema, `pulumi import` (clusters and volumes), customTimeouts, and one `pulumi up`
+waiting on a dozen clusters at once. What both hosts do is in scenarios/ (one suite, run on each).
+"""
 
 from __future__ import annotations
 
@@ -12,11 +14,11 @@ from pulumi import automation as auto
 from testkit.pulumi_env import PulumiEnv
 from testkit.sim import SimulatorProcess
 from tests.clusters import live_clusters
-from tests.native import CLUSTER_TOKEN, native_stack
+from tests.hosts import HOSTS
+from tests.native import CLUSTER_TOKEN, VOLUME_TOKEN, native_stack
 from tests.specs import CLUSTER_SPEC as BASE
 from together_api.client import TogetherClient
-from together_api.kubeconfig import decode_kube_config
-from together_api.wire import ClusterCreateRequest
+from together_api.wire import ClusterCreateRequest, VolumeCreateRequest
 
 pytestmark = pytest.mark.engine
 FAST = {"time_scale": 600}  # 6 simulated minutes of provisioning = 0.6 s
@@ -24,6 +26,25 @@ FAST = {"time_scale": 600}  # 6 simulated minutes of provisioning = 0.6 s
 
 def _timeouts(stack: auto.Stack, **seconds: float) -> None:
     stack.set_config("timeouts", auto.ConfigValue(json.dumps(seconds)))
+
+
+@pytest.mark.parametrize("simulator", [FAST], indirect=True)
+def test_create_reports_progress_on_the_cluster_and_counts_as_ints(
+    native_env: PulumiEnv, simulator: SimulatorProcess
+) -> None:
+    stack, _ = native_stack(native_env, simulator, {"train": {**BASE, "num_preemptible_gpus": 16}})
+    events: list[auto.EngineEvent] = []
+    outputs = stack.up(on_event=events.append).outputs
+    assert outputs["train_int_counts"].value == "int"  # not 8.0: the declared type casts it
+    progress = [
+        (e.diagnostic_event.urn or "", e.diagnostic_event.message)
+        for e in events
+        if e.diagnostic_event is not None
+    ]
+    cluster_id = outputs["train_id"].value
+    created = [urn for urn, message in progress if "created " + cluster_id in message]
+    assert created, progress
+    assert created[0].endswith("together:index:Cluster::train")  # the cluster's, not the Stack's
 
 
 @pytest.mark.parametrize("simulator", [FAST], indirect=True)
@@ -110,21 +131,36 @@ def test_twelve_creates_wait_side_by_side(
     assert spread < PROVISIONING_S, f"the last create started {spread} s after the first"
 
 
-SECRET_KEY = "sk-native-secret-7d2e4b"
-
-
-@pytest.mark.parametrize("simulator", [{**FAST, "api_key": SECRET_KEY}], indirect=True)
-def test_state_holds_neither_the_api_key_nor_the_kubeconfig_in_plain_text(
+@pytest.mark.parametrize("simulator", [FAST], indirect=True)
+def test_import_of_a_volume_then_the_matching_program_previews_no_changes(
     native_env: PulumiEnv, simulator: SimulatorProcess
 ) -> None:
-    stack, work = native_stack(native_env, simulator, {"train": BASE})
-    cluster_id = stack.up().outputs["train_id"].value
+    ckpt: dict[str, Any] = {"region": "us-central-8", "size_tib": 2, "project_id": "proj-test"}
     with TogetherClient(api_key=simulator.api_key, base_url=simulator.base_url) as client:
-        wire = client.get_cluster(cluster_id).kube_config
-    kube_config = decode_kube_config(wire)  # base64 on the wire; the output is the YAML
-    state = json.dumps(native_env.exported_state(work))
-    assert kube_config and wire and wire not in state
-    assert SECRET_KEY not in state
-    assert json.dumps(kube_config)[1:-1] not in state  # as the JSON state would hold it
-    assert all(line not in state for line in kube_config.splitlines() if "token" in line)
-    assert stack.outputs()["train_kube_config"].value == kube_config  # encrypted, not lost
+        existing = client.create_volume(VolumeCreateRequest(volume_name="ckpt", **ckpt))
+    simulator.advance(120)
+    native = HOSTS["native"]
+    stack = native.volume_stack(native_env, simulator, {"ckpt": ckpt})
+    simulator.reset_requests()
+    imported = native_env.run(
+        native.volume_work(native_env), "import", VOLUME_TOKEN, "ckpt", existing.volume_id,
+        "--yes", "--generate-code=false", "--stack", "test",
+    )  # fmt: skip
+    assert "1 imported" in imported.stdout, imported.stdout + imported.stderr
+    assert {r["method"] for r in simulator.requests()} == {"GET"}  # import only reads
+    # Together does not report a volume's region or project: the program's are taken, not
+    # shown as a replacement.
+    assert stack.preview().change_summary == {auto.OpType.SAME: 2}
+    result = stack.up()
+    assert result.summary.resource_changes == {"same": 2}
+    assert result.outputs["ckpt_volume_id"].value == existing.volume_id
+    # The first real change is an ordinary in-place grow of the imported volume.
+    stack.set_config("volumes", auto.ConfigValue(json.dumps({"ckpt": {**ckpt, "size_tib": 3}})))
+    simulator.reset_requests()
+    assert stack.up().summary.resource_changes == {"update": 1, "same": 1}
+    assert [(r["method"], r["path"]) for r in simulator.requests()] == [
+        ("PUT", "/v1/compute/clusters/storage/volumes")
+    ]
+    (stored,) = native.stored_volumes(native_env)
+    assert (stored["region"], stored["project_id"]) == ("us-central-8", "proj-test")
+    assert "__unread" not in stored  # the update stored the program's values

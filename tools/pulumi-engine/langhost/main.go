@@ -42,6 +42,17 @@ func healthInterval() time.Duration {
 	return 5 * time.Minute
 }
 
+// extras are what this host does that upstream's does not, as `-together-extras` lists them (one
+// per line). The tests of these behaviours ask for them and skip, naming the missing one, when the
+// engine runs upstream's host (a release Pulumi first on PATH): its flag parser rejects the
+// unknown flag, so it lists none.
+var extras = []string{
+	// Cancel ends the host (upstream's Cancel does not).
+	"cancel-exits",
+	// TOGETHER_LANGHOST_HEALTH_INTERVAL sets how often the engine is probed (upstream: 5 minutes).
+	"health-interval",
+}
+
 // lifecycle ends the host once: on SIGINT, on a failed health check or on the Cancel RPC. The
 // gRPC server then stops gracefully (a running program is allowed to finish).
 type lifecycle struct {
@@ -79,6 +90,7 @@ func main() {
 	tracing := fs.String("tracing", "", "emit tracing to a Zipkin-compatible endpoint")
 	executor := fs.String("use-executor", "", "path to pulumi-language-python-exec")
 	showVersion := fs.Bool("version", false, "print the version and exit")
+	showExtras := fs.Bool("together-extras", false, "print what this host adds to upstream's, one per line, and exit")
 	// Accepted as upstream accepts them: obsolete flags (the options now come from Pulumi.yaml
 	// through ProgramInfo) and the logging flags the engine passes to every plugin.
 	for _, name := range []string{"virtualenv", "root", "typechecker", "toolchain"} {
@@ -92,6 +104,10 @@ func main() {
 	}
 	if *showVersion {
 		fmt.Println(version.Version)
+		return
+	}
+	if *showExtras {
+		fmt.Println(strings.Join(extras, "\n"))
 		return
 	}
 	engine := ""

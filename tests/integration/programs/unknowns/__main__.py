@@ -1,15 +1,19 @@
-"""A cluster whose name and project come from another resource: unknown at the first preview."""
+"""A cluster whose name and project come from another resource: unknown at the first preview.
+Config `host: native` declares the cluster through the native plugin instead of the dynamic host.
+"""
 
 import pulumi
 from name_source import NameSource
 
-from together_provider import Cluster, ClusterArgs
+import together_provider
+from together_provider import native
 
 config = pulumi.Config()
+host = native if config.get("host") == "native" else together_provider
 source = NameSource("source", config.require("prefix"))
-cluster = Cluster(
+cluster = host.Cluster(
     "train",
-    ClusterArgs(
+    host.ClusterArgs(
         cluster_name=source.value,
         project_id=source.value,
         region="us-central-8",

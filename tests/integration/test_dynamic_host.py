@@ -1,11 +1,17 @@
-"""The real engine runs a dynamic provider from an importable module, end to end."""
+"""What only the dynamic host does, through the real engine: a dynamic provider loaded from an
+importable module (pickled into the state by reference), its numbers normalised by check() and
+an output only create() made kept through an update. What both hosts do is in scenarios/ (one
+suite, run on each)."""
 
 from __future__ import annotations
 
+import pytest
 from pulumi import automation as auto
 
 from testkit.pulumi_env import PulumiEnv
 from tests.integration.conftest import PROGRAMS
+
+pytestmark = pytest.mark.engine
 
 
 def test_dynamic_provider_lifecycle_through_the_real_engine(pulumi_env: PulumiEnv) -> None:

@@ -1,5 +1,6 @@
-"""The SharedVolume resource through the real Pulumi engine against the simulator, one behaviour
-each: created with the cluster that attaches it, grown in place, protected while attached."""
+"""The SharedVolume resource through the real Pulumi engine against the simulator, on both hosts
+(`host` fixture: dynamic, native), one behaviour each: created with the cluster that attaches
+it, grown in place, a shrink refused at preview."""
 
 from __future__ import annotations
 
@@ -9,18 +10,16 @@ from typing import Any
 import pytest
 from pulumi import automation as auto
 
-from testkit.pulumi_env import PulumiEnv, Secret
+from testkit.pulumi_env import PulumiEnv
 from testkit.sim import SimulatorProcess
-from tests.clusters import live_clusters, preview_error
-from tests.integration.conftest import PROGRAMS
+from tests.clusters import live_clusters, preview_error, set_clusters
+from tests.hosts import Host
 from tests.specs import CLUSTER_SPEC
 from together_api.client import TogetherClient
 from together_api.errors import NotFoundError
 from together_api.wire import VolumeCreateRequest
-from together_provider.volume.schema import VOLUME_TYPE
 
-API_KEY = "sk-test-volumes-7c2d"
-FAST = {"time_scale": 600, "api_key": API_KEY}
+FAST = {"time_scale": 600, "api_key": "sk-test-volumes-7c2d"}
 pytestmark = [pytest.mark.engine, pytest.mark.parametrize("simulator", [FAST], indirect=True)]
 
 VOLUMES_PATH = "/v1/compute/clusters/storage/volumes"
@@ -30,50 +29,34 @@ CKPT: dict[str, Any] = {"region": "us-central-8", "size_tib": 2, "project_id": "
 TRAIN: dict[str, Any] = {**CLUSTER_SPEC, "volume": "ckpt"}
 
 
-def _stack(
-    env: PulumiEnv,
-    sim: SimulatorProcess,
-    volumes: dict[str, Any],
-    clusters: dict[str, Any] | None = None,
-) -> auto.Stack:
-    work = env.root / "projects" / "volumes"
-    if not work.exists():
-        work = env.project(PROGRAMS / "volumes")
-    return env.stack(
-        work,
-        config={
-            "volumes": json.dumps(volumes),
-            "clusters": json.dumps(clusters or {}),
-            "together:apiKey": Secret(sim.api_key),
-            "together:baseUrl": sim.base_url,
-        },
-    )
-
-
-def _set(
-    stack: auto.Stack, volumes: dict[str, Any], clusters: dict[str, Any] | None = None
-) -> None:
+def _set_volumes(stack: auto.Stack, volumes: dict[str, Any]) -> None:
     stack.set_config("volumes", auto.ConfigValue(json.dumps(volumes)))
-    stack.set_config("clusters", auto.ConfigValue(json.dumps(clusters or {})))
+
+
+def _set(stack: auto.Stack, volumes: dict[str, Any], clusters: dict[str, Any]) -> None:
+    _set_volumes(stack, volumes)
+    set_clusters(stack, clusters)
 
 
 def _client(sim: SimulatorProcess) -> TogetherClient:
     return TogetherClient(api_key=sim.api_key, base_url=sim.base_url)
 
 
-def _stored_volume(env: PulumiEnv) -> dict[str, Any]:
-    (outputs,) = env.resource_outputs(env.root / "projects" / "volumes", VOLUME_TYPE)
-    return outputs
-
-
 def _calls(sim: SimulatorProcess) -> list[tuple[str, str]]:
     return [(r["method"], r["path"]) for r in sim.requests()]
 
 
+def _types(host: Host, env: PulumiEnv) -> list[str]:
+    """Our resources' types in the state, sorted."""
+    state = env.exported_state(host.volume_work(env))["deployment"]
+    ours = (host.cluster_type, host.volume_type)
+    return sorted(r["type"] for r in state.get("resources") or [] if r["type"] in ours)
+
+
 def test_a_volume_and_the_cluster_that_uses_it_in_one_up(
-    pulumi_env: PulumiEnv, simulator: SimulatorProcess
+    host: Host, env: PulumiEnv, simulator: SimulatorProcess
 ) -> None:
-    outputs = _stack(pulumi_env, simulator, {"ckpt": CKPT}, {"train": TRAIN}).up().outputs
+    outputs = host.volume_stack(env, simulator, {"ckpt": CKPT}, {"train": TRAIN}).up().outputs
     volume_id = outputs["ckpt_volume_id"].value
     calls = _calls(simulator)
     # The engine orders them: the volume is created (and available) before the cluster's POST.
@@ -81,45 +64,63 @@ def test_a_volume_and_the_cluster_that_uses_it_in_one_up(
     (cluster,) = live_clusters(simulator)
     assert [v.volume_id for v in cluster.volumes] == [volume_id]
     assert outputs["train_volume_name"].value == "ckpt"  # the PersistentVolume's name
+    assert outputs["ckpt_size_tib"].value == 2
+    assert type(outputs["ckpt_size_tib"].value) is int
+    assert _types(host, env) == sorted([host.cluster_type, host.volume_type])
     with _client(simulator) as client:
         assert client.get_volume(volume_id).status == "bound"  # the cluster is Ready
 
 
-def test_growing_a_volume_is_exactly_one_put(
-    pulumi_env: PulumiEnv, simulator: SimulatorProcess
+def test_growing_a_volume_is_exactly_one_put_and_leaves_its_cluster_alone(
+    host: Host, env: PulumiEnv, simulator: SimulatorProcess
 ) -> None:
-    stack = _stack(pulumi_env, simulator, {"ckpt": CKPT}, {"train": TRAIN})
-    volume_id = stack.up().outputs["ckpt_volume_id"].value
-    _set(stack, {"ckpt": {**CKPT, "size_tib": 6}}, {"train": TRAIN})
+    stack = host.volume_stack(env, simulator, {"ckpt": CKPT}, {"train": TRAIN})
+    first = stack.up().outputs
+    _set_volumes(stack, {"ckpt": {**CKPT, "size_tib": 6}})
     simulator.reset_requests()
+    assert stack.preview().change_summary == {auto.OpType.UPDATE: 1, auto.OpType.SAME: 2}
+    assert simulator.requests() == []  # preview is check + diff only
     result = stack.up()
     # The cluster that attaches it is untouched: no replacement, no call.
     assert result.summary.resource_changes == {"update": 1, "same": 2}
     assert [(r["method"], r["path"], r["status"]) for r in simulator.requests()] == [
         ("PUT", VOLUMES_PATH, 200)
     ]
+    volume_id = first["ckpt_volume_id"].value
     assert result.outputs["ckpt_volume_id"].value == volume_id
+    assert result.outputs["train_id"].value == first["train_id"].value
+    assert result.outputs["ckpt_size_tib"].value == 6
     with _client(simulator) as client:
         assert client.get_volume(volume_id).size_tib == 6
 
 
-def test_a_shrink_fails_at_preview_with_no_api_call(
-    pulumi_env: PulumiEnv, simulator: SimulatorProcess
+def test_a_shrink_fails_at_preview_and_so_does_undoing_a_grow_made_elsewhere(
+    host: Host, env: PulumiEnv, simulator: SimulatorProcess
 ) -> None:
-    stack = _stack(pulumi_env, simulator, {"ckpt": {**CKPT, "size_tib": 4}})
+    stack = host.volume_stack(env, simulator, {"ckpt": {**CKPT, "size_tib": 4}})
     stack.up()
-    _set(stack, {"ckpt": {**CKPT, "size_tib": 2}})
+    _set_volumes(stack, {"ckpt": {**CKPT, "size_tib": 2}})
     simulator.reset_requests()
     error = preview_error(stack)
     assert "volume 'ckpt': size_tib 4 -> 2 would shrink the volume" in error
     assert "Together volumes only grow" in error
+    assert "Traceback" not in error
     assert simulator.requests() == []
+    # Someone grows it elsewhere (`tg clusters storage`): refresh shows the drift ...
+    volume_id = stack.outputs()["ckpt_volume_id"].value
+    with _client(simulator) as client:
+        client.resize_volume(volume_id, 5)
+    refresh = stack.refresh()
+    assert refresh.summary.resource_changes == {"update": 1, "same": 1}
+    assert [v["size_tib"] for v in host.stored_volumes(env)] == [5]
+    # ... and the stack's 2 TiB would now shrink the live volume, so it is refused too.
+    assert "size_tib 5 -> 2 would shrink the volume" in preview_error(stack)
 
 
-def test_destroying_a_volume_its_cluster_still_uses_fails_naming_the_cluster(
-    pulumi_env: PulumiEnv, simulator: SimulatorProcess
+def test_a_volume_its_cluster_still_uses_is_not_deleted_and_destroy_deletes_the_cluster_first(
+    host: Host, env: PulumiEnv, simulator: SimulatorProcess
 ) -> None:
-    stack = _stack(pulumi_env, simulator, {"ckpt": CKPT}, {"train": TRAIN})
+    stack = host.volume_stack(env, simulator, {"ckpt": CKPT}, {"train": TRAIN})
     outputs = stack.up().outputs
     volume_id, cluster_id = outputs["ckpt_volume_id"].value, outputs["train_id"].value
     # The program drops the volume but the cluster keeps naming it (by its id, as a literal).
@@ -135,14 +136,11 @@ def test_destroying_a_volume_its_cluster_still_uses_fails_naming_the_cluster(
     with _client(simulator) as client:
         assert client.get_volume(volume_id).status == "bound"
         assert client.get_cluster(cluster_id).status == "Ready"
-    assert _stored_volume(pulumi_env)["volume_id"] == volume_id  # still in the state
-
-
-def test_destroying_the_stack_deletes_the_cluster_then_the_volume(
-    pulumi_env: PulumiEnv, simulator: SimulatorProcess
-) -> None:
-    stack = _stack(pulumi_env, simulator, {"ckpt": CKPT}, {"train": TRAIN})
-    volume_id = stack.up().outputs["ckpt_volume_id"].value
+    assert [v["volume_id"] for v in host.stored_volumes(env)] == [volume_id]  # still in state
+    # Back in the program, attached by reference again: nothing changes, and the engine knows
+    # the cluster depends on the volume. Destroying the stack deletes the cluster, then it.
+    _set(stack, {"ckpt": CKPT}, {"train": TRAIN})
+    assert stack.up().summary.resource_changes == {"same": 3}
     simulator.reset_requests()
     stack.destroy()
     deletes = [path for method, path in _calls(simulator) if method == "DELETE"]
@@ -152,39 +150,26 @@ def test_destroying_the_stack_deletes_the_cluster_then_the_volume(
         client.get_volume(volume_id)
 
 
-def test_refresh_after_an_out_of_band_resize_shows_drift(
-    pulumi_env: PulumiEnv, simulator: SimulatorProcess
-) -> None:
-    stack = _stack(pulumi_env, simulator, {"ckpt": CKPT})
-    volume_id = stack.up().outputs["ckpt_volume_id"].value
-    with _client(simulator) as client:
-        client.resize_volume(volume_id, 5)  # someone grew it with `tg clusters storage`
-    refresh = stack.refresh()
-    assert refresh.summary.resource_changes == {"update": 1, "same": 1}
-    assert _stored_volume(pulumi_env)["size_tib"] == 5
-    # The stack still says 2 TiB: applying it would shrink the live volume, so it is refused.
-    assert "size_tib 5 -> 2 would shrink the volume" in preview_error(stack)
-
-
 def test_a_volume_in_another_region_fails_at_preview(
-    pulumi_env: PulumiEnv, simulator: SimulatorProcess
+    host: Host, env: PulumiEnv, simulator: SimulatorProcess
 ) -> None:
     elsewhere = {**CKPT, "region": "us-west-2"}
-    stack = _stack(pulumi_env, simulator, {"ckpt": elsewhere}, {"train": TRAIN})
+    stack = host.volume_stack(env, simulator, {"ckpt": elsewhere}, {"train": TRAIN})
     error = preview_error(stack)
     assert "cluster 'train': volume_region='us-west-2' differs from region='us-central-8'" in error
     assert simulator.requests() == []
 
 
 def test_adopts_an_existing_volume_and_grows_it(
-    pulumi_env: PulumiEnv, simulator: SimulatorProcess
+    host: Host, env: PulumiEnv, simulator: SimulatorProcess
 ) -> None:
     with _client(simulator) as client:
         existing = client.create_volume(
             VolumeCreateRequest(volume_name="ckpt", size_tib=1, region="us-central-8")
         )
     simulator.advance(120)
-    stack = _stack(pulumi_env, simulator, {"ckpt": {**CKPT, "adopt_volume_id": existing.volume_id}})
+    adopt = {**CKPT, "adopt_volume_id": existing.volume_id}
+    stack = host.volume_stack(env, simulator, {"ckpt": adopt})
     simulator.reset_requests()
     outputs = stack.up().outputs
     assert outputs["ckpt_volume_id"].value == existing.volume_id
