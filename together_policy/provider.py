@@ -18,9 +18,9 @@ from together_provider.kubernetes import (
     ComputeClass,
     WorkloadSpecError,
     check_pod_spec,
+    forbids_preemptible,
+    requires_preemptible,
 )
-from together_provider.kubernetes import _forbids_preemptible as forbids_preemptible
-from together_provider.kubernetes import _requires_preemptible as requires_preemptible
 from together_provider.preview.prices import PriceTable, hourly_cost, load_price_table
 
 CLUSTER_RULEBOOK: Final = CLUSTER.rulebook

@@ -32,9 +32,11 @@ __all__ = [
     "WorkloadSpecError",
     "check_pod_spec",
     "cluster_provider",
+    "forbids_preemptible",
     "off_preemptible",
     "on_preemptible",
     "pod_template",
+    "requires_preemptible",
     "warn_if_no_preemptible_target",
 ]
 
@@ -133,7 +135,7 @@ def check_pod_spec(workload: str, pod_spec: Mapping[str, Any]) -> ComputeClass |
     (nothing could schedule it), or when a pod that may run on a preemptible node asks for a grace
     period longer than the 300 s drain window (Together would cut it short).
     """
-    requires, forbids = _requires_preemptible(pod_spec), _forbids_preemptible(pod_spec)
+    requires, forbids = requires_preemptible(pod_spec), forbids_preemptible(pod_spec)
     if requires and forbids:
         raise WorkloadSpecError(
             f"workload '{workload}': {requires} requires preemptible nodes but {forbids} forbids "
@@ -203,8 +205,9 @@ def warn_if_no_preemptible_target(
     pulumi.Output.all(cluster.cluster_name, cluster.num_preemptible_gpus).apply(warn)
 
 
-def _requires_preemptible(spec: Mapping[str, Any]) -> str | None:
-    """Which part of ``spec`` requires a preemptible node, if any (for error messages)."""
+def requires_preemptible(spec: Mapping[str, Any]) -> str | None:
+    """Which part of ``spec`` requires a preemptible node, if any (for error messages; the policy
+    pack asks the same question of any workload)."""
     if spec.get("nodeSelector", {}).get(COMPUTE_CLASS_LABEL) == ComputeClass.PREEMPTIBLE:
         return f"nodeSelector {COMPUTE_CLASS_LABEL}={ComputeClass.PREEMPTIBLE.value}"
     terms = _required_terms(spec)
@@ -213,7 +216,7 @@ def _requires_preemptible(spec: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _forbids_preemptible(spec: Mapping[str, Any]) -> str | None:
+def forbids_preemptible(spec: Mapping[str, Any]) -> str | None:
     """Which part of ``spec`` keeps it off preemptible nodes, if any (for error messages)."""
     value = spec.get("nodeSelector", {}).get(COMPUTE_CLASS_LABEL)
     if value is not None and value != ComputeClass.PREEMPTIBLE:

@@ -4,7 +4,8 @@ Two tables drive everything, the way a Terraform schema's plan modifiers and val
 field table's policies (`cluster.schema.CLUSTER`: per field in place, replace or provider-only)
 and `RULES` here (what is rejected). The provider's `check` calls `check_inputs`, its `diff` and
 `update` call `plan`, and adoption asks both, so every path that changes a live cluster answers
-to the same rules. The README table is rendered from the same tables (`together_provider.docs`).
+to the same rules. The reference table (docs/reference.md) is rendered from the same tables
+(`together_provider.docs`).
 
 Replacement order. Pulumi creates the replacement before deleting the old cluster unless the
 provider asks otherwise. `plan` sets `delete_before_replace=True` when `cluster_name` stays the

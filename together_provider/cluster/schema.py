@@ -4,7 +4,7 @@ Each input is one `input_field` entry (type, default, policy and why, descriptio
 wire name, live attribute, stack-config key); each output one `output_field` entry. `CLUSTER`
 derives everything else (see `together_provider.framework.schema`): the possibly-unknown and
 resolved specs, the policy table the rules read, the stack-config keys, the outputs and secret
-outputs, the fields checked at adoption and the README table. `num_gpus` counts *standard* GPUs
+outputs, the fields checked at adoption and the reference table. `num_gpus` counts *standard* GPUs
 only; `num_preemptible_gpus` is the preemptible *target*, filled asynchronously.
 """
 

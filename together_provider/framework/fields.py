@@ -23,7 +23,7 @@ from together_provider.framework.validators import Validator
 
 
 class Policy(enum.Enum):
-    """What changing a field does to the live resource; the value is the README wording."""
+    """What changing a field does to the live resource; the value is the reference's wording."""
 
     IN_PLACE = "updates in place"
     REPLACE = "replaces the {noun}"
@@ -73,7 +73,7 @@ def input_field(
 ) -> Any:
     """Declare one input of a resource's table (used as a dataclass field's default).
 
-    `policy`/`why`: what a change does and why (the README row). `validator`: field-local parse,
+    `policy`/`why`: what a change does and why (its reference row). `validator`: field-local parse,
     else one derived from the annotation. `wire`: the request field (default: the same name;
     `None`: never sent, e.g. a provider-only setting). `live`: the attribute of the live API
     object holding this value, read back for drift (in-place fields) or checked at adoption

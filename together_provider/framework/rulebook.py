@@ -32,7 +32,7 @@ __all__ = ["Plan", "Rule", "Rulebook", "differs", "replacing_fields"]
 
 @dataclass(frozen=True)
 class Rule(Generic[S]):
-    """One rejection: the field it is reported on, when it applies and why (both for the README).
+    """One rejection: the field it is reported on, when it applies and why (both for the reference).
 
     `check(new, old)` (old is None on create) returns the reason it is rejected, or None."""
 

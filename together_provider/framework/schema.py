@@ -11,7 +11,7 @@ gives every consumer its view:
 - `resolve(props) -> Spec`: the *resolved* spec, built once at the top of create, update and
   adoption; it raises `SpecError` instead of ever holding an unknown, so apply paths never test.
 - `policies`, `identity_fields`, `live_fields`, `config_keys`, `output_names`, `secret_outputs`,
-  `request_body`, `outputs_of`, and `the README tables (`docs.py`).
+  `request_body`, `outputs_of`, and the reference tables (`docs.py`).
 
 Adding a field is one entry in the resource's table; a second resource (a shared volume, say)
 declares its own table and builds its own `Schema` the same way. No Pulumi import.

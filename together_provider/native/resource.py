@@ -68,7 +68,7 @@ class Cluster(NativeResource, kind=kinds.CLUSTER):
     """A Together GPU cluster through the native plugin (`together:index:Cluster`).
 
     Changing `num_gpus` or `num_preemptible_gpus` updates it in place; changing what the cluster
-    *is* replaces it (the README's table). Unlike the dynamic `Cluster`, this one honours
+    *is* replaces it (docs/reference.md). Unlike the dynamic `Cluster`, this one honours
     `pulumi.ResourceOptions(custom_timeouts=...)`, can be imported with `pulumi import`, and lets
     one `pulumi up` wait on any number of clusters at once.
     """

@@ -2,7 +2,7 @@
 
 The same shape as `cluster.rules`: the field table's policies (`volume.schema.VOLUME`) say
 what updates in place and what replaces, and `RULES` here what is rejected, so check, diff,
-adoption and the README all read one answer. Unknown values are never rejected.
+adoption and the docs all read one answer. Unknown values are never rejected.
 
 Replacement order: create first, then delete (`delete_before_replace=False`). A volume is held
 by the clusters that name its id, and they are replaced with it (their `volume_id` changes), so
@@ -24,7 +24,7 @@ VolumeDraft = Draft[VolumeSpec]
 FIELD_POLICIES: Final[Mapping[str, Policy]] = VOLUME.policies
 
 VolumeRule = Rule[VolumeSpec]
-"""One rejection: the field it is reported on, when it applies and why (for the README)."""
+"""One rejection: the field it is reported on, when it applies and why (for the reference page)."""
 
 
 def _shrink(new: VolumeDraft, old: VolumeDraft | None) -> str | None:
