@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import os
 import ssl
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable
@@ -24,29 +23,22 @@ import httpx
 import pytest
 import yaml
 
+from testkit.pulumi_env import TOOLS, tool_bin
+
 __all__ = ["KubeClient", "control_plane_processes", "kube_bin_or_skip"]
 
-REPO = Path(__file__).resolve().parent.parent
-KUBE_SCRIPT = REPO / "tools" / "kube" / "build.sh"
 Obj = dict[str, Any]
 
 
 def kube_bin_or_skip() -> Path:
     """The control plane's bin directory. Under ``make test`` ($TOGETHER_KUBE_BIN set) it must
     exist; run outside make, a machine that never built it skips with the fix."""
-    configured = os.environ.get("TOGETHER_KUBE_BIN")
-    if configured:
-        path = Path(configured)
-        if not (path / "kube-apiserver").exists():
-            raise RuntimeError(f"TOGETHER_KUBE_BIN={path} holds no kube-apiserver: run make engine")
-        return path
-    out = subprocess.run(
-        ["bash", str(KUBE_SCRIPT), "--where"], check=True, capture_output=True, text=True
-    )
-    path = Path(out.stdout.strip())
-    if not (path / "kube-apiserver").exists():
-        pytest.skip(f"no Kubernetes control plane built in {path}: run `make engine` first")
-    return path
+    if os.environ.get(TOOLS["kube"][0]):
+        return tool_bin("kube")
+    try:
+        return tool_bin("kube")
+    except RuntimeError as missing:
+        pytest.skip(f"{missing} first")
 
 
 def control_plane_processes(marker: Path) -> list[tuple[int, str]]:

@@ -27,39 +27,44 @@ ENGINE_SCRIPT = REPO / "tools" / "pulumi-engine" / "build.sh"
 PASSPHRASE = "test-passphrase"
 
 
-def _built_bin(variable: str, script: Path, binary: str, fix: str) -> Path:
-    """The directory a build script caches `binary` in (or `$variable`); fails with the fix."""
+TOOLS: dict[str, tuple[str, str]] = {
+    "pulumi-engine": ("TOGETHER_ENGINE_BIN", "pulumi"),
+    "k8s-provider": ("TOGETHER_K8S_PROVIDER_BIN", "pulumi-resource-kubernetes"),
+    "kube": ("TOGETHER_KUBE_BIN", "kube-apiserver"),
+    "yaml-langhost": ("TOGETHER_YAML_LANGHOST_BIN", "pulumi-language-yaml"),
+    "nodejs-langhost": ("TOGETHER_NODEJS_LANGHOST_BIN", "pulumi-language-nodejs"),
+    "ts-codegen": ("TOGETHER_TS_CODEGEN_BIN", "ts-codegen"),
+}
+"""Each tools/<name>/build.sh: the variable `make test` exports its bin directory in (the
+Makefile's BUILDS), and a binary that proves the build is there."""
+
+
+def tool_bin(tool: str) -> Path:
+    """The bin directory of the tools/ build `tool`: `$VARIABLE` under make, else what its
+    build.sh names (`--where`); fails with the fix when the build is not there."""
+    variable, binary = TOOLS[tool]
     configured = os.environ.get(variable)
     if configured:
         path = Path(configured)
     else:
+        script = REPO / "tools" / tool / "build.sh"
         out = subprocess.run(
             ["bash", str(script), "--where"], check=True, capture_output=True, text=True
         )
         path = Path(out.stdout.strip())
     if not (path / binary).exists():
-        raise RuntimeError(f"no {binary} in {path}: {fix}")
+        raise RuntimeError(f"no {binary} in {path}: run `make engine` (or tools/{tool}/build.sh)")
     return path
 
 
 def engine_bin() -> Path:
     """The directory holding ``pulumi`` and the Python language host."""
-    return _built_bin(
-        "TOGETHER_ENGINE_BIN",
-        ENGINE_SCRIPT,
-        "pulumi",
-        "run `make engine` (or `make test`, which builds it)",
-    )
+    return tool_bin("pulumi-engine")
 
 
 def k8s_plugin_bin() -> Path:
     """The directory holding ``pulumi-resource-kubernetes``."""
-    return _built_bin(
-        "TOGETHER_K8S_PROVIDER_BIN",
-        REPO / "tools" / "k8s-provider" / "build.sh",
-        "pulumi-resource-kubernetes",
-        "run `make engine` (or tools/k8s-provider/build.sh) first",
-    )
+    return tool_bin("k8s-provider")
 
 
 @dataclass

@@ -11,7 +11,7 @@ from typing import Any
 
 from pulumi import automation as auto
 
-from testkit.pulumi_env import PLUGIN_DIR, REPO, PulumiEnv, _built_bin, native_pulumi_env
+from testkit.pulumi_env import PLUGIN_DIR, PulumiEnv, native_pulumi_env, tool_bin
 from testkit.sim import SimulatorProcess
 from tests.clusters import cluster_stack
 from together_provider.native import CLUSTER_TOKEN, VOLUME_TOKEN
@@ -43,29 +43,14 @@ def native_stack(
 
 def yaml_langhost_bin() -> Path:
     """The directory holding `pulumi-language-yaml` (tools/yaml-langhost/build.sh)."""
-    return _built_bin(
-        "TOGETHER_YAML_LANGHOST_BIN",
-        REPO / "tools" / "yaml-langhost" / "build.sh",
-        "pulumi-language-yaml",
-        "run `make engine` (or tools/yaml-langhost/build.sh) first",
-    )
+    return tool_bin("yaml-langhost")
 
 
 def nodejs_langhost_bin() -> Path:
     """The directory holding our `pulumi-language-nodejs` (tools/nodejs-langhost/build.sh)."""
-    return _built_bin(
-        "TOGETHER_NODEJS_LANGHOST_BIN",
-        REPO / "tools" / "nodejs-langhost" / "build.sh",
-        "pulumi-language-nodejs",
-        "run `make engine` (or tools/nodejs-langhost/build.sh) first",
-    )
+    return tool_bin("nodejs-langhost")
 
 
 def ts_codegen_bin() -> Path:
     """The directory holding `ts-codegen`, the TypeScript SDK generator (tools/ts-codegen)."""
-    return _built_bin(
-        "TOGETHER_TS_CODEGEN_BIN",
-        REPO / "tools" / "ts-codegen" / "build.sh",
-        "ts-codegen",
-        "run `make engine` (or tools/ts-codegen/build.sh) first",
-    )
+    return tool_bin("ts-codegen")
