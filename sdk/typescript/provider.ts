@@ -48,7 +48,7 @@ export interface ProviderArgs {
      */
     apiKey?: pulumi.Input<string | undefined>;
     /**
-     * Together API base URL (default https://api.together.ai/v1); falls back to TOGETHER_BASE_URL.
+     * Together API base URL, the host only (default https://api.together.ai; a URL ending in /v1 means the same); falls back to TOGETHER_BASE_URL.
      */
     baseUrl?: pulumi.Input<string | undefined>;
 }

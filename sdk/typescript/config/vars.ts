@@ -19,7 +19,7 @@ Object.defineProperty(exports, "apiKey", {
 });
 
 /**
- * Together API base URL (default https://api.together.ai/v1); falls back to TOGETHER_BASE_URL.
+ * Together API base URL, the host only (default https://api.together.ai; a URL ending in /v1 means the same); falls back to TOGETHER_BASE_URL.
  */
 export declare const baseUrl: string | undefined;
 Object.defineProperty(exports, "baseUrl", {
