@@ -1,16 +1,19 @@
-"""`python -m bench [--quick] [--write-benchmarks-md]`: run every benchmark, write the report."""
+"""`python -m bench [--quick] [--only SECTION,...] [--write-benchmarks-md]`: run the benchmarks,
+write the report."""
 
 from __future__ import annotations
 
 import argparse
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from bench import (
     api_calls,
+    control_plane,
     hooks,
     host_concurrency,
     imports,
@@ -32,7 +35,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--write-benchmarks-md", action="store_true", help="also write BENCHMARKS.md at the root"
     )
+    parser.add_argument(
+        "--only",
+        metavar="SECTION[,SECTION]",
+        help="run only these sections (the report shows only them), e.g. control_plane",
+    )
     args = parser.parse_args(argv)
+    if args.write_benchmarks_md and args.only:
+        parser.error("--write-benchmarks-md rewrites the whole file: run every section")
     sizes = [1, 10] if args.quick else [1, 10, 50, 100]
     repeats = 2 if args.quick else 5
     started = time.monotonic()
@@ -41,28 +51,46 @@ def main(argv: list[str] | None = None) -> int:
         "quick": args.quick,
         "machine": report.machine(),
     }
+    steps: dict[str, tuple[str, Callable[[Path], Any]]] = {
+        "imports": ("imports of a preview", lambda root: imports.measure()),
+        "registration": ("program-side registration", lambda root: registration.measure()),
+        "hooks": (
+            "check + diff in process",
+            lambda root: hooks.measure(number=500 if args.quick else 2000),
+        ),
+        "api_calls": ("API calls per operation", api_calls.measure),
+        "readiness": (
+            "readiness detection",
+            lambda root: {
+                "virtual_time": [readiness.virtual_time(root, s) for s in PROVISIONING_SECONDS],
+                "through_engine": readiness.through_engine(root, 2 if args.quick else 3),
+            },
+        ),
+        "scaling": (
+            f"engine wall time for N = {sizes}",
+            lambda root: scaling.measure(root, sizes, repeats),
+        ),
+        "host_concurrency": (
+            "concurrency: pulumi up of 1 vs 12 clusters, dynamic and native hosts",
+            lambda root: host_concurrency.measure(root, 1 if args.quick else 2),
+        ),
+        "control_plane": (
+            "Kubernetes control plane per cluster: start, memory, idle CPU",
+            lambda root: control_plane.measure(root, args.quick),
+        ),
+    }
+    only = args.only.split(",") if args.only else list(steps)
+    unknown = sorted(set(only) - set(steps))
+    if unknown:
+        parser.error(f"--only: unknown section(s) {unknown}; choose from {', '.join(steps)}")
     with tempfile.TemporaryDirectory(prefix="together-bench-") as tmp:
         root = Path(tmp)
-        print("imports of a preview ...", flush=True)
-        result["imports"] = imports.measure()
-        print("program-side registration ...", flush=True)
-        result["registration"] = registration.measure()
-        print("check + diff in process ...", flush=True)
-        result["hooks"] = hooks.measure(number=500 if args.quick else 2000)
-        print("API calls per operation ...", flush=True)
-        result["api_calls"] = api_calls.measure(root)
-        print("readiness detection ...", flush=True)
-        result["readiness"] = {
-            "virtual_time": [readiness.virtual_time(root, s) for s in PROVISIONING_SECONDS],
-            "through_engine": readiness.through_engine(root, 2 if args.quick else 3),
-        }
-        print(f"engine wall time for N = {sizes} ...", flush=True)
-        result["scaling"] = scaling.measure(root, sizes, repeats)
-        print(
-            "concurrency: pulumi up of 1 vs 12 clusters, dynamic and native hosts ...", flush=True
-        )
-        result["host_concurrency"] = host_concurrency.measure(root, 1 if args.quick else 2)
+        for name in only:
+            what, measure = steps[name]
+            print(f"{what} ...", flush=True)
+            result[name] = measure(root)
     result["duration_s"] = round(time.monotonic() - started)
+    result["budgets"] = report.BUDGETS
     json_path, md_path = report.write(result, OUT)
     print(f"report: {md_path}\n        {json_path}")
     if args.write_benchmarks_md:
