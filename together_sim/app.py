@@ -116,13 +116,24 @@ def _template(path: str) -> str:
     return "/v1/compute/clusters/{cluster_id}" if _CLUSTER_PATH.match(path) else path
 
 
+def _render(runtime: SimulatorRuntime, cluster: SimCluster, world: World) -> Cluster:
+    """`render_cluster` with this simulator's Kubernetes side, when it has one."""
+    cluster_id, kube = cluster.cluster_id, runtime.kube
+    return render_cluster(
+        cluster,
+        world,
+        runtime.kube_config(cluster_id),
+        kubernetes_up=kube is None or kube.serving(cluster_id),
+    )
+
+
 def create_app(config: SimulatorConfig | None = None) -> Starlette:
     """Build the ASGI app; ``app.state.runtime`` exposes the state to in-process tests."""
     runtime = SimulatorRuntime(config or SimulatorConfig())
     keys = frozenset(runtime.config.api_keys)
 
     def render(cluster: SimCluster, world: World) -> Cluster:
-        return render_cluster(cluster, world, runtime.kube_config(cluster.cluster_id))
+        return _render(runtime, cluster, world)
 
     def api(handler: Handler) -> Handler:
         """Wrap a /v1 handler: request log, faults, auth, errors."""
@@ -357,7 +368,7 @@ def admin_routes(runtime: SimulatorRuntime) -> list[Route]:
         with runtime.transaction() as world:
             world.fail(cluster_id)
             cluster = world.get(cluster_id)
-            return _json(render_cluster(cluster, world, runtime.kube_config(cluster_id)))
+            return _json(_render(runtime, cluster, world))
 
     async def get_requests(request: Request) -> Response:
         return JSONResponse(runtime.requests.snapshot())

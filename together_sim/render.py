@@ -11,6 +11,7 @@ from together_api.wire import (
     GPUS_PER_NODE,
     AddOn,
     Cluster,
+    ClusterStatus,
     ControlPlaneNode,
     GpuWorkerNode,
     NodeLifecycleEvent,
@@ -107,16 +108,28 @@ def kube_config_yaml(cluster: SimCluster) -> str:
     )
 
 
-def render_cluster(cluster: SimCluster, world: World, kube_config: str | None = None) -> Cluster:
+def render_cluster(
+    cluster: SimCluster,
+    world: World,
+    kube_config: str | None = None,
+    *,
+    kubernetes_up: bool = True,
+) -> Cluster:
     """The JSON shape the real API returns for ``cluster`` at the world's virtual time.
 
     ``kube_config`` is base64 of the YAML: the official CLI (``tg clusters get-credentials``)
     base64-decodes the field, so that is what the real API sends. With ``--kubernetes`` it is the
     working kubeconfig of the cluster's control plane; otherwise a stable placeholder.
+    ``kubernetes_up=False`` (``--kubernetes``, the control plane not serving its nodes yet) holds
+    a Ready cluster in its last provisioning phase: a client that sees Ready may use the
+    kubeconfig at once, as it may with Together.
     """
     now, timings, volumes = world.now, world.timings, world.volumes
     cp_ready_at = _control_plane_ready_at(cluster, timings)
-    cp_ready = cp_ready_at <= now and cluster.deleting_since is None
+    cp_ready = cp_ready_at <= now and cluster.deleting_since is None and kubernetes_up
+    status = cluster.status
+    if status == ClusterStatus.READY and not kubernetes_up:
+        status = PROVISIONING_PLAN[-2][0]
     control_plane = [
         ControlPlaneNode(
             node_id=f"cp-{cluster.cluster_id[:5]}-{i}",
@@ -147,7 +160,7 @@ def render_cluster(cluster: SimCluster, world: World, kube_config: str | None = 
         cuda_version=cluster.cuda_version,
         nvidia_driver_version=cluster.nvidia_driver_version,
         nvidia_driver_version_id=cluster.nvidia_version_id,
-        status=cluster.status,
+        status=status,
         phase_transitions=[
             PhaseTransition(phase=phase, transition_time=to_datetime(at))
             for phase, at in cluster.phases

@@ -196,6 +196,26 @@ def _condition(pod: dict[str, Any], kind: str) -> dict[str, Any] | None:
     return found[0] if found else None
 
 
+def test_ready_means_the_kubeconfig_answers_with_the_nodes_at_once(
+    frozen: SimulatorProcess,
+) -> None:
+    """Provisioning done in one jump of the clock: the API holds the cluster in its last phase
+    until its control plane serves its nodes, so a client that waits for Ready (as the provider
+    does before it hands the kubeconfig to pulumi-kubernetes) can use the kubeconfig at once."""
+    sim = frozen
+    with _client(sim) as client:
+        cid = client.create_cluster(ClusterCreateRequest(**REQUEST)).cluster_id
+        sim.advance(360)
+        held = client.get_cluster(cid)
+        assert held.status == "RunningAcceptanceTests", "Ready before Kubernetes answers"
+        ready = client.wait_until_ready(cid, timeout=120)
+        kube = KubeClient.from_cluster(ready)
+        try:
+            assert {n["metadata"]["name"] for n in kube.nodes()} == set(_api_nodes(ready))
+        finally:
+            kube.close()
+
+
 def test_a_reclaim_cordons_warns_evicts_fails_143_removes_at_5_minutes_and_refills(
     frozen: SimulatorProcess,
 ) -> None:

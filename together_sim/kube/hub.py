@@ -88,6 +88,13 @@ class KubeHub:
             plane = self._planes.get(cluster_id)
         return plane.kubeconfig() if plane is not None else None
 
+    def serving(self, cluster_id: str) -> bool:
+        """Whether the cluster's control plane answers and has mirrored its nodes once: until
+        then the API does not call the cluster Ready (see `render_cluster`)."""
+        with self._lock:
+            mirror = self._mirrors.get(cluster_id)
+        return mirror is not None and mirror.serving
+
     def status(self) -> dict[str, Any]:
         with self._lock:
             mirrors = dict(self._mirrors)

@@ -139,6 +139,11 @@ class ClusterMirror:
     def join(self, timeout: float = 30.0) -> None:
         self._thread.join(timeout)
 
+    @property
+    def serving(self) -> bool:
+        """The API server answers and the cluster's nodes were mirrored into it once."""
+        return self._state == "running" and self._mirrored_at is not None
+
     def status(self) -> MirrorStatus:
         # A copy: the mirror's thread adds processes while it starts them.
         processes = list(self.plane.processes.items())
