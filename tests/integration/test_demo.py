@@ -3,6 +3,7 @@ run exactly as written, in a copy of the project."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -147,6 +148,14 @@ def test_readme_walkthrough(project: Path) -> None:
     assert "gpu-preemptible" in reclaim.stdout
     refresh = _run(project, env + "pulumi refresh --yes")
     assert "3 unchanged" in refresh.stdout
+    (reclaimed,) = json.loads(reclaim.stdout)["reclaimed"]
+    nodes = _run(project, env + "kubectl get nodes -L together.ai/compute-class")
+    assert "COMPUTE-CLASS" in nodes.stdout and "preemptible" in nodes.stdout
+    events = _run(
+        project,
+        env + "kubectl get events -A --field-selector reason=TogetherPreemptionNotified",
+    )
+    assert reclaimed in events.stdout and "Warning" in events.stdout
 
     _run(project, env + "pulumi config set --path clusters.train.numGpus 16")
     _run(project, env + "pulumi config set --path clusters.train.numPreemptibleGpus 16")
