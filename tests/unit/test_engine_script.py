@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from testkit.pulumi_env import TOOLS as TOOL_BINS
+
 REPO = Path(__file__).resolve().parents[2]
 TOOLS = REPO / "tools"
 SCRIPT = TOOLS / "pulumi-engine" / "build.sh"
@@ -261,9 +263,7 @@ def test_make_runs_every_build_and_exports_its_directory() -> None:
     for build in BUILDS:
         assert f"tools/{build}/build.sh" in engine
         assert f"tools/{build}/build.sh" in test
-    for variable in (
-        "TOGETHER_ENGINE_BIN",
-        "TOGETHER_K8S_PROVIDER_BIN",
-        "TOGETHER_YAML_LANGHOST_BIN",
-    ):
+    # ... and exports each where the tests look for it (testkit's table of the builds).
+    assert sorted(TOOL_BINS) == BUILDS
+    for variable, _ in TOOL_BINS.values():
         assert f"export {variable}" in test
