@@ -294,8 +294,8 @@ def _reading(runs: list[dict[str, Any]]) -> list[str]:
         f"(the simulator's start_seconds: {_median(one['start_s'])} s vs "
         f"{_median(three['start_s'])} s); the cluster is Ready after "
         f"{_median(one['create_to_ready_s'])} s (baseline {_median(base1['create_to_ready_s'])}"
-        f" s). Its `kube_config` answers {_gap(one)} alone and {_gap(three)} with three: a "
-        "client that needs the API server waits for `/readyz` (as "
-        "`SimulatorProcess.control_plane` does), not for Ready.",
+        f" s). Its `kube_config` answers {_gap(one)} alone and {_gap(three)} with three (the "
+        "simulator reports Ready only once the control plane serves the cluster's nodes, so "
+        "Ready moves later when control planes start slowly, never before `/readyz`).",
         "",
     ]
