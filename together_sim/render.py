@@ -79,22 +79,18 @@ def _control_plane_ready_at(cluster: SimCluster, timings: Timings) -> float:
     return cluster.created_at + PROVISIONING_PLAN[1][2] * timings.provisioning
 
 
-def kube_config_yaml(cluster: SimCluster) -> str:
-    """A realistic-looking kubeconfig whose token is fake but stable per cluster.
-
-    On the wire it is base64-encoded (see :func:`render_cluster`), as Together's is.
-    """
-    token = hashlib.sha256(f"token:{cluster.cluster_id}".encode()).hexdigest()
-    ca = hashlib.sha256(f"ca:{cluster.cluster_id}".encode()).hexdigest()
-    name = cluster.cluster_name
+def kubeconfig(name: str, server: str, ca_data: str, user: dict[str, str]) -> str:
+    """An admin kubeconfig with everything embedded (no file references), so it works wherever
+    it is copied, as the one Together returns does; ``user`` holds the credential's fields."""
+    credentials = "".join(f"    {key}: {value}\n" for key, value in user.items())
     return (
         "apiVersion: v1\n"
         "kind: Config\n"
         "clusters:\n"
         f"- name: {name}\n"
         "  cluster:\n"
-        f"    server: https://{cluster.cluster_id[:8]}.{cluster.region}.k8s.together.invalid:6443\n"
-        f"    certificate-authority-data: {ca}\n"
+        f"    server: {server}\n"
+        f"    certificate-authority-data: {ca_data}\n"
         "contexts:\n"
         f"- name: {name}\n"
         "  context:\n"
@@ -103,9 +99,20 @@ def kube_config_yaml(cluster: SimCluster) -> str:
         f"current-context: {name}\n"
         "users:\n"
         f"- name: {name}-admin\n"
-        "  user:\n"
-        f"    token: {token}\n"
+        "  user:\n" + credentials
     )
+
+
+def kube_config_yaml(cluster: SimCluster) -> str:
+    """A realistic-looking kubeconfig whose token is fake but stable per cluster (without
+    ``--kubernetes``: it points nowhere).
+
+    On the wire it is base64-encoded (see :func:`render_cluster`), as Together's is.
+    """
+    token = hashlib.sha256(f"token:{cluster.cluster_id}".encode()).hexdigest()
+    ca = hashlib.sha256(f"ca:{cluster.cluster_id}".encode()).hexdigest()
+    server = f"https://{cluster.cluster_id[:8]}.{cluster.region}.k8s.together.invalid:6443"
+    return kubeconfig(cluster.cluster_name, server, ca, {"token": token})
 
 
 def render_cluster(

@@ -15,6 +15,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from together_sim.render import kubeconfig
+
 __all__ = ["ClusterPki", "ensure_pki", "kubeconfig_yaml"]
 
 _DAYS = "3650"
@@ -132,25 +134,9 @@ def _b64(path: Path) -> str:
 
 
 def kubeconfig_yaml(pki: ClusterPki, name: str, server: str) -> str:
-    """An admin kubeconfig for ``server`` with everything embedded (no file references), so it
-    works wherever it is copied, as the one Together returns does."""
-    return (
-        "apiVersion: v1\n"
-        "kind: Config\n"
-        "clusters:\n"
-        f"- name: {name}\n"
-        "  cluster:\n"
-        f"    server: {server}\n"
-        f"    certificate-authority-data: {_b64(pki.ca_cert)}\n"
-        "contexts:\n"
-        f"- name: {name}\n"
-        "  context:\n"
-        f"    cluster: {name}\n"
-        f"    user: {name}-admin\n"
-        f"current-context: {name}\n"
-        "users:\n"
-        f"- name: {name}-admin\n"
-        "  user:\n"
-        f"    client-certificate-data: {_b64(pki.admin_cert)}\n"
-        f"    client-key-data: {_b64(pki.admin_key)}\n"
-    )
+    """The admin kubeconfig of a control plane: its CA and a client certificate, embedded."""
+    user = {
+        "client-certificate-data": _b64(pki.admin_cert),
+        "client-key-data": _b64(pki.admin_key),
+    }
+    return kubeconfig(name, server, _b64(pki.ca_cert), user)
