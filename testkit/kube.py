@@ -11,11 +11,13 @@ simulator's clock, never for simulated time: tests move that with ``SimulatorPro
 from __future__ import annotations
 
 import base64
+import json
 import os
 import ssl
 import tempfile
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +43,10 @@ def kube_bin_or_skip() -> Path:
         pytest.skip(f"{missing} first")
 
 
+def _named(entries: list[Obj], name: str | None) -> Obj:
+    return next((e for e in entries if e["name"] == name), entries[0])
+
+
 def control_plane_processes(marker: Path) -> list[tuple[int, str]]:
     """(pid, command line) of every live process whose command line names ``marker`` (a state
     directory): the control-plane processes of a simulator using it. Zombies do not count."""
@@ -59,26 +65,33 @@ def control_plane_processes(marker: Path) -> list[tuple[int, str]]:
 
 
 class KubeClient:
-    """A tiny client authenticated by a kubeconfig with embedded client certificates."""
+    """A small client for one cluster's API server, authenticated as its kubeconfig says
+    (client certificate or token; no kubectl, so a poll costs a request, not a process)."""
 
     def __init__(self, kubeconfig: str) -> None:
         config = yaml.safe_load(kubeconfig)
-        cluster = config["clusters"][0]["cluster"]
-        user = config["users"][0]["user"]
-        self._dir = tempfile.TemporaryDirectory(prefix="kubeclient-")
-        files = {}
-        for name, key in (
-            ("ca.crt", cluster["certificate-authority-data"]),
-            ("client.crt", user["client-certificate-data"]),
-            ("client.key", user["client-key-data"]),
-        ):
-            path = Path(self._dir.name) / name
-            path.write_bytes(base64.b64decode(key))
-            files[name] = str(path)
-        self.server = cluster["server"]
-        tls = ssl.create_default_context(cafile=files["ca.crt"])
-        tls.load_cert_chain(files["client.crt"], files["client.key"])
-        self.http = httpx.Client(base_url=self.server, verify=tls, timeout=10.0)
+        context = _named(config["contexts"], config.get("current-context"))["context"]
+        cluster = _named(config["clusters"], context["cluster"])["cluster"]
+        user = _named(config["users"], context["user"])["user"]
+        tls = ssl.create_default_context()
+        if "certificate-authority-data" in cluster:
+            tls.load_verify_locations(
+                cadata=base64.b64decode(cluster["certificate-authority-data"]).decode()
+            )
+        elif cluster.get("insecure-skip-tls-verify"):
+            tls.check_hostname = False
+            tls.verify_mode = ssl.CERT_NONE
+        headers = {}
+        if "client-certificate-data" in user:
+            with tempfile.TemporaryDirectory() as tmp:  # ssl loads a key pair from files only
+                cert, key = Path(tmp) / "client.crt", Path(tmp) / "client.key"
+                cert.write_bytes(base64.b64decode(user["client-certificate-data"]))
+                key.write_bytes(base64.b64decode(user["client-key-data"]))
+                tls.load_cert_chain(cert, key)
+        if "token" in user:
+            headers["Authorization"] = f"Bearer {user['token']}"
+        self.server: str = cluster["server"]
+        self.http = httpx.Client(base_url=self.server, verify=tls, headers=headers, timeout=10.0)
 
     @classmethod
     def from_cluster(cls, cluster: Any) -> KubeClient:
@@ -87,7 +100,6 @@ class KubeClient:
 
     def close(self) -> None:
         self.http.close()
-        self._dir.cleanup()
 
     def get(self, path: str, **params: str) -> Obj:
         response = self.http.get(path, params=params)
@@ -101,17 +113,38 @@ class KubeClient:
         result: Obj = response.json()
         return result
 
+    def items(self, path: str, **params: str) -> list[Obj]:
+        items: list[Obj] = self.get(path, **params)["items"]
+        return items
+
     def nodes(self) -> list[Obj]:
-        items: list[Obj] = self.get("/api/v1/nodes")["items"]
-        return items
+        return self.items("/api/v1/nodes")
 
-    def pods(self, namespace: str = "default") -> list[Obj]:
-        items: list[Obj] = self.get(f"/api/v1/namespaces/{namespace}/pods")["items"]
-        return items
+    def pods(self, selector: str = "", namespace: str = "default") -> list[Obj]:
+        return self.items(f"/api/v1/namespaces/{namespace}/pods", labelSelector=selector)
 
-    def events(self, reason: str) -> list[Obj]:
-        items: list[Obj] = self.get("/api/v1/events", fieldSelector=f"reason={reason}")["items"]
-        return items
+    def job(self, name: str, namespace: str = "default") -> Obj:
+        return self.get(f"/apis/batch/v1/namespaces/{namespace}/jobs/{name}")
+
+    def deployment(self, name: str, namespace: str = "default") -> Obj:
+        return self.get(f"/apis/apps/v1/namespaces/{namespace}/deployments/{name}")
+
+    def events(self, reason: str, namespace: str | None = None) -> list[Obj]:
+        """Events with this reason, in ``namespace`` or (None) in every namespace."""
+        path = f"/api/v1/namespaces/{namespace}/events" if namespace else "/api/v1/events"
+        return self.items(path, fieldSelector=f"reason={reason}")
+
+    def watch(self, path: str, stop: threading.Event) -> Iterator[Obj]:
+        """Watch events of ``path`` (a list URL) until ``stop`` is set or the server ends it."""
+        with self.http.stream(
+            "GET", path, params={"watch": "1"}, timeout=httpx.Timeout(10.0, read=None)
+        ) as response:
+            response.raise_for_status()
+            for line in response.iter_lines():
+                if stop.is_set():
+                    return
+                if line:
+                    yield json.loads(line)
 
     def wait_for(self, check: Callable[[], Any], what: str, timeout: float = 60.0) -> Any:
         """Poll ``check`` until it returns something truthy (API errors count as not yet)."""

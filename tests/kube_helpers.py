@@ -1,7 +1,7 @@
 """Helpers for tests that drive workloads on the simulator's real Kubernetes control plane.
 
-`KubeApi` talks to a cluster's API server with the credential of its kubeconfig (no kubectl, so a
-poll costs a request, not a process). `PodRecorder` watches every pod and keeps each state it went
+`testkit.kube.KubeClient` talks to a cluster's API server (no kubectl, so a poll costs a
+request, not a process). `PodRecorder` watches every pod and keeps each state it went
 through, stamped with the simulator's clock, so a test can ask afterwards how long a pod ran in
 simulated time and how it ended, even for pods already deleted. Time moves only through the
 simulator's clock (`advance`): `wait_until` advances it a step per poll, `up_advancing` while
@@ -11,22 +11,17 @@ the controllers, which run in real time.
 
 from __future__ import annotations
 
-import base64
-import json
-import ssl
-import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
-import yaml
 
-from testkit.kube import kube_bin_or_skip
+from testkit.kube import KubeClient, kube_bin_or_skip
 from testkit.pulumi_env import k8s_plugin_bin
 from testkit.sim import SimulatorProcess
 from tests.clusters import live_clusters
@@ -42,83 +37,7 @@ POLL = 0.2
 T = TypeVar("T")
 
 
-class KubeApi:
-    """A client for one cluster's API server, authenticated as its kubeconfig says."""
-
-    def __init__(self, kubeconfig: str) -> None:
-        config = yaml.safe_load(kubeconfig)
-        context = _named(config["contexts"], config.get("current-context"))["context"]
-        cluster = _named(config["clusters"], context["cluster"])["cluster"]
-        user = _named(config["users"], context["user"])["user"]
-        tls = ssl.create_default_context()
-        if "certificate-authority-data" in cluster:
-            tls.load_verify_locations(
-                cadata=base64.b64decode(cluster["certificate-authority-data"]).decode()
-            )
-        elif cluster.get("insecure-skip-tls-verify"):
-            tls.check_hostname = False
-            tls.verify_mode = ssl.CERT_NONE
-        headers = {}
-        if "client-certificate-data" in user:
-            with tempfile.TemporaryDirectory() as tmp:
-                cert, key = Path(tmp) / "client.crt", Path(tmp) / "client.key"
-                cert.write_bytes(base64.b64decode(user["client-certificate-data"]))
-                key.write_bytes(base64.b64decode(user["client-key-data"]))
-                tls.load_cert_chain(cert, key)
-        if "token" in user:
-            headers["Authorization"] = f"Bearer {user['token']}"
-        self._client = httpx.Client(
-            base_url=cluster["server"], verify=tls, headers=headers, timeout=10.0
-        )
-
-    def close(self) -> None:
-        self._client.close()
-
-    def get(self, path: str, **params: str) -> dict[str, Any]:
-        response = self._client.get(path, params=params)
-        response.raise_for_status()
-        result: dict[str, Any] = response.json()
-        return result
-
-    def items(self, path: str, **params: str) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = self.get(path, **params)["items"]
-        return items
-
-    def nodes(self) -> list[dict[str, Any]]:
-        return self.items("/api/v1/nodes")
-
-    def pods(self, selector: str, namespace: str = "default") -> list[dict[str, Any]]:
-        return self.items(f"/api/v1/namespaces/{namespace}/pods", labelSelector=selector)
-
-    def job(self, name: str, namespace: str = "default") -> dict[str, Any]:
-        return self.get(f"/apis/batch/v1/namespaces/{namespace}/jobs/{name}")
-
-    def deployment(self, name: str, namespace: str = "default") -> dict[str, Any]:
-        return self.get(f"/apis/apps/v1/namespaces/{namespace}/deployments/{name}")
-
-    def events(self, reason: str, namespace: str = "default") -> list[dict[str, Any]]:
-        return self.items(
-            f"/api/v1/namespaces/{namespace}/events", fieldSelector=f"reason={reason}"
-        )
-
-    def watch(self, path: str, stop: threading.Event) -> Iterator[dict[str, Any]]:
-        """Watch events of `path` (a list URL) until `stop` is set or the server ends it."""
-        with self._client.stream(
-            "GET", path, params={"watch": "1"}, timeout=httpx.Timeout(10.0, read=None)
-        ) as response:
-            response.raise_for_status()
-            for line in response.iter_lines():
-                if stop.is_set():
-                    return
-                if line:
-                    yield json.loads(line)
-
-
-def _named(entries: list[dict[str, Any]], name: str | None) -> dict[str, Any]:
-    return next((e for e in entries if e["name"] == name), entries[0])
-
-
-def node_classes(api: KubeApi) -> dict[str, str]:
+def node_classes(api: KubeClient) -> dict[str, str]:
     """Node name -> its compute class (`standard` when the label is absent)."""
     return {
         node["metadata"]["name"]: node["metadata"]["labels"].get(COMPUTE_CLASS_LABEL, "standard")
@@ -171,7 +90,7 @@ class PodRecorder:
     Re-listing on a reconnect replays ADDED events; a state equal to the last one is not
     recorded twice, so a history holds transitions only."""
 
-    def __init__(self, api: KubeApi, sim: SimulatorProcess, namespace: str = "default") -> None:
+    def __init__(self, api: KubeClient, sim: SimulatorProcess, namespace: str = "default") -> None:
         self._api, self._sim, self._namespace = api, sim, namespace
         self._stop = threading.Event()
         self._lock = threading.Lock()
@@ -275,12 +194,12 @@ def advancing(
         return future.result()
 
 
-def cluster_api(sim: SimulatorProcess) -> KubeApi | None:
+def cluster_api(sim: SimulatorProcess) -> KubeClient | None:
     """A client for the API server of the simulator's one live cluster, once it answers."""
     clusters = [c for c in live_clusters(sim) if c.kube_config]
     if len(clusters) != 1:
         return None
-    api = KubeApi(decode_kube_config(clusters[0].kube_config))
+    api = KubeClient(decode_kube_config(clusters[0].kube_config))
     try:
         api.get("/api/v1/namespaces/default")
     except httpx.HTTPError:

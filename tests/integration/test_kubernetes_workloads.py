@@ -16,13 +16,12 @@ from typing import Any
 import pytest
 from pulumi import automation as auto
 
-from testkit.kube import kube_bin_or_skip
+from testkit.kube import KubeClient, kube_bin_or_skip
 from testkit.pulumi_env import REPO, PulumiEnv, Secret
 from testkit.sim import SimulatorProcess
 from tests.clusters import live_clusters
 from tests.kube_helpers import (
     RUN_SECONDS_ANNOTATION,
-    KubeApi,
     PodHistory,
     PodRecorder,
     advancing,
@@ -52,7 +51,7 @@ class Workloads:
 
     def __init__(self, sim: SimulatorProcess) -> None:
         self.sim = sim
-        self._api: KubeApi | None = None
+        self._api: KubeClient | None = None
         self._pods: PodRecorder | None = None
         self.classes: dict[str, str] = {}
 
@@ -61,7 +60,7 @@ class Workloads:
             self._api, self._pods = api, PodRecorder(api, self.sim).__enter__()
 
     @property
-    def api(self) -> KubeApi:
+    def api(self) -> KubeClient:
         self.connect()
         assert self._api is not None, "the cluster's API server never answered"
         return self._api
