@@ -146,7 +146,7 @@ class KubeClient:
                 if line:
                     yield json.loads(line)
 
-    def wait_for(self, check: Callable[[], Any], what: str, timeout: float = 60.0) -> Any:
+    def wait_for(self, check: Callable[[], Any], what: str, timeout: float = 120.0) -> Any:
         """Poll ``check`` until it returns something truthy (API errors count as not yet)."""
         deadline = time.monotonic() + timeout
         last: Any = None

@@ -160,7 +160,7 @@ def wait_until(
     *,
     sim: SimulatorProcess | None = None,
     advance: float = 0.0,
-    timeout: float = 60.0,
+    timeout: float = 120.0,
 ) -> T:
     """Poll `check` until it returns something truthy; each poll first advances the simulator's
     clock by `advance` simulated seconds. Fails naming `what` after `timeout` real seconds."""

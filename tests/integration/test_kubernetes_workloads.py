@@ -160,7 +160,7 @@ def _reclaim(live: Workloads, cluster_id: str, targets: dict[str, PodHistory]) -
         return cordoned and set(targets) <= notified
 
     # The mirror acts within a pass of the simulator (no clock advance: still T+0).
-    wait_until(cordoned_and_notified, "the reclaimed nodes cordoned and notified", timeout=10)
+    wait_until(cordoned_and_notified, "the reclaimed nodes cordoned and notified", timeout=30)
     return {h.name for h in targets.values()}
 
 
@@ -248,7 +248,7 @@ def test_sweep_survives_reclaims_without_using_its_backoff_limit(
         assert "Failed" not in done, f"the Job failed: {job['status']}"
         return job if "Complete" in done else None
 
-    job = wait_until(complete, "the Job to complete", sim=simulator, advance=2 * STEP, timeout=90)
+    job = wait_until(complete, "the Job to complete", sim=simulator, advance=2 * STEP, timeout=180)
 
     # No reclaim counted: backoffLimit is 0, the Job completed, and it counted no failure.
     assert job["status"]["succeeded"] == TRIALS
@@ -324,5 +324,5 @@ def test_burst_inference_applies_and_destroy_stops_the_control_plane(
     wait_until(
         lambda: not control_plane_processes(simulator.pid),
         "the control plane to stop after destroy",
-        timeout=20,
+        timeout=60,
     )
