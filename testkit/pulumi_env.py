@@ -17,10 +17,13 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from pulumi import automation as auto
+
+if TYPE_CHECKING:
+    from testkit.sim import SimulatorProcess
 
 REPO = Path(__file__).resolve().parent.parent
 ENGINE_SCRIPT = REPO / "tools" / "pulumi-engine" / "build.sh"
@@ -199,3 +202,8 @@ def native_pulumi_env(root: Path, engine: Path) -> PulumiEnv:
     """A `PulumiEnv` whose PATH also holds the plugin."""
     path = os.pathsep.join([str(engine), str(PLUGIN_DIR), os.environ.get("PATH", "")])
     return PulumiEnv(root=root, bin_dir=engine, extra_env={"PATH": path})
+
+
+def provider_config(sim: SimulatorProcess, api_key: str | None = None) -> dict[str, Any]:
+    """The `together:` provider config that points a stack at `sim` (the key as a secret)."""
+    return {"together:apiKey": Secret(api_key or sim.api_key), "together:baseUrl": sim.base_url}

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from pulumi import automation as auto
 
-from testkit.pulumi_env import PulumiEnv, Secret
+from testkit.pulumi_env import PulumiEnv, provider_config
 from testkit.sim import SimulatorProcess
 from tests.integration.conftest import PROGRAMS
 from together_api.client import TogetherClient
@@ -49,8 +49,7 @@ def cluster_stack(
         stack_name,
         config={
             "clusters": json.dumps(clusters),
-            "together:apiKey": Secret(api_key or sim.api_key),
-            "together:baseUrl": sim.base_url,
+            **provider_config(sim, api_key),
         },
     )
     return stack, work

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import yaml
 from pulumi import automation as auto
 
 from testkit.pulumi_env import PLUGIN_DIR, PulumiEnv, native_pulumi_env, tool_bin
@@ -25,6 +26,7 @@ __all__ = [
     "native_pulumi_env",
     "native_stack",
     "nodejs_langhost_bin",
+    "pin_plugin",
     "ts_codegen_bin",
     "yaml_langhost_bin",
 ]
@@ -54,3 +56,12 @@ def nodejs_langhost_bin() -> Path:
 def ts_codegen_bin() -> Path:
     """The directory holding `ts-codegen`, the TypeScript SDK generator (tools/ts-codegen)."""
     return tool_bin("ts-codegen")
+
+
+def pin_plugin(work: Path, settings: dict[str, Any] | None = None) -> None:
+    """Write `work`'s Pulumi.yaml (`settings`, or the one there) naming the plugin's directory,
+    as a non-Python program finds the plugin (`plugins.providers`), not through PATH."""
+    project = work / "Pulumi.yaml"
+    settings = settings or yaml.safe_load(project.read_text())
+    settings["plugins"] = {"providers": [{"name": "together", "path": str(PLUGIN_DIR)}]}
+    project.write_text(yaml.safe_dump(settings, sort_keys=False))

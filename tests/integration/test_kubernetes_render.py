@@ -13,7 +13,7 @@ import pytest
 import yaml
 from pulumi import automation as auto
 
-from testkit.pulumi_env import REPO, PulumiEnv, Secret
+from testkit.pulumi_env import REPO, PulumiEnv, provider_config
 from testkit.sim import SimulatorProcess
 from tests.clusters import live_clusters, preview_error
 
@@ -31,8 +31,7 @@ def _stack(env: PulumiEnv, sim: SimulatorProcess, example: str, **config: Any) -
     return env.stack(
         work,
         config={
-            "together:apiKey": Secret(sim.api_key),
-            "together:baseUrl": sim.base_url,
+            **provider_config(sim),
             "renderYamlTo": str(env.root / "rendered"),
             "projectId": "proj-test",
             **config,

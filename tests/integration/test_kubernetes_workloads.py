@@ -17,7 +17,7 @@ import pytest
 from pulumi import automation as auto
 
 from testkit.kube import KubeClient, kube_bin_or_skip
-from testkit.pulumi_env import REPO, PulumiEnv, Secret
+from testkit.pulumi_env import REPO, PulumiEnv, provider_config
 from testkit.sim import SimulatorProcess
 from tests.clusters import live_clusters
 from tests.kube_helpers import (
@@ -101,8 +101,7 @@ def _stack(env: PulumiEnv, sim: SimulatorProcess, example: str, **config: Any) -
     return env.stack(
         work,
         config={
-            "together:apiKey": Secret(sim.api_key),
-            "together:baseUrl": sim.base_url,
+            **provider_config(sim),
             "projectId": "proj-test",
             **config,
         },

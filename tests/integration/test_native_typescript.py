@@ -17,13 +17,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 from pulumi import automation as auto
 
-from testkit.pulumi_env import REPO, PulumiEnv, Secret
+from testkit.pulumi_env import REPO, PulumiEnv, provider_config
 from testkit.sim import SimulatorProcess
 from tests.clusters import live_clusters, preview_error
-from tests.native import CLUSTER_TOKEN, PLUGIN_DIR, VOLUME_TOKEN, nodejs_langhost_bin
+from tests.native import CLUSTER_TOKEN, PLUGIN_DIR, VOLUME_TOKEN, nodejs_langhost_bin, pin_plugin
 from tests.specs import CLUSTER_SPEC
 from together_api.client import TogetherClient
 from together_api.wire import ClusterCreateRequest, ClusterUpdateRequest
@@ -71,15 +70,12 @@ def _project(env: PulumiEnv, installed: Path, program: str | None = None) -> Pat
     (work / "node_modules").symlink_to(installed / "node_modules", target_is_directory=True)
     if program is not None:
         (work / "index.ts").write_text(program)
-    settings = yaml.safe_load((work / "Pulumi.yaml").read_text())
-    settings["plugins"] = {"providers": [{"name": "together", "path": str(PLUGIN_DIR)}]}
-    (work / "Pulumi.yaml").write_text(yaml.safe_dump(settings, sort_keys=False))
+    pin_plugin(work)
     return work
 
 
 def _stack(env: PulumiEnv, sim: SimulatorProcess, work: Path) -> auto.Stack:
-    secrets = {"together:apiKey": Secret(sim.api_key), "together:baseUrl": sim.base_url}
-    return env.stack(work, config=secrets)
+    return env.stack(work, config=provider_config(sim))
 
 
 @pytest.fixture

@@ -13,10 +13,10 @@ import pytest
 import yaml
 from pulumi import automation as auto
 
-from testkit.pulumi_env import REPO, PulumiEnv, Secret
+from testkit.pulumi_env import REPO, PulumiEnv, provider_config
 from testkit.sim import SimulatorProcess
 from tests.clusters import live_clusters, preview_error
-from tests.native import CLUSTER_TOKEN, PLUGIN_DIR, yaml_langhost_bin
+from tests.native import CLUSTER_TOKEN, PLUGIN_DIR, pin_plugin, yaml_langhost_bin
 from tests.specs import CLUSTER_SPEC
 from together_api.client import TogetherClient
 from together_api.wire import ClusterCreateRequest
@@ -40,15 +40,12 @@ def _project(env: PulumiEnv, program: dict[str, Any] | None = None) -> Path:
     """A copy of examples/yaml (or `program`) whose Pulumi.yaml names the plugin's directory."""
     work = env.root / "projects" / "yaml"
     shutil.copytree(EXAMPLE, work)
-    settings = program or yaml.safe_load((work / "Pulumi.yaml").read_text())
-    settings["plugins"] = {"providers": [{"name": "together", "path": str(PLUGIN_DIR)}]}
-    (work / "Pulumi.yaml").write_text(yaml.safe_dump(settings, sort_keys=False))
+    pin_plugin(work, program)
     return work
 
 
 def _stack(env: PulumiEnv, sim: SimulatorProcess, work: Path) -> auto.Stack:
-    secrets = {"together:apiKey": Secret(sim.api_key), "together:baseUrl": sim.base_url}
-    return env.stack(work, config=secrets)
+    return env.stack(work, config=provider_config(sim))
 
 
 def test_yaml_program_declares_a_cluster_then_changes_its_target_in_place(

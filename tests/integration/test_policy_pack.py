@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from testkit.pulumi_env import PLUGIN_DIR, REPO, PulumiEnv, Secret, k8s_plugin_bin
+from testkit.pulumi_env import PLUGIN_DIR, REPO, PulumiEnv, k8s_plugin_bin, provider_config
 from testkit.sim import SimulatorProcess
 from tests.integration.conftest import PROGRAMS
 from together_policy.pack import POLICIES
@@ -217,8 +217,7 @@ def test_a_mandatory_violation_stops_up_before_any_api_call(
             config={
                 "scenario": "up",
                 "renderYamlTo": str(policy_env.root / "up"),
-                "together:apiKey": Secret(sim.api_key),
-                "together:baseUrl": sim.base_url,
+                **provider_config(sim),
             },
         )
         events = policy_env.root / "up.events"

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from pulumi import automation as auto
 
-from testkit.pulumi_env import PulumiEnv, Secret
+from testkit.pulumi_env import PulumiEnv, provider_config
 from testkit.sim import SimulatorProcess
 from tests.integration.conftest import PROGRAMS
 from tests.specs import CLUSTER_SPEC
@@ -50,8 +50,7 @@ def previews(
             work,
             config={
                 "clusters": json.dumps({"train": BASE}),
-                "together:apiKey": Secret(sim.api_key),
-                "together:baseUrl": sim.base_url,
+                **provider_config(sim),
             },
         )
         stack.up()

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from pulumi import automation as auto
 
-from testkit.pulumi_env import PulumiEnv, Secret
+from testkit.pulumi_env import PulumiEnv, provider_config
 from testkit.sim import SimulatorProcess
 from tests.integration.conftest import PROGRAMS
 from tests.specs import CLUSTER_SPEC
@@ -47,8 +47,7 @@ def previews(
             config={
                 "volumes": json.dumps({"ckpt": VOLUME}),
                 "clusters": json.dumps(CLUSTERS),
-                "together:apiKey": Secret(sim.api_key),
-                "together:baseUrl": sim.base_url,
+                **provider_config(sim),
             },
         )
         stack.up()

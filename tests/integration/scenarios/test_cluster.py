@@ -12,7 +12,7 @@ import pytest
 import together
 from pulumi import automation as auto
 
-from testkit.pulumi_env import PulumiEnv, Secret
+from testkit.pulumi_env import PulumiEnv, provider_config
 from testkit.sim import SimulatorProcess
 from tests.clusters import live_clusters, preview_error, set_clusters
 from tests.hosts import Host
@@ -254,8 +254,7 @@ def test_values_unknown_at_preview_pass_check_and_diff(
             "host": host.name,
             "prefix": "a",
             "numGpus": "8",
-            "together:apiKey": Secret(simulator.api_key),
-            "together:baseUrl": simulator.base_url,
+            **provider_config(simulator),
         },
     )
     assert stack.preview().change_summary == {auto.OpType.CREATE: 3}
