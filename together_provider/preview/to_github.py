@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from together_api.retry import Sleep
@@ -43,14 +44,21 @@ from together_provider.preview.post import (
 from together_provider.preview.prices import PreviewInputError, PriceTable, load_price_table
 
 
-def _read_stack(name: str | None, path: str, prices: PriceTable) -> StackPlan | Section:
-    """The stack's plan, or (with --github-pr) a section saying why its preview is unreadable."""
+@dataclass(frozen=True)
+class _Unreadable:
+    """A stack whose preview JSON could not be read: its comment says why (exit 2)."""
+
+    stack: str
+    error: str
+
+
+def _read_stack(name: str | None, path: str, prices: PriceTable) -> StackPlan | _Unreadable:
     where = "<stdin>" if path == STDIN else path
     try:
         return build_plan(read_json(path), where, prices, name)
     except PreviewInputError as error:
         print(f"error: {error}", file=sys.stderr)
-        return Section(name or where, str(error), has_diff=True)
+        return _Unreadable(name or where, str(error))
 
 
 def _log(logs: Mapping[str, Path], stack: str) -> str | None:
@@ -76,7 +84,7 @@ def post_to_pr(args: argparse.Namespace, environ: Mapping[str, str], sleep: Slee
         events = {
             k: v
             for k, v in policy_events(args).items()
-            if k not in {s.stack for s in read if isinstance(s, Section)}
+            if k not in {s.stack for s in read if isinstance(s, _Unreadable)}
         }
         plans = iter(guarded(load_plans_events(good, events), args))
     except PreviewInputError as error:
@@ -84,8 +92,8 @@ def post_to_pr(args: argparse.Namespace, environ: Mapping[str, str], sleep: Slee
         return BAD_INPUT_EXIT
     sections, whole, outcomes = [], [], []
     for item in read:
-        if isinstance(item, Section):
-            body = render_failure(item.stack, item.body, _log(logs, item.stack))
+        if isinstance(item, _Unreadable):
+            body = render_failure(item.stack, item.error, _log(logs, item.stack))
             sections.append(Section(item.stack, fit(body), has_diff=True))
             whole.append(body)
             continue
