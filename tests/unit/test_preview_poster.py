@@ -8,6 +8,9 @@ posts real previews). GitHub's waits go to a recording `sleep`: no test sleeps.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -301,3 +304,20 @@ def test_drift_issue_opens_one_then_comments_on_it(
     assert "num_gpus 8 → 16" in comment["body"]
     run("drift-issue", "--stack", "prod", "--report", report, env=env)
     assert len([i for i in github.issues(REPO) if "pull_request" not in i]) == 2
+
+
+def test_as_a_process_it_reads_the_actions_variables(
+    github: GitHubServer, tmp_path: Path, env: dict[str, str]
+) -> None:
+    dev = _preview(tmp_path, "dev", {"train": (8, 16)})
+    command = [sys.executable, "-m", "together_provider.preview", "--stack", f"dev={dev}"]
+    done = subprocess.run(
+        [*command, "--github-pr", str(PR)],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (10, "")
+    assert "dev: created comment https://github.com/acme/gpu/pull/42#issuecomment-" in done.stderr
+    assert [b.splitlines()[0] for b in _bodies(github)] == [MARKER.format(stack="dev")]
