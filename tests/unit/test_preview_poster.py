@@ -228,6 +228,8 @@ def _failing(github: GitHubServer, case: str, env: dict[str, str]) -> dict[str, 
         github.inject(status=502, count=50)
     if case == "echo":
         github.inject(status=500, count=50, message=f"token {TOKEN} is odd")
+    if case == "403":
+        github.inject(status=403, count=50, message="Resource not accessible by integration")
     if case == "primary":
         github.inject(kind="primary", status=403, count=50)
     return env
@@ -238,6 +240,7 @@ def _failing(github: GitHubServer, case: str, env: dict[str, str]) -> dict[str, 
     [
         ("401", "HTTP 401 Bad credentials", "check GITHUB_TOKEN", 0),
         ("404", "HTTP 404 Not Found", "check GITHUB_REPOSITORY (acme/missing)", 0),
+        ("403", "Resource not accessible by integration", "`permissions: pull-requests: write`", 0),
         ("5xx", "HTTP 502 Server Error (still failing after retries", "rerun the job", 4),
         ("echo", "HTTP 500 token *** is odd", "rerun the job", 4),
         ("primary", "HTTP 403 API rate limit exceeded", "rate limit is used up", 0),
