@@ -27,8 +27,10 @@ PROJECT = "together-gpu-clusters"
 RATE = load_price_table().rates["H100_SXM"]
 
 
-def _preview(tmp_path: Path, name: str, clusters: dict[str, tuple[int, int]]) -> Path:
-    """A preview raising each cluster's preemptible target from ``old`` to ``new`` GPUs."""
+def _preview(
+    tmp_path: Path, name: str, clusters: dict[str, tuple[int, int]], op: str = "update"
+) -> Path:
+    """A preview changing each cluster's preemptible target from ``old`` to ``new`` GPUs."""
     steps: list[dict[str, Any]] = [
         {"op": "same", "urn": f"urn:pulumi:{name}::{PROJECT}::pulumi:pulumi:Stack::p-{name}"}
     ]
@@ -37,7 +39,7 @@ def _preview(tmp_path: Path, name: str, clusters: dict[str, tuple[int, int]]) ->
         urn = f"urn:pulumi:{name}::{PROJECT}::pulumi:pulumi:Stack${CLUSTER_TYPE}::{cluster}"
         steps.append(
             {
-                "op": "update" if old != new else "same",
+                "op": op if old != new else "same",
                 "urn": urn,
                 "oldState": {"inputs": {**spec, "num_preemptible_gpus": old}, "outputs": {}},
                 "newState": {"inputs": {**spec, "num_preemptible_gpus": new}, "outputs": {}},
@@ -324,3 +326,15 @@ def test_as_a_process_it_reads_the_actions_variables(
     assert (done.returncode, done.stdout) == (10, "")
     assert "dev: created comment https://github.com/acme/gpu/pull/42#issuecomment-" in done.stderr
     assert [b.splitlines()[0] for b in _bodies(github)] == [MARKER.format(stack="dev")]
+
+
+def test_a_replacement_says_whether_the_pr_carries_the_approval_label(
+    github: GitHubServer, run: Run, tmp_path: Path
+) -> None:
+    replaced = _preview(tmp_path, "dev", {"train": (8, 16)}, op="replace")
+    assert _post(run, ("dev", replaced))[0] == 11
+    assert "Needs the `approve-replacement` label" in _bodies(github)[0]
+    github.set_labels(REPO, PR, ["approve-replacement"])
+    assert _post(run, ("dev", replaced))[0] == 11  # the workflow's gate reads the label too
+    (body,) = _bodies(github)
+    assert "Approved by the `approve-replacement` label" in body and "Needs the" not in body

@@ -201,29 +201,34 @@ def _trim_note(plan: StackPlan, shown: int) -> list[str]:
     ]
 
 
-def render_stack(plan: StackPlan, approval_label: str, limit: int | None = None) -> str:
+def render_stack(
+    plan: StackPlan, approval_label: str, limit: int | None = None, *, approved: bool = False
+) -> str:
     """One stack's section of the comment, at most ``limit`` characters when given.
 
     An oversized section keeps its summary (headline, blocking callouts, totals, notes) and
-    lists only the first clusters, volumes and findings: as many as fit.
+    lists only the first clusters, volumes and findings: as many as fit. ``approved``: the PR
+    carries the approval label (the poster reads the PR's labels).
     """
-    full = _render_stack(plan, approval_label, None)
+    full = _render_stack(plan, approval_label, None, approved)
     if limit is None or len(full) <= limit:
         return full
     lists = (plan.clusters, plan.volumes, plan.policy, (*plan.rejections, *plan.errors))
     low, high = 0, max(len(items) for items in lists)
     while low < high:  # the largest count of listed items that fits
         middle = (low + high + 1) // 2
-        if len(_render_stack(plan, approval_label, middle)) <= limit:
+        if len(_render_stack(plan, approval_label, middle, approved)) <= limit:
             low = middle
         else:
             high = middle - 1
-    text = _render_stack(plan, approval_label, low)
+    text = _render_stack(plan, approval_label, low, approved)
     cut = "\n\n<sub>(cut at GitHub's comment limit)</sub>\n"
     return text if len(text) <= limit else text[: limit - len(cut)] + cut
 
 
-def _render_stack(plan: StackPlan, approval_label: str, shown: int | None) -> str:
+def _render_stack(
+    plan: StackPlan, approval_label: str, shown: int | None, approved: bool = False
+) -> str:
     """The section, listing at most ``shown`` clusters, volumes and findings of each kind."""
     lines = [
         MARKER.format(stack=plan.stack),
@@ -254,7 +259,12 @@ def _render_stack(plan: StackPlan, approval_label: str, shown: int | None) -> st
     lost = [c for c in clusters if c.action in destructive]
     lost_volumes = [v for v in volumes if v.action in destructive]
     if lost or lost_volumes:
-        lines += ["> [!WARNING]", f"> **Needs the `{approval_label}` label before it is applied.**"]
+        ask = (
+            f"> **Approved by the `{approval_label}` label** on this PR."
+            if approved
+            else f"> **Needs the `{approval_label}` label before it is applied.**"
+        )
+        lines += ["> [!WARNING]", ask]
         lines += [f"> - {_loss(c)}" for c in lost]
         lines += [f"> - {volume_loss(v)}" for v in lost_volumes]
         lines.append("")

@@ -86,21 +86,40 @@ def post_to_pr(args: argparse.Namespace, environ: Mapping[str, str], sleep: Slee
             for k, v in policy_events(args).items()
             if k not in {s.stack for s in read if isinstance(s, _Unreadable)}
         }
-        plans = iter(guarded(load_plans_events(good, events), args))
+        plans = guarded(load_plans_events(good, events), args)
     except PreviewInputError as error:
         print(f"error: {error}", file=sys.stderr)
         return BAD_INPUT_EXIT
-    sections, whole, outcomes = [], [], []
+    with GitHubClient(settings, sleep=sleep) as client:
+        try:
+            return _render_and_post(args, environ, client, read, plans, logs)
+        except GitHubError as error:
+            print(f"error: the comment was not posted: {error}", file=sys.stderr)
+            return GITHUB_ERROR_EXIT
+
+
+def _render_and_post(
+    args: argparse.Namespace,
+    environ: Mapping[str, str],
+    client: GitHubClient,
+    read: Sequence[StackPlan | _Unreadable],
+    plans: Sequence[StackPlan],
+    logs: Mapping[str, Path],
+) -> int:
+    """Render every stack, write --output and the step summary, then post the comments."""
+    replaced = any(plan.outcome is Outcome.REPLACEMENT for plan in plans)
+    approved = replaced and args.approval_label in client.labels(args.github_pr)
+    sections, whole = [], []
+    by_stack = iter(plans)
     for item in read:
         if isinstance(item, _Unreadable):
             body = render_failure(item.stack, item.error, _log(logs, item.stack))
             sections.append(Section(item.stack, fit(body), has_diff=True))
             whole.append(body)
             continue
-        plan = next(plans)
-        outcomes.append(plan.outcome)
-        whole.append(render_stack(plan, args.approval_label))
-        body = render_stack(plan, args.approval_label, COMMENT_LIMIT)
+        plan = next(by_stack)
+        whole.append(render_stack(plan, args.approval_label, approved=approved))
+        body = render_stack(plan, args.approval_label, COMMENT_LIMIT, approved=approved)
         sections.append(Section(plan.stack, body, plan.outcome is not Outcome.NO_CHANGES))
         print(
             f"{plan.stack}: {plan.outcome.name.lower()} (exit {plan.outcome.value})",
@@ -117,18 +136,11 @@ def post_to_pr(args: argparse.Namespace, environ: Mapping[str, str], sleep: Slee
         print(f"error: cannot write {error.filename}: {error.strerror}", file=sys.stderr)
         return BAD_INPUT_EXIT
     behavior = CommentBehavior(args.comment_behavior)
-    try:
-        with GitHubClient(settings, sleep=sleep) as client:
-            done = post_comments(
-                client, args.github_pr, sections, behavior, skip_no_diff=args.skip_no_diff
-            )
-    except GitHubError as error:
-        print(f"error: the comment was not posted: {error}", file=sys.stderr)
-        return GITHUB_ERROR_EXIT
+    done = post_comments(client, args.github_pr, sections, behavior, skip_no_diff=args.skip_no_diff)
     print("\n".join(done), file=sys.stderr)
-    if len(outcomes) < len(read):
+    if len(plans) < len(read):
         return BAD_INPUT_EXIT
-    return int(max(outcomes, default=Outcome.NO_CHANGES))
+    return int(max((plan.outcome for plan in plans), default=Outcome.NO_CHANGES))
 
 
 def _drift_parser() -> argparse.ArgumentParser:
