@@ -40,6 +40,10 @@ M = TypeVar("M", bound=pydantic.BaseModel)
 
 API_KEY_FIX: Final = "set together:apiKey as a secret or TOGETHER_API_KEY"
 BASE_URL_SETTINGS: Final = "together:baseUrl or TOGETHER_BASE_URL"
+NOT_FOUND_FIX: Final = (
+    "check the id, and that the base URL is Together's API; a cluster or volume deleted "
+    "outside this stack is gone: `pulumi refresh` removes it from the state"
+)
 RETRYABLE_STATUSES: Final = frozenset({408, 429, 500, 502, 503, 504})
 _NEVER_SENT: Final = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 
@@ -229,7 +233,7 @@ class Transport:
                 )
             return AuthenticationError(message, status=status, fix=fix)
         if status == 404:
-            return NotFoundError(message, status=status)
+            return NotFoundError(message, status=status, fix=NOT_FOUND_FIX)
         if status == 409:
             field, fix = CONFLICTS[conflict]
             return conflict(message, status=status, field=field, fix=fix)
