@@ -61,8 +61,9 @@ class _SentenceOrTraceback:
     """The `traceback` module as the dynamic-provider host sees it once `configure()` ran.
 
     The host wraps every hook (check, diff, create, read, update, delete) in one handler that
-    aborts the call with `traceback.format_exc()`: for a wrong API key, a refresh printed 68 lines
-    holding four tracebacks, around the one sentence that matters. A `TogetherError` is the
+    aborts the call with `traceback.format_exc()`: for a wrong API key, an `up` that updated one
+    cluster and created another printed 90 lines holding six tracebacks, around the two sentences
+    that matter. A `TogetherError` is the
     user's (a key, a URL, capacity, a conflict) and its `str()` is already the message and the
     fix, so that is all the host sends; any other exception is a bug, and keeps its traceback.
     """
