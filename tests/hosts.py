@@ -38,9 +38,6 @@ class Host:
     cluster_program: str
     cluster_type: str
     volume_type: str
-    # The host turns a failure into our sentence alone: no Python traceback, no source location.
-    # (The dynamic host shows the provider's traceback when a create or delete raises.)
-    plain_errors: bool
 
     def env(self, root: Path, engine: Path) -> PulumiEnv:
         """A fresh isolated environment this host's programs run in."""
@@ -94,6 +91,6 @@ def _snake(name: str) -> str:
 
 
 HOSTS: dict[HostName, Host] = {
-    "dynamic": Host("dynamic", "cluster", CLUSTER_TYPE, VOLUME_TYPE, plain_errors=False),
-    "native": Host("native", "native_cluster", CLUSTER_TOKEN, VOLUME_TOKEN, plain_errors=True),
+    "dynamic": Host("dynamic", "cluster", CLUSTER_TYPE, VOLUME_TYPE),
+    "native": Host("native", "native_cluster", CLUSTER_TOKEN, VOLUME_TOKEN),
 }

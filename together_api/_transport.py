@@ -33,12 +33,17 @@ from together_api.errors import (
 from together_api.retry import Clock, RetryDecision, RetryPolicy, Sleep, call_with_retry
 from together_api.wire import DEFAULT_BASE_URL, ErrorBody
 
-__all__ = ["API_KEY_FIX", "RETRYABLE_STATUSES", "Transport"]
+__all__ = ["API_KEY_FIX", "BASE_URL_SETTINGS", "RETRYABLE_STATUSES", "Transport"]
 
 log = logging.getLogger("together_api.client")
 M = TypeVar("M", bound=pydantic.BaseModel)
 
 API_KEY_FIX: Final = "set together:apiKey as a secret or TOGETHER_API_KEY"
+BASE_URL_SETTINGS: Final = "together:baseUrl or TOGETHER_BASE_URL"
+NOT_FOUND_FIX: Final = (
+    "check the id, and that the base URL is Together's API; a cluster or volume deleted "
+    "outside this stack is gone: `pulumi refresh` removes it from the state"
+)
 RETRYABLE_STATUSES: Final = frozenset({408, 429, 500, 502, 503, 504})
 _NEVER_SENT: Final = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 
@@ -118,9 +123,11 @@ class Transport:
         if not key:
             raise AuthenticationError("no Together API key was given", fix=API_KEY_FIX)
         self._api_key = key
-        self.base_url = _normalise_base_url(
-            base_url or os.environ.get("TOGETHER_BASE_URL") or DEFAULT_BASE_URL
-        )
+        given = base_url or os.environ.get("TOGETHER_BASE_URL")
+        self.base_url = _normalise_base_url(given or DEFAULT_BASE_URL)
+        # With no base URL the requests go to Together itself, which is right for a user of
+        # Together and a surprise for one who meant the simulator: an error then says so.
+        self._to_together_by_default = not given
         self.retry = retry or RetryPolicy()
         self.requests_made = 0
         self.sleep = sleep
@@ -187,8 +194,9 @@ class Transport:
             response = exc.response
         except httpx.TransportError as exc:
             raise ApiConnectionError(
-                f"{method} {path}: no answer from {self.base_url}: {self._describe(exc)}",
-                fix="check the network and TOGETHER_BASE_URL; the request may be retried",
+                f"{method} {self.base_url}{path}: no answer: {self._describe(exc)}",
+                fix=f"check the network and the base URL, {BASE_URL_SETTINGS}; "
+                "the request may be retried",
             ) from None
         log.debug("%s %s -> %d", method, path, response.status_code)
         if response.is_success:
@@ -215,13 +223,17 @@ class Transport:
         except (ValueError, pydantic.ValidationError):
             server_message = response.text[:500] or None
         detail = self._redact(server_message or response.reason_phrase or "no message")
-        message = f"{method} {path} failed with HTTP {status}: {detail}"
+        message = f"{method} {self.base_url}{path} failed with HTTP {status}: {detail}"
         if status in (401, 403):
-            return AuthenticationError(
-                message, status=status, fix=f"check the API key; {API_KEY_FIX}"
-            )
+            fix = f"check the API key; {API_KEY_FIX}"
+            if self._to_together_by_default:
+                fix += (
+                    f"; no base URL is set ({BASE_URL_SETTINGS}), so this went to Together "
+                    "itself: set one to use another endpoint, such as the simulator"
+                )
+            return AuthenticationError(message, status=status, fix=fix)
         if status == 404:
-            return NotFoundError(message, status=status)
+            return NotFoundError(message, status=status, fix=NOT_FOUND_FIX)
         if status == 409:
             field, fix = CONFLICTS[conflict]
             return conflict(message, status=status, field=field, fix=fix)

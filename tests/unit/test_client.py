@@ -119,6 +119,29 @@ def test_missing_key_says_how_to_fix_it(monkeypatch: pytest.MonkeyPatch) -> None
     assert "TOGETHER_API_KEY" in str(info.value) and "together:apiKey" in str(info.value)
 
 
+def test_a_refused_key_says_where_the_request_went(
+    make_client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no base URL the client goes to Together itself, correctly; a 401 then says so (a
+    simulator's key sent to Together is the likely mistake), and names the URL either way."""
+    monkeypatch.delenv("TOGETHER_BASE_URL", raising=False)
+    refused = httpx.Response(401, json={"error": {"message": "invalid key"}})
+    to_together = make_client(lambda r: refused, base_url=None, attempts=1)
+    with pytest.raises(AuthenticationError) as info:
+        to_together.list_clusters()
+    assert str(info.value).startswith(
+        "GET https://api.together.ai/v1/compute/clusters failed with HTTP 401: invalid key"
+    )
+    assert "no base URL is set (together:baseUrl or TOGETHER_BASE_URL)" in str(info.value)
+    assert "went to Together itself" in str(info.value)
+
+    chosen = make_client(lambda r: refused, attempts=1)
+    with pytest.raises(AuthenticationError) as info:
+        chosen.list_clusters()
+    assert f"GET {chosen.base_url}/compute/clusters failed with HTTP 401" in str(info.value)
+    assert "went to Together itself" not in str(info.value)
+
+
 @pytest.mark.parametrize(
     ("status", "error_type"),
     [

@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import importlib.machinery
+import sys
+import traceback
+import types
+
 import httpx
 import pytest
+from pulumi.dynamic import ConfigureRequest
+from pulumi.dynamic.config import Config
 from pulumi.output import Unknown
 from pytest_mock import MockerFixture
 
 from tests.fake_api import CLUSTERS, ONE, SPEC, FakeApi, cluster, reply
 from together_api import client as client_module
 from together_api.client import TogetherClient
-from together_api.errors import ProvisioningFailedError, SpecError
+from together_api.errors import AuthenticationError, ProvisioningFailedError, SpecError
 from together_provider.cluster.provider import ClusterProvider
+from together_provider.framework import dynamic
 from together_provider.framework.dynamic import LifecycleProvider
 from together_provider.volume.provider import VolumeProvider
 
@@ -148,3 +156,32 @@ def test_the_pickled_provider_holds_no_credentials(
     assert len(pickled) < 200  # by reference: module and class name only
     assert module in pickled
     assert provider_class.__name__.encode() in pickled
+
+
+def test_in_the_dynamic_host_our_error_is_its_sentence_and_a_bug_keeps_its_traceback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The engine tests see no traceback (tests/integration/scenarios/test_errors.py); this holds
+    the other half: any other exception still reaches the user with one, and only the host's
+    `__main__` is touched."""
+    program = types.ModuleType("__main__")
+    monkeypatch.setitem(sys.modules, "__main__", program)
+    program.traceback = traceback  # type: ignore[attr-defined]
+    ClusterProvider().configure(ConfigureRequest(Config(raw_config={}, project_name="p")))
+    assert program.traceback is traceback  # not the host
+
+    host = types.ModuleType("__main__")
+    host.__spec__ = importlib.machinery.ModuleSpec(dynamic.HOST_MODULE, None)
+    host.traceback = traceback  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "__main__", host)
+    ClusterProvider().configure(ConfigureRequest(Config(raw_config={}, project_name="p")))
+    shown = host.traceback
+    try:
+        raise AuthenticationError("GET /compute/clusters failed with HTTP 401", fix="check it")
+    except AuthenticationError:
+        assert shown.format_exc() == "GET /compute/clusters failed with HTTP 401 (fix: check it)"
+    try:
+        raise KeyError("bug")
+    except KeyError:
+        assert shown.format_exc().startswith("Traceback (most recent call last):")
+        assert shown.format_exc().endswith("KeyError: 'bug'\n")

@@ -6,13 +6,19 @@ lifecycle does the rest). Importable and free of side effects on purpose: dill
 pickles a provider *by reference* (module and class name only), so the provider process imports
 the code installed now, and the pickle holds no credentials. The class has no instance attributes
 until `configure()` runs in the provider process, and `configure()` state is never pickled.
+
+A failure reaches the user as our sentence alone, whichever hook raised it: Pulumi's host answers
+every exception with its full Python traceback, so `configure()` teaches the host (and only the
+host's process) to show a `TogetherError` as its message and fix (`_SentenceOrTraceback`).
 """
 
 from __future__ import annotations
 
 import sys
+import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from pulumi.dynamic import (
@@ -25,6 +31,8 @@ from pulumi.dynamic import (
     ResourceProvider,
     UpdateResult,
 )
+
+from together_api.errors import TogetherError
 
 if TYPE_CHECKING:
     from together_provider.framework.kind import Kind
@@ -44,6 +52,44 @@ def say(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
 
+HOST_MODULE: Final = "pulumi.dynamic.__main__"
+"""Pulumi's dynamic-provider host (`python -m pulumi.dynamic`): the `__main__` of the provider
+process the engine starts for dynamic resources."""
+
+
+class _SentenceOrTraceback:
+    """The `traceback` module as the dynamic-provider host sees it once `configure()` ran.
+
+    The host wraps every hook (check, diff, create, read, update, delete) in one handler that
+    aborts the call with `traceback.format_exc()`: for a wrong API key, an `up` that updated one
+    cluster and created another printed 90 lines holding six tracebacks, around the two sentences
+    that matter. A `TogetherError` is the
+    user's (a key, a URL, capacity, a conflict) and its `str()` is already the message and the
+    fix, so that is all the host sends; any other exception is a bug, and keeps its traceback.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(traceback, name)
+
+    @staticmethod
+    def format_exc(limit: int | None = None, chain: bool = True) -> str:
+        error = sys.exc_info()[1]
+        if isinstance(error, TogetherError):
+            return str(error)
+        return traceback.format_exc(limit, chain)
+
+
+def _plain_errors_in_the_host() -> None:
+    """Give the host process's `__main__` our `traceback`; anywhere else (a program, a test)
+    this does nothing. Should the host stop using `traceback.format_exc()`, the engine tests that
+    assert no traceback reaches the user (tests/integration/scenarios/test_errors.py) fail."""
+    host = sys.modules.get("__main__")
+    if host is None or getattr(host.__spec__, "name", None) != HOST_MODULE:
+        return
+    if isinstance(getattr(host, "traceback", None), ModuleType):
+        host.traceback = _SentenceOrTraceback()  # type: ignore[attr-defined]
+
+
 class LifecycleProvider(ResourceProvider):
     """Pulumi's hooks translated to one resource's rules (check, diff) and lifecycle (the rest)."""
 
@@ -55,6 +101,7 @@ class LifecycleProvider(ResourceProvider):
 
     def configure(self, req: ConfigureRequest) -> None:
         # Stack config arrives decrypted here, in the provider process only.
+        _plain_errors_in_the_host()
         self._api_key = req.config.get(CONFIG_API_KEY) or None
         self._base_url = req.config.get(CONFIG_BASE_URL) or None
 
