@@ -29,9 +29,17 @@ What it serves, after GitHub's REST reference (docs.github.com/rest, API version
   and a message naming it; a primary one is 403 with ``x-ratelimit-remaining: 0`` and
   ``x-ratelimit-reset``.
 
-Test hooks under ``/_test`` (no auth, never faulted, never logged): seed pull requests, comments
-and labels; inject faults (an answer with a status for the next ``count`` matching requests);
-read the state and the request log.
+Test hooks (no auth, never faulted, never in the request log), also as methods of
+:class:`GitHubServer`:
+
+    POST   /_test/repos/{owner}/{repo}/pulls              {"number"?, "title"?, "labels"?}
+    POST   /_test/repos/{owner}/{repo}/issues/{n}/comments {"bodies": [...], "user"?}
+    PUT    /_test/repos/{owner}/{repo}/issues/{n}/labels   {"labels": [...]}
+    GET|POST|DELETE /_test/faults   {"status", "count"?: 1, "method"?, "path"? (a substring),
+                                     "kind"?: "status"|"secondary"|"primary", "retry_after"?,
+                                     "message"?}: answer the next matching requests so
+    GET|DELETE /_test/state         repositories with their issues and comments, and the request
+                                    log (method, path, query, status); DELETE clears the log
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 One stack is created once per module (8 standard GPUs, a preemptible target of 8, fully
 allocated); every scenario only changes the config and previews, so the engine calls stay few.
+The poster (`--github-pr`) posts the same previews to the GitHub contract server; its other
+behaviours are in tests/unit/test_preview_poster.py.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 import pytest
 from pulumi import automation as auto
 
+from testkit.github_server import GitHubServer
 from testkit.pulumi_env import PulumiEnv, provider_config
 from testkit.sim import SimulatorProcess
 from tests.integration.conftest import PROGRAMS
@@ -153,3 +156,36 @@ def test_cli_exit_code(previews: Any, tmp_path: Path, scenario: str, code: int) 
     source.write_text(previews[scenario].stdout)
     assert main(["--stack", f"dev={source}", "--output", str(tmp_path / "c.md")]) == code
     assert "stack=dev -->" in (tmp_path / "c.md").read_text()
+
+
+def test_the_poster_posts_the_real_figures_edits_them_and_applies_a_guardrail(
+    previews: Any, tmp_path: Path
+) -> None:
+    token = "ghs-engine-test-token"
+    with GitHubServer(token=token, repos=["acme/gpu"]) as github:
+        github.seed_pull_request("acme/gpu", 7)
+        env = {"GITHUB_API_URL": github.url, "GITHUB_REPOSITORY": "acme/gpu", "GITHUB_TOKEN": token}
+
+        def post(scenario: str, *extra: str) -> tuple[int, str]:
+            source = tmp_path / f"{scenario}.json"
+            source.write_text(previews[scenario].stdout)
+            code = main(["--stack", f"dev={source}", "--github-pr", "7", *extra], environ=env)
+            (comment,) = github.comments("acme/gpu", 7)
+            return code, comment["body"]
+
+        assert post("target_raised")[0] == 10
+        (first,) = github.comments("acme/gpu", 7)
+        code, body = post("standard_scaled")
+        assert code == 10
+        assert github.comments("acme/gpu", 7)[0]["id"] == first["id"]  # edited in place
+        assert _row(body)[1:] == [
+            "in-place update", "H100_SXM", "8 → 16", "8", "8",
+            f"{_cost(12)} → {_cost(20)}", f"+{_cost(8)}",
+        ]  # fmt: skip
+        code, body = post("target_raised", "--max-monthly-increase", "100")
+        assert code == Outcome.BLOCKED
+        monthly = 8 * RATE * 730  # +16 preemptible GPUs at half the rate, 730 hours
+        assert (
+            f"the cost rises by ${monthly:,.2f}/month, over the `--max-monthly-increase` "
+            f"threshold of $100.00/month by ${monthly - 100:,.2f}"
+        ) in body

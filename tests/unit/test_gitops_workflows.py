@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 import yaml
 
-from together_provider.preview import MARKER
 from together_provider.preview.__main__ import _parser
+from together_provider.preview.plan import BAD_INPUT_EXIT, GITHUB_ERROR_EXIT, Outcome
+from together_provider.preview.to_github import _drift_parser
 
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((REPO / "examples" / "gitops" / "workflows").glob("*.yml"))
@@ -88,8 +89,12 @@ def _preview_calls(workflow: Path) -> list[list[str]]:
 def test_the_preview_module_accepts_every_call(workflow: Path) -> None:
     calls = _preview_calls(workflow)
     assert calls
-    for args in calls:
-        _parser().parse_args(args)  # exits on an unknown flag
+    for call in calls:  # exits on an unknown flag; a lone shell variable stands for a number
+        args = ["1" if re.fullmatch(r"\$\w+", arg) else arg for arg in call]
+        if args[:1] == ["drift-issue"]:
+            _drift_parser().parse_args(args[1:])
+        else:
+            _parser().parse_args(args)
 
 
 @pytest.mark.parametrize("workflow", WORKFLOWS, ids=IDS)
@@ -107,10 +112,47 @@ def test_repository_paths_exist(workflow: Path) -> None:
             assert list(REPO.glob(pattern)), pattern
 
 
-def test_preview_comment_marker_matches_the_renderer() -> None:
-    text = (REPO / "examples" / "gitops" / "workflows" / "together-preview.yml").read_text()
-    assert MARKER.format(stack="${process.env.STACK}") in text
-    assert MARKER.format(stack="$STACK") in text
+@pytest.mark.parametrize("workflow", WORKFLOWS, ids=IDS)
+def test_no_step_runs_a_script_from_outside_the_repository(workflow: Path) -> None:
+    used = {
+        step["uses"].split("@")[0]
+        for job in _load(workflow)["jobs"].values()
+        for step in job["steps"]
+        if "uses" in step
+    }
+    assert used <= {"actions/checkout", "actions/setup-python", "actions/setup-go", "actions/cache"}
+
+
+@pytest.mark.parametrize(
+    ("name", "call", "permission"),
+    [
+        ("together-preview.yml", "--github-pr", "pull-requests"),
+        ("together-drift.yml", "drift-issue", "issues"),
+    ],
+)
+def test_github_is_called_by_the_poster_with_the_jobs_token(
+    name: str, call: str, permission: str
+) -> None:
+    document = _load(REPO / "examples" / "gitops" / "workflows" / name)
+    steps = [
+        step
+        for job in document["jobs"].values()
+        for step in job["steps"]
+        if call in step.get("run", "")
+    ]
+    assert len(steps) == 1
+    assert steps[0]["env"]["GITHUB_TOKEN"] == "${{ github.token }}"
+    assert document["permissions"][permission] == "write"
+
+
+def test_the_gate_handles_every_exit_code_of_the_poster() -> None:
+    (job,) = _load(REPO / "examples" / "gitops" / "workflows" / "together-preview.yml")[
+        "jobs"
+    ].values()
+    (gate,) = [s for s in job["steps"] if s.get("name") == "Gate on the preview"]
+    handled = {int(code) for code in re.findall(r"^\s*(\d+)\)", gate["run"], re.M)}
+    assert handled == {*(o.value for o in Outcome), GITHUB_ERROR_EXIT}
+    assert BAD_INPUT_EXIT not in handled  # the catch-all: the preview could not be read
 
 
 def test_apply_uses_the_saved_plan_with_experimental_on() -> None:

@@ -273,3 +273,14 @@ def test_the_worst_stack_sets_the_exit_code_whatever_the_order(tmp_path: Path, o
         stacks.reverse()
     args = [arg for stack in stacks for arg in ("--stack", stack)]
     assert main([*args, "--output", str(tmp_path / "comment.md")]) == 12  # Outcome.BLOCKED
+
+
+def test_a_cost_guardrail_blocks_without_github_too(tmp_path: Path) -> None:
+    source = tmp_path / "dev.json"
+    source.write_text(json.dumps(_raise_target()))  # +16 preemptible GPUs: +8 x rate per hour
+    rate = load_price_table().rates["H100_SXM"]
+    out = tmp_path / "c.md"
+    args = ["--stack", f"dev={source}", "--output", str(out), "--max-hourly-increase"]
+    assert main([*args, f"{8 * rate:.2f}"]) == Outcome.CHANGES  # equal to the limit passes
+    assert main([*args, f"{8 * rate - 1:.2f}"]) == Outcome.BLOCKED
+    assert f"threshold of ${8 * rate - 1:,.2f}/h by $1.00" in out.read_text()

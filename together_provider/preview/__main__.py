@@ -4,39 +4,53 @@
     python -m together_provider.preview --stack dev=dev.json --policy-events dev=dev.events \
         --output comment.md
 
+With `--github-pr N` it posts one comment per stack on pull request N itself (see `post.py`):
+
+    python -m together_provider.preview --stack dev=dev.json --github-pr 42
+
+and `drift-issue` opens or comments on the drift check's issue:
+
+    python -m together_provider.preview drift-issue --stack dev --report report.md
+
 Exit codes (the most severe stack wins):
     0   no changes
     10  changes: creates or in-place updates only
     11  a replacement or deletion is present: require the approval label
-    12  blocked: a spec was rejected at check, a mandatory policy was violated, or the preview
-        failed
+    12  blocked: a spec was rejected at check, a mandatory policy was violated, the preview
+        failed, or the cost rises past --max-hourly-increase / --max-monthly-increase
     2   bad input (unreadable or malformed JSON, another project's preview, an unpriced GPU
-        type, bad flags); nothing is written
+        type, bad flags); nothing is written, except with --github-pr, where the stack's
+        comment says its preview failed
+    13  GitHub refused or could not take the comment or issue (--github-pr, drift-issue), or
+        GITHUB_TOKEN / GITHUB_REPOSITORY are not set; the message says why
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import json
 import os
 import sys
-import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
+from together_api.retry import Sleep
+from together_provider.preview.inputs import (
+    guarded,
+    input_pairs,
+    load_plans,
+    policy_events,
+    write_atomically,
+)
 from together_provider.preview.markdown import render
-from together_provider.preview.plan import BAD_INPUT_EXIT, Outcome, StackPlan, build_plan
-from together_provider.preview.policy import read_policy_events
+from together_provider.preview.plan import BAD_INPUT_EXIT, Outcome
+from together_provider.preview.post import CommentBehavior
 from together_provider.preview.prices import (
     DEFAULT_PRICES_FILE,
     PreviewInputError,
-    PriceTable,
     load_price_table,
 )
-
-STDIN = "-"
+from together_provider.preview.to_github import drift_issue, post_to_pr
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -44,8 +58,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m together_provider.preview",
         description="Render `pulumi preview --json` output as a Markdown PR comment with GPU "
         "and cost deltas per Together cluster.",
-        epilog="exit codes: 0 no changes, 10 changes, 11 replacement or deletion, 12 blocked, "
-        "2 bad input",
+        epilog="exit codes: 0 no changes, 10 changes, 11 replacement or deletion, 12 blocked "
+        "(also a crossed cost guardrail), 2 bad input, 13 GitHub error. Subcommand: "
+        "drift-issue (see drift-issue --help)",
     )
     parser.add_argument(
         "files",
@@ -86,93 +101,86 @@ def _parser() -> argparse.ArgumentParser:
         default="approve-replacement",
         help="the PR label the comment asks for on replacements and deletions",
     )
+    guard = parser.add_argument_group("cost guardrails (a crossing stack is blocked: exit 12)")
+    guard.add_argument(
+        "--max-hourly-increase",
+        type=_usd,
+        metavar="USD",
+        help="largest allowed rise of a stack's cluster cost per hour",
+    )
+    guard.add_argument(
+        "--max-monthly-increase",
+        type=_usd,
+        metavar="USD",
+        help="largest allowed rise per month (clusters over 730 h plus volume storage)",
+    )
+    github = parser.add_argument_group(
+        "posting to a pull request (GITHUB_REPOSITORY, GITHUB_TOKEN, GITHUB_API_URL)"
+    )
+    github.add_argument(
+        "--github-pr",
+        type=_positive,
+        metavar="N",
+        help="post or update one comment per stack on pull request N; with "
+        "GITHUB_STEP_SUMMARY set, the whole comment is appended there too",
+    )
+    github.add_argument(
+        "--comment-behavior",
+        choices=[b.value for b in CommentBehavior],
+        default=CommentBehavior.UPDATE.value,
+        help="update: edit the stack's comment in place (default); new: always add one; "
+        "delete-and-new: delete the old ones, then add one",
+    )
+    github.add_argument(
+        "--skip-no-diff",
+        action="store_true",
+        help="post no new comment for a stack without changes (an existing one is still "
+        "updated, or deleted under delete-and-new)",
+    )
+    github.add_argument(
+        "--preview-log",
+        action="append",
+        default=[],
+        metavar="NAME=FILE",
+        help="pulumi's stderr of stack NAME: when its preview JSON cannot be read, the "
+        "comment shows the end of it (repeatable)",
+    )
     return parser
 
 
-def _inputs(args: argparse.Namespace) -> list[tuple[str | None, str]]:
-    """(explicit stack name or None, path or '-') pairs, in the order given."""
-    pairs: list[tuple[str | None, str]] = []
-    for item in args.stack:
-        name, sep, path = item.partition("=")
-        if not sep or not name or not path:
-            raise PreviewInputError("--stack", f"expected NAME=FILE, got {item!r}")
-        pairs.append((name, path))
-    pairs += [(None, path) for path in args.files]
-    return pairs or [(None, STDIN)]
-
-
-def _read(path: str) -> Any:
-    where = "<stdin>" if path == STDIN else path
+def _usd(text: str) -> float:
     try:
-        text = sys.stdin.read() if path == STDIN else Path(path).read_text(encoding="utf-8")
-    except OSError as error:
-        raise PreviewInputError(where, f"cannot read: {error.strerror}") from None
-    if not text.strip():
-        raise PreviewInputError(
-            where,
-            "empty: `pulumi preview --json` printed nothing",
-            fix="read the preview's stderr; it failed before printing its JSON document",
-        )
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise PreviewInputError(
-            where,
-            f"malformed or truncated JSON ({error.msg} at line {error.lineno} "
-            f"column {error.colno})",
-        ) from None
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an amount in USD, got {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more USD, got {text!r}")
+    return value
 
 
-def load_plans(
-    pairs: Sequence[tuple[str | None, str]],
-    prices: PriceTable,
-    policy_events: Mapping[str, Path] | None = None,
-) -> list[StackPlan]:
-    """One plan per input; the first bad input stops everything (no partial comment)."""
-    plans = [
-        build_plan(_read(path), "<stdin>" if path == STDIN else path, prices, name)
-        for name, path in pairs
-    ]
-    events = dict(policy_events or {})
-    unknown = events.keys() - {plan.stack for plan in plans}
-    if unknown:
-        raise PreviewInputError(
-            "--policy-events", f"no preview of stack {sorted(unknown)[0]!r} was given"
-        )
-    return [
-        dataclasses.replace(plan, policy=read_policy_events(events[plan.stack]))
-        if plan.stack in events
-        else plan
-        for plan in plans
-    ]
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a pull request number, got {text!r}")
+    return int(text)
 
 
-def _policy_events(args: argparse.Namespace) -> dict[str, Path]:
-    events: dict[str, Path] = {}
-    for item in args.policy_events:
-        name, sep, path = item.partition("=")
-        if not sep or not name or not path:
-            raise PreviewInputError("--policy-events", f"expected NAME=FILE, got {item!r}")
-        events[name] = Path(path)
-    return events
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write via a temp file in the same directory and rename: readers never see half a file."""
-    handle, temp = tempfile.mkstemp(dir=path.parent or Path("."), prefix=f".{path.name}.")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-
-
-def main(argv: Sequence[str] | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    sleep: Sleep = time.sleep,
+) -> int:
+    """The CLI; ``environ`` and ``sleep`` (GitHub retries) are the process's unless given."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    env = os.environ if environ is None else environ
+    if argv[:1] == ["drift-issue"]:
+        return drift_issue(argv[1:], env, sleep)
     args = _parser().parse_args(argv)
+    if args.github_pr is not None:
+        return post_to_pr(args, env, sleep)
     try:
-        plans = load_plans(_inputs(args), load_price_table(args.prices), _policy_events(args))
+        prices = load_price_table(args.prices)
+        plans = guarded(load_plans(input_pairs(args), prices, policy_events(args)), args)
         comment = render(plans, args.approval_label)
         if args.output is None:
             sys.stdout.write(comment)

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from together_provider.preview.guardrails import guardrail_lines
 from together_provider.preview.plan import Action, ClusterChange, Outcome, Sizing, StackPlan
 from together_provider.preview.policy import PolicyViolation
 from together_provider.preview.prices import PREEMPTIBLE_PRICE_FACTOR
 from together_provider.preview.volumes import rate_note, volume_loss, volume_notes, volume_table
 
 HOURS_PER_MONTH = 730
+COMMENT_LIMIT = 65_536
+"""GitHub's limit on a comment's body, in characters (it answers 422 "body is too long")."""
 MARKER = "<!-- together-gpu-clusters-preview stack={stack} -->"
 """Hidden first line of a stack's section; workflows match it to edit the previous comment."""
 
@@ -153,8 +156,9 @@ def _notes(plan: StackPlan) -> list[str]:
     return notes
 
 
-def policy_lines(violations: Sequence[PolicyViolation]) -> list[str]:
-    """The policy pack's findings: mandatory ones block the PR, advisory ones are listed."""
+def policy_lines(violations: Sequence[PolicyViolation], shown: int | None = None) -> list[str]:
+    """The policy pack's findings: mandatory ones block the PR, advisory ones are listed (at
+    most ``shown`` of each)."""
     lines: list[str] = []
     blocking = [v for v in violations if v.blocks]
     advisory = [v for v in violations if not v.blocks]
@@ -168,49 +172,103 @@ def policy_lines(violations: Sequence[PolicyViolation]) -> list[str]:
             "> [!CAUTION]",
             f"> **Blocked by {len(blocking)} mandatory policy violation(s)** "
             f"(policy pack `{blocking[0].pack}`): `pulumi up` would stop before any change.",
-            *(item(v) for v in blocking),
+            *(item(v) for v in blocking[:shown]),
             "",
         ]
     if advisory:
         lines += [
             "> [!TIP]",
             f"> **{len(advisory)} advisory policy violation(s)** (not blocking):",
-            *(item(v) for v in advisory),
+            *(item(v) for v in advisory[:shown]),
             "",
         ]
     return lines
 
 
-def render_stack(plan: StackPlan, approval_label: str) -> str:
-    """One stack's section of the comment."""
+def _trim_note(plan: StackPlan, shown: int) -> list[str]:
+    listed = [
+        f"{min(shown, len(items))} of {len(items)} {what}"
+        for items, what in ((plan.clusters, "clusters"), (plan.volumes, "shared volumes"))
+        if len(items) > shown
+    ]
+    return [
+        "> [!NOTE]",
+        f"> **Trimmed to fit GitHub's {COMMENT_LIMIT:,}-character comment limit:** "
+        f"{' and '.join(listed) or 'the first findings'} are listed (findings and changed "
+        "fields likewise); the totals and the verdict cover everything. The job's step summary "
+        "has the whole comment.",
+        "",
+    ]
+
+
+def render_stack(
+    plan: StackPlan, approval_label: str, limit: int | None = None, *, approved: bool = False
+) -> str:
+    """One stack's section of the comment, at most ``limit`` characters when given.
+
+    An oversized section keeps its summary (headline, blocking callouts, totals, notes) and
+    lists only the first clusters, volumes and findings: as many as fit. ``approved``: the PR
+    carries the approval label (the poster reads the PR's labels).
+    """
+    full = _render_stack(plan, approval_label, None, approved)
+    if limit is None or len(full) <= limit:
+        return full
+    lists = (plan.clusters, plan.volumes, plan.policy, (*plan.rejections, *plan.errors))
+    low, high = 0, max(len(items) for items in lists)
+    while low < high:  # the largest count of listed items that fits
+        middle = (low + high + 1) // 2
+        if len(_render_stack(plan, approval_label, middle, approved)) <= limit:
+            low = middle
+        else:
+            high = middle - 1
+    text = _render_stack(plan, approval_label, low, approved)
+    cut = "\n\n<sub>(cut at GitHub's comment limit)</sub>\n"
+    return text if len(text) <= limit else text[: limit - len(cut)] + cut
+
+
+def _render_stack(
+    plan: StackPlan, approval_label: str, shown: int | None, approved: bool = False
+) -> str:
+    """The section, listing at most ``shown`` clusters, volumes and findings of each kind."""
     lines = [
         MARKER.format(stack=plan.stack),
         f"### Together GPU clusters: `{plan.stack}` ({_HEADLINES[plan.outcome]})",
         "",
     ]
+    lines += guardrail_lines(plan.guardrails)
+    if shown is not None:
+        lines += _trim_note(plan, shown)
+    first = slice(None, shown)
+    clusters, volumes = plan.clusters[first], plan.volumes[first]
     if plan.rejections or plan.errors:
         lines += [
             "> [!CAUTION]",
             "> **Blocked: the preview failed, so `pulumi up` would fail too.** "
             "Fix the stack config.",
         ]
-        lines += [f"> - `{r.cluster}`: {r.message}" for r in plan.rejections]
-        lines += [f"> - {error}" for error in plan.errors]
+        problems = [f"> - `{r.cluster}`: {r.message}" for r in plan.rejections]
+        problems += [f"> - {error}" for error in plan.errors]
+        lines += problems[first]
         lines += [
             "> The engine stops at the first rejected spec: "
             "other clusters' changes may be missing.",
             "",
         ]
-    lines += policy_lines(plan.policy)
+    lines += policy_lines(plan.policy, shown)
     destructive = frozenset({Action.REPLACE, Action.DELETE})
-    lost = [c for c in plan.clusters if c.action in destructive]
-    lost_volumes = [v for v in plan.volumes if v.action in destructive]
+    lost = [c for c in clusters if c.action in destructive]
+    lost_volumes = [v for v in volumes if v.action in destructive]
     if lost or lost_volumes:
-        lines += ["> [!WARNING]", f"> **Needs the `{approval_label}` label before it is applied.**"]
+        ask = (
+            f"> **Approved by the `{approval_label}` label** on this PR."
+            if approved
+            else f"> **Needs the `{approval_label}` label before it is applied.**"
+        )
+        lines += ["> [!WARNING]", ask]
         lines += [f"> - {_loss(c)}" for c in lost]
         lines += [f"> - {volume_loss(v)}" for v in lost_volumes]
         lines.append("")
-    left = volume_notes(plan.volumes, plan.clusters, destructive, plan.prices.storage_per_tib_month)
+    left = volume_notes(volumes, clusters, destructive, plan.prices.storage_per_tib_month)
     if left:
         lines += ["> [!NOTE]", *(f"> - {note}" for note in left), ""]
     if plan.clusters:
@@ -218,15 +276,15 @@ def render_stack(plan: StackPlan, approval_label: str) -> str:
             "| Cluster | Action | GPU type | Standard GPUs | Preemptible target | "
             "Allocated now | Est. cost/h | Δ/h |",
             "|---|---|---|--:|--:|--:|--:|--:|",
-            *(_row(c) for c in plan.clusters),
+            *(_row(c) for c in clusters),
             "",
         ]
-        fields = _field_lines(plan.clusters)
+        fields = _field_lines(clusters)
         if fields:
             lines += ["Changed fields:", *fields, ""]
         lines += [_totals(plan), ""]
     if plan.volumes:
-        lines += volume_table(plan.volumes, destructive)
+        lines += volume_table(volumes, destructive)
     if (
         not plan.clusters
         and not plan.volumes
@@ -235,6 +293,23 @@ def render_stack(plan: StackPlan, approval_label: str) -> str:
         lines += ["No Together cluster changes.", ""]
     lines.append("<sub>" + "<br>\n".join(_notes(plan)) + "</sub>")
     return "\n".join(lines) + "\n"
+
+
+def render_failure(stack: str, error: str, log: str | None) -> str:
+    """A stack's section when its preview could not be read: the reason and pulumi's stderr."""
+    lines = [
+        MARKER.format(stack=stack),
+        f"### Together GPU clusters: `{stack}` (:x: preview failed)",
+        "",
+        f"The preview could not be read: {error}",
+        "",
+    ]
+    if log:
+        fence = "`" * 3
+        tail = log[-60_000:].replace(fence, "'" * 3)
+        lines += ["<details><summary>pulumi's stderr (its end)</summary>", "", fence, tail]
+        lines += [fence, "</details>", ""]
+    return "\n".join(lines)
 
 
 def render(plans: Sequence[StackPlan], approval_label: str = "approve-replacement") -> str:

@@ -24,6 +24,7 @@ from typing import Any, Final
 from together_provider.cluster import rules
 from together_provider.framework.schema import UNKNOWN
 from together_provider.kinds import BY_TYPE, CLUSTER, VOLUME
+from together_provider.preview.guardrails import GuardrailBreach
 from together_provider.preview.policy import PolicyViolation
 from together_provider.preview.prices import (
     PreviewInputError,
@@ -48,6 +49,8 @@ class Outcome(enum.IntEnum):
 
 BAD_INPUT_EXIT: Final = 2
 """Exit code for unreadable input (also argparse's usage-error code); nothing is written."""
+GITHUB_ERROR_EXIT: Final = 13
+"""Exit code when GitHub refused or could not take the comment or issue (`--github-pr`)."""
 
 
 class Action(enum.StrEnum):
@@ -129,11 +132,13 @@ class StackPlan:
     volumes: tuple[VolumeChange, ...] = ()
     policy: tuple[PolicyViolation, ...] = ()
     """The policy pack's violations (from the preview's event log); a mandatory one blocks."""
+    guardrails: tuple[GuardrailBreach, ...] = ()
+    """The cost thresholds the change crosses (`guardrails.breaches`); any one blocks."""
 
     @property
     def outcome(self) -> Outcome:
         """Blocked beats replacement beats changes; other resources count through the summary."""
-        if self.rejections or self.errors or any(v.blocks for v in self.policy):
+        if self.rejections or self.errors or self.guardrails or any(v.blocks for v in self.policy):
             return Outcome.BLOCKED
         actions = {c.action for c in self.clusters} | {v.action for v in self.volumes}
         ops = {op for op, count in self.change_summary.items() if count}

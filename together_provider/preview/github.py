@@ -1,0 +1,253 @@
+"""GitHub's REST API, the few calls the PR comment and the drift issue need, on httpx.
+
+Why not PyGithub or ghapi: five endpoints (issue comments, labels, issues) do not justify a
+dependency, and ours retries through the project's one policy (`together_api.retry`). What it
+relies on, from GitHub's REST docs: lists page through the `Link` header's `next` URL
+(`per_page` at most 100); a secondary rate limit is a 403 or 429 whose message names it, with
+`retry-after` when GitHub says how long to wait (one minute otherwise); a primary one has
+`x-ratelimit-remaining: 0` and is not waited out (it resets within the hour). The token only
+ever travels in the `Authorization` header: every message this module makes is redacted.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+import httpx
+
+from together_api.retry import Clock, RetryDecision, RetryPolicy, Sleep, call_with_retry
+
+__all__ = ["DEFAULT_API_URL", "GITHUB_RETRY", "GitHubClient", "GitHubError", "GitHubSettings"]
+
+DEFAULT_API_URL: Final = "https://api.github.com"
+GITHUB_RETRY: Final = RetryPolicy(deadline=180.0, max_retry_after=90.0)
+"""The project's policy with room for one secondary-limit wait of GitHub's "one minute"."""
+_SECONDARY_WAIT: Final = 60.0
+_NEVER_SENT: Final = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+_PERMISSIONS: Final = (
+    "the workflow needs `permissions: pull-requests: write` (PR comments) or `issues: write` "
+    "(the drift issue); a pull request from a fork gets a read-only token"
+)
+
+
+class GitHubError(Exception):
+    """GitHub refused or could not answer: what was asked, what it said, and the fix."""
+
+    def __init__(self, message: str, *, status: int | None = None, fix: str | None = None):
+        super().__init__(message + (f"; {fix}" if fix else ""))
+        self.status = status
+        self.fix = fix
+
+
+@dataclass(frozen=True, repr=False)
+class GitHubSettings:
+    """Where to post, from the variables GitHub Actions sets (GITHUB_TOKEN only when passed)."""
+
+    api_url: str
+    repository: str
+    token: str
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> GitHubSettings:
+        token = environ.get("GITHUB_TOKEN", "").strip()
+        repository = environ.get("GITHUB_REPOSITORY", "").strip()
+        if not token:
+            raise GitHubError(
+                "GITHUB_TOKEN is not set",
+                fix="pass it to the step: `env: GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}`",
+            )
+        owner, _, name = repository.partition("/")
+        if not owner or not name or "/" in name:
+            raise GitHubError(
+                f"GITHUB_REPOSITORY must be OWNER/NAME, got {repository!r}",
+                fix="GitHub Actions sets it; elsewhere export it",
+            )
+        api_url = environ.get("GITHUB_API_URL", "").strip() or DEFAULT_API_URL
+        return cls(api_url.rstrip("/"), repository, token)
+
+
+class _Retryable(Exception):
+    def __init__(self, response: httpx.Response, wait: float | None) -> None:
+        super().__init__(response.status_code)
+        self.response, self.wait = response, wait
+
+
+def _message(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text[:300] or response.reason_phrase
+    if not isinstance(body, dict):
+        return response.reason_phrase
+    details = [
+        str(e.get("message") or f"{e.get('field')} {e.get('code')}")
+        for e in body.get("errors") or []
+        if isinstance(e, dict)
+    ]
+    return ": ".join([str(body.get("message") or response.reason_phrase), *details])
+
+
+def _rate_limit_wait(response: httpx.Response) -> float | None:
+    """Seconds to wait on a secondary rate limit; None when this is no secondary limit."""
+    if response.status_code not in (403, 429):
+        return None
+    after = response.headers.get("retry-after", "")
+    if after.strip().isdigit():
+        return float(after)
+    if response.headers.get("x-ratelimit-remaining") == "0":
+        return None  # the primary limit: resets within the hour, not worth waiting for
+    if "secondary rate limit" in _message(response).lower() or response.status_code == 429:
+        return _SECONDARY_WAIT
+    return None
+
+
+class GitHubClient:
+    """An authenticated httpx client for one repository, retrying under :data:`GITHUB_RETRY`.
+
+    ``sleep`` and ``clock`` are the retry policy's, so tests drive every wait without sleeping;
+    ``warn`` gets one line per retry.
+    """
+
+    def __init__(
+        self,
+        settings: GitHubSettings,
+        *,
+        policy: RetryPolicy = GITHUB_RETRY,
+        sleep: Sleep = time.sleep,
+        clock: Clock = time.monotonic,
+        warn: Callable[[str], None] | None = None,
+        timeout: float = 30.0,
+    ) -> None:
+        self.settings = settings
+        self._policy, self._sleep, self._clock = policy, sleep, clock
+        self._warn = warn or (lambda line: print(line, file=sys.stderr))
+        self._http = httpx.Client(
+            base_url=settings.api_url,
+            timeout=timeout,
+            headers={
+                "Authorization": f"Bearer {settings.token}",
+                "Accept": "application/vnd.github+json",
+                "X-GitHub-Api-Version": "2022-11-28",
+                "User-Agent": "together-gpu-clusters-preview",
+            },
+        )
+
+    def __enter__(self) -> GitHubClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._http.close()
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self.settings.token, "***")
+
+    def request(self, method: str, url: str, json: Any = None) -> httpx.Response:
+        """One call under the retry policy; a GitHubError for anything but a 2xx."""
+        where = self._redact(f"{method} {httpx.URL(url).path or url}")
+
+        def send() -> httpx.Response:
+            response = self._http.request(method, url, json=json)
+            wait = _rate_limit_wait(response)
+            if response.status_code >= 500 or wait is not None:
+                raise _Retryable(response, wait)
+            return response
+
+        def classify(exc: Exception) -> RetryDecision | None:
+            if isinstance(exc, _Retryable):
+                return RetryDecision(exc.wait)
+            if isinstance(exc, _NEVER_SENT) or (
+                isinstance(exc, httpx.TransportError) and method != "POST"
+            ):
+                return RetryDecision()
+            return None
+
+        def on_retry(attempt: int, exc: Exception, wait: float) -> None:
+            what = f"HTTP {exc.response.status_code}" if isinstance(exc, _Retryable) else str(exc)
+            self._warn(self._redact(f"GitHub: {where}: {what}; retry {attempt} in {wait:.1f}s"))
+
+        try:
+            response = call_with_retry(
+                send,
+                policy=self._policy,
+                classify=classify,
+                sleep=self._sleep,
+                clock=self._clock,
+                on_retry=on_retry,
+            )
+        except _Retryable as exc:
+            response = exc.response
+        except httpx.TransportError as exc:
+            raise GitHubError(
+                self._redact(f"{where}: no answer from {self.settings.api_url}: {exc}"),
+                fix="check GITHUB_API_URL and the network; rerun the job",
+            ) from None
+        if response.is_success:
+            return response
+        raise self._error(where, response)
+
+    def _error(self, where: str, response: httpx.Response) -> GitHubError:
+        status = response.status_code
+        said = self._redact(_message(response))
+        message = f"GitHub refused {where}: HTTP {status} {said}"
+        fixes = {
+            401: "check GITHUB_TOKEN: pass `${{ secrets.GITHUB_TOKEN }}` (it expires with the job)",
+            403: _PERMISSIONS,
+            404: f"check GITHUB_REPOSITORY ({self.settings.repository}) and the PR or issue "
+            "number; a token without access to a private repository also gets 404",
+            422: "GitHub found the request invalid (see its message)",
+        }
+        fix = fixes.get(status, "GitHub may be having an outage: rerun the job later")
+        if response.headers.get("x-ratelimit-remaining") == "0":
+            reset = response.headers.get("x-ratelimit-reset", "")
+            when = time.strftime("%H:%M UTC", time.gmtime(int(reset))) if reset.isdigit() else ""
+            fix = f"the token's API rate limit is used up; it resets at {when or 'the hour'}"
+        elif status >= 500 or _rate_limit_wait(response) is not None:
+            message += f" (still failing after retries for {self._policy.deadline:.0f}s at most)"
+        return GitHubError(message, status=status, fix=fix)
+
+    def paginate(self, path: str, params: Mapping[str, str] | None = None) -> Iterator[Any]:
+        """Every item of a list endpoint, following the `Link` header's `next` page."""
+        url: str | None = str(httpx.URL(path, params={"per_page": "100", **(params or {})}))
+        while url is not None:
+            response = self.request("GET", url)
+            yield from response.json()
+            url = response.links.get("next", {}).get("url")
+
+    def _repo(self, rest: str) -> str:
+        return f"/repos/{self.settings.repository}/{rest}"
+
+    def issue_comments(self, number: int) -> list[dict[str, Any]]:
+        return list(self.paginate(self._repo(f"issues/{number}/comments")))
+
+    def create_comment(self, number: int, body: str) -> dict[str, Any]:
+        made: dict[str, Any] = self.request(
+            "POST", self._repo(f"issues/{number}/comments"), {"body": body}
+        ).json()
+        return made
+
+    def update_comment(self, comment_id: int, body: str) -> dict[str, Any]:
+        edited: dict[str, Any] = self.request(
+            "PATCH", self._repo(f"issues/comments/{comment_id}"), {"body": body}
+        ).json()
+        return edited
+
+    def delete_comment(self, comment_id: int) -> None:
+        self.request("DELETE", self._repo(f"issues/comments/{comment_id}"))
+
+    def labels(self, number: int) -> list[str]:
+        return [label["name"] for label in self.paginate(self._repo(f"issues/{number}/labels"))]
+
+    def open_issues(self, label: str) -> list[dict[str, Any]]:
+        """Open issues with ``label``; pull requests (which the endpoint also lists) left out."""
+        found = self.paginate(self._repo("issues"), {"state": "open", "labels": label})
+        return [issue for issue in found if "pull_request" not in issue]
+
+    def create_issue(self, title: str, body: str, labels: list[str]) -> dict[str, Any]:
+        made: dict[str, Any] = self.request(
+            "POST", self._repo("issues"), {"title": title, "body": body, "labels": labels}
+        ).json()
+        return made

@@ -1,0 +1,83 @@
+"""Cost guardrails: a PR that raises a stack's cost past a threshold is blocked. Pure: no I/O.
+
+Why: a reviewer skims a comment, but a required check does not. Like Infracost's guardrails, a
+threshold on the increase (not on the total) lets routine PRs through and stops the one that
+doubles the GPU bill. The figures are the comment's own: the listed clusters' hourly cost
+delta, and per month that delta over 730 hours plus the shared volumes' storage delta. Clusters
+or volumes whose size is only known after apply count as zero (the comment says so).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from together_provider.preview.plan import StackPlan
+
+HOURS_PER_MONTH: Final = 730
+
+
+@dataclass(frozen=True)
+class GuardrailBreach:
+    """One threshold a stack's change crosses: the flag, its limit and the increase, in USD."""
+
+    flag: str
+    period: str
+    limit: float
+    increase: float
+
+    @property
+    def excess(self) -> float:
+        return self.increase - self.limit
+
+    def describe(self) -> str:
+        return (
+            f"the cost rises by ${self.increase:,.2f}/{self.period}, over the `{self.flag}` "
+            f"threshold of ${self.limit:,.2f}/{self.period} by ${self.excess:,.2f}"
+        )
+
+
+def _known_delta(changes: Sequence[object]) -> float:
+    total = 0.0
+    for change in changes:
+        old, new = getattr(change, "old_cost", None), getattr(change, "new_cost", None)
+        if old is not None and new is not None:
+            total += new - old
+    return total
+
+
+def hourly_increase(plan: StackPlan) -> float:
+    """The listed clusters' cost delta in USD per hour (unknown sizes left out)."""
+    return _known_delta(plan.clusters)
+
+
+def monthly_increase(plan: StackPlan) -> float:
+    """Clusters' hourly delta over a 730-hour month plus the volumes' storage delta per month."""
+    return hourly_increase(plan) * HOURS_PER_MONTH + _known_delta(plan.volumes)
+
+
+def breaches(
+    plan: StackPlan, max_hourly: float | None, max_monthly: float | None
+) -> tuple[GuardrailBreach, ...]:
+    """The thresholds ``plan`` crosses (an increase strictly above the limit)."""
+    found = []
+    if max_hourly is not None and (rise := hourly_increase(plan)) > max_hourly + 1e-9:
+        found.append(GuardrailBreach("--max-hourly-increase", "h", max_hourly, rise))
+    if max_monthly is not None and (rise := monthly_increase(plan)) > max_monthly + 1e-9:
+        found.append(GuardrailBreach("--max-monthly-increase", "month", max_monthly, rise))
+    return tuple(found)
+
+
+def guardrail_lines(found: Sequence[GuardrailBreach]) -> list[str]:
+    """The comment's blocking callout for crossed thresholds."""
+    if not found:
+        return []
+    return [
+        "> [!CAUTION]",
+        f"> **Blocked by {len(found)} cost guardrail(s):** the PR raises the cost past a "
+        "threshold its workflow sets.",
+        *(f"> - {breach.describe()}" for breach in found),
+        "",
+    ]

@@ -1,0 +1,119 @@
+"""The preview CLI's inputs: which files, read and parsed into plans, and atomic output.
+
+Shared by the plain CLI (`__main__`) and the GitHub commands (`to_github`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from together_provider.preview.guardrails import breaches
+from together_provider.preview.plan import StackPlan, build_plan
+from together_provider.preview.policy import read_policy_events
+from together_provider.preview.prices import PreviewInputError, PriceTable
+
+STDIN = "-"
+
+
+def input_pairs(args: argparse.Namespace) -> list[tuple[str | None, str]]:
+    """(explicit stack name or None, path or '-') pairs, in the order given."""
+    pairs: list[tuple[str | None, str]] = []
+    for item in args.stack:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise PreviewInputError("--stack", f"expected NAME=FILE, got {item!r}")
+        pairs.append((name, path))
+    pairs += [(None, path) for path in args.files]
+    return pairs or [(None, STDIN)]
+
+
+def read_json(path: str) -> Any:
+    where = "<stdin>" if path == STDIN else path
+    try:
+        text = sys.stdin.read() if path == STDIN else Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise PreviewInputError(where, f"cannot read: {error.strerror}") from None
+    if not text.strip():
+        raise PreviewInputError(
+            where,
+            "empty: `pulumi preview --json` printed nothing",
+            fix="read the preview's stderr; it failed before printing its JSON document",
+        )
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise PreviewInputError(
+            where,
+            f"malformed or truncated JSON ({error.msg} at line {error.lineno} "
+            f"column {error.colno})",
+        ) from None
+
+
+def load_plans(
+    pairs: Sequence[tuple[str | None, str]],
+    prices: PriceTable,
+    policy_events: Mapping[str, Path] | None = None,
+) -> list[StackPlan]:
+    """One plan per input; the first bad input stops everything (no partial comment)."""
+    plans = [
+        build_plan(read_json(path), "<stdin>" if path == STDIN else path, prices, name)
+        for name, path in pairs
+    ]
+    return load_plans_events(plans, policy_events)
+
+
+def load_plans_events(
+    plans: Sequence[StackPlan], policy_events: Mapping[str, Path] | None
+) -> list[StackPlan]:
+    """The plans with their stacks' policy violations; an event log of no given stack is bad."""
+    events = dict(policy_events or {})
+    unknown = events.keys() - {plan.stack for plan in plans}
+    if unknown:
+        raise PreviewInputError(
+            "--policy-events", f"no preview of stack {sorted(unknown)[0]!r} was given"
+        )
+    return [
+        dataclasses.replace(plan, policy=read_policy_events(events[plan.stack]))
+        if plan.stack in events
+        else plan
+        for plan in plans
+    ]
+
+
+def named_files(items: Sequence[str], flag: str) -> dict[str, Path]:
+    files: dict[str, Path] = {}
+    for item in items:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise PreviewInputError(flag, f"expected NAME=FILE, got {item!r}")
+        files[name] = Path(path)
+    return files
+
+
+def policy_events(args: argparse.Namespace) -> dict[str, Path]:
+    return named_files(args.policy_events, "--policy-events")
+
+
+def guarded(plans: Sequence[StackPlan], args: argparse.Namespace) -> list[StackPlan]:
+    limits = (args.max_hourly_increase, args.max_monthly_increase)
+    return [dataclasses.replace(plan, guardrails=breaches(plan, *limits)) for plan in plans]
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write via a temp file in the same directory and rename: readers never see half a file."""
+    handle, temp = tempfile.mkstemp(dir=path.parent or Path("."), prefix=f".{path.name}.")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,108 @@
+"""Post the preview: one comment per stack on the PR, and the drift check's issue.
+
+Which comment is a stack's: the one whose body starts with the stack's hidden marker
+(`markdown.MARKER`), looked for across every page of the PR's comments. Behaviours, after
+`pulumi/actions` (`edit-pr-comment`, on by default) and Infracost (`--behavior`):
+
+- ``update`` (default): edit the stack's comment in place, or create it; any further comment
+  with the same marker (a retried create, an older `new`) is deleted, so one stays.
+- ``new``: always add a comment; earlier ones stay.
+- ``delete-and-new``: delete the stack's comments, then add one (it lands at the bottom).
+
+``skip_no_diff``: a stack without changes gets no new comment; under ``update`` an existing
+comment is still edited (figures from an earlier push must not stay), under ``delete-and-new``
+the old ones are deleted.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from together_provider.preview.github import GitHubClient
+from together_provider.preview.markdown import COMMENT_LIMIT, MARKER
+
+DRIFT_LABEL: Final = "drift"
+DRIFT_TITLE: Final = "Together clusters drifted: {stack}"
+
+
+class CommentBehavior(enum.StrEnum):
+    UPDATE = "update"
+    NEW = "new"
+    DELETE_AND_NEW = "delete-and-new"
+
+
+@dataclass(frozen=True)
+class Section:
+    """One stack's comment body (at most GitHub's limit) and whether it shows any change."""
+
+    stack: str
+    body: str
+    has_diff: bool
+
+
+def _mine(comments: Sequence[dict[str, Any]], stack: str) -> list[dict[str, Any]]:
+    marker = MARKER.format(stack=stack)
+    return [c for c in comments if str(c.get("body") or "").lstrip().startswith(marker)]
+
+
+def post_comments(
+    client: GitHubClient,
+    pr: int,
+    sections: Sequence[Section],
+    behavior: CommentBehavior = CommentBehavior.UPDATE,
+    *,
+    skip_no_diff: bool = False,
+) -> list[str]:
+    """Create, edit or delete each stack's comment; one line per stack saying what was done."""
+    existing = client.issue_comments(pr)
+    done = []
+    for section in sections:
+        mine = _mine(existing, section.stack)
+        keep = mine[0] if behavior is CommentBehavior.UPDATE and mine else None
+        if behavior is not CommentBehavior.NEW:
+            for comment in mine:
+                if comment is not keep:
+                    client.delete_comment(int(comment["id"]))
+        if keep is not None:
+            url = client.update_comment(int(keep["id"]), section.body).get("html_url")
+            done.append(f"{section.stack}: edited comment {url}")
+        elif skip_no_diff and not section.has_diff:
+            gone = (
+                f"; deleted {len(mine)} earlier"
+                if mine and keep is None and behavior is not CommentBehavior.NEW
+                else ""
+            )
+            done.append(f"{section.stack}: no changes, no comment (--skip-no-diff){gone}")
+        else:
+            url = client.create_comment(pr, section.body).get("html_url")
+            done.append(f"{section.stack}: created comment {url}")
+    return done
+
+
+def fit(body: str, limit: int = COMMENT_LIMIT) -> str:
+    """``body`` cut to GitHub's limit with a note saying so (for bodies that are not tables)."""
+    note = "\n\n<sub>(cut at GitHub's comment limit; the job's log has the rest)</sub>\n"
+    return body if len(body) <= limit else body[: limit - len(note)] + note
+
+
+def open_or_update_drift_issue(
+    client: GitHubClient,
+    stack: str,
+    body: str,
+    *,
+    label: str = DRIFT_LABEL,
+    title: str | None = None,
+) -> str:
+    """Comment on the stack's open drift issue (found by label and exact title) or open one."""
+    title = title or DRIFT_TITLE.format(stack=stack)
+    body = fit(body)
+    existing = [i for i in client.open_issues(label) if i.get("title") == title]
+    if existing:
+        number = int(existing[0]["number"])
+        url = client.create_comment(number, body).get("html_url")
+        return f"{stack}: commented on drift issue #{number} {url}"
+    made = client.create_issue(title, body, [label])
+    return f"{stack}: opened drift issue #{made.get('number')} {made.get('html_url')}"

@@ -1,0 +1,196 @@
+"""The GitHub commands: `--github-pr N` posts each stack's comment, `drift-issue` the drift issue.
+
+Both go through `github.GitHubClient` (retries, redaction) and `post` (which comment, which
+issue). A GitHub failure is exit 13 (`GITHUB_ERROR_EXIT`) with a message naming the call,
+GitHub's answer and the fix; the token never appears in it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from together_api.retry import Sleep
+from together_provider.preview.github import GitHubClient, GitHubError, GitHubSettings
+from together_provider.preview.inputs import (
+    STDIN,
+    guarded,
+    input_pairs,
+    load_plans_events,
+    named_files,
+    policy_events,
+    read_json,
+    write_atomically,
+)
+from together_provider.preview.markdown import COMMENT_LIMIT, render_failure, render_stack
+from together_provider.preview.plan import (
+    BAD_INPUT_EXIT,
+    GITHUB_ERROR_EXIT,
+    Outcome,
+    StackPlan,
+    build_plan,
+)
+from together_provider.preview.post import (
+    DRIFT_LABEL,
+    CommentBehavior,
+    Section,
+    fit,
+    open_or_update_drift_issue,
+    post_comments,
+)
+from together_provider.preview.prices import PreviewInputError, PriceTable, load_price_table
+
+
+@dataclass(frozen=True)
+class _Unreadable:
+    """A stack whose preview JSON could not be read: its comment says why (exit 2)."""
+
+    stack: str
+    error: str
+
+
+def _read_stack(name: str | None, path: str, prices: PriceTable) -> StackPlan | _Unreadable:
+    where = "<stdin>" if path == STDIN else path
+    try:
+        return build_plan(read_json(path), where, prices, name)
+    except PreviewInputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return _Unreadable(name or where, str(error))
+
+
+def _log(logs: Mapping[str, Path], stack: str) -> str | None:
+    if stack not in logs:
+        return None
+    try:
+        return logs[stack].read_text(encoding="utf-8", errors="replace")
+    except OSError as error:
+        return f"(cannot read {logs[stack]}: {error.strerror})"
+
+
+def post_to_pr(args: argparse.Namespace, environ: Mapping[str, str], sleep: Sleep) -> int:
+    """`--github-pr N`: render each stack, post its comment, append the step summary."""
+    try:
+        settings = GitHubSettings.from_env(environ)
+    except GitHubError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return GITHUB_ERROR_EXIT
+    try:
+        prices, logs = load_price_table(args.prices), named_files(args.preview_log, "--preview-log")
+        read = [_read_stack(name, path, prices) for name, path in input_pairs(args)]
+        good = [plan for plan in read if isinstance(plan, StackPlan)]
+        events = {
+            k: v
+            for k, v in policy_events(args).items()
+            if k not in {s.stack for s in read if isinstance(s, _Unreadable)}
+        }
+        plans = guarded(load_plans_events(good, events), args)
+    except PreviewInputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return BAD_INPUT_EXIT
+    with GitHubClient(settings, sleep=sleep) as client:
+        try:
+            return _render_and_post(args, environ, client, read, plans, logs)
+        except GitHubError as error:
+            print(f"error: the comment was not posted: {error}", file=sys.stderr)
+            return GITHUB_ERROR_EXIT
+
+
+def _render_and_post(
+    args: argparse.Namespace,
+    environ: Mapping[str, str],
+    client: GitHubClient,
+    read: Sequence[StackPlan | _Unreadable],
+    plans: Sequence[StackPlan],
+    logs: Mapping[str, Path],
+) -> int:
+    """Render every stack, write --output and the step summary, then post the comments."""
+    replaced = any(plan.outcome is Outcome.REPLACEMENT for plan in plans)
+    approved = replaced and args.approval_label in client.labels(args.github_pr)
+    sections, whole = [], []
+    by_stack = iter(plans)
+    for item in read:
+        if isinstance(item, _Unreadable):
+            body = render_failure(item.stack, item.error, _log(logs, item.stack))
+            sections.append(Section(item.stack, fit(body), has_diff=True))
+            whole.append(body)
+            continue
+        plan = next(by_stack)
+        whole.append(render_stack(plan, args.approval_label, approved=approved))
+        body = render_stack(plan, args.approval_label, COMMENT_LIMIT, approved=approved)
+        sections.append(Section(plan.stack, body, plan.outcome is not Outcome.NO_CHANGES))
+        print(
+            f"{plan.stack}: {plan.outcome.name.lower()} (exit {plan.outcome.value})",
+            file=sys.stderr,
+        )
+    comment = "\n---\n\n".join(whole)
+    try:
+        if args.output is not None:
+            write_atomically(args.output, comment)
+        if environ.get("GITHUB_STEP_SUMMARY"):
+            with open(environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as summary:
+                summary.write(comment + "\n")
+    except OSError as error:
+        print(f"error: cannot write {error.filename}: {error.strerror}", file=sys.stderr)
+        return BAD_INPUT_EXIT
+    behavior = CommentBehavior(args.comment_behavior)
+    done = post_comments(client, args.github_pr, sections, behavior, skip_no_diff=args.skip_no_diff)
+    print("\n".join(done), file=sys.stderr)
+    if len(plans) < len(read):
+        return BAD_INPUT_EXIT
+    return int(max((plan.outcome for plan in plans), default=Outcome.NO_CHANGES))
+
+
+def _drift_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m together_provider.preview drift-issue",
+        description="Open the stack's drift issue, or comment on it when one is open (found by "
+        "its label and exact title), through GitHub's REST API.",
+        epilog="exit codes: 0 done, 2 bad input, 13 GitHub error",
+    )
+    parser.add_argument("--stack", required=True, help="the stack that drifted")
+    parser.add_argument(
+        "--report",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="the issue or comment body (Markdown), e.g. the rendered preview",
+    )
+    parser.add_argument(
+        "--pulumi-exit",
+        type=int,
+        metavar="CODE",
+        help="pulumi preview's exit code, named in the body",
+    )
+    parser.add_argument("--label", default=DRIFT_LABEL, help="the issue's label (default drift)")
+    parser.add_argument(
+        "--title", help="the issue's title (default: Together clusters drifted: STACK)"
+    )
+    return parser
+
+
+def drift_issue(argv: Sequence[str], environ: Mapping[str, str], sleep: Sleep) -> int:
+    """`drift-issue`: the drift workflow's issue, through the same client as the PR comment."""
+    args = _drift_parser().parse_args(argv)
+    try:
+        report = args.report.read_text(encoding="utf-8", errors="replace")
+    except OSError as error:
+        print(f"error: --report {args.report}: cannot read: {error.strerror}", file=sys.stderr)
+        return BAD_INPUT_EXIT
+    run = [environ.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")]
+    where = f", {run[0]}/{run[1]}/actions/runs/{run[2]}" if all(run) else ""
+    code = "" if args.pulumi_exit is None else f" (pulumi exit {args.pulumi_exit})"
+    body = f"Drift check of `{args.stack}` failed{code}{where}\n\n{report}"
+    try:
+        settings = GitHubSettings.from_env(environ)
+        with GitHubClient(settings, sleep=sleep) as client:
+            done = open_or_update_drift_issue(
+                client, args.stack, body, label=args.label, title=args.title
+            )
+    except GitHubError as error:
+        print(f"error: the drift issue was not posted: {error}", file=sys.stderr)
+        return GITHUB_ERROR_EXIT
+    print(done, file=sys.stderr)
+    return 0
