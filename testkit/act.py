@@ -56,12 +56,19 @@ class ActRun:
         return [r for r in self.records if (r.get("matrix") or {}).get("stack") == stack]
 
     def jobs(self) -> dict[str, str]:
-        """Matrix stack -> the job's result (success, failure)."""
-        return {
-            r["matrix"]["stack"]: r["jobResult"]
-            for r in self.records
-            if "jobResult" in r and r.get("matrix")
-        }
+        """Matrix stack -> its job's result: failure when a step failed, success when the job
+        completed without one. (act's own `jobResult` is one for the whole matrix: once an
+        entry fails, the entries finishing after it report failure too.)"""
+        results: dict[str, str] = {}
+        for record in self.records:
+            stack = (record.get("matrix") or {}).get("stack")
+            if stack is None or "stepResult" not in record:
+                continue
+            if record["stepResult"] == "failure":
+                results[stack] = "failure"
+            elif record.get("step") == "Complete job":
+                results.setdefault(stack, "success")
+        return results
 
     def steps(self, stack: str) -> dict[str, str]:
         """The named top-level steps of `stack`'s job -> their results."""
@@ -102,7 +109,8 @@ def run_act(
     matrix: Sequence[str] = (),
     timeout: float = 900,
 ) -> ActRun:
-    """Run `workflow` for `event_name` with `event` as its payload, one job at a time.
+    """Run `workflow` for `event_name` with `event` as its payload (one job at a time; the
+    entries of a matrix in parallel, as its strategy allows, each in its own workspace).
 
     `env` is the environment act (and so every step) runs with; `github_env` goes to act's
     ``--env`` (GITHUB_REPOSITORY, GITHUB_API_URL, ...); `matrix` restricts the matrix

@@ -36,8 +36,9 @@ from testkit.github_server import GitHubServer
 from testkit.pulumi_env import REPO, PulumiEnv
 from testkit.sim import SimulatorProcess
 from tests.clusters import live_clusters
-from together_api.wire import Cluster
-from together_provider.preview import load_price_table
+from together_api.client import TogetherClient
+from together_api.wire import Cluster, ClusterUpdateRequest
+from together_provider.preview import MARKER, load_price_table
 
 pytestmark = pytest.mark.engine
 
@@ -204,3 +205,67 @@ def test_apply_brings_each_stack_up_from_its_saved_plan(gitops: GitOps) -> None:
     assert (dev.num_gpus, dev.desired_preemptible_gpus) == (8, 16)
     assert (staging.num_gpus, staging.desired_preemptible_gpus) == (16, 32)
     assert [c.project_id for c in live_clusters(gitops.sim)].count("proj-ml-prod") == 0
+
+
+def _comments(gitops: GitOps) -> dict[str, dict[str, Any]]:
+    """The PR's comments by the stack their hidden first line names (each stack once)."""
+    by_stack: dict[str, dict[str, Any]] = {}
+    for comment in gitops.github.comments(REPOSITORY, PR):
+        (stack,) = [s for s in ("dev", "staging", "prod") if comment["body"].startswith(
+            MARKER.format(stack=s))]  # fmt: skip
+        assert stack not in by_stack, f"two comments for {stack}"
+        by_stack[stack] = comment
+    return by_stack
+
+
+def test_the_preview_comments_once_per_stack_and_gates_the_replacement(gitops: GitOps) -> None:
+    run = gitops.run("together-preview.yml", "pull_request", gitops.pull_request([]), gitops.pr)
+    assert run.jobs() == {"dev": "success", "staging": "failure", "prod": "success"}, run.log()
+    assert run.steps("staging")["Gate on the preview"] == "failure"
+    assert "staging replaces or deletes a cluster: add the approve-replacement label" in (
+        run.output("staging")
+    )
+    comments = _comments(gitops)
+    assert sorted(comments) == ["dev", "prod", "staging"]
+    dev, staging, prod = (comments[s]["body"] for s in ("dev", "staging", "prod"))
+    # dev: the preemptible target 16 -> 24, priced at half the on-demand rate, filled.
+    assert _row(dev)[1:3] == ["in-place update", "H100_SXM"]
+    assert _row(dev)[3:5] == ["8", "16 → 24"]
+    assert _row(dev)[6:] == [f"{_cost(8 + 8)} → {_cost(8 + 12)}", f"+{_cost(4)}"]
+    # staging: CUDA 12.8 -> 12.9 replaces the cluster at the same size and cost.
+    assert _row(staging)[1:5] == ["**replace**", "H100_SXM", "16", "32"]
+    assert _row(staging)[6:] == [_cost(16 + 16), "±$0.00"]
+    assert "`train` is **replaced** (because of `cuda_version`)" in staging
+    assert "Needs the `approve-replacement` label" in staging
+    # prod has no clusters yet: both are created.
+    assert "| `serve` | create" in prod and "| `train` | create" in prod
+
+
+def test_the_approval_label_passes_the_gate_and_edits_the_comment(gitops: GitOps) -> None:
+    before = _comments(gitops)
+    gitops.github.set_labels(REPOSITORY, PR, ["approve-replacement"])
+    event = gitops.pull_request(["approve-replacement"])
+    run = gitops.run("together-preview.yml", "pull_request", event, gitops.pr, "staging")
+    assert run.jobs() == {"staging": "success"}, run.log()
+    assert "staging: replacement or deletion approved by the approve-replacement label" in (
+        run.output("staging")
+    )
+    after = _comments(gitops)
+    assert {s: c["id"] for s, c in after.items()} == {s: c["id"] for s, c in before.items()}
+    assert "Approved by the `approve-replacement` label" in after["staging"]["body"]
+    assert after["dev"]["body"] == before["dev"]["body"]
+
+
+def test_drift_fails_the_job_and_opens_an_issue(gitops: GitOps) -> None:
+    dev = _cluster(gitops.sim, "proj-ml-dev")
+    with TogetherClient(api_key=API_KEY, base_url=gitops.sim.base_url) as client:
+        client.update_cluster(dev.cluster_id, ClusterUpdateRequest(num_preemptible_gpus=8))
+    run = gitops.run("together-drift.yml", "workflow_dispatch", {}, gitops.main, "dev")
+    assert run.jobs() == {"dev": "failure"}, run.log()
+    steps = run.steps("dev")
+    assert steps["Open or update the drift issue"] == "success", run.output("dev")
+    assert steps["Fail visibly on drift"] == "failure"
+    (issue,) = [i for i in gitops.github.issues(REPOSITORY) if "pull_request" not in i]
+    assert issue["title"] == "Together clusters drifted: dev"
+    assert [label["name"] for label in issue["labels"]] == ["drift"]
+    assert "pulumi exit 7" in issue["body"] and "num_preemptible_gpus" in issue["body"]
