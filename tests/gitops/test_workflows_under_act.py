@@ -159,6 +159,15 @@ def gitops(engine: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[G
     pulumi = PulumiEnv(
         root=root, bin_dir=engine, extra_env={"PULUMI_CONFIG_PASSPHRASE": PASSPHRASE}
     )
+    # Each job runs the tree's tools/pulumi-engine/build.sh: it must find the engine built, not
+    # start a build of its own inside the job.
+    where = subprocess.run(
+        ["bash", str(main / "tools" / "pulumi-engine" / "build.sh"), "--where"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert (Path(where) / "pulumi").exists(), f"no engine in {where}: run `make engine` first"
     pulumi.home.mkdir()
     pulumi.backend_dir.mkdir()
     for stack in ("dev", "staging", "prod"):  # created once by whoever set the repository up
