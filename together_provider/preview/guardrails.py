@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
+
+from together_provider.preview.volumes import HOURS_PER_MONTH
 
 if TYPE_CHECKING:
     from together_provider.preview.plan import StackPlan
-
-HOURS_PER_MONTH: Final = 730
 
 
 @dataclass(frozen=True)

@@ -90,6 +90,9 @@ def post_to_pr(args: argparse.Namespace, environ: Mapping[str, str], sleep: Slee
     except PreviewInputError as error:
         print(f"error: {error}", file=sys.stderr)
         return BAD_INPUT_EXIT
+    for plan in plans:
+        verdict = f"{plan.stack}: {plan.outcome.name.lower()} (exit {plan.outcome.value})"
+        print(verdict, file=sys.stderr)
     with GitHubClient(settings, sleep=sleep) as client:
         try:
             return _render_and_post(args, environ, client, read, plans, logs)
@@ -121,10 +124,6 @@ def _render_and_post(
         whole.append(render_stack(plan, args.approval_label, approved=approved))
         body = render_stack(plan, args.approval_label, COMMENT_LIMIT, approved=approved)
         sections.append(Section(plan.stack, body, plan.outcome is not Outcome.NO_CHANGES))
-        print(
-            f"{plan.stack}: {plan.outcome.name.lower()} (exit {plan.outcome.value})",
-            file=sys.stderr,
-        )
     comment = "\n---\n\n".join(whole)
     try:
         if args.output is not None:
