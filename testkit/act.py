@@ -151,7 +151,8 @@ def run_act(
     done = subprocess.run(
         args,
         cwd=root,
-        env={**env, "TOGETHER_ACT_CHECKOUT": str(checkout)},
+        # ACT_DISABLE_VERSION_CHECK: act would otherwise ask its project's server for notices.
+        env={**env, "TOGETHER_ACT_CHECKOUT": str(checkout), "ACT_DISABLE_VERSION_CHECK": "1"},
         capture_output=True,
         text=True,
         timeout=timeout,
