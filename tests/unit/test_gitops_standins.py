@@ -103,3 +103,10 @@ def test_checkout_refuses_a_directory_that_is_not_the_repository(tmp_path: Path)
     assert done.returncode == 1
     assert "holds no Pulumi.yaml: point it at a tree of the repository" in done.stdout
     assert list(workspace.iterdir()) == []
+
+
+def test_checkout_without_a_tree_to_copy_says_what_to_set(tmp_path: Path) -> None:
+    env = {"GITHUB_WORKSPACE": str(tmp_path), "TOGETHER_ACT_CHECKOUT": ""}
+    done, _, _ = run_standin(tmp_path, "checkout", **env)
+    assert done.returncode == 1
+    assert "TOGETHER_ACT_CHECKOUT is not set: set it to a tree of the repository" in done.stdout
