@@ -125,7 +125,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    controller = _build(args, stop)
+    try:
+        controller = _build(args, stop)
+    except Exception as error:  # a bad key, cluster id or kubeconfig: say which, exit 1
+        log.error("cannot start: %s: %s", type(error).__name__, error)
+        return 1
     worker = threading.Thread(target=controller.run, args=(stop,), name="scan", daemon=True)
     worker.start()
     while worker.is_alive() and not stop.wait(0.5):
