@@ -192,7 +192,7 @@ def test_a_burst_goes_0_to_24_in_one_put_runs_and_returns_to_the_floor(
                 replica.stop()
         admin.close()
     logs = "".join(r.log.read_text() for r in replicas)
-    assert KEY not in logs and "Forbidden" not in logs and "403" not in logs
+    assert KEY not in logs and "forbidden" not in logs.lower()  # RBAC granted every call
     advancing(stack.destroy, sim, step=60)
 
 
