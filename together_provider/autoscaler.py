@@ -84,12 +84,7 @@ class PreemptibleAutoscaler(pulumi.ComponentResource):
         if ceiling is None:
             ceiling = getattr(args.cluster, "max_preemptible_gpus", None)
         if ceiling is None:
-            raise SpecError(
-                f"autoscaler '{name}': no ceiling; the cluster declares no max_preemptible_gpus",
-                resource=name,
-                field="max_preemptible_gpus",
-                fix="set max_preemptible_gpus on the Cluster, or pass max_preemptible_gpus here",
-            )
+            raise _no_ceiling(name)
         labels = {
             "app.kubernetes.io/name": "together-autoscaler",
             "app.kubernetes.io/instance": name,
@@ -128,7 +123,7 @@ class PreemptibleAutoscaler(pulumi.ComponentResource):
             opts=child,
         )
         command = pulumi.Output.all(args.cluster.cluster_id, floor, ceiling).apply(
-            lambda v: _command(args, str(v[0]), int(v[1]), int(v[2]))
+            lambda v: _command(name, args, v[0], v[1], v[2])
         )
         env: list[dict[str, Any]] = [
             {"name": "TOGETHER_API_KEY", "valueFrom": {"secretKeyRef": {
@@ -168,14 +163,27 @@ class PreemptibleAutoscaler(pulumi.ComponentResource):
         self.register_outputs({"namespace": ns, "service_account": account_name})
 
 
+def _no_ceiling(name: str) -> SpecError:
+    return SpecError(
+        f"autoscaler '{name}': no ceiling; the cluster declares no max_preemptible_gpus",
+        resource=name,
+        field="max_preemptible_gpus",
+        fix="set max_preemptible_gpus on the Cluster, or pass max_preemptible_gpus here",
+    )
+
+
 def _command(
-    args: PreemptibleAutoscalerArgs, cluster_id: str, floor: int, ceiling: int
+    name: str, args: PreemptibleAutoscalerArgs, cluster_id: Any, floor: Any, ceiling: Any
 ) -> list[str]:
+    """The container's command; a ceiling the Cluster leaves unset is refused here (the
+    Cluster's output resolves to None)."""
+    if ceiling is None:
+        raise _no_ceiling(name)
     command = [
         "python", "-m", "together_autoscaler",
-        "--cluster-id", cluster_id,
-        "--min-preemptible-gpus", str(floor),
-        "--max-preemptible-gpus", str(ceiling),
+        "--cluster-id", str(cluster_id),
+        "--min-preemptible-gpus", str(int(floor or 0)),
+        "--max-preemptible-gpus", str(int(ceiling)),
         "--scan-interval-seconds", f"{args.scan_interval_seconds:g}",
         "--scale-down-unneeded-seconds", f"{args.scale_down_unneeded_seconds:g}",
         "--metrics-port", str(METRICS_PORT),
