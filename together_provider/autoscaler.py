@@ -91,17 +91,17 @@ class PreemptibleAutoscaler(pulumi.ComponentResource):
         }
         ns = k8s.core.v1.Namespace(
             f"{name}-ns", metadata={"name": args.namespace}, opts=child
-        ).metadata.apply(lambda m: str(m["name"]))
+        ).metadata.name
         account = k8s.core.v1.ServiceAccount(
             f"{name}-sa", metadata={"name": "together-autoscaler", "namespace": ns}, opts=child
         )
-        account_name = account.metadata.apply(lambda m: str(m["name"]))
+        account_name = account.metadata.name
         subject = [{"kind": "ServiceAccount", "name": account_name, "namespace": ns}]
         role = k8s.rbac.v1.ClusterRole(f"{name}-role", rules=AUTOSCALER_RULES, opts=child)
         k8s.rbac.v1.ClusterRoleBinding(
             f"{name}-binding",
             role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                      "name": role.metadata.apply(lambda m: m["name"])},
+                      "name": role.metadata.name},
             subjects=subject,
             opts=child,
         )  # fmt: skip
@@ -112,7 +112,7 @@ class PreemptibleAutoscaler(pulumi.ComponentResource):
             f"{name}-lease",
             metadata={"namespace": ns},
             role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
-                      "name": lease_role.metadata.apply(lambda m: m["name"])},
+                      "name": lease_role.metadata.name},
             subjects=subject,
             opts=child,
         )  # fmt: skip
@@ -127,7 +127,7 @@ class PreemptibleAutoscaler(pulumi.ComponentResource):
         )
         env: list[dict[str, Any]] = [
             {"name": "TOGETHER_API_KEY", "valueFrom": {"secretKeyRef": {
-                "name": secret.metadata.apply(lambda m: m["name"]), "key": "TOGETHER_API_KEY"}}},
+                "name": secret.metadata.name, "key": "TOGETHER_API_KEY"}}},
             {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
         ]  # fmt: skip
         if args.base_url is not None:
