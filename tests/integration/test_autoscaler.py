@@ -13,6 +13,7 @@ the waits here are for them, with a 2-second unneeded window instead of 10 minut
 from __future__ import annotations
 
 import base64
+import json
 import os
 import signal
 import socket
@@ -34,6 +35,7 @@ from tests.kube_helpers import advancing, wait_until
 from tests.specs import CLUSTER_SPEC
 from together_api.client import TogetherClient
 from together_autoscaler.leader import LeaseElector
+from together_provider.autoscaler import AUTOSCALER_RULES, LEASE_RULES
 
 KEY = "sk-autoscaler-test-4b7e"
 pytestmark = [pytest.mark.engine]
@@ -123,14 +125,52 @@ class Replica:
         return self.process.wait(timeout=10)
 
 
-def test_a_burst_goes_0_to_24_in_one_put_runs_and_returns_to_the_floor(
-    pulumi_env: PulumiEnv, sim: SimulatorProcess, tmp_path: Path
+def test_the_component_renders_least_privilege_rbac_and_the_range(
+    k8s_env: PulumiEnv, tmp_path: Path
 ) -> None:
+    rendered = tmp_path / "rendered"
+    with SimulatorProcess(tmp_path / "state", time_scale=600, api_key=KEY) as fast:
+        stack = k8s_env.stack(k8s_env.project(PROGRAM), config={
+            **provider_config(fast), "cluster": json.dumps({**CLUSTER_SPEC,
+                "cluster_name": "burst", "num_preemptible_gpus": 8}),
+            "apiKey": Secret(KEY), "baseUrl": fast.root_url, "max": "32",
+            "renderYamlTo": str(rendered),
+        })  # fmt: skip
+        cid = stack.up().outputs["cluster_id"].value
+        docs = [d for f in sorted(rendered.rglob("*.yaml"))
+                for d in yaml.safe_load_all(f.read_text()) if d]  # fmt: skip
+        by_kind = {d["kind"]: d for d in docs}
+        assert by_kind["ClusterRole"]["rules"] == AUTOSCALER_RULES
+        assert by_kind["Role"]["rules"] == LEASE_RULES
+        assert by_kind["Role"]["metadata"]["namespace"] == "together-autoscaler"
+        pod = by_kind["Deployment"]["spec"]["template"]["spec"]
+        [container] = pod["containers"]
+        command = container["command"]
+        assert command[:3] == ["python", "-m", "together_autoscaler"]
+        flags = dict(zip(command[3::2], command[4::2], strict=True))
+        assert flags["--cluster-id"] == cid
+        assert (flags["--min-preemptible-gpus"], flags["--max-preemptible-gpus"]) == ("8", "32")
+        assert pod["serviceAccountName"] == "together-autoscaler"
+        terms = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        assert terms["nodeSelectorTerms"][0]["matchExpressions"] == [
+            {"key": CLASS, "operator": "NotIn", "values": ["preemptible"]}
+        ]
+        [key_env] = [e for e in container["env"] if e["name"] == "TOGETHER_API_KEY"]
+        assert "secretKeyRef" in key_env["valueFrom"] and KEY not in json.dumps(
+            by_kind["Deployment"]
+        )
+        stack.destroy()
+
+
+def test_a_burst_goes_0_to_24_in_one_put_runs_and_returns_to_the_floor(
+    k8s_env: PulumiEnv, sim: SimulatorProcess, tmp_path: Path
+) -> None:
+    pulumi_env = k8s_env
     work = pulumi_env.project(PROGRAM)
     cluster = {**CLUSTER_SPEC, "cluster_name": "burst", "num_preemptible_gpus": 0}
     stack = pulumi_env.stack(work, config={
-        **provider_config(sim), "cluster": cluster, "apiKey": Secret(KEY),
-        "baseUrl": sim.root_url, "max": 32,
+        **provider_config(sim), "cluster": json.dumps(cluster), "apiKey": Secret(KEY),
+        "baseUrl": sim.root_url, "max": "32",
     })  # fmt: skip
     outputs = advancing(stack.up, sim, step=60).outputs
     cid, ns = outputs["cluster_id"].value, outputs["namespace"].value

@@ -1,7 +1,8 @@
 """A cluster with no preemptible target yet, and the autoscaler deployed on its standard node.
 
 Config: `cluster` (ClusterArgs fields), `apiKey` (a secret: the key the controller gets in its
-Secret), `baseUrl` (the Together host the controller talks to), `max` (the ceiling)."""
+Secret), `baseUrl` (the Together host the controller talks to), `max` (the ceiling) and,
+optionally, `renderYamlTo` (write the manifests there instead of applying them)."""
 
 import pulumi
 
@@ -14,7 +15,9 @@ from together_provider.kubernetes import (
 
 config = pulumi.Config()
 cluster = Cluster("burst", ClusterArgs(**config.require_object("cluster")))
-provider = cluster_provider("burst-k8s", cluster)
+provider = cluster_provider(
+    "burst-k8s", cluster, render_yaml_to_directory=config.get("renderYamlTo")
+)
 autoscaler = PreemptibleAutoscaler(
     "burst",
     PreemptibleAutoscalerArgs(
