@@ -4,10 +4,10 @@ Modelled on the Cluster Autoscaler's ``RunOnce``, for one node group of 8-GPU pr
 
 * **Scale up.** Pods that need preemptible nodes and that the scheduler marked Unschedulable are
   packed (first fit, largest first) onto the free GPUs of Ready preemptible nodes, then onto the
-  capacity already on its way: the target not yet allocated, nodes not Ready yet, and nodes a
-  reclaim is taking back (Together refills toward the same target, so the pods they evicted are
-  not new demand). The target is raised by exactly the nodes still missing, capped at the
-  maximum and at the hourly budget: one PUT per burst.
+  capacity already on its way: the part of the target no Node shows yet, nodes not Ready yet,
+  and nodes a reclaim is taking back (Together refills toward the same target, so the pods
+  they evicted are not new demand). The target is raised by exactly the nodes still
+  missing, capped at the maximum and at the hourly budget: one PUT per burst.
 * **Scarcity.** When allocated has stayed below desired for longer than the provisioning timeout,
   the target is not raised further for one more timeout; the pods are told why.
 * **Scale down.** A preemptible node with no workload pod for the unneeded window is named for
@@ -64,7 +64,7 @@ def decide(observed: Observed) -> Decision:
                    f"requests {p.gpus} nvidia.com/gpu; a preemptible node has {GPUS_PER_NODE}")
         for p in too_big
     ]  # fmt: skip
-    missing = nodes_missing(fitting, o.nodes, cluster.desired, cluster.allocated)
+    missing = nodes_missing(fitting, o.nodes, cluster.desired)
     if fitting and _scarce(o, memory):
         return _hold_for_scarcity(o, fitting, missing, memory, pending_gpus, events)
     if missing:
@@ -72,20 +72,24 @@ def decide(observed: Observed) -> Decision:
     return _scale_down(o, memory, pending_gpus, events)
 
 
-def nodes_missing(
-    pods: Sequence[PendingPod], nodes: Iterable[NodeState], desired: int, allocated: int
-) -> int:
+def nodes_missing(pods: Sequence[PendingPod], nodes: Iterable[NodeState], desired: int) -> int:
     """Preemptible nodes to add so that every pod in ``pods`` has room, once the capacity on its
-    way has arrived (the first-fit-decreasing count; every pod fits one node)."""
+    way has arrived (the first-fit-decreasing count; every pod fits one node).
+
+    On its way: nodes not Ready yet, nodes a reclaim is taking back (Together replaces them), and
+    the part of the target no Node shows yet, whether Together has not allocated it or Kubernetes
+    has not registered it (the API's allocated count runs ahead of the Nodes)."""
     bins: list[int] = []
+    shown = 0
     for node in nodes:
         if node.marked:
             continue
+        shown += node.gpus
         if node.reclaimed or not node.ready:
-            bins.append(node.gpus)  # on its way (a refill, or a node still joining)
+            bins.append(node.gpus)
         elif not node.cordoned:
             bins.append(max(node.gpus - node.used_gpus, 0))
-    bins += [GPUS_PER_NODE] * (max(desired - allocated, 0) // GPUS_PER_NODE)
+    bins += [GPUS_PER_NODE] * (max(desired - shown, 0) // GPUS_PER_NODE)
     opened = 0
     for gpus in sorted((p.gpus for p in pods), reverse=True):
         for i, free in enumerate(bins):

@@ -18,6 +18,9 @@ from together_autoscaler.model import (
 LIMITS = Limits(min_gpus=0, max_gpus=64, unneeded_seconds=600, provision_timeout_seconds=900)
 
 
+BUSY = tuple(NodeState(f"busy-{i}", 8, used_gpus=8, workload_pods=1) for i in range(3))
+
+
 def pod(i: int, gpus: int = 8, *, needs: bool = True, may: bool = True) -> PendingPod:
     return PendingPod("default", f"job-{i}", f"uid-{i}", gpus, needs, may)
 
@@ -50,9 +53,9 @@ def test_a_burst_of_three_8_gpu_pods_raises_the_target_from_0_to_24_at_once() ->
 
 
 def test_requests_are_packed_onto_8_gpu_nodes_largest_first() -> None:
-    assert nodes_missing([pod(i, 4) for i in range(6)], (), 0, 0) == 3
-    assert nodes_missing([pod(0, 5), pod(1, 3), pod(2, 4), pod(3, 4)], (), 0, 0) == 2
-    assert nodes_missing([pod(0, 1)] * 9, (), 0, 0) == 2
+    assert nodes_missing([pod(i, 4) for i in range(6)], (), 0) == 3
+    assert nodes_missing([pod(0, 5), pod(1, 3), pod(2, 4), pod(3, 4)], (), 0) == 2
+    assert nodes_missing([pod(0, 1)] * 9, (), 0) == 2
 
 
 def test_pods_that_do_not_need_preemptible_nodes_are_no_demand() -> None:
@@ -67,6 +70,13 @@ def test_capacity_on_its_way_is_subtracted() -> None:
     # desired 24, allocated 16: one node not allocated yet, one not Ready, one full: 2 missing.
     decision = decide(observed(24, 16, nodes=(busy, joining), pending=pending))
     assert (decision.action, decision.target) == (Action.SCALE_UP, 40)
+
+
+def test_gpus_together_allocated_before_kubernetes_shows_their_node_are_on_their_way() -> None:
+    busy = NodeState("a", 8, used_gpus=8, workload_pods=1)
+    # desired 24, allocated 16, but only one Node registered yet: two nodes' worth to come.
+    decision = decide(observed(24, 16, nodes=(busy,), pending=(pod(1), pod(2))))
+    assert decision.action is Action.NONE and decision.target == 24
 
 
 def test_free_gpus_on_ready_nodes_take_pods_before_new_nodes() -> None:
@@ -121,22 +131,22 @@ def test_a_pod_larger_than_a_node_is_told_so_and_adds_nothing() -> None:
 
 
 def test_scarcity_holds_the_target_tells_the_pods_once_and_retries_later() -> None:
-    first = decide(observed(24, 8, pending=(pod(0), pod(1)), now=0))
+    first = decide(observed(24, 8, nodes=BUSY[:1], pending=(pod(0), pod(1)), now=0))
     assert first.action is Action.NONE  # the shortfall is on its way, nothing to add yet
     pending = (pod(0), pod(1), pod(2))  # one more pod, after the provisioning timeout
-    short = decide(observed(24, 8, pending=pending, now=901, memory=first.memory))
+    short = decide(observed(24, 8, nodes=BUSY[:1], pending=pending, now=901, memory=first.memory))
     assert (short.action, short.reason, short.target) == (Action.HOLD, "ScaleUpScarcity", 24)
     assert {e.name for e in short.events} == {p.name for p in pending}
     assert "allocated 8 of the 24" in short.message and "8 more GPUs" in short.message
-    again = decide(observed(24, 8, pending=pending, now=1200, memory=short.memory))
+    again = decide(observed(24, 8, nodes=BUSY[:1], pending=pending, now=1200, memory=short.memory))
     assert again.action is Action.HOLD and again.events == ()  # said once, not every scan
-    retry = decide(observed(24, 8, pending=pending, now=1802, memory=again.memory))
+    retry = decide(observed(24, 8, nodes=BUSY[:1], pending=pending, now=1802, memory=again.memory))
     assert (retry.action, retry.target) == (Action.SCALE_UP, 32)
 
 
 def test_a_filled_target_ends_the_shortfall() -> None:
     memory = Memory(shortfall_since=0.0, hold_until=5000.0)
-    decision = decide(observed(24, 24, pending=(pod(0),), now=2000, memory=memory))
+    decision = decide(observed(24, 24, nodes=BUSY, pending=(pod(0),), now=2000, memory=memory))
     assert decision.memory.hold_until is None and decision.memory.shortfall_since is None
     assert (decision.action, decision.target) == (Action.SCALE_UP, 32)
 
