@@ -113,6 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler.addFilter(_Redact(key))
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
+    for chatty in ("httpx", "httpx2"):  # a line per request; their warnings still show
+        logging.getLogger(chatty).setLevel(logging.WARNING)
     if not key:
         log.error("TOGETHER_API_KEY is not set; give the controller the cluster's API key")
         return 2
@@ -186,7 +188,7 @@ def _build(args: argparse.Namespace, stop: threading.Event) -> Controller:
         on_demand_rate=rate,
     )
     log.info(
-        "cluster %s (%s): preemptible %d-%d GPUs, scan every %.0f s, as %s",
+        "cluster %s (%s): preemptible %d-%d GPUs, scan every %g s, as %s",
         args.cluster_id, cluster.gpu_type, limits.min_gpus, limits.max_gpus,
         args.scan_interval_seconds, identity,
     )  # fmt: skip
