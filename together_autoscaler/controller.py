@@ -78,6 +78,7 @@ class Controller:
 
     def tick(self) -> Decision | None:
         """One scan if this replica leads; errors are logged and counted, never raised."""
+        self.metrics.lease_attempts.inc()
         try:
             leading = self.elector.try_acquire_or_renew()
         except Exception as error:

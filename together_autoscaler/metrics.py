@@ -31,6 +31,9 @@ class Metrics:
         self.leader = Gauge(
             "together_autoscaler_leader", "1 while this replica holds the Lease", registry=r
         )
+        self.lease_attempts = Counter(
+            "together_autoscaler_lease_attempts", "Tries to take or renew the Lease", registry=r
+        )
         self.decisions = Counter(
             "together_autoscaler_decisions",
             "Decisions by action and reason",

@@ -186,10 +186,10 @@ def test_a_burst_goes_0_to_24_in_one_put_runs_and_returns_to_the_floor(
     kubeconfig.write_text(_token_kubeconfig(admin, admin_config, ns, account))
     replicas = [Replica(sim, kubeconfig, cid, ns, tmp_path / f"replica-{i}.log") for i in (0, 1)]
     try:
-        leaders = wait_until(
-            lambda: [r for r in replicas if r.metric("together_autoscaler_leader") == 1.0],
-            "a leader",
-        )
+        attempts = "together_autoscaler_lease_attempts_total"
+        wait_until(lambda: all((r.metric(attempts) or 0) >= 3 for r in replicas),
+                   "both replicas trying for the Lease")  # fmt: skip
+        leaders = [r for r in replicas if r.metric("together_autoscaler_leader") == 1.0]
         assert len(leaders) == 1
         follower = next(r for r in replicas if r is not leaders[0])
         # A third replica in this process, with the same token, is refused the Lease too.
