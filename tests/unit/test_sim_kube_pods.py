@@ -117,12 +117,13 @@ def test_work_done_before_the_drain_succeeds_however_late_it_is_noticed() -> Non
     "serving",
     [
         pod(restart="Always", job=False),  # a Deployment's pod runs until stopped
+        pod(restart="Always", notes={RUN_SECONDS: "10"}),  # Always restarts: never done
         pod(restart="Never", job=False),  # a bare pod without run-seconds, too
         pod(restart="OnFailure", job=False),
     ],
-    ids=["Always", "Never-no-job", "OnFailure-no-job"],
+    ids=["Always", "Always-with-run-seconds", "Never-no-job", "OnFailure-no-job"],
 )
-def test_a_pod_without_run_seconds_runs_until_its_node_drains(serving: dict[str, Any]) -> None:
+def test_a_pod_with_no_work_to_finish_runs_until_its_node_drains(serving: dict[str, Any]) -> None:
     for now in (T0, T0 + 10**6):
         assert next_step(now, serving, {}).act is Act.WAIT
     assert next_step(T0, serving, DRAINING).act is Act.STOP
