@@ -68,9 +68,11 @@ def test_a_first_npm_install_runs_the_install_scripts_without_a_warning(
 ) -> None:
     """The example's .npmrc declares the two install scripts it runs (the SDK's, which compiles
     it, and protobufjs's), so npm 11 does not warn that they are "not yet covered by
-    allowScripts" (and npm 12, which blocks such scripts, still runs them)."""
+    allowScripts" (and npm 12, which blocks such scripts, still runs them); the SDK's .npmignore
+    keeps npm from warning that it falls back to .gitignore when it copies the SDK."""
     example, output = npm_install
     assert "allowScripts" not in output, output
+    assert "npm warn" not in output, output
     assert (example / "node_modules/@together-gpu-clusters/together/bin/index.js").is_file()
 
 
