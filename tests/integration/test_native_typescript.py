@@ -29,15 +29,15 @@ from together_api.wire import ClusterCreateRequest, ClusterUpdateRequest
 
 EXAMPLE = REPO / "examples" / "typescript"
 SDK = REPO / "sdk" / "typescript"
-pytestmark = [
-    pytest.mark.engine,
-    pytest.mark.parametrize("simulator", [{"time_scale": 600}], indirect=True),
-]
+pytestmark = pytest.mark.engine
+with_simulator = pytest.mark.parametrize("simulator", [{"time_scale": 600}], indirect=True)
 
 
 @pytest.fixture(scope="session")
-def installed_example(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """examples/typescript with its npm dependencies installed (once per session)."""
+def npm_install(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """examples/typescript with its npm dependencies installed (once per session), and what
+    `npm install` printed. It runs as a newcomer runs it: in the example's directory (cwd and
+    $PWD, as a shell's `cd` sets them), with the example's own .npmrc."""
     npm = shutil.which("npm")
     if npm is None:
         pytest.fail("npm is not on PATH: install Node.js 20 (with npm) to run TypeScript programs")
@@ -48,10 +48,32 @@ def installed_example(tmp_path_factory: pytest.TempPathFactory) -> Path:
     example = root / "examples" / "typescript"
     shutil.copytree(EXAMPLE, example, ignore=shutil.ignore_patterns("node_modules", "bin"))
     done = subprocess.run(
-        [npm, "install", "--no-audit", "--no-fund"], cwd=example, capture_output=True, text=True
+        [npm, "install", "--no-audit", "--no-fund"],
+        cwd=example,
+        env={**os.environ, "PWD": str(example)},
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 0, f"npm install failed:\n{done.stdout}\n{done.stderr}"
-    return example
+    return example, done.stdout + done.stderr
+
+
+@pytest.fixture(scope="session")
+def installed_example(npm_install: tuple[Path, str]) -> Path:
+    return npm_install[0]
+
+
+def test_a_first_npm_install_runs_the_install_scripts_without_a_warning(
+    npm_install: tuple[Path, str],
+) -> None:
+    """The example's .npmrc declares the two install scripts it runs (the SDK's, which compiles
+    it, and protobufjs's), so npm 11 does not warn that they are "not yet covered by
+    allowScripts" (and npm 12, which blocks such scripts, still runs them); the SDK's .npmignore
+    keeps npm from warning that it falls back to .gitignore when it copies the SDK."""
+    example, output = npm_install
+    assert "allowScripts" not in output, output
+    assert "npm warn" not in output, output
+    assert (example / "node_modules/@together-gpu-clusters/together/bin/index.js").is_file()
 
 
 @pytest.fixture
@@ -84,6 +106,7 @@ def client(simulator: SimulatorProcess) -> Iterator[TogetherClient]:
         yield c
 
 
+@with_simulator
 def test_typescript_program_up_target_change_refresh_and_destroy(
     ts_env: PulumiEnv,
     simulator: SimulatorProcess,
@@ -124,6 +147,7 @@ def test_typescript_program_up_target_change_refresh_and_destroy(
     assert ts_env.resource_outputs(work, VOLUME_TOKEN) == []
 
 
+@with_simulator
 def test_typescript_preview_rejects_a_zero_standard_spec_without_api_calls(
     ts_env: PulumiEnv, simulator: SimulatorProcess, installed_example: Path
 ) -> None:
@@ -135,6 +159,7 @@ def test_typescript_preview_rejects_a_zero_standard_spec_without_api_calls(
     assert simulator.requests() == []
 
 
+@with_simulator
 def test_typescript_import_writes_a_program_that_previews_no_changes(
     ts_env: PulumiEnv,
     simulator: SimulatorProcess,
@@ -164,6 +189,7 @@ def test_typescript_import_writes_a_program_that_previews_no_changes(
     assert [c.cluster_id for c in live_clusters(simulator)] == [existing.cluster_id]
 
 
+@with_simulator
 def test_a_program_without_its_npm_install_says_to_run_it(
     ts_env: PulumiEnv, simulator: SimulatorProcess
 ) -> None:

@@ -144,9 +144,11 @@ def test_messages_name_the_resource_field_value_and_fix(bad: Run) -> None:
     (critical,) = bad.by_policy("critical-workload-off-preemptible")
     assert "Deployment 'api' is critical (label together.ai/critical" in critical.message
     assert "nodeSelector together.ai/compute-class=preemptible" in critical.message
-    nightly = [v.message for v in bad.by_policy("preemptible-job-checkpoints")]
-    assert sum("CronJob 'nightly'" in m for m in nightly) == 2  # failure policy and mount
-    assert sum("Job 'train'" in m and "podFailurePolicy" in m for m in nightly) == 1
+    jobs = [v.message for v in bad.by_policy("preemptible-job-checkpoints")]
+    assert sum("CronJob 'nightly'" in m for m in jobs) == 2  # failure policy and mount
+    (train,) = (m for m in jobs if "Job 'train'" in m)  # a rule naming it, but not Ignore
+    assert "no rule ignoring pods with the DisruptionTarget condition" in train
+    assert "'action': 'FailJob'" in train and "'action': 'Count'" in train
     (volume,) = bad.by_policy("checkpoint-volume-lifecycle-independent")
     assert "is_lifecycle_independent=False" in volume.message and "'dyn'" in volume.message
     standard, preemptible, cost = (v.message for v in bad.by_policy("gpu-budget"))

@@ -44,6 +44,11 @@ OFF = {
     }
 }
 CONTAINER = {"name": "main", "image": "busybox"}
+DURABLE = {  # on preemptible nodes, with a checkpoint mount of a PersistentVolumeClaim
+    **PREEMPTIBLE,
+    "volumes": [{"name": "ckpt", "persistentVolumeClaim": {"claimName": "c"}}],
+    "containers": [{**CONTAINER, "volumeMounts": [{"name": "ckpt", "mountPath": "/ckpt"}]}],
+}
 
 
 def _camel(name: str) -> str:
@@ -180,15 +185,31 @@ def test_preemptible_job_needs_failure_policy_and_checkpoint_mount(kind: str) ->
         (True, False),
         (False, True),
     ]
-    durable = {
-        **PREEMPTIBLE,
-        "volumes": [{"name": "ckpt", "persistentVolumeClaim": {"claimName": "c"}}],
-        "containers": [{**CONTAINER, "volumeMounts": [{"name": "ckpt", "mountPath": "/ckpt"}]}],
-    }
     policy = {"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]}
-    good = workload(kind, spec=durable, podFailurePolicy=policy)
+    good = workload(kind, spec=DURABLE, podFailurePolicy=policy)
     assert workloads.preemptible_job_checkpoints(good) == []
     assert workloads.preemptible_job_checkpoints(workload(kind)) == []  # not on preemptible
+
+
+@pytest.mark.parametrize("kind", [JOB, CRON_JOB])
+@pytest.mark.parametrize(
+    "rules",
+    [
+        [{"action": "FailJob", "onPodConditions": [{"type": "DisruptionTarget"}]}],
+        [{"action": "Count", "onPodConditions": [{"type": "DisruptionTarget"}]}],
+        [  # Ignore, but of another condition: a reclaimed pod still counts
+            {"action": "Ignore", "onPodConditions": [{"type": "ConfigIssue"}]},
+            {"action": "Count", "onPodConditions": [{"type": "DisruptionTarget"}]},
+        ],
+    ],
+    ids=["FailJob", "Count", "Ignore-other-condition"],
+)
+def test_a_rule_naming_disruption_target_must_ignore_it(kind: str, rules: list[Any]) -> None:
+    """Naming DisruptionTarget is not enough: FailJob or Count still fails the Job on reclaims."""
+    job = workload(kind, spec=DURABLE, podFailurePolicy={"rules": rules})
+    (found,) = workloads.preemptible_job_checkpoints(job)
+    assert "podFailurePolicy has no rule ignoring pods with the DisruptionTarget" in found.message
+    assert f"'action': '{rules[-1]['action']}'" in found.message  # the value, as written
 
 
 def test_unconstrained_workload_on_a_preemptible_stack_is_advised() -> None:

@@ -113,6 +113,22 @@ def test_create_costs_from_zero_and_delete_to_zero() -> None:
     assert _plan(doc).outcome is Outcome.REPLACEMENT
 
 
+@pytest.mark.parametrize("cluster_steps", [0, 1], ids=["clusters-unchanged", "cluster-updated"])
+def test_a_delete_of_another_resource_needs_approval(tmp_path: Path, cluster_steps: int) -> None:
+    """A Deployment the PR deletes is destructive too: exit 11 (approval), not 10, even when the
+    clusters themselves are unchanged or only updated in place."""
+    web = f"urn:pulumi:dev::{PROJECT}::pulumi:pulumi:Stack$kubernetes:apps/v1:Deployment::web"
+    update = _raise_target()["steps"][1:][:cluster_steps]
+    summary = {"same": 1 + (1 - cluster_steps), "update": cluster_steps, "delete": 1}
+    doc = _doc(*update, {"op": "delete", "urn": web}, changeSummary=summary)
+    plan = _plan(doc)
+    assert plan.outcome is Outcome.REPLACEMENT
+    assert "Engine change summary (all resources): delete 1" in render([plan])
+    source = tmp_path / "dev.json"
+    source.write_text(json.dumps(doc))
+    assert main(["--stack", f"dev={source}", "--output", str(tmp_path / "c.md")]) == 11
+
+
 def test_replacement_warns_with_reasons_and_what_goes_away() -> None:
     old, new = _state("train", 16, **SPEC), _state("train", **SPEC)
     new["inputs"]["region"] = "us-west-2"

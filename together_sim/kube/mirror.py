@@ -35,7 +35,7 @@ from together_sim.kube.processes import NODE_LABEL, ControlPlane
 from together_sim.kube.views import ClusterView, NodeView, VolumeView
 from together_sim.targeting import is_marked
 
-__all__ = ["COMPUTE_CLASS_LABEL", "ClusterMirror", "MirrorStatus"]
+__all__ = ["COMPUTE_CLASS_LABEL", "ClusterMirror", "MirrorStatus", "serves_nodes", "wanted_nodes"]
 
 COMPUTE_CLASS_LABEL: Final = "together.ai/compute-class"
 DRAIN_STARTED: Final = "together-sim/drain-started"
@@ -96,6 +96,18 @@ def volume_object(volume: VolumeView) -> Obj:
     }
 
 
+def wanted_nodes(view: ClusterView) -> dict[str, NodeView]:
+    """The Nodes the API server should hold: every simulated node that is up and not removed."""
+    return {n.node_id: n for n in view.nodes if n.ready and not n.removed}
+
+
+def serves_nodes(state: str, mirrored: ClusterView | None) -> bool:
+    """Whether the API may call the cluster Ready: its control plane answers and a complete pass
+    mirrored a world in which the cluster was Ready, so its first nodes are in the API server.
+    (A pass before that, while it provisions, mirrored no node yet.)"""
+    return state == "running" and mirrored is not None and mirrored.provisioned
+
+
 @dataclass
 class MirrorStatus:
     state: str  # starting | running | failed | stopped
@@ -119,7 +131,8 @@ class ClusterMirror:
         self._state = "starting"
         self._error = ""
         self._remove = False
-        self._mirrored_at: float | None = None
+        self._mirrored: ClusterView | None = None
+        """The view the last complete pass mirrored."""
         self._thread = threading.Thread(
             target=self._run, name=f"kube-{view.cluster_id[:8]}", daemon=True
         )
@@ -145,8 +158,8 @@ class ClusterMirror:
 
     @property
     def serving(self) -> bool:
-        """The API server answers and the cluster's nodes were mirrored into it once."""
-        return self._state == "running" and self._mirrored_at is not None
+        """The API server answers and holds the nodes the cluster had when it became Ready."""
+        return serves_nodes(self._state, self._mirrored)
 
     def marked_nodes(self) -> frozenset[str]:
         """The Nodes marked for targeted scale-down, read from the API server now (its own
@@ -171,7 +184,7 @@ class ClusterMirror:
             server=self.plane.server,
             start_seconds=self.plane.start_seconds,
             pids=pids,
-            mirrored_at=self._mirrored_at,
+            mirrored_at=self._mirrored.now if self._mirrored is not None else None,
             error=self._error,
         )
 
@@ -195,7 +208,7 @@ class ClusterMirror:
                         view = self._view
                     try:
                         self._mirror(api, pods, view)
-                        self._mirrored_at = view.now
+                        self._mirrored = view
                     except (httpx.HTTPError, KubeApiError) as exc:
                         log.warning("cluster %s: %s", view.cluster_id, exc)
         except Exception as exc:  # a control plane that cannot start must not kill the simulator
@@ -211,7 +224,7 @@ class ClusterMirror:
 
     def _mirror(self, api: KubeApi, pods: PodClock, view: ClusterView) -> None:
         live = {n["metadata"]["name"]: n for n in api.nodes(f"{NODE_LABEL}=true")}
-        wanted = {n.node_id: n for n in view.nodes if n.ready and not n.removed}
+        wanted = wanted_nodes(view)
         for node_id, node in wanted.items():
             if node_id not in live:
                 live[node_id] = self._create_node(api, view, node)

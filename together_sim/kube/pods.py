@@ -12,11 +12,16 @@
   137 (SIGKILL) when that is longer than its grace period. Never ``Succeeded``: its work was cut.
 * A pod still on a node when the node is removed goes with it: ``Failed`` (137) with a
   ``DisruptionTarget`` condition, then force-deleted.
+
+What a pass does to a pod is decided by :func:`next_step`, a pure function of the pod, the
+simulated time and the drains; :class:`PodClock` applies it through the API server.
 """
 
 from __future__ import annotations
 
+import enum
 import logging
+from dataclasses import dataclass
 from typing import Any, Final
 
 from together_sim.kube.client import KubeApi, KubeApiError, rfc3339
@@ -26,7 +31,12 @@ __all__ = [
     "MAX_GRACE_SECONDS",
     "RUN_SECONDS",
     "SIGTERM_SECONDS",
+    "Act",
     "PodClock",
+    "PodStep",
+    "next_step",
+    "removed_exit_code",
+    "stop_step",
 ]
 
 RUN_SECONDS: Final = "together-sim/run-seconds"
@@ -113,6 +123,74 @@ def _terminated_status(pod: Obj, code: int, reason: str, message: str) -> Obj:
     }
 
 
+class Act(enum.Enum):
+    """What one pass does to one pod."""
+
+    WAIT = "wait"
+    START = "start"  # note the simulated time its work started
+    SUCCEED = "succeed"  # its work is done: Succeeded, exit code 0
+    STOP = "stop"  # its node drains: hold it, note its exit, evict it
+    EXIT = "exit"  # its process exits after SIGTERM (or SIGKILL): Failed
+    RELEASE = "release"  # drop our finalizer so the eviction can finish
+
+
+@dataclass(frozen=True)
+class PodStep:
+    act: Act
+    code: int = 0
+    """EXIT and STOP: the exit code."""
+    exit_at: float = 0.0
+    """STOP: the simulated time its process exits."""
+    grace: int = 0
+    """STOP: the grace period its eviction gives (its own, capped at the drain window)."""
+
+
+WAIT: Final = PodStep(Act.WAIT)
+
+
+def stop_step(pod: Obj, drained_at: float) -> PodStep:
+    """How a pod on a node drained at ``drained_at`` ends: it exits when its process does after
+    SIGTERM (143), or is killed when its grace period runs out first (137)."""
+    own = pod["spec"].get("terminationGracePeriodSeconds", DEFAULT_GRACE_SECONDS)
+    grace = min(int(own), MAX_GRACE_SECONDS)
+    shutdown = _seconds(pod, SIGTERM_SECONDS, 0.0) or 0.0
+    code = EXIT_SIGTERM if shutdown <= grace else EXIT_SIGKILL
+    return PodStep(Act.STOP, code=code, exit_at=drained_at + min(shutdown, grace), grace=grace)
+
+
+def next_step(now: float, pod: Obj, drains: dict[str, float]) -> PodStep:
+    """What a pass at simulated ``now`` does to ``pod``; ``drains`` maps a draining node to its
+    simulated T+0. Pure: the pod's own annotations carry everything decided before."""
+    meta, node = pod["metadata"], pod["spec"].get("nodeName")
+    annotations = _annotations(pod)
+    if STOPPING in (meta.get("finalizers") or []):
+        if now < float(annotations.get(EXIT_AT, "0")):
+            return WAIT
+        if not terminal(pod):
+            return PodStep(Act.EXIT, code=int(annotations.get(EXIT_CODE, str(EXIT_SIGTERM))))
+        return PodStep(Act.RELEASE)  # on the pass after the exit, with the new resourceVersion
+    if terminal(pod) or meta.get("deletionTimestamp") or not node:
+        return WAIT
+    drained_at = drains.get(node)
+    work = run_seconds(pod)
+    if pod.get("status", {}).get("phase") == "Running" and work is not None:
+        started = annotations.get(STARTED_AT)
+        if started is None and drained_at is None:
+            return PodStep(Act.START)
+        done_at = float(started) + work if started is not None else None
+        # Work that ended before the drain's T+0 succeeded, however late we notice it.
+        before_drain = done_at is not None and (drained_at is None or done_at <= drained_at)
+        if done_at is not None and now >= done_at and before_drain:
+            return PodStep(Act.SUCCEED)
+    return stop_step(pod, drained_at) if drained_at is not None else WAIT
+
+
+def removed_exit_code(pod: Obj) -> int:
+    """The exit code of a pod still on a node when the node goes: the one its drain already
+    decided (a clock advanced past the whole drain window in one step), else SIGKILL."""
+    return int(_annotations(pod).get(EXIT_CODE, str(EXIT_SIGKILL)))
+
+
 class PodClock:
     """Ends pods on one cluster's API server at the simulated times described above."""
 
@@ -133,75 +211,47 @@ class PodClock:
         """One pass over every pod; ``drains`` maps a draining node to its simulated T+0."""
         for pod in pods:
             try:
-                self._step_pod(now, pod, drains)
+                self._apply(now, pod, next_step(now, pod, drains))
             except KubeApiError as exc:
                 if exc.status not in (404, 409):  # gone or changed meanwhile: next pass
                     log.warning("%s", exc)
 
-    def _step_pod(self, now: float, pod: Obj, drains: dict[str, float]) -> None:
-        meta, node = pod["metadata"], pod["spec"].get("nodeName")
-        annotations = _annotations(pod)
-        if STOPPING in (meta.get("finalizers") or []):
-            exit_at = float(annotations.get(EXIT_AT, "0"))
-            if now >= exit_at:
-                if not terminal(pod):
-                    code = int(annotations.get(EXIT_CODE, str(EXIT_SIGTERM)))
-                    signal = "SIGTERM" if code == EXIT_SIGTERM else "SIGKILL after its grace period"
-                    message = f"stopped by a Together drain: exit code {code} ({signal})"
-                    self._patch_status(pod, _terminated_status(pod, code, "Error", message))
-                    return  # release on the next pass, with the new resourceVersion
-                self._release(pod)
-            return
-        if terminal(pod) or meta.get("deletionTimestamp") or not node:
-            return
-        drained_at = drains.get(node)
-        work = run_seconds(pod)
-        if pod.get("status", {}).get("phase") == "Running" and work is not None:
-            started = annotations.get(STARTED_AT)
-            if started is None and drained_at is None:
-                self.api.patch_pod(pod, {"metadata": {"annotations": {STARTED_AT: repr(now)}}})
-                return
-            done_at = float(started) + work if started is not None else None
-            # Work that ended before the drain's T+0 succeeded, however late we notice it.
-            before_drain = done_at is not None and (drained_at is None or done_at <= drained_at)
-            if done_at is not None and now >= done_at and before_drain:
-                self._patch_status(pod, _terminated_status(pod, 0, "Completed", ""))
-                return
-        if drained_at is not None:
-            self._stop(pod, drained_at)
+    def _apply(self, now: float, pod: Obj, step: PodStep) -> None:
+        if step.act is Act.START:
+            self.api.patch_pod(pod, {"metadata": {"annotations": {STARTED_AT: repr(now)}}})
+        elif step.act is Act.SUCCEED:
+            self._patch_status(pod, _terminated_status(pod, 0, "Completed", ""))
+        elif step.act is Act.EXIT:
+            signal = "SIGTERM" if step.code == EXIT_SIGTERM else "SIGKILL after its grace period"
+            message = f"stopped by a Together drain: exit code {step.code} ({signal})"
+            self._patch_status(pod, _terminated_status(pod, step.code, "Error", message))
+        elif step.act is Act.RELEASE:
+            self._release(pod)
+        elif step.act is Act.STOP:
+            self._stop(pod, step)
 
-    def _stop(self, pod: Obj, drained_at: float) -> None:
+    def _stop(self, pod: Obj, step: PodStep) -> None:
         meta = pod["metadata"]
-        own = pod["spec"].get("terminationGracePeriodSeconds", DEFAULT_GRACE_SECONDS)
-        grace = min(int(own), MAX_GRACE_SECONDS)
-        shutdown = _seconds(pod, SIGTERM_SECONDS, 0.0) or 0.0
-        code = EXIT_SIGTERM if shutdown <= grace else EXIT_SIGKILL
         patch = {
             "metadata": {
                 "resourceVersion": meta["resourceVersion"],
                 "finalizers": [*(meta.get("finalizers") or []), STOPPING],
-                "annotations": {
-                    EXIT_AT: repr(drained_at + min(shutdown, grace)),
-                    EXIT_CODE: str(code),
-                },
+                "annotations": {EXIT_AT: repr(step.exit_at), EXIT_CODE: str(step.code)},
             }
         }
         self.api.patch_pod(pod, patch)
-        if not self.api.evict(pod, grace):
+        if not self.api.evict(pod, step.grace):
             log.warning("%s: a PodDisruptionBudget refused the eviction; deleting it "
                         "(Together's drain does not wait)", KubeApi.pod_name(pod))  # fmt: skip
-            self.api.delete_pod(pod, grace)
+            self.api.delete_pod(pod, step.grace)
 
     def remove_with_node(self, pods: list[Obj]) -> None:
         """The node is going: what is still on it ends Failed (SIGKILL) and is force-deleted."""
         for pod in pods:
             try:
                 if not terminal(pod):
-                    # A pod whose exit was already decided keeps it (a clock advanced past the
-                    # whole drain window in one step); any other is killed with the node.
-                    code = int(_annotations(pod).get(EXIT_CODE, str(EXIT_SIGKILL)))
                     message = "the node was removed by Together"
-                    patch = _terminated_status(pod, code, "Error", message)
+                    patch = _terminated_status(pod, removed_exit_code(pod), "Error", message)
                     patch["status"]["conditions"].append({
                         "type": "DisruptionTarget", "status": "True",
                         "reason": "DeletionByTogether",

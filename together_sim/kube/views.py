@@ -45,6 +45,8 @@ class ClusterView:
     data_plane_up: bool
     gone: bool
     """Deleting, failed or forgotten: its control plane stops."""
+    provisioned: bool
+    """The cluster has been Ready: its first nodes are up (they are Ready when it is)."""
     nodes: tuple[NodeView, ...]
     volumes: tuple[VolumeView, ...]
 
@@ -84,6 +86,7 @@ def views_of(world: World) -> dict[str, ClusterView]:
             now=world.now,
             data_plane_up=c.provisioning_done or c.plan_index > _DATA_PLANE_UP_AT,
             gone=gone,
+            provisioned=c.provisioning_done,
             nodes=tuple(nodes),
             volumes=tuple(volumes),
         )

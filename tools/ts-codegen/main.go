@@ -140,6 +140,11 @@ func generate(raw []byte) (map[string][]byte, error) {
 		return nil, err
 	}
 	files["package.json"] = manifest
+	// npm packs a local directory it installs as a copy (install-links=true); with no .npmignore
+	// it falls back to .gitignore and warns so on every install. The same rules, said to npm.
+	if ignore, ok := files[".gitignore"]; ok {
+		files[".npmignore"] = ignore
+	}
 	return files, nil
 }
 

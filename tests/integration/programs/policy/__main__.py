@@ -123,7 +123,8 @@ else:
         },
         opts=opts,
     )
-    # preemptible-job-checkpoints: no podFailurePolicy, no checkpoint mount (CronJob: both)
+    # preemptible-job-checkpoints: Job: a podFailurePolicy that names DisruptionTarget but fails
+    # or counts it; CronJob: no podFailurePolicy and no checkpoint mount
     checkpointed = {
         **PREEMPTIBLE,
         "restartPolicy": "Never",
@@ -131,11 +132,17 @@ else:
         "containers": [{**CONTAINER, "volumeMounts": [{"name": "ckpt", "mountPath": "/ckpt"}]}],
     }
     ignore = {"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]}
+    counted = {
+        "rules": [
+            {"action": action, "onPodConditions": [{"type": "DisruptionTarget"}]}
+            for action in ("FailJob", "Count")
+        ]
+    }
     k8s.batch.v1.Job(
         "train",
         spec={
             "template": pod("train", checkpointed),
-            **({"podFailurePolicy": ignore} if good else {}),
+            "podFailurePolicy": ignore if good else counted,
         },
         opts=opts,
     )
