@@ -115,7 +115,7 @@ def test_demand_counts_pods_a_standard_node_could_run_and_idle_standard_nodes() 
         {"metadata": {"name": "gpu-preemptible-dp-c",
                       "labels": {"together.ai/compute-class": "preemptible"}}},
     ]  # fmt: skip
-    pinned = {"nodeSelector": {"together.ai/compute-class": "preemptible"}}
+    pinned: dict[str, Any] = {"nodeSelector": {"together.ai/compute-class": "preemptible"}}
     daemon = _pod("ds", node="gpu-dp-b", gpus=0)
     daemon["metadata"]["ownerReferences"] = [{"kind": "DaemonSet", "name": "x"}]
     pods = [
