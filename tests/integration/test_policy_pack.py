@@ -25,7 +25,13 @@ from typing import Any
 import pytest
 import yaml
 
-from testkit.pulumi_env import PLUGIN_DIR, REPO, PulumiEnv, k8s_plugin_bin, provider_config
+from testkit.pulumi_env import (
+    PLUGIN_DIR,
+    REPO,
+    PulumiEnv,
+    install_k8s_plugin,
+    provider_config,
+)
 from testkit.sim import SimulatorProcess
 from tests.integration.conftest import PROGRAMS
 from together_policy.pack import POLICIES
@@ -66,9 +72,8 @@ def _pack_venv() -> None:
 def policy_env(engine: Path, tmp_path_factory: pytest.TempPathFactory) -> PulumiEnv:
     _pack_venv()
     root = tmp_path_factory.mktemp("policy")
-    path = os.pathsep.join(
-        [str(engine), str(PLUGIN_DIR), str(k8s_plugin_bin()), os.environ.get("PATH", "")]
-    )
+    path = os.pathsep.join([str(engine), str(PLUGIN_DIR), os.environ.get("PATH", "")])
+    install_k8s_plugin(root / "pulumi-home")
     return PulumiEnv(
         root=root,
         bin_dir=engine,
