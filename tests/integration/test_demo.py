@@ -21,8 +21,6 @@ from testkit.pulumi_env import REPO
 from tests.kube_helpers import demo_bins_env
 
 pytestmark = pytest.mark.engine
-TG = "CI=1 tg "
-"""`tg` as the walkthrough runs it; CI=1 only stops it installing shell completion in ~/.bashrc."""
 
 
 def _free_port() -> int:
