@@ -125,19 +125,24 @@ class KubeHub:
         rather than by each mirror thread once its pass is over: the mirror threads then fail
         fast against stopped API servers. The wait is one deadline for all of them."""
         self._stopping.set()
+        deadline = time.monotonic() + timeout
+        mirrors = self._signal_all()
+        for mirror in mirrors:
+            mirror.plane.stop(max(0.1, deadline - time.monotonic()))
+        self._thread.join(max(1.0, deadline - time.monotonic()))
+        late = [m for m in self._signal_all() if m not in mirrors]  # made by the last pass
+        for mirror in mirrors + late:
+            mirror.plane.stop(max(0.1, deadline - time.monotonic()))
+            mirror.join(max(1.0, deadline - time.monotonic()))
+        self._remove_orphans()
+
+    def _signal_all(self) -> list[ClusterMirror]:
         with self._lock:
             mirrors = list(self._mirrors.values())
         for mirror in mirrors:
             mirror.stop()
-        deadline = time.monotonic() + timeout
-        for mirror in mirrors:
             mirror.plane.terminate()
-        for mirror in mirrors:
-            mirror.plane.stop(max(0.1, deadline - time.monotonic()))
-        self._thread.join(max(1.0, deadline - time.monotonic()))
-        for mirror in mirrors:
-            mirror.join(max(1.0, deadline - time.monotonic()))
-        self._remove_orphans()
+        return mirrors
 
     # ------------------------------------------------------------------- thread
 
@@ -153,6 +158,8 @@ class KubeHub:
             views = views_of(world)
         for cluster_id, view in views.items():
             mirror = self._mirrors.get(cluster_id)
+            if self._stopping.is_set():  # close() is stopping every control plane
+                return
             if mirror is None and view.data_plane_up and not view.gone:
                 self.prepare(cluster_id, view.cluster_name)
                 with self._lock:
