@@ -94,6 +94,7 @@ def test_demo_down_then_demo_again_comes_up_each_time(project: Path) -> None:
     for attempt in range(3):
         down = _run(project, after)
         assert "simulator stopped" in down.stdout, down.stdout
+        assert "demo.sh" not in down.stderr, down.stderr  # no noise from processes that went
         simulator, directories = down.stdout.rsplit("left: ", 1)[1].split()
         assert simulator in ("gone", "Z") and directories == "0", f"down {attempt}: {down.stdout}"
         assert control_plane_processes(demo / "simulator") == []
