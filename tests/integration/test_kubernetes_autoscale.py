@@ -15,6 +15,7 @@ from testkit.kube import KubeClient, kube_bin_or_skip
 from testkit.sim import SimulatorProcess
 from tests.integration.test_kubernetes_sim import REQUEST, _client, _pods
 from together_api.wire import ClusterCreateRequest
+from together_sim.kube.pods import STARTED_AT
 
 
 @pytest.fixture
@@ -43,6 +44,14 @@ def _job(pods: int) -> dict[str, Any]:
     }
 
 
+def _started(kube: KubeClient) -> list[dict[str, Any]]:
+    """Running pods the simulator's pod clock has stamped: only once stamped does a clock
+    advance count toward their run time (advancing before the stamp made a loaded run wait
+    another full run)."""
+    return [p for p in _pods(kube, "Running")
+            if STARTED_AT in (p["metadata"].get("annotations") or {})]  # fmt: skip
+
+
 def test_pending_pods_scale_standard_nodes_up_to_the_ceiling_and_idle_ones_back_to_the_floor(
     frozen: SimulatorProcess,
 ) -> None:
@@ -58,14 +67,19 @@ def test_pending_pods_scale_standard_nodes_up_to_the_ceiling_and_idle_ones_back_
             kube.request("POST", "/apis/batch/v1/namespaces/default/jobs", _job(3))
             kube.wait_for(lambda: client.get_cluster(cid).num_gpus == 16, "a scale-up to 16")
             sim.advance(120)  # the new node boots
-            kube.wait_for(lambda: len(_pods(kube, "Running")) == 2, "two pods running")
+            first = kube.wait_for(lambda: _started(kube) if len(_started(kube)) == 2 else None,
+                                  "two pods started")  # fmt: skip
+            first_names = {p["metadata"]["name"] for p in first}
             assert client.get_cluster(cid).num_gpus == 16  # never above the ceiling
             [waiting] = _pods(kube, "Pending")
             assert not waiting["spec"].get("nodeName")
 
             # The work finishes; the idle node goes after the unneeded window, the floor stays.
             sim.advance(600)
-            kube.wait_for(lambda: len(_pods(kube, "Running")) == 1, "the third pod running")
+            kube.wait_for(
+                lambda: [p for p in _started(kube) if p["metadata"]["name"] not in first_names],
+                "the third pod started",
+            )
             sim.advance(600)
             kube.wait_for(lambda: kube.job("batch")["status"].get("succeeded") == 3, "the Job done")
 

@@ -64,3 +64,20 @@ def test_auto_scale_shows_the_standard_range() -> None:
     comment = render([_plan(_doc(_step("same", "train", old, _state(auto))))])
     assert "| 8\u201332, live 16 |" in comment
     assert "- `train`: standard 8\u201332, live 16 (auto_scale):" in comment
+
+
+def test_a_raised_floor_above_the_live_target_is_priced_as_the_put() -> None:
+    """Floor 8 -> 24 with the target live at 16: the update PUTs 24, so the cost goes up by 8
+    preemptible GPUs (pricing both sides at the new floor showed a delta of zero)."""
+    rate = load_price_table().rates["H100_SXM"]
+    (cluster,) = _plan(_refreshed(16, {**RANGE, "num_preemptible_gpus": 24}, "update")).clusters
+    assert cluster.old_cost == pytest.approx(8 * rate + 16 * rate / 2)
+    assert cluster.new_cost == pytest.approx(8 * rate + 24 * rate / 2)
+
+
+def test_a_lowered_ceiling_below_the_live_target_is_priced_as_the_put() -> None:
+    rate = load_price_table().rates["H100_SXM"]
+    new = {**RANGE, "max_preemptible_gpus": 16}
+    (cluster,) = _plan(_refreshed(24, new, "update")).clusters
+    assert cluster.old_cost == pytest.approx(8 * rate + 24 * rate / 2)
+    assert cluster.new_cost == pytest.approx(8 * rate + 16 * rate / 2)

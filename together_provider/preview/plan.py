@@ -241,6 +241,29 @@ def _declared(old: Sizing | None, new: Sizing | None) -> tuple[Sizing | None, Si
     )
 
 
+def _billed(live: Sizing | None, new: Sizing | None) -> tuple[Sizing | None, Sizing | None]:
+    """What the cluster bills for before and after the update, when a ranged count is outside
+    its new range: the live value now, the bound the update PUTs after. Inside the range
+    nothing is PUT and both sides stay at the declared floor (None: no such correction)."""
+    if live is None or new is None or not new.ranged:
+        return None, None
+
+    def clamp(value: int | None, floor: int | None, ceiling: int | None) -> int | None:
+        if value is None or floor is None or ceiling is None:
+            return floor
+        return min(max(value, floor), ceiling)
+
+    after = Sizing(
+        new.gpu_type,
+        clamp(live.standard, new.standard, new.standard_max),
+        clamp(live.preemptible, new.preemptible, new.preemptible_max),
+    )
+    before = Sizing(live.gpu_type, live.standard, live.preemptible)
+    if (after.standard, after.preemptible) == (before.standard, before.preemptible):
+        return None, None
+    return before, after
+
+
 def _cost(sizing: Sizing | None, prices: PriceTable, where: str) -> float | None:
     if sizing is None:
         return 0.0
@@ -307,9 +330,11 @@ def _cluster(
     states are the stored and the live ones, so the states come from the other steps.
     """
     ops, action, old_state, new_state, reasons = _merge(steps)
-    old, new = _declared(_sizing(old_state), _sizing(new_state))
+    live = _sizing(old_state)
+    old, new = _declared(live, _sizing(new_state))
     old_inputs, new_inputs = _props(old_state, "inputs"), _props(new_state, "inputs")
     old_outputs = _props(old_state, "outputs")
+    billed_before, billed_after = _billed(live, new) if action is Action.UPDATE else (None, None)
     if action is Action.SAME:
         new = old
     return ClusterChange(
@@ -325,8 +350,8 @@ def _cluster(
         replace_reasons=reasons,
         delete_first=action is Action.REPLACE
         and rules.replacement_deletes_first(old_inputs, new_inputs),
-        old_cost=_cost(old, prices, where),
-        new_cost=_cost(new, prices, where),
+        old_cost=_cost(billed_before or old, prices, where),
+        new_cost=_cost(billed_after or new, prices, where),
         volume_id=_known_str(old_inputs.get("volume_id")),
         live_standard=_count(old_outputs.get("num_gpus")),
         live_preemptible=_count(old_outputs.get("desired_preemptible_gpus")),
