@@ -13,6 +13,7 @@ from typing import Any
 
 from bench import (
     api_calls,
+    autoscaler,
     control_plane,
     hooks,
     host_concurrency,
@@ -73,6 +74,10 @@ def main(argv: list[str] | None = None) -> int:
         "host_concurrency": (
             "concurrency: pulumi up of 1 vs 12 clusters, dynamic and native hosts",
             lambda root: host_concurrency.measure(root, 1 if args.quick else 2),
+        ),
+        "autoscaler": (
+            "preemptible autoscaler: scan time, PUTs per burst, RSS and CPU",
+            lambda root: autoscaler.measure(args.quick),
         ),
         "control_plane": (
             "Kubernetes control plane per cluster: start, memory, idle CPU",

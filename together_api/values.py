@@ -18,6 +18,7 @@ __all__ = [
     "GPU_TYPES",
     "LIFECYCLE_REASONS",
     "PREEMPTION_REASONS",
+    "TARGETED_SCALE_DOWN_ANNOTATION",
     "BillingType",
     "ClusterType",
     "GpuType",
@@ -35,6 +36,11 @@ DRAIN_WINDOW_SECONDS: Final = 300
 
 PREEMPTION_REASONS: Final = ("TogetherPreemptionNotified", "TogetherPreempted")
 """Lifecycle-event reasons that mean a reclaim; the docs and the SDK disagree, accept both."""
+
+TARGETED_SCALE_DOWN_ANNOTATION: Final = "node.together.ai/delete-node-on-scale-down"
+"""Targeted scale-down (Together's Instant Clusters docs, "Cluster Scaling"): a Kubernetes Node
+that is cordoned and carries this annotation with the value ``"true"`` is removed first when the
+count is lowered. Cordon and annotate, then lower the count."""
 
 LIFECYCLE_REASONS: Final = (
     *PREEMPTION_REASONS,

@@ -3,7 +3,7 @@
 The cluster rules are the provider's (`together_provider.cluster.rules.RULEBOOK`), called on the
 inputs the policy sees: at least one standard node, counts in multiples of 8, no preemptible
 capacity on Slurm, a project for a preemptible target, and the rest of the rulebook. The budget
-prices clusters with the PR comment's price table (`together_provider/preview/prices.json`).
+prices clusters with the PR comment's price table (`together_api/prices.json`).
 """
 
 from __future__ import annotations

@@ -100,7 +100,7 @@ POLICIES: Final[tuple[PolicySpec, ...]] = (
     PolicySpec(
         "gpu-budget",
         "The stack's clusters stay within its caps on standard GPUs, preemptible GPUs and "
-        "estimated USD per hour (prices: together_provider/preview/prices.json).",
+        "estimated USD per hour (prices: together_api/prices.json).",
         "advisory",
         stack_check=_budget,
         config={

@@ -29,6 +29,8 @@ __all__ = [
     "COMPUTE_CLASS_LABEL",
     "DRAIN_WINDOW_SECONDS",
     "ComputeClass",
+    "PreemptibleAutoscaler",
+    "PreemptibleAutoscalerArgs",
     "WorkloadSpecError",
     "check_pod_spec",
     "cluster_provider",
@@ -252,3 +254,13 @@ def _excludes_preemptible(expression: Mapping[str, Any]) -> bool:
         or (operator == "In" and ComputeClass.PREEMPTIBLE not in values)
         or operator == "DoesNotExist"
     )
+
+
+# The autoscaler's deployment lives in its own module (it needs none of the above); importable
+# from here as the workload helpers are. Last, so that module sees this one complete.
+from together_provider.autoscaler import (  # noqa: E402
+    PreemptibleAutoscaler as PreemptibleAutoscaler,
+)
+from together_provider.autoscaler import (  # noqa: E402
+    PreemptibleAutoscalerArgs as PreemptibleAutoscalerArgs,
+)

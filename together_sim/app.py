@@ -211,8 +211,12 @@ def create_app(config: SimulatorConfig | None = None) -> Starlette:
 
     async def update(request: Request) -> Response:
         req, ignored = parse(ClusterUpdateRequest, await _body(request))
+        cluster_id, marked = request.path_params["cluster_id"], frozenset[str]()
+        if runtime.kube is not None and (req.num_gpus, req.num_preemptible_gpus) != (None, None):
+            # Targeted scale-down: the marks as the cluster's API server shows them right now.
+            marked = await asyncio.to_thread(runtime.kube.marked_nodes, cluster_id)
         with runtime.transaction() as world:
-            cluster = update_cluster(world, request.path_params["cluster_id"], req)
+            cluster = update_cluster(world, cluster_id, req, marked)
             return _json(render(cluster, world), ignored)
 
     async def delete(request: Request) -> Response:

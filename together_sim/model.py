@@ -17,8 +17,9 @@ Modelling choices (Together does not document these):
   parts). Lifecycle reasons: ``TogetherNodeAdded`` when a preemptible node joins toward the
   target (the preemptible docs' name), ``TogetherScaledUp`` / ``TogetherScaledDown`` when a PUT
   adds or removes standard nodes (the SDK's names), ``TogetherPreemptionNotified`` on a reclaim.
-* Lowering the preemptible target drains the newest surplus nodes with reason
-  ``TogetherScaledDown`` over the same drain window.
+* Lowering the preemptible target drains surplus nodes with reason ``TogetherScaledDown`` over
+  the same drain window, and lowering ``num_gpus`` removes standard nodes: the nodes marked for
+  targeted scale-down first, else the newest (:mod:`together_sim.targeting`).
 * A reclaimed node's capacity returns to the spare pool when it is removed.
 * Standard capacity is held from create until the cluster disappears.
 * Failed provisioning: the latest phase becomes
@@ -33,7 +34,7 @@ from __future__ import annotations
 import hashlib
 import random
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -42,6 +43,7 @@ from pydantic import BaseModel, Field
 from together_api.wire import DRAIN_WINDOW_SECONDS, GPUS_PER_NODE, ClusterStatus
 from together_sim.catalogue import Capacity
 from together_sim.errors import SimError
+from together_sim.targeting import scale_down_order
 from together_sim.volumes import Volumes
 
 __all__ = ["PROVISIONING_PLAN", "SimCluster", "SimError", "SimEvent", "SimNode", "Timings", "World"]
@@ -317,8 +319,10 @@ class World:
     def new_cluster_id(self) -> str:
         return str(uuid.uuid4())
 
-    def scale_standard(self, c: SimCluster, num_gpus: int) -> None:
-        """Add or remove standard nodes; 409 when the region lacks standard capacity."""
+    def scale_standard(
+        self, c: SimCluster, num_gpus: int, marked: Collection[str] = frozenset()
+    ) -> None:
+        """Add or remove standard nodes (``marked`` ones first); 409 without the capacity."""
         delta = num_gpus - c.num_gpus
         if delta > self.standard_spare(c.region, c.gpu_type):
             raise SimError(409, "Out of stock")
@@ -328,18 +332,20 @@ class World:
             for _ in range(delta // GPUS_PER_NODE):
                 node = self._new_node(c, preemptible=False, ready_at=ready_at)
                 self._event(c, node, "TogetherScaledUp", "Standard node added by scale-up")
-        for _ in range(-delta // GPUS_PER_NODE):
-            node = c.live(preemptible=False)[-1]
+        for node in scale_down_order(c.live(preemptible=False), -delta // GPUS_PER_NODE, marked):
             self._event(c, node, "TogetherScaledDown", "Standard node removed by scale-down")
             self._remove_node(c, node)
         c.num_gpus = num_gpus
 
-    def set_preemptible_target(self, c: SimCluster, target: int) -> None:
-        """Change the preemptible target; surplus nodes drain, a deficit fills later."""
+    def set_preemptible_target(
+        self, c: SimCluster, target: int, marked: Collection[str] = frozenset()
+    ) -> None:
+        """Change the preemptible target; surplus nodes drain (``marked`` node ids first), a
+        deficit fills later."""
         c.desired_preemptible_gpus = target
         active = [n for n in c.live(preemptible=True) if n.draining_since is None]
         surplus = len(active) - target // GPUS_PER_NODE
-        for node in reversed(active[len(active) - max(surplus, 0) :]):
+        for node in scale_down_order(active, surplus, marked):
             self._drain(c, node, "TogetherScaledDown", "Preemptible target lowered; draining")
         if c.next_fill_at is None or c.next_fill_at < self.now:
             c.next_fill_at = self.now + self.timings.fill_interval

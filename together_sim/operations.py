@@ -12,6 +12,7 @@ standard capacity is 409 "Out of stock".
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from together_api.wire import (
@@ -210,8 +211,14 @@ def create_volume(world: World, req: VolumeCreateRequest) -> SimVolume:
     return world.volumes.create(req, project_id=DEFAULT_PROJECT_ID, now=world.now)
 
 
-def update_cluster(world: World, cluster_id: str, req: ClusterUpdateRequest) -> SimCluster:
-    """Apply a PUT: only fields that are set change; everything is checked before anything."""
+def update_cluster(
+    world: World,
+    cluster_id: str,
+    req: ClusterUpdateRequest,
+    marked: Collection[str] = frozenset(),
+) -> SimCluster:
+    """Apply a PUT: only fields that are set change; everything is checked before anything.
+    ``marked``: the node ids Kubernetes shows marked for targeted scale-down (removed first)."""
     cluster = world.get(cluster_id)
     if cluster.status == ClusterStatus.DELETING:
         raise SimError(400, f"cluster {cluster_id} is being deleted and cannot be updated")
@@ -225,9 +232,9 @@ def update_cluster(world: World, cluster_id: str, req: ClusterUpdateRequest) -> 
         _check_count("num_gpus", req.num_gpus, minimum=GPUS_PER_NODE)
     _check_preemptible(target, cluster_type)
     if req.num_gpus is not None and req.num_gpus != cluster.num_gpus:
-        world.scale_standard(cluster, req.num_gpus)
+        world.scale_standard(cluster, req.num_gpus, marked)
     if target != cluster.desired_preemptible_gpus:
-        world.set_preemptible_target(cluster, target)
+        world.set_preemptible_target(cluster, target, marked)
     cluster.cluster_type = cluster_type
     if req.num_reserved_gpus is not None:
         cluster.num_reserved_gpus = req.num_reserved_gpus

@@ -56,6 +56,10 @@ def _top(modules: set[str]) -> set[str]:
     [
         ("together_api", {"together_provider", "together_sim", "pulumi", "pulumi_kubernetes"}),
         ("together_sim", {"together_provider", "pulumi", "pulumi_kubernetes"}),
+        (
+            "together_autoscaler",
+            {"together_provider", "together_sim", "together_policy", "pulumi", "pulumi_kubernetes"},
+        ),
     ],
 )
 def test_a_layer_imports_nothing_above_it(package: str, forbidden: set[str]) -> None:
@@ -64,6 +68,16 @@ def test_a_layer_imports_nothing_above_it(package: str, forbidden: set[str]) -> 
 
 def test_the_simulator_builds_on_the_wire_schema() -> None:
     assert "together_api.wire" in _imports("together_sim")
+
+
+def test_the_autoscaler_builds_on_the_api_layer() -> None:
+    assert {"together_api.client", "together_api.prices"} <= _imports("together_autoscaler")
+
+
+def test_the_autoscalers_decision_needs_no_kubernetes_client() -> None:
+    """`decide` is pure: loading it loads neither the Kubernetes client nor HTTP."""
+    loaded = _loaded_after("import together_autoscaler.decide")
+    assert {"lightkube", "httpx", "httpx2", "prometheus_client", "pulumi"} & loaded == set()
 
 
 def _loaded_after(statement: str) -> set[str]:

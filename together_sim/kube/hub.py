@@ -95,6 +95,12 @@ class KubeHub:
             mirror = self._mirrors.get(cluster_id)
         return mirror is not None and mirror.serving
 
+    def marked_nodes(self, cluster_id: str) -> frozenset[str]:
+        """The cluster's Nodes marked for targeted scale-down (none without a control plane)."""
+        with self._lock:
+            mirror = self._mirrors.get(cluster_id)
+        return mirror.marked_nodes() if mirror is not None else frozenset()
+
     def status(self) -> dict[str, Any]:
         with self._lock:
             mirrors = dict(self._mirrors)

@@ -11,6 +11,9 @@ Mirrored, on every pass (about five a second, on the simulator's clock):
   or a lowered preemptible target, ``TogetherScaledDown``) the Node is cordoned, a Warning Event
   with that reason is recorded on it, and its pods are stopped (:mod:`together_sim.kube.pods`).
   The simulated T+0 is kept in the Node's annotation ``together-sim/drain-started``.
+* **Targeted scale-down marks**, read the other way: :meth:`ClusterMirror.marked_nodes` asks the
+  API server, when a PUT lowers a count, which Nodes are cordoned and annotated
+  ``node.together.ai/delete-node-on-scale-down: "true"`` (:mod:`together_sim.targeting`).
 * **Shared volumes.** Each attached volume is a static ``ReadWriteMany`` PersistentVolume named
   after the volume (storage class ``""``), so a claim naming it binds.
 """
@@ -30,6 +33,7 @@ from together_sim.kube.client import KubeApi, KubeApiError
 from together_sim.kube.pods import PodClock, terminal
 from together_sim.kube.processes import NODE_LABEL, ControlPlane
 from together_sim.kube.views import ClusterView, NodeView, VolumeView
+from together_sim.targeting import is_marked
 
 __all__ = ["COMPUTE_CLASS_LABEL", "ClusterMirror", "MirrorStatus"]
 
@@ -143,6 +147,20 @@ class ClusterMirror:
     def serving(self) -> bool:
         """The API server answers and the cluster's nodes were mirrored into it once."""
         return self._state == "running" and self._mirrored_at is not None
+
+    def marked_nodes(self) -> frozenset[str]:
+        """The Nodes marked for targeted scale-down, read from the API server now (its own
+        connection: the mirror's belongs to the mirror's thread). None marked while it does not
+        serve, or when it cannot be asked: the scale-down then takes the newest surplus."""
+        if not self.serving:
+            return frozenset()
+        try:
+            with self.plane.http_client(timeout=5.0) as http:
+                nodes = KubeApi(http).nodes(f"{NODE_LABEL}=true")
+        except (httpx.HTTPError, KubeApiError) as exc:
+            log.warning("cluster %s: reading scale-down marks: %s", self._view.cluster_id, exc)
+            return frozenset()
+        return frozenset(n["metadata"]["name"] for n in nodes if is_marked(n))
 
     def status(self) -> MirrorStatus:
         # A copy: the mirror's thread adds processes while it starts them.

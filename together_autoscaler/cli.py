@@ -1,0 +1,207 @@
+"""The command: ``python -m together_autoscaler`` (also the ``together-autoscaler`` script).
+
+``TOGETHER_API_KEY`` and ``TOGETHER_BASE_URL`` (a host, e.g. ``https://api.together.ai``) come
+from the environment; with no ``--kubeconfig`` the in-cluster config (the pod's service account)
+is used. SIGTERM or SIGINT ends the loop: the scan in progress finishes (or is abandoned after
+:data:`EXIT_GRACE_SECONDS`), the Lease is released and the process exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Final
+
+from together_api.values import GPUS_PER_NODE
+
+if TYPE_CHECKING:
+    from together_autoscaler.controller import Controller
+
+__all__ = ["EXIT_GRACE_SECONDS", "main", "parse_args"]
+
+EXIT_GRACE_SECONDS: Final = 8.0
+"""How long a SIGTERM waits for the scan in progress (Kubernetes allows 30 s; we promise 10)."""
+
+log = logging.getLogger("together_autoscaler")
+
+
+def _gpus(flag: str) -> type[int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{flag} must be a whole number, got {text!r}"
+            ) from None
+        if value < 0 or value % GPUS_PER_NODE:
+            raise argparse.ArgumentTypeError(
+                f"{flag}={value}: preemptible GPUs come in whole {GPUS_PER_NODE}-GPU nodes; "
+                f"use a multiple of {GPUS_PER_NODE} (0, 8, 16, ...)"
+            )
+        return value
+
+    parse.__name__ = flag
+    return parse  # type: ignore[return-value]
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="together-autoscaler",
+        description="Raise and lower a Together cluster's preemptible target from pending pods.",
+    )
+    parser.add_argument("--cluster-id", required=True, help="the Together cluster to scale")
+    parser.add_argument("--kubeconfig", type=Path, help="default: the in-cluster config")
+    parser.add_argument("--min-preemptible-gpus", type=_gpus("--min-preemptible-gpus"),
+                        required=True, help="the floor (a multiple of 8)")  # fmt: skip
+    parser.add_argument("--max-preemptible-gpus", type=_gpus("--max-preemptible-gpus"),
+                        required=True, help="the ceiling (a multiple of 8)")  # fmt: skip
+    parser.add_argument("--scan-interval-seconds", type=_positive, default=10.0)
+    parser.add_argument("--scale-down-unneeded-seconds", type=_positive, default=600.0)
+    parser.add_argument("--max-hourly-usd", type=_positive, default=None,
+                        help="USD cap: standard + full preemptible")  # fmt: skip
+    parser.add_argument("--max-node-provision-seconds", type=_positive, default=900.0,
+                        help="allocated below the target this long means scarcity")  # fmt: skip
+    parser.add_argument("--metrics-port", type=int, default=8085, help="0: no metrics server")
+    parser.add_argument("--lease-namespace", help="default: the kubeconfig's (in-cluster: own)")
+    args = parser.parse_args(argv)
+    if args.min_preemptible_gpus > args.max_preemptible_gpus:
+        parser.error(
+            f"--min-preemptible-gpus={args.min_preemptible_gpus} is above "
+            f"--max-preemptible-gpus={args.max_preemptible_gpus}; the floor must not exceed "
+            "the ceiling"
+        )
+    return args
+
+
+class _Redact(logging.Filter):
+    """Replaces the API key in every log record: it must never reach a log, whatever logs it."""
+
+    def __init__(self, secret: str) -> None:
+        super().__init__()
+        self.secret = secret
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.secret:
+            message = record.getMessage()
+            if self.secret in message:
+                record.msg, record.args = message.replace(self.secret, "***"), None
+        return True
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    key = os.environ.get("TOGETHER_API_KEY", "")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(_Redact(key))
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
+    for chatty in ("httpx", "httpx2"):  # a line per request; their warnings still show
+        logging.getLogger(chatty).setLevel(logging.WARNING)
+    if not key:
+        log.error("TOGETHER_API_KEY is not set; give the controller the cluster's API key")
+        return 2
+
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        log.info("signal %d: stopping", signum)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    try:
+        controller = _build(args, stop)
+    except Exception as error:  # a bad key, cluster id or kubeconfig: say which, exit 1
+        log.error("cannot start: %s: %s", type(error).__name__, error)
+        return 1
+    worker = threading.Thread(target=controller.run, args=(stop,), name="scan", daemon=True)
+    worker.start()
+    while worker.is_alive() and not stop.wait(0.5):
+        pass
+    worker.join(EXIT_GRACE_SECONDS)
+    if worker.is_alive():
+        log.warning("the scan in progress did not end in %.0f s; exiting without it",
+                    EXIT_GRACE_SECONDS)  # fmt: skip
+    log.info("stopped")
+    return 0
+
+
+def _build(args: argparse.Namespace, stop: threading.Event) -> Controller:
+    """The controller with its clients (imported here: `--help` needs none of them)."""
+    from lightkube import Client, KubeConfig
+
+    from together_api.client import TogetherClient
+    from together_api.prices import load_price_table
+    from together_api.retry import RetryPolicy
+    from together_autoscaler.controller import Controller
+    from together_autoscaler.kube import KubeSide
+    from together_autoscaler.leader import LeaseElector
+    from together_autoscaler.metrics import Metrics
+    from together_autoscaler.model import Limits
+
+    config = (
+        KubeConfig.from_file(args.kubeconfig)
+        if args.kubeconfig
+        else KubeConfig.from_service_account()
+    )
+    kube = Client(config=config, field_manager="together-autoscaler")
+    identity = os.environ.get("POD_NAME") or f"{socket.gethostname()}-{os.getpid()}"
+    # Short timeouts, and waits that end at SIGTERM, keep a scan in progress under the grace.
+    together = TogetherClient(
+        timeout=5.0, retry=RetryPolicy(attempts=4, deadline=20.0), sleep=lambda s: _wait(stop, s)
+    )
+    cluster = together.get_cluster(args.cluster_id)
+    rate = None
+    if args.max_hourly_usd is not None:
+        rate = load_price_table().rate(cluster.gpu_type, "--max-hourly-usd")
+    metrics = Metrics()
+    if args.metrics_port:
+        log.info("metrics on port %d", metrics.serve(args.metrics_port))
+    lease_seconds = max(15, int(3 * args.scan_interval_seconds))
+    elector = LeaseElector(
+        kube, args.lease_namespace or kube.namespace, identity, lease_seconds=lease_seconds
+    )
+    limits = Limits(
+        min_gpus=args.min_preemptible_gpus,
+        max_gpus=args.max_preemptible_gpus,
+        unneeded_seconds=args.scale_down_unneeded_seconds,
+        provision_timeout_seconds=args.max_node_provision_seconds,
+        max_hourly_usd=args.max_hourly_usd,
+        on_demand_rate=rate,
+    )
+    log.info(
+        "cluster %s (%s): preemptible %d-%d GPUs, scan every %g s, as %s",
+        args.cluster_id, cluster.gpu_type, limits.min_gpus, limits.max_gpus,
+        args.scan_interval_seconds, identity,
+    )  # fmt: skip
+    return Controller(
+        together=together,
+        kube=KubeSide(kube, identity),
+        elector=elector,
+        metrics=metrics,
+        cluster_id=args.cluster_id,
+        limits=limits,
+        scan_interval=args.scan_interval_seconds,
+    )
+
+
+def _wait(stop: threading.Event, seconds: float) -> None:
+    stop.wait(seconds)

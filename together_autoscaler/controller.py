@@ -1,0 +1,153 @@
+"""The thin loop around `decide`: observe Together and Kubernetes, decide, act, explain.
+
+One scan per ``scan_interval`` seconds, only while this replica holds the Lease (renewed before
+each scan and again before any write, so a replica that lost it mid-scan writes nothing). A scale
+down marks the chosen nodes first and lowers the target after, in one PUT; when the PUT fails the
+marks are taken back, so no node stays cordoned for a drop that never happened. Every decision
+other than "nothing to do" is a log line, a metric and Events on the pods or nodes it concerns.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from together_api.client import TogetherClient
+from together_api.wire import ClusterUpdateRequest
+from together_autoscaler.decide import decide
+from together_autoscaler.metrics import Metrics
+from together_autoscaler.model import (
+    Action,
+    ClusterState,
+    Decision,
+    Explanation,
+    Limits,
+    Memory,
+    NodeState,
+    Observed,
+    PendingPod,
+)
+
+__all__ = ["Controller", "Elector", "Kube"]
+
+log = logging.getLogger("together_autoscaler")
+
+
+class Kube(Protocol):
+    def observe(self) -> tuple[tuple[NodeState, ...], tuple[PendingPod, ...]]: ...
+    def mark(self, node: str) -> None: ...
+    def unmark(self, node: str) -> None: ...
+    def record(self, explanation: Explanation) -> None: ...
+
+
+class Elector(Protocol):
+    leading: bool
+
+    def try_acquire_or_renew(self) -> bool: ...
+    def release(self) -> None: ...
+
+
+@dataclass
+class Controller:
+    together: TogetherClient
+    kube: Kube
+    elector: Elector
+    metrics: Metrics
+    cluster_id: str
+    limits: Limits
+    scan_interval: float = 10.0
+    clock: Callable[[], float] = time.monotonic
+
+    def __post_init__(self) -> None:
+        self.memory = Memory()
+        self.scans = 0
+
+    def run(self, stop: threading.Event) -> None:
+        """Scan every ``scan_interval`` until ``stop`` is set; then give the Lease up."""
+        try:
+            while not stop.is_set():
+                self.tick()
+                stop.wait(self.scan_interval)
+        finally:
+            self.elector.release()
+            self.metrics.leader.set(0)
+
+    def tick(self) -> Decision | None:
+        """One scan if this replica leads; errors are logged and counted, never raised."""
+        self.metrics.lease_attempts.inc()
+        try:
+            leading = self.elector.try_acquire_or_renew()
+        except Exception as error:
+            self._failed("lease", error)
+            return None
+        self.metrics.leader.set(1 if leading else 0)
+        if not leading:
+            return None
+        try:
+            return self.scan()
+        except Exception as error:
+            self._failed("scan", error)
+            return None
+
+    def scan(self) -> Decision:
+        cluster = self.together.get_cluster(self.cluster_id)
+        nodes, pending = self.kube.observe()
+        observed = Observed(
+            now=self.clock(),
+            cluster=ClusterState(
+                desired=cluster.desired_preemptible_gpus,
+                allocated=cluster.allocated_preemptible_gpus,
+                standard_gpus=cluster.num_gpus,
+            ),
+            limits=self.limits,
+            nodes=nodes,
+            pending=pending,
+            memory=self.memory,
+        )
+        decision = decide(observed)
+        self.scans += 1
+        self._act(decision, observed.cluster.desired)
+        self.memory = decision.memory
+        self.metrics.observe(observed.cluster.allocated, decision)
+        return decision
+
+    def _act(self, decision: Decision, desired: int) -> None:
+        if decision.action is not Action.NONE:
+            level = logging.WARNING if decision.action is Action.HOLD else logging.INFO
+            log.log(level, "cluster %s: %s: %s", self.cluster_id, decision.reason,
+                    decision.message)  # fmt: skip
+        if decision.target != desired:
+            if not self.elector.try_acquire_or_renew():
+                raise RuntimeError("lost the Lease before writing; another replica acts now")
+            marked: list[str] = []
+            try:
+                for node in decision.scale_down_nodes:
+                    self.kube.mark(node)
+                    marked.append(node)
+                request = ClusterUpdateRequest(num_preemptible_gpus=decision.target)
+                self.together.update_cluster(self.cluster_id, request)
+                self.metrics.puts.inc()
+            except Exception:
+                for node in marked:
+                    self._undo(node)
+                raise
+        for explanation in decision.events:
+            try:
+                self.kube.record(explanation)
+            except Exception as error:  # an Event that cannot be written must not stop scaling
+                self._failed("event", error)
+
+    def _undo(self, node: str) -> None:
+        try:
+            self.kube.unmark(node)
+        except Exception as error:
+            self._failed("unmark", error)
+
+    def _failed(self, stage: str, error: Exception) -> None:
+        self.metrics.errors.labels(stage).inc()
+        log.error("cluster %s: %s failed: %s: %s", self.cluster_id, stage,
+                  type(error).__name__, error)  # fmt: skip

@@ -1,0 +1,168 @@
+"""What a pod needs and where it may run, and what a node holds: read from Kubernetes objects.
+
+The rules match `together_provider.kubernetes` (which this package may not import): Together
+labels preemptible nodes ``together.ai/compute-class=preemptible``. A pod *needs* preemptible
+capacity when a ``nodeSelector`` or every required node-affinity term asks for that label, or
+when it tolerates a taint on it (a cluster that taints its preemptible nodes); it *may use* it
+unless its selector or affinity keeps it off. GPUs are ``nvidia.com/gpu`` requests (an extended
+resource's request defaults to its limit), the larger of the containers' sum and any init
+container. DaemonSet and mirror pods are no workload: they run on every node and go with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Final
+
+from lightkube.models.core_v1 import Container, NodeSelectorRequirement, PodSpec
+from lightkube.resources.core_v1 import Node, Pod
+
+from together_api.values import GPUS_PER_NODE, TARGETED_SCALE_DOWN_ANNOTATION
+from together_autoscaler.model import NodeState, PendingPod
+
+__all__ = [
+    "COMPUTE_CLASS_LABEL",
+    "GPU_RESOURCE",
+    "PREEMPTIBLE",
+    "is_preemptible_node",
+    "node_state",
+    "pending_pod",
+    "pod_gpus",
+]
+
+COMPUTE_CLASS_LABEL: Final = "together.ai/compute-class"
+PREEMPTIBLE: Final = "preemptible"
+GPU_RESOURCE: Final = "nvidia.com/gpu"
+MIRROR_ANNOTATION: Final = "kubernetes.io/config.mirror"
+
+
+def pending_pod(pod: Pod) -> PendingPod | None:
+    """The pod as scale-up demand, when the scheduler marked it Unschedulable; else None."""
+    if not _unschedulable(pod) or pod.metadata is None or pod.spec is None:
+        return None
+    requires, forbids = _requires_preemptible(pod.spec), _forbids_preemptible(pod.spec)
+    return PendingPod(
+        namespace=pod.metadata.namespace or "default",
+        name=pod.metadata.name or "",
+        uid=pod.metadata.uid or "",
+        gpus=pod_gpus(pod.spec),
+        needs_preemptible=(requires or _tolerates_preemptible(pod.spec)) and not forbids,
+        may_use_preemptible=not forbids,
+    )
+
+
+def node_state(node: Node, pods: Iterable[Pod], reclaimed: bool) -> NodeState:
+    """A preemptible Node with the workload pods bound to it (``pods``: those on this node)."""
+    meta, spec, status = node.metadata, node.spec, node.status
+    annotations = (meta.annotations if meta else None) or {}
+    cordoned = bool(spec and spec.unschedulable)
+    allocatable = (status.allocatable if status else None) or {}
+    conditions = (status.conditions if status else None) or []
+    workload = [p for p in pods if _workload(p) and not _ended(p)]
+    return NodeState(
+        name=(meta.name if meta else None) or "",
+        gpus=_quantity(allocatable.get(GPU_RESOURCE), GPUS_PER_NODE),
+        ready=any(c.type == "Ready" and c.status == "True" for c in conditions),
+        cordoned=cordoned,
+        marked=cordoned and str(annotations.get(TARGETED_SCALE_DOWN_ANNOTATION)).lower() == "true",
+        reclaimed=reclaimed,
+        used_gpus=sum(pod_gpus(p.spec) for p in workload if p.spec is not None),
+        workload_pods=len(workload),
+    )
+
+
+def is_preemptible_node(node: Node) -> bool:
+    labels = (node.metadata.labels if node.metadata else None) or {}
+    return labels.get(COMPUTE_CLASS_LABEL) == PREEMPTIBLE
+
+
+def pod_gpus(spec: PodSpec) -> int:
+    """``nvidia.com/gpu`` the pod requests: the containers' sum, or an init container's if more."""
+    running = sum(_container_gpus(c) for c in spec.containers or [])
+    init = max((_container_gpus(c) for c in spec.initContainers or []), default=0)
+    return max(running, init)
+
+
+def _container_gpus(container: Container) -> int:
+    resources = container.resources
+    if resources is None:
+        return 0
+    value = (resources.requests or {}).get(GPU_RESOURCE)
+    if value is None:
+        value = (resources.limits or {}).get(GPU_RESOURCE)
+    return _quantity(value, 0)
+
+
+def _quantity(value: object, default: int) -> int:
+    try:
+        return int(str(value)) if value is not None else default
+    except ValueError:
+        return default
+
+
+def _unschedulable(pod: Pod) -> bool:
+    status = pod.status
+    if status is None or status.phase != "Pending" or (pod.spec and pod.spec.nodeName):
+        return False
+    return any(
+        c.type == "PodScheduled" and c.status == "False" and c.reason == "Unschedulable"
+        for c in status.conditions or []
+    )
+
+
+def _workload(pod: Pod) -> bool:
+    meta = pod.metadata
+    if meta is None:
+        return True
+    if MIRROR_ANNOTATION in (meta.annotations or {}):
+        return False
+    return not any(ref.kind == "DaemonSet" for ref in meta.ownerReferences or [])
+
+
+def _ended(pod: Pod) -> bool:
+    return pod.status is not None and pod.status.phase in ("Succeeded", "Failed")
+
+
+def _requires_preemptible(spec: PodSpec) -> bool:
+    if (spec.nodeSelector or {}).get(COMPUTE_CLASS_LABEL) == PREEMPTIBLE:
+        return True
+    terms = _required_terms(spec)
+    return bool(terms) and all(
+        any(e.operator == "In" and set(e.values or []) == {PREEMPTIBLE} for e in t) for t in terms
+    )
+
+
+def _forbids_preemptible(spec: PodSpec) -> bool:
+    value = (spec.nodeSelector or {}).get(COMPUTE_CLASS_LABEL)
+    if value is not None and value != PREEMPTIBLE:
+        return True
+    terms = _required_terms(spec)
+    return bool(terms) and all(any(_excludes(e) for e in t) for t in terms)
+
+
+def _excludes(e: NodeSelectorRequirement) -> bool:
+    values = e.values or []
+    return (
+        (e.operator == "NotIn" and PREEMPTIBLE in values)
+        or (e.operator == "In" and PREEMPTIBLE not in values)
+        or e.operator == "DoesNotExist"
+    )
+
+
+def _required_terms(spec: PodSpec) -> list[list[NodeSelectorRequirement]]:
+    affinity = spec.affinity.nodeAffinity if spec.affinity else None
+    required = affinity.requiredDuringSchedulingIgnoredDuringExecution if affinity else None
+    if required is None:
+        return []
+    return [
+        [e for e in term.matchExpressions or [] if e.key == COMPUTE_CLASS_LABEL]
+        for term in required.nodeSelectorTerms
+    ]
+
+
+def _tolerates_preemptible(spec: PodSpec) -> bool:
+    return any(
+        t.key == COMPUTE_CLASS_LABEL
+        and (t.operator == "Exists" or (t.value == PREEMPTIBLE and t.operator in (None, "Equal")))
+        for t in spec.tolerations or []
+    )

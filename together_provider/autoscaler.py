@@ -1,0 +1,201 @@
+"""The preemptible autoscaler deployed on a cluster's standard nodes (`PreemptibleAutoscaler`).
+
+What it creates, in its own namespace: a ServiceAccount; a ClusterRole granting exactly the calls
+`together_autoscaler` makes cluster-wide (list Nodes, patch Nodes to cordon and annotate them,
+list Pods, list and create Events) and a Role for its Lease (get, create, update, in its own
+namespace only); a Secret holding the API key, taken from a Pulumi secret; and a Deployment of
+``replicas`` controllers (leader election lets one act) kept off preemptible nodes, a reclaim
+must never take the autoscaler with the capacity it manages. The range defaults to the
+Cluster's own floor (``num_preemptible_gpus``) and ceiling (``max_preemptible_gpus``).
+
+Re-exported by `together_provider.kubernetes`. Importing this module creates nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from together_api.errors import SpecError
+from together_provider.cluster.resource import Cluster
+
+__all__ = [
+    "AUTOSCALER_RULES",
+    "LEASE_RULES",
+    "PreemptibleAutoscaler",
+    "PreemptibleAutoscalerArgs",
+]
+
+COMPUTE_CLASS_LABEL: Final = "together.ai/compute-class"
+METRICS_PORT: Final = 8085
+
+AUTOSCALER_RULES: Final[list[dict[str, Any]]] = [
+    {"apiGroups": [""], "resources": ["nodes"], "verbs": ["list", "patch"]},
+    {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]},
+    {"apiGroups": [""], "resources": ["events"], "verbs": ["list", "create"]},
+]
+"""The ClusterRole: every cluster-wide call of `together_autoscaler.kube`, and nothing more."""
+
+LEASE_RULES: Final[list[dict[str, Any]]] = [
+    {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+     "verbs": ["get", "create", "update"]},
+]  # fmt: skip
+"""The Role in the autoscaler's namespace: its Lease (`together_autoscaler.leader`)."""
+
+
+@dataclass
+class PreemptibleAutoscalerArgs:
+    """``api_key`` should be a Pulumi secret (``config.require_secret``); ``image`` is the
+    controller's image (the repository's ``Dockerfile.autoscaler``). ``base_url`` is a host such
+    as ``https://api.together.ai`` (None: Together's own)."""
+
+    cluster: Cluster
+    api_key: pulumi.Input[str]
+    image: pulumi.Input[str]
+    min_preemptible_gpus: pulumi.Input[int] | None = None
+    max_preemptible_gpus: pulumi.Input[int] | None = None
+    namespace: str = "together-autoscaler"
+    replicas: int = 2
+    scan_interval_seconds: float = 10.0
+    scale_down_unneeded_seconds: float = 600.0
+    max_hourly_usd: float | None = None
+    base_url: pulumi.Input[str] | None = None
+
+
+class PreemptibleAutoscaler(pulumi.ComponentResource):
+    namespace_name: pulumi.Output[str]
+    service_account_name: pulumi.Output[str]
+
+    def __init__(
+        self,
+        name: str,
+        args: PreemptibleAutoscalerArgs,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("together:kubernetes:PreemptibleAutoscaler", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        floor = args.min_preemptible_gpus
+        if floor is None:
+            floor = args.cluster.num_preemptible_gpus
+        ceiling = args.max_preemptible_gpus
+        if ceiling is None:
+            ceiling = getattr(args.cluster, "max_preemptible_gpus", None)
+        if ceiling is None:
+            raise _no_ceiling(name)
+        labels = {
+            "app.kubernetes.io/name": "together-autoscaler",
+            "app.kubernetes.io/instance": name,
+        }
+        ns = k8s.core.v1.Namespace(
+            f"{name}-ns", metadata={"name": args.namespace}, opts=child
+        ).metadata.name
+        account = k8s.core.v1.ServiceAccount(
+            f"{name}-sa", metadata={"name": "together-autoscaler", "namespace": ns}, opts=child
+        )
+        account_name = account.metadata.name
+        subject = [{"kind": "ServiceAccount", "name": account_name, "namespace": ns}]
+        role = k8s.rbac.v1.ClusterRole(f"{name}-role", rules=AUTOSCALER_RULES, opts=child)
+        k8s.rbac.v1.ClusterRoleBinding(
+            f"{name}-binding",
+            role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                      "name": role.metadata.name},
+            subjects=subject,
+            opts=child,
+        )  # fmt: skip
+        lease_role = k8s.rbac.v1.Role(
+            f"{name}-lease", metadata={"namespace": ns}, rules=LEASE_RULES, opts=child
+        )
+        k8s.rbac.v1.RoleBinding(
+            f"{name}-lease",
+            metadata={"namespace": ns},
+            role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                      "name": lease_role.metadata.name},
+            subjects=subject,
+            opts=child,
+        )  # fmt: skip
+        secret = k8s.core.v1.Secret(
+            f"{name}-key",
+            metadata={"namespace": ns},
+            string_data={"TOGETHER_API_KEY": pulumi.Output.secret(args.api_key)},
+            opts=child,
+        )
+        command = pulumi.Output.all(args.cluster.cluster_id, floor, ceiling).apply(
+            lambda v: _command(name, args, v[0], v[1], v[2])
+        )
+        env: list[dict[str, Any]] = [
+            {"name": "TOGETHER_API_KEY", "valueFrom": {"secretKeyRef": {
+                "name": secret.metadata.name, "key": "TOGETHER_API_KEY"}}},
+            {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+        ]  # fmt: skip
+        if args.base_url is not None:
+            env.append({"name": "TOGETHER_BASE_URL", "value": args.base_url})
+        k8s.apps.v1.Deployment(
+            f"{name}-controller",
+            metadata={"namespace": ns, "labels": labels},
+            spec={
+                "replicas": args.replicas,
+                "selector": {"matchLabels": labels},
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {
+                        "serviceAccountName": account_name,
+                        "terminationGracePeriodSeconds": 30,
+                        "affinity": _off_preemptible(),
+                        "containers": [{
+                            "name": "autoscaler",
+                            "image": args.image,
+                            "command": command,
+                            "env": env,
+                            "ports": [{"name": "metrics", "containerPort": METRICS_PORT}],
+                            "resources": {"requests": {"cpu": "50m", "memory": "96Mi"},
+                                          "limits": {"memory": "256Mi"}},
+                        }],
+                    },
+                },
+            },
+            opts=child,
+        )  # fmt: skip
+        self.namespace_name = ns
+        self.service_account_name = account_name
+        self.register_outputs({"namespace": ns, "service_account": account_name})
+
+
+def _no_ceiling(name: str) -> SpecError:
+    return SpecError(
+        f"autoscaler '{name}': no ceiling; the cluster declares no max_preemptible_gpus",
+        resource=name,
+        field="max_preemptible_gpus",
+        fix="set max_preemptible_gpus on the Cluster, or pass max_preemptible_gpus here",
+    )
+
+
+def _command(
+    name: str, args: PreemptibleAutoscalerArgs, cluster_id: Any, floor: Any, ceiling: Any
+) -> list[str]:
+    """The container's command; a ceiling the Cluster leaves unset is refused here (the
+    Cluster's output resolves to None)."""
+    if ceiling is None:
+        raise _no_ceiling(name)
+    command = [
+        "python", "-m", "together_autoscaler",
+        "--cluster-id", str(cluster_id),
+        "--min-preemptible-gpus", str(int(floor or 0)),
+        "--max-preemptible-gpus", str(int(ceiling)),
+        "--scan-interval-seconds", f"{args.scan_interval_seconds:g}",
+        "--scale-down-unneeded-seconds", f"{args.scale_down_unneeded_seconds:g}",
+        "--metrics-port", str(METRICS_PORT),
+    ]  # fmt: skip
+    if args.max_hourly_usd is not None:
+        command += ["--max-hourly-usd", f"{args.max_hourly_usd:g}"]
+    return command
+
+
+def _off_preemptible() -> dict[str, Any]:
+    """Required affinity ``NotIn [preemptible]``: the standard nodes (which carry no label)."""
+    expression = {"key": COMPUTE_CLASS_LABEL, "operator": "NotIn", "values": ["preemptible"]}
+    terms = [{"matchExpressions": [expression]}]
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": terms}}}  # fmt: skip

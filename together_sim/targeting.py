@@ -1,0 +1,45 @@
+"""Which nodes a lowered count removes: Together's targeted scale-down, as a pure choice.
+
+Together's Instant Clusters docs ("Cluster Scaling", "Targeted Scale-down"): mark a node by
+cordoning it and annotating it ``node.together.ai/delete-node-on-scale-down: "true"``, then lower
+the count; "cordoned + annotated nodes are prioritized for deletion above all others". The docs'
+first bullet reads "either cordon ... or add the annotation" while their last says "cordoned +
+annotated"; the simulator takes the stricter reading (both), so a node cordoned for another reason
+(a reclaim's T+0, a person's ``kubectl cordon``) is not taken for a scale-down mark. Without a
+marked node the newest surplus goes, as before. Marked nodes beyond what the count removes stay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any, Protocol, TypeVar
+
+from together_api.values import TARGETED_SCALE_DOWN_ANNOTATION
+
+__all__ = ["is_marked", "scale_down_order"]
+
+
+class _Node(Protocol):
+    @property
+    def node_id(self) -> str: ...
+
+
+N = TypeVar("N", bound=_Node)
+
+
+def scale_down_order(active: Sequence[N], count: int, marked: Collection[str]) -> list[N]:
+    """The ``count`` nodes of ``active`` (oldest first) to remove: the marked ones first, newest
+    marked first, then the newest unmarked ones."""
+    if count <= 0:
+        return []
+    newest_first = list(reversed(active))
+    chosen = [n for n in newest_first if n.node_id in marked]
+    chosen += [n for n in newest_first if n.node_id not in marked]
+    return chosen[:count]
+
+
+def is_marked(node: Mapping[str, Any]) -> bool:
+    """A Kubernetes Node object that is cordoned and carries the annotation set to ``"true"``."""
+    annotations = (node.get("metadata") or {}).get("annotations") or {}
+    cordoned = bool((node.get("spec") or {}).get("unschedulable"))
+    return cordoned and str(annotations.get(TARGETED_SCALE_DOWN_ANNOTATION, "")).lower() == "true"
