@@ -240,6 +240,11 @@ class SimulatorProcess:
         """Make the cluster's provisioning fail now."""
         self._call("POST", f"/_sim/clusters/{cluster_id}/fail")
 
+    def autoscale(self, cluster_id: str, num_gpus: int) -> None:
+        """Move an `auto_scale` cluster's standard count as Together's autoscaler would (only
+        inside its bounds)."""
+        self._call("POST", f"/_sim/clusters/{cluster_id}/autoscale", {"num_gpus": num_gpus})
+
     def requests(self) -> list[dict[str, Any]]:
         """Every /v1 request so far, in order: {"method", "path" (template), "status"}."""
         result: list[dict[str, Any]] = self._call("GET", "/_sim/requests")["requests"]

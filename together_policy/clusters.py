@@ -22,9 +22,9 @@ from together_policy.provider import (
 )
 from together_policy.resources import (
     Res,
+    at_ceiling,
     has_preemptible_capacity,
     known_int,
-    preemptible_target,
     snake_depends_on,
     snake_inputs,
 )
@@ -72,7 +72,9 @@ def budget(
     resources: Iterable[Res], caps: Budget, prices: PriceTable | None = None
 ) -> list[Violation]:
     """Standard GPUs, preemptible targets and the estimated $/h of every cluster in the stack,
-    against the stack's caps. Clusters with an unknown count are left out of the sums (named)."""
+    against the stack's caps. A declared range counts at its ceiling (`max_preemptible_gpus`,
+    `auto_scale_max_gpus`): what an autoscaler may reach without a diff is what the budget must
+    allow. Clusters with an unknown count are left out of the sums (named)."""
     clusters = [r for r in resources if r.is_cluster]
     standard = preemptible = 0
     cost = 0.0
@@ -81,7 +83,8 @@ def budget(
     table = prices or load_price_table()
     for cluster in clusters:
         inputs = snake_inputs(cluster)
-        std, pre = known_int(inputs.get("num_gpus")), preemptible_target(cluster)
+        std = at_ceiling(cluster, "num_gpus", "auto_scale_max_gpus")
+        pre = at_ceiling(cluster, "num_preemptible_gpus", "max_preemptible_gpus")
         if std is None or pre is None:
             unknown.append(cluster.name)
             continue
@@ -97,21 +100,24 @@ def budget(
     if caps.max_standard_gpus is not None and standard > caps.max_standard_gpus:
         found.append(
             f"the stack's clusters ({names}) ask for num_gpus={standard} standard GPUs in total, "
-            f"above the cap {MAX_STANDARD_GPUS}={caps.max_standard_gpus}{note} (fix: lower "
-            f"num_gpus, or raise {MAX_STANDARD_GPUS} in this stack's policy config)"
+            f"above the cap {MAX_STANDARD_GPUS}={caps.max_standard_gpus} (auto_scale_max_gpus "
+            f"counted where set){note} (fix: lower num_gpus or auto_scale_max_gpus, or raise "
+            f"{MAX_STANDARD_GPUS} in this stack's policy config)"
         )
     if caps.max_preemptible_gpus is not None and preemptible > caps.max_preemptible_gpus:
         found.append(
             f"the stack's clusters ({names}) ask for num_preemptible_gpus={preemptible} "
             f"preemptible GPUs in total, above the cap {MAX_PREEMPTIBLE_GPUS}="
-            f"{caps.max_preemptible_gpus}{note} (fix: lower num_preemptible_gpus, or raise "
-            f"{MAX_PREEMPTIBLE_GPUS} in this stack's policy config)"
+            f"{caps.max_preemptible_gpus} (max_preemptible_gpus counted where set){note} (fix: "
+            f"lower num_preemptible_gpus or max_preemptible_gpus, or raise {MAX_PREEMPTIBLE_GPUS} "
+            "in this stack's policy config)"
         )
     if caps.max_usd_per_hour is not None and cost > caps.max_usd_per_hour:
         skipped = f"; unpriced: {', '.join(unpriced)}" if unpriced else ""
         found.append(
             f"the stack's clusters ({names}) cost an estimated ${cost:,.2f}/h (standard GPUs "
-            f"plus a filled preemptible target, {table.source_label}), above the cap "
+            f"plus a filled preemptible target, each range at its ceiling, {table.source_label}), "
+            "above the cap "
             f"{MAX_USD_PER_HOUR}={caps.max_usd_per_hour:g}{note}{skipped} (fix: lower the GPU "
             f"counts, or raise {MAX_USD_PER_HOUR} in this stack's policy config)"
         )

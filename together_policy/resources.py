@@ -118,7 +118,18 @@ def preemptible_target(cluster: Res) -> int | None:
     return known_int(value)
 
 
+def at_ceiling(cluster: Res, floor: str, ceiling: str) -> int | None:
+    """A count at the top of its declared range: the ceiling when one is set (`max_preemptible_
+    gpus`, `auto_scale_max_gpus`), else the count itself; None if unknown."""
+    inputs = snake_inputs(cluster)
+    top = inputs.get(ceiling)
+    if top is not None:
+        return known_int(top)
+    return known_int(inputs.get(floor, 0))
+
+
 def has_preemptible_capacity(cluster: Res) -> bool:
-    """A target above 0, or one not known yet (a preview cannot rule it out)."""
-    target = preemptible_target(cluster)
+    """A target (or the ceiling of a range) above 0, or one not known yet (a preview cannot rule
+    it out)."""
+    target = at_ceiling(cluster, "num_preemptible_gpus", "max_preemptible_gpus")
     return target is None or target > 0

@@ -34,6 +34,7 @@ from together_api.wire import (
     VolumeList,
     VolumeUpdateRequest,
 )
+from together_sim import autoscale as autoscaler
 from together_sim.catalogue import REGIONS
 from together_sim.errors import SimError
 from together_sim.faults import Faults
@@ -295,7 +296,7 @@ def create_app(config: SimulatorConfig | None = None) -> Starlette:
 
 
 def admin_routes(runtime: SimulatorRuntime) -> list[Route]:
-    """``/_sim`` endpoints: clock, faults, capacity, reclaim, fail, request log."""
+    """``/_sim`` endpoints: clock, faults, capacity, reclaim, fail, autoscale, request log."""
 
     def admin(handler: Handler) -> Handler:
         async def wrapped(request: Request) -> Response:
@@ -362,6 +363,14 @@ def admin_routes(runtime: SimulatorRuntime) -> list[Route]:
             nodes = world.reclaim(request.path_params["cluster_id"], count, node_ids)
         return JSONResponse({"reclaimed": nodes})
 
+    async def autoscale(request: Request) -> Response:
+        """Together's autoscaler moves the standard count (inside its bounds only)."""
+        num_gpus = int((await _body(request))["num_gpus"])
+        with runtime.transaction() as world:
+            cluster = world.get(request.path_params["cluster_id"])
+            autoscaler.set_count(world, cluster, num_gpus)
+            return _json(_render(runtime, cluster, world))
+
     async def kubernetes(request: Request) -> Response:
         if runtime.kube is None:
             raise SimError(404, "the simulator runs no Kubernetes control planes (--kubernetes)")
@@ -390,6 +399,7 @@ def admin_routes(runtime: SimulatorRuntime) -> list[Route]:
         Route("/_sim/capacity", admin(set_capacity), methods=["PUT"]),
         Route("/_sim/clusters/{cluster_id}/reclaim", admin(reclaim), methods=["POST"]),
         Route("/_sim/clusters/{cluster_id}/fail", admin(fail), methods=["POST"]),
+        Route("/_sim/clusters/{cluster_id}/autoscale", admin(autoscale), methods=["POST"]),
         Route("/_sim/kubernetes", admin(kubernetes), methods=["GET"]),
         Route("/_sim/requests", admin(get_requests), methods=["GET"]),
         Route("/_sim/requests", admin(reset_requests), methods=["DELETE"]),

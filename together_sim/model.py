@@ -133,6 +133,8 @@ class SimCluster(BaseModel):
     reservation_start_time: str | None = None
     create_only: dict[str, Any] = Field(default_factory=dict)
     """Accepted create fields the response never shows (auto_scale*, slurm_image, ...)."""
+    autoscaler: dict[str, Any] = Field(default_factory=dict)
+    """The ``auto_scale`` model's own state: its floor, when each node became idle."""
     volume_ids: list[str] = Field(default_factory=list)
 
     @property

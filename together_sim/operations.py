@@ -23,6 +23,7 @@ from together_api.wire import (
     DriverVersion,
     VolumeCreateRequest,
 )
+from together_sim.autoscale import check_create as check_auto_scale
 from together_sim.catalogue import find_driver, region_by_name
 from together_sim.errors import SimError
 from together_sim.model import SimCluster, World
@@ -119,6 +120,7 @@ def create_cluster(world: World, req: SimCreateRequest, *, fail: bool = False) -
     reserved = req.num_reserved_gpus
     if reserved is None:
         reserved = req.num_gpus if req.billing_type == "RESERVED" else 0
+    check_auto_scale(req.auto_scale, req.auto_scale_max_gpus, req.num_gpus)
     _check_volumes(world, req)
     cluster = SimCluster(
         cluster_id=world.new_cluster_id(),
@@ -155,6 +157,7 @@ def create_cluster(world: World, req: SimCreateRequest, *, fail: bool = False) -
             req.reservation_start_time.isoformat() if req.reservation_start_time else None
         ),
         create_only=req.model_dump(mode="json", include=set(_CREATE_ONLY), exclude_none=True),
+        autoscaler={"floor": req.num_gpus} if req.auto_scale else {},
     )
     world.add(cluster)
     if req.shared_volume is not None:

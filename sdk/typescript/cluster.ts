@@ -43,6 +43,14 @@ export class Cluster extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly allocatedPreemptibleGpus: pulumi.Output<number>;
     /**
+     * Together's own autoscaling (Kubernetes Cluster Autoscaler) of the *standard* nodes, between `num_gpus` and `auto_scale_max_gpus`; capacity beyond a reservation is billed on demand.
+     */
+    declare public readonly autoScale: pulumi.Output<boolean>;
+    /**
+     * Ceiling of Together's autoscaling, in multiples of 8, at least `num_gpus`; set with `auto_scale`.
+     */
+    declare public readonly autoScaleMaxGpus: pulumi.Output<number | undefined>;
+    /**
      * How the standard GPUs are billed. One of: RESERVED, ON_DEMAND, SCHEDULED_CAPACITY.
      */
     declare public readonly billingType: pulumi.Output<string>;
@@ -87,7 +95,11 @@ export class Cluster extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly kubeConfig: pulumi.Output<string>;
     /**
-     * Standard GPUs (never preempted); at least one 8-GPU node, in multiples of 8.
+     * Ceiling of a declared preemptible range, in multiples of 8, at least `num_preemptible_gpus` (then the floor). Something else (an autoscaler, `tg beta clusters update`) may move the live target anywhere in [floor, ceiling] without a diff; a live target outside is brought back to the nearest bound in place. Unset: the target is held at `num_preemptible_gpus`.
+     */
+    declare public readonly maxPreemptibleGpus: pulumi.Output<number | undefined>;
+    /**
+     * Standard GPUs (never preempted); at least one 8-GPU node, in multiples of 8. With `auto_scale`, the floor: Together's autoscaler may move the live count anywhere up to `auto_scale_max_gpus` without a diff.
      */
     declare public readonly numGpus: pulumi.Output<number>;
     /**
@@ -158,12 +170,15 @@ export class Cluster extends pulumi.CustomResource {
                 throw new Error("Missing required property 'region'");
             }
             resourceInputs["adoptClusterId"] = args?.adoptClusterId;
+            resourceInputs["autoScale"] = (args?.autoScale) ?? false;
+            resourceInputs["autoScaleMaxGpus"] = args?.autoScaleMaxGpus;
             resourceInputs["billingType"] = (args?.billingType) ?? "ON_DEMAND";
             resourceInputs["clusterName"] = args?.clusterName;
             resourceInputs["clusterType"] = (args?.clusterType) ?? "KUBERNETES";
             resourceInputs["cudaVersion"] = args?.cudaVersion;
             resourceInputs["durationDays"] = args?.durationDays;
             resourceInputs["gpuType"] = args?.gpuType;
+            resourceInputs["maxPreemptibleGpus"] = args?.maxPreemptibleGpus;
             resourceInputs["numGpus"] = args?.numGpus;
             resourceInputs["numPreemptibleGpus"] = (args?.numPreemptibleGpus) ?? 0;
             resourceInputs["nvidiaDriverVersion"] = args?.nvidiaDriverVersion;
@@ -184,6 +199,8 @@ export class Cluster extends pulumi.CustomResource {
         } else {
             resourceInputs["adoptClusterId"] = undefined /*out*/;
             resourceInputs["allocatedPreemptibleGpus"] = undefined /*out*/;
+            resourceInputs["autoScale"] = undefined /*out*/;
+            resourceInputs["autoScaleMaxGpus"] = undefined /*out*/;
             resourceInputs["billingType"] = undefined /*out*/;
             resourceInputs["clusterId"] = undefined /*out*/;
             resourceInputs["clusterName"] = undefined /*out*/;
@@ -195,6 +212,7 @@ export class Cluster extends pulumi.CustomResource {
             resourceInputs["durationDays"] = undefined /*out*/;
             resourceInputs["gpuType"] = undefined /*out*/;
             resourceInputs["kubeConfig"] = undefined /*out*/;
+            resourceInputs["maxPreemptibleGpus"] = undefined /*out*/;
             resourceInputs["numGpus"] = undefined /*out*/;
             resourceInputs["numPreemptibleGpus"] = undefined /*out*/;
             resourceInputs["nvidiaDriverVersion"] = undefined /*out*/;
@@ -223,6 +241,14 @@ export interface ClusterArgs {
      */
     adoptClusterId?: pulumi.Input<string | undefined>;
     /**
+     * Together's own autoscaling (Kubernetes Cluster Autoscaler) of the *standard* nodes, between `num_gpus` and `auto_scale_max_gpus`; capacity beyond a reservation is billed on demand.
+     */
+    autoScale?: pulumi.Input<boolean | undefined>;
+    /**
+     * Ceiling of Together's autoscaling, in multiples of 8, at least `num_gpus`; set with `auto_scale`.
+     */
+    autoScaleMaxGpus?: pulumi.Input<number | undefined>;
+    /**
      * How the standard GPUs are billed. One of: RESERVED, ON_DEMAND, SCHEDULED_CAPACITY.
      */
     billingType?: pulumi.Input<string | undefined>;
@@ -247,7 +273,11 @@ export interface ClusterArgs {
      */
     gpuType: pulumi.Input<string>;
     /**
-     * Standard GPUs (never preempted); at least one 8-GPU node, in multiples of 8.
+     * Ceiling of a declared preemptible range, in multiples of 8, at least `num_preemptible_gpus` (then the floor). Something else (an autoscaler, `tg beta clusters update`) may move the live target anywhere in [floor, ceiling] without a diff; a live target outside is brought back to the nearest bound in place. Unset: the target is held at `num_preemptible_gpus`.
+     */
+    maxPreemptibleGpus?: pulumi.Input<number | undefined>;
+    /**
+     * Standard GPUs (never preempted); at least one 8-GPU node, in multiples of 8. With `auto_scale`, the floor: Together's autoscaler may move the live count anywhere up to `auto_scale_max_gpus` without a diff.
      */
     numGpus: pulumi.Input<number>;
     /**

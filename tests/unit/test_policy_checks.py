@@ -226,3 +226,18 @@ def test_a_placement_not_known_at_preview_is_not_guessed() -> None:
     assert workloads.critical_off_preemptible(computed) == []
     stack = [cluster(num_preemptible_gpus=8), computed]
     assert workloads.unconstrained_compute_class(stack) == []
+
+
+@pytest.mark.parametrize("native", [False, True])
+def test_budget_prices_a_declared_range_at_its_ceiling(native: bool) -> None:
+    """What an autoscaler may reach without a diff is what the budget must allow."""
+    ranged = cluster(native=native, num_preemptible_gpus=8, max_preemptible_gpus=32)
+    auto = cluster("b", native=native, auto_scale=True, auto_scale_max_gpus=24)
+    assert clusters.budget([ranged, auto], clusters.Budget(32, 32, 1000.0)) == []
+    over = " ".join(v.message for v in clusters.budget([ranged, auto], clusters.Budget(31, 31)))
+    assert "num_gpus=32 standard GPUs in total, above the cap maxStandardGpus=31" in over
+    assert "num_preemptible_gpus=32 preemptible GPUs in total, above the cap" in over
+    assert "max_preemptible_gpus counted where set" in over
+    # 8 + 24 standard and 32 preemptible at 50% of the H100 rate (prices.json): the ceilings
+    [cost] = clusters.budget([ranged, auto], clusters.Budget(max_usd_per_hour=1.0))
+    assert "cost an estimated $143.52/h" in cost.message  # 32 x 2.99 + 32 x 1.495

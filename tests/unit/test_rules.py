@@ -44,6 +44,8 @@ NEW_VALUES: dict[str, Any] = {  # a different value for every field that replace
     "duration_days": 7,
     "project_id": "proj-2",
     "volume_id": "vol-1",
+    "auto_scale": True,
+    "auto_scale_max_gpus": 32,
 }
 REPLACE_FIELDS = tuple(NEW_VALUES)
 
@@ -76,7 +78,12 @@ def test_every_input_field_has_exactly_one_policy() -> None:
 
 def test_policies_match_what_together_can_change_in_place() -> None:
     by_policy = {p: {n for n, fp in FIELD_POLICIES.items() if fp is p} for p in Policy}
-    assert by_policy[Policy.IN_PLACE] == {"num_gpus", "num_preemptible_gpus"}
+    # max_preemptible_gpus is provider-only (never sent) yet in place: it may clamp the target.
+    assert by_policy[Policy.IN_PLACE] == {
+        "num_gpus",
+        "num_preemptible_gpus",
+        "max_preemptible_gpus",
+    }
     assert by_policy[Policy.LOCAL] == {"ready_timeout_seconds", "adopt_cluster_id", "volume_region"}
     assert by_policy[Policy.REPLACE] == set(REPLACE_FIELDS)
 

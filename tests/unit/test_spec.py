@@ -100,6 +100,7 @@ def test_to_props_gives_plain_ints_and_strings() -> None:
         "num_preemptible_gpus": 8,
         "cluster_type": "KUBERNETES",
         "billing_type": "ON_DEMAND",
+        "auto_scale": False,
         "project_id": "p",
         "ready_timeout_seconds": 600,
     }

@@ -265,3 +265,16 @@ def test_the_dev_stack_trains_on_a_checkpoint_volume() -> None:
     stack = load(stack_values(REPO / "stacks" / "Pulumi.dev.yaml"))
     assert stack.cluster_volumes == {"train": "checkpoints"}
     assert stack.volume_props()["checkpoints"]["region"] == stack.cluster_props()["train"]["region"]
+
+
+def test_a_declared_range_in_stack_config_and_a_bad_ceiling_at_its_path() -> None:
+    burst = {"numGpus": 8, "numPreemptibleGpus": 8, "maxPreemptibleGpus": 32}
+    props = load({"defaults": DEFAULTS, "clusters": {"burst": burst}}).cluster_props()["burst"]
+    assert (props["num_preemptible_gpus"], props["max_preemptible_gpus"]) == (8, 32)
+    found = problems(
+        {"defaults": DEFAULTS, "clusters": {"burst": {**burst, "maxPreemptibleGpus": 4}}}
+    )
+    assert found == [
+        "clusters.burst.maxPreemptibleGpus: max_preemptible_gpus=4 is not a multiple of 8; "
+        "Together nodes have 8 GPUs each (use 8)"
+    ]

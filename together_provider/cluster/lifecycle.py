@@ -243,7 +243,9 @@ class ClusterLifecycle(ResourceLifecycle):
             # Only provider-side settings changed: no API call, keep the last known state.
             return Applied(id_, {**self.kept_outputs(olds), **inputs})
         cluster = self._client.update_cluster(id_, mapping.update_request(plan.update))
-        self._say(f"cluster {spec.cluster_name!r}: updated {', '.join(sorted(plan.update))}")
+        # The values, not just the names: inside a declared range the PUT is the nearest bound.
+        sent = ", ".join(f"{k}={v}" for k, v in sorted(plan.update.items()))
+        self._say(f"cluster {spec.cluster_name!r}: updated {sent}")
         if "num_gpus" in plan.update:
             cluster = self._client.wait_until_ready(
                 id_, timeout=self._ready_timeout(spec, timeout_seconds), on_status=self._status

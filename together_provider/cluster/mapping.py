@@ -27,6 +27,7 @@ def outputs(inputs: Mapping[str, Any], cluster: Cluster) -> dict[str, Any]:
     """Every input echoed plus the computed properties: what create, update and read return.
 
     Echoing every input matters: diff and update receive the previous *outputs* as `olds`, and a
-    missing key would look like a change (and an update that returns less wipes outputs).
+    missing key would look like a change (and an update that returns less wipes outputs). A
+    floor whose ceiling is set echoes the live value: the next diff clamps from there.
     """
-    return {**inputs, **CLUSTER.outputs_of(cluster)}
+    return {**CLUSTER.with_live_ranges(inputs, cluster), **CLUSTER.outputs_of(cluster)}

@@ -23,7 +23,8 @@ class ClusterArgs:
 
     `num_gpus` counts standard GPUs (never preempted; at least one 8-GPU node).
     `num_preemptible_gpus` is a *target* Together fills asynchronously at 50% of the on-demand
-    price; the `allocated_preemptible_gpus` output says how much of it is live.
+    price; the `allocated_preemptible_gpus` output says how much of it is live. With
+    `max_preemptible_gpus` it is the floor of a range the live target may move in without a diff.
     """
 
     region: pulumi.Input[str]
@@ -32,10 +33,13 @@ class ClusterArgs:
     cuda_version: pulumi.Input[str]
     nvidia_driver_version: pulumi.Input[str]
     num_preemptible_gpus: pulumi.Input[int] = 0
+    max_preemptible_gpus: pulumi.Input[int] | None = None
     cluster_name: pulumi.Input[str] | None = None
     cluster_type: pulumi.Input[str] = "KUBERNETES"
     billing_type: pulumi.Input[str] = "ON_DEMAND"
     duration_days: pulumi.Input[int] | None = None
+    auto_scale: pulumi.Input[bool] = False
+    auto_scale_max_gpus: pulumi.Input[int] | None = None
     project_id: pulumi.Input[str] | None = None
     volume_id: pulumi.Input[str] | None = None
     volume_region: pulumi.Input[str] | None = None
@@ -56,6 +60,9 @@ class Cluster(Resource, module=TYPE_MODULE, name=TYPE_NAME):
     gpu_type: pulumi.Output[str]
     num_gpus: pulumi.Output[int]
     num_preemptible_gpus: pulumi.Output[int]
+    max_preemptible_gpus: pulumi.Output[int | None]
+    auto_scale: pulumi.Output[bool]
+    auto_scale_max_gpus: pulumi.Output[int | None]
     cluster_type: pulumi.Output[str]
     billing_type: pulumi.Output[str]
     cluster_id: pulumi.Output[str]

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from together_provider.cluster.schema import CLUSTER, ClusterSpec
-from together_provider.framework.rulebook import Plan, Rule, Rulebook, replacing_fields
+from together_provider.framework.rulebook import Plan, Rule, Rulebook, replacing_fields, wanted
 from together_provider.framework.schema import Draft, Policy, Unknown, is_unknown
 from together_provider.framework.validators import NODE_GPUS
 
@@ -64,7 +64,9 @@ def _standard_node(new: ClusterDraft, _old: ClusterDraft | None) -> str | None:
 def _multiple_of_8(name: str) -> Check:
     def check(new: ClusterDraft, _old: ClusterDraft | None) -> str | None:
         n = getattr(new, name)
-        if isinstance(n, Unknown) or n % NODE_GPUS == 0 or (name == "num_gpus" and n < NODE_GPUS):
+        if n is None or isinstance(n, Unknown) or n % NODE_GPUS == 0:
+            return None
+        if name == "num_gpus" and n < NODE_GPUS:
             return None  # a num_gpus below 8 is reported once, by the standard-node rule
         return (
             f"{name}={n} is not a multiple of 8; Together nodes have 8 GPUs each "
@@ -74,24 +76,68 @@ def _multiple_of_8(name: str) -> Check:
     return check
 
 
+def _preemptible_ask(new: ClusterDraft) -> tuple[str, int] | None:
+    """The largest preemptible target the spec allows, as `field=value`, or None for none."""
+    for name in ("max_preemptible_gpus", "num_preemptible_gpus"):
+        value = getattr(new, name)
+        if isinstance(value, int) and value > 0:
+            return name, value
+    return None
+
+
 def _slurm_preemptible(new: ClusterDraft, _old: ClusterDraft | None) -> str | None:
-    target = new.num_preemptible_gpus
-    if new.cluster_type != "SLURM" or isinstance(target, Unknown) or target == 0:
+    ask = _preemptible_ask(new)
+    if new.cluster_type != "SLURM" or ask is None:
         return None
     return (
-        f"num_preemptible_gpus={target} on a SLURM cluster; Slurm clusters cannot use "
-        "preemptible capacity yet (set num_preemptible_gpus=0 or cluster_type='KUBERNETES')"
+        f"{ask[0]}={ask[1]} on a SLURM cluster; Slurm clusters cannot use preemptible capacity "
+        f"yet (set {ask[0]}=0 or cluster_type='KUBERNETES')"
     )
 
 
 def _preemptible_project(new: ClusterDraft, _old: ClusterDraft | None) -> str | None:
-    target = new.num_preemptible_gpus
-    if new.project_id is not None or isinstance(target, Unknown) or target == 0:
+    ask = _preemptible_ask(new)
+    if new.project_id is not None or ask is None:
         return None
     return (
-        f"project_id is not set but num_preemptible_gpus={target}; Together requires a project "
-        "for a preemptible target (set project_id, or num_preemptible_gpus=0)"
+        f"project_id is not set but {ask[0]}={ask[1]}; Together requires a project for a "
+        f"preemptible target (set project_id, or {ask[0]}=0)"
     )
+
+
+def _ceiling_below_floor(floor: str, ceiling: str, unset: str) -> Check:
+    """A declared range whose ceiling is below its floor."""
+
+    def check(new: ClusterDraft, _old: ClusterDraft | None) -> str | None:
+        low, high = getattr(new, floor), getattr(new, ceiling)
+        if not isinstance(low, int) or not isinstance(high, int) or high >= low:
+            return None
+        if high % NODE_GPUS:
+            return None  # reported once, by the multiple-of-8 rule
+        return (
+            f"{ceiling}={high} is below {floor}={low}, the floor of the range; set {ceiling} "
+            f"to at least {low} (a multiple of 8), or {unset}"
+        )
+
+    return check
+
+
+def _auto_scale_pair(new: ClusterDraft, _old: ClusterDraft | None) -> str | None:
+    on, ceiling = new.auto_scale, new.auto_scale_max_gpus
+    if Unknown.VALUE in (on, ceiling):
+        return None
+    if on is True and ceiling is None:
+        return (
+            "auto_scale is true but auto_scale_max_gpus is not set; Together scales between "
+            "num_gpus and auto_scale_max_gpus (set auto_scale_max_gpus, a multiple of 8 >= "
+            "num_gpus)"
+        )
+    if on is not True and ceiling is not None:
+        return (
+            f"auto_scale_max_gpus={ceiling} without auto_scale; the ceiling only means something "
+            "to Together's autoscaler (set auto_scale=true, or remove auto_scale_max_gpus)"
+        )
+    return None
 
 
 def _reservation_length(new: ClusterDraft, _old: ClusterDraft | None) -> str | None:
@@ -115,8 +161,9 @@ def _class_conversion(new: ClusterDraft, old: ClusterDraft | None) -> str | None
     """Opposite moves of the two counts in one update ask Together to convert nodes in place."""
     if old is None or replacing_fields(CLUSTER, old, new):
         return None  # a create, or a new cluster altogether: nothing is converted
-    std0, std1 = old.num_gpus, new.num_gpus
-    pre0, pre1 = old.num_preemptible_gpus, new.num_preemptible_gpus
+    # What would be PUT: inside a declared range the live count stays (`wanted`).
+    std0, std1 = old.num_gpus, wanted(CLUSTER, old, new, "num_gpus")
+    pre0, pre1 = old.num_preemptible_gpus, wanted(CLUSTER, old, new, "num_preemptible_gpus")
     if not (isinstance(std0, int) and isinstance(std1, int)):
         return None
     if not (isinstance(pre0, int) and isinstance(pre1, int)):
@@ -180,6 +227,42 @@ RULES: Final[tuple[Rule[ClusterSpec], ...]] = (
         _multiple_of_8("num_preemptible_gpus"),
     ),
     Rule(
+        "max_preemptible_gpus",
+        "`max_preemptible_gpus` not a multiple of 8",
+        "the live target moves in whole 8-GPU nodes",
+        _multiple_of_8("max_preemptible_gpus"),
+    ),
+    Rule(
+        "max_preemptible_gpus",
+        "`max_preemptible_gpus` < `num_preemptible_gpus`",
+        "a range's ceiling cannot be below its floor",
+        _ceiling_below_floor(
+            "num_preemptible_gpus",
+            "max_preemptible_gpus",
+            "remove max_preemptible_gpus to hold the target at num_preemptible_gpus",
+        ),
+    ),
+    Rule(
+        "auto_scale_max_gpus",
+        "`auto_scale` without `auto_scale_max_gpus`, or the reverse",
+        "Together autoscales between `num_gpus` and `auto_scale_max_gpus`",
+        _auto_scale_pair,
+    ),
+    Rule(
+        "auto_scale_max_gpus",
+        "`auto_scale_max_gpus` not a multiple of 8",
+        "nodes have 8 GPUs each",
+        _multiple_of_8("auto_scale_max_gpus"),
+    ),
+    Rule(
+        "auto_scale_max_gpus",
+        "`auto_scale_max_gpus` < `num_gpus`",
+        "a range's ceiling cannot be below its floor",
+        _ceiling_below_floor(
+            "num_gpus", "auto_scale_max_gpus", "set auto_scale=false and remove auto_scale_max_gpus"
+        ),
+    ),
+    Rule(
         "num_gpus",
         "`num_gpus` down and `num_preemptible_gpus` up in one update, or the reverse",
         "our safety policy, not an API limit: capacity drops while the new nodes provision; "
@@ -188,13 +271,13 @@ RULES: Final[tuple[Rule[ClusterSpec], ...]] = (
     ),
     Rule(
         "num_preemptible_gpus",
-        "`num_preemptible_gpus` > 0 with `cluster_type = SLURM`",
+        "`num_preemptible_gpus` or `max_preemptible_gpus` > 0 with `cluster_type = SLURM`",
         "Slurm clusters cannot use preemptible capacity yet",
         _slurm_preemptible,
     ),
     Rule(
         "project_id",
-        "`project_id` unset while `num_preemptible_gpus` > 0",
+        "`project_id` unset while `num_preemptible_gpus` or `max_preemptible_gpus` > 0",
         "Together requires a project for a preemptible target",
         _preemptible_project,
     ),

@@ -65,10 +65,13 @@ class ClusterSpec:
     num_gpus: int = input_field(
         IN_PLACE,
         "the standard GPU count scales in place (PUT num_gpus)",
-        "Standard GPUs (never preempted); at least one 8-GPU node, in multiples of 8.",
+        "Standard GPUs (never preempted); at least one 8-GPU node, in multiples of 8. With "
+        "`auto_scale`, the floor: Together's autoscaler may move the live count anywhere up to "
+        "`auto_scale_max_gpus` without a diff.",
         example="8",
         validator=validators.gpu_count,
         live="num_gpus",
+        ceiling="auto_scale_max_gpus",
     )
     cuda_version: str = input_field(
         REPLACE,
@@ -94,6 +97,20 @@ class ClusterSpec:
         validator=validators.gpu_count,
         live="desired_preemptible_gpus",
         omit_default=True,
+        ceiling="max_preemptible_gpus",
+    )
+    max_preemptible_gpus: int | None = input_field(
+        IN_PLACE,
+        "provider-only (Together has no such field): it bounds the live target, so a change "
+        "PUTs `num_preemptible_gpus` only when the live target falls outside the new range",
+        "Ceiling of a declared preemptible range, in multiples of 8, at least "
+        "`num_preemptible_gpus` (then the floor). Something else (an autoscaler, "
+        "`tg beta clusters update`) may move the live target anywhere in [floor, ceiling] "
+        "without a diff; a live target outside is brought back to the nearest bound in place. "
+        "Unset: the target is held at `num_preemptible_gpus`.",
+        default=None,
+        validator=validators.gpu_count,
+        wire=None,
     )
     cluster_type: ClusterType = input_field(
         REPLACE,
@@ -115,6 +132,23 @@ class ClusterSpec:
         "Length of a `RESERVED` cluster, 1..90 days.",
         default=None,
         validator=validators.days,
+    )
+    auto_scale: bool = input_field(
+        REPLACE,
+        f"Together's autoscaling is chosen at create; {NOT_UPDATABLE}",
+        "Together's own autoscaling (Kubernetes Cluster Autoscaler) of the *standard* nodes, "
+        "between `num_gpus` and `auto_scale_max_gpus`; capacity beyond a reservation is billed "
+        "on demand.",
+        default=False,
+        omit_default=True,
+    )
+    auto_scale_max_gpus: int | None = input_field(
+        REPLACE,
+        f"the autoscaling ceiling is fixed at create; {NOT_UPDATABLE}",
+        "Ceiling of Together's autoscaling, in multiples of 8, at least `num_gpus`; set with "
+        "`auto_scale`.",
+        default=None,
+        validator=validators.gpu_count,
     )
     project_id: str | None = input_field(
         REPLACE,

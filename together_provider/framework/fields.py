@@ -43,6 +43,7 @@ class _Input:
     per_resource: bool
     names_resource: bool
     omit_default: bool
+    ceiling: str | None
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,7 @@ def input_field(
     per_resource: bool = False,
     names_resource: bool = False,
     omit_default: bool = False,
+    ceiling: str | None = None,
 ) -> Any:
     """Declare one input of a resource's table (used as a dataclass field's default).
 
@@ -80,6 +82,9 @@ def input_field(
     (replace fields). `config`: settable from stack config (key: camelCase name).
     `per_resource`: identifies one resource, so stack-config `defaults` may not set it.
     `names_resource`: defaults to the resource's name. `omit_default`: not sent at its default.
+    `ceiling`: the field that, when set, makes this one a floor: the live value (`live=`) may
+    then move anywhere in [this, ceiling] without a diff, and one outside is brought back to the
+    nearest bound (a declared range, as an autoscaler next to infrastructure as code needs).
     """
     meta = _Input(
         policy,
@@ -93,6 +98,7 @@ def input_field(
         per_resource,
         names_resource,
         omit_default,
+        ceiling,
     )
     return dataclasses.field(default=default, metadata={_KEY: meta})
 
@@ -142,6 +148,7 @@ class InputField:
     names_resource: bool
     omit_default: bool
     optional: bool
+    ceiling: str | None = None
 
 
 @dataclass(frozen=True)
@@ -206,6 +213,7 @@ def read_inputs(spec: type) -> Iterator[InputField]:
             names_resource=meta.names_resource,
             omit_default=meta.omit_default,
             optional=optional,
+            ceiling=meta.ceiling,
         )
 
 

@@ -27,7 +27,7 @@ from together_provider.framework.schema import (
     without_host_keys,
 )
 
-__all__ = ["Plan", "Rule", "Rulebook", "differs", "replacing_fields"]
+__all__ = ["Plan", "Rule", "Rulebook", "differs", "replacing_fields", "wanted"]
 
 
 @dataclass(frozen=True)
@@ -74,6 +74,26 @@ def replacing_fields(schema: Schema[S], old: Draft[S], new: Draft[S]) -> tuple[s
         and getattr(old, name) is not Unknown.VALUE
         and differs(getattr(old, name), getattr(new, name))
     )
+
+
+def wanted(schema: Schema[S], old: Draft[S] | None, new: Draft[S], name: str) -> Any:
+    """The value field `name` should have live after the change: its new value, or, for a floor
+    whose ceiling is set (a declared range), the old (live) value clamped into [floor, ceiling],
+    so a live value inside the range is left alone and one outside goes to the nearest bound.
+    `Unknown.VALUE` when it cannot be known yet."""
+    value = getattr(new, name)
+    ceiling_field = schema.ranges.get(name)
+    if ceiling_field is None or old is None:
+        return value
+    ceiling = getattr(new, ceiling_field)
+    if ceiling is None:
+        return value
+    live = getattr(old, name)
+    if Unknown.VALUE in (value, ceiling):
+        return Unknown.VALUE
+    if not isinstance(live, int) or isinstance(live, bool):
+        return value  # nothing known of the live value (older state): the floor
+    return min(max(live, value), ceiling)
 
 
 def _creates_first(_old: Draft[Any], _new: Draft[Any]) -> bool:
@@ -149,14 +169,15 @@ class Rulebook(Generic[S]):
     def plan_drafts(self, old: Draft[S], new: Draft[S]) -> Plan:
         """`plan` over parsed drafts."""
         policies = self.schema.policies
-        changed = tuple(
-            name for name in policies if differs(getattr(old, name), getattr(new, name))
-        )
+        targets = {name: wanted(self.schema, old, new, name) for name in policies}
+        changed = tuple(name for name in policies if differs(getattr(old, name), targets[name]))
         replaces = replacing_fields(self.schema, old, new)
         update = {
-            self.schema.by_name[name].wire or name: value
+            wire: value
             for name in changed
-            if policies[name] is Policy.IN_PLACE and isinstance(value := getattr(new, name), int)
+            if policies[name] is Policy.IN_PLACE
+            and (wire := self.schema.by_name[name].wire) is not None
+            and isinstance(value := targets[name], int)
         }
         return Plan(
             changed=changed,

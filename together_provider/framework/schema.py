@@ -130,6 +130,11 @@ class Schema(Generic[S]):
         self.config_keys: Mapping[str, str] = {
             f.config_key: f.name for f in self.inputs if f.config_key
         }
+        self.ranges: Mapping[str, str] = {f.name: f.ceiling for f in self.inputs if f.ceiling}
+        """Declared ranges, floor field -> ceiling field (`input_field(ceiling=...)`)."""
+        for floor, ceiling in self.ranges.items():
+            if ceiling not in self.by_name or not self.by_name[floor].live:
+                raise TypeError(f"{floor}: ceiling={ceiling!r} needs a ceiling field and live=")
 
     # ------------------------------------------------------------------ parsing
 
@@ -234,6 +239,15 @@ class Schema(Generic[S]):
             return {name: value for name, value in found.items() if value not in ("", None)}
         inputs.update({f.name: getattr(live, f.live) for f in self.live_fields if f.live})
         return inputs
+
+    def with_live_ranges(self, inputs: Mapping[str, Any], live: Any) -> dict[str, Any]:
+        """`inputs` with each floor whose ceiling is set replaced by its live value: what the
+        outputs echo, so the next diff knows where the live value is even without a refresh."""
+        echoed = dict(inputs)
+        for floor, ceiling in self.ranges.items():
+            if echoed.get(ceiling) is not None:
+                echoed[floor] = getattr(live, self.by_name[floor].live or floor)
+        return echoed
 
     def identity_mismatches(self, spec: S, live: Any) -> list[str]:
         """Replace fields where a live object differs from the spec, as `field: a != b`."""

@@ -9,6 +9,7 @@ and update its own comment instead of adding a new one on every push.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from together_provider.preview.guardrails import guardrail_lines
 from together_provider.preview.plan import Action, ClusterChange, Outcome, Sizing, StackPlan
@@ -19,6 +20,8 @@ from together_provider.preview.volumes import rate_note, volume_loss, volume_not
 HOURS_PER_MONTH = 730
 COMMENT_LIMIT = 65_536
 """GitHub's limit on a comment's body, in characters (it answers 422 "body is too long")."""
+DASH = "\u2013"
+"""The en dash of a declared range, as in "preemptible 8-32, live 24"."""
 MARKER = "<!-- together-gpu-clusters-preview stack={stack} -->"
 """Hidden first line of a stack's section; workflows match it to edit the previous comment."""
 
@@ -57,6 +60,40 @@ def _arrow(old: int | str | None, new: int | str | None, *, exists: tuple[bool, 
     return before if before == after else f"{before} → {after}"
 
 
+def _span(floor: int | None, ceiling: int | None) -> int | str | None:
+    """A declared range as `8` en dash `32`; a plain count when none is declared."""
+    return floor if ceiling is None else f"{_num(floor)}{DASH}{ceiling}"
+
+
+def _counts(old: int | str | None, new: int | str | None, live: int | None, **kw: Any) -> str:
+    """The count cell: `8 → 16`, or for a range "8-32, live 24" (with an en dash; the live
+    value is what the range leaves alone)."""
+    text = _arrow(old, new, **kw)
+    ranged = isinstance(new, str) or isinstance(old, str)
+    return f"{text}, live {live}" if ranged and live is not None and all(kw["exists"]) else text
+
+
+def _ranges(clusters: Iterable[ClusterChange]) -> list[str]:
+    """One line per cluster with a declared range: the range, the live value and the costs."""
+    lines: list[str] = []
+    for cluster in clusters:
+        new = cluster.new
+        if new is None or not new.ranged:
+            continue
+        parts = []
+        if new.standard_max is not None:
+            live = f", live {cluster.live_standard}" if cluster.old is not None else ""
+            parts.append(f"standard {_span(new.standard, new.standard_max)}{live} (auto_scale)")
+        if new.preemptible_max is not None:
+            live = f", live {_num(cluster.live_preemptible)}" if cluster.old is not None else ""
+            parts.append(f"preemptible {_span(new.preemptible, new.preemptible_max)}{live}")
+        lines.append(
+            f"- `{cluster.name}`: {'; '.join(parts)}: {money(cluster.new_cost)}/h at the floor, "
+            f"{money(cluster.ceiling_cost)}/h at the ceiling"
+        )
+    return lines
+
+
 def _delta(cluster: ClusterChange) -> float | None:
     if cluster.old_cost is None or cluster.new_cost is None:
         return None
@@ -76,8 +113,18 @@ def _row(cluster: ClusterChange) -> str:
         if cluster.action in (Action.REPLACE, Action.DELETE)
         else cluster.action,
         gpu_type,
-        _arrow(old.standard, new.standard, exists=exists),
-        _arrow(old.preemptible, new.preemptible, exists=exists),
+        _counts(
+            _span(old.standard, old.standard_max),
+            _span(new.standard, new.standard_max),
+            cluster.live_standard,
+            exists=exists,
+        ),
+        _counts(
+            _span(old.preemptible, old.preemptible_max),
+            _span(new.preemptible, new.preemptible_max),
+            cluster.live_preemptible,
+            exists=exists,
+        ),
         "—" if cluster.old is None else _num(cluster.allocated),
         _arrow(money(cluster.old_cost), money(cluster.new_cost), exists=exists),
         signed_money(_delta(cluster)),
@@ -279,6 +326,14 @@ def _render_stack(
             *(_row(c) for c in clusters),
             "",
         ]
+        ranges = _ranges(clusters)
+        if ranges:
+            lines += [
+                "Declared ranges (the live value may move inside without a change; costs "
+                "above are at the floor):",
+                *ranges,
+                "",
+            ]
         fields = _field_lines(clusters)
         if fields:
             lines += ["Changed fields:", *fields, ""]

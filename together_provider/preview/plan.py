@@ -77,11 +77,29 @@ _ACTIONS: Final[Mapping[str, Action]] = {
 
 @dataclass(frozen=True)
 class Sizing:
-    """What a cluster bills for: GPU type, standard GPUs and preemptible target (None = unknown)."""
+    """What a cluster bills for: GPU type, standard GPUs and preemptible target (None = unknown).
+
+    With a declared range (`max_preemptible_gpus`, Together's `auto_scale_max_gpus`) the counts
+    are the floors and the `*_max` the ceilings; None when no range is declared."""
 
     gpu_type: str | None
     standard: int | None
     preemptible: int | None
+    standard_max: int | None = None
+    preemptible_max: int | None = None
+
+    @property
+    def ranged(self) -> bool:
+        return self.standard_max is not None or self.preemptible_max is not None
+
+    @property
+    def at_ceiling(self) -> Sizing:
+        """The same cluster with every range at its ceiling: what it can bill at most."""
+        return Sizing(
+            self.gpu_type,
+            self.standard_max if self.standard_max is not None else self.standard,
+            self.preemptible_max if self.preemptible_max is not None else self.preemptible,
+        )
 
 
 @dataclass(frozen=True)
@@ -109,6 +127,11 @@ class ClusterChange:
     new_cost: float | None
     volume_id: str | None = None
     """The shared volume the cluster had attached (its old inputs), if known."""
+    live_standard: int | None = None
+    live_preemptible: int | None = None
+    """The live counts before the change (standard GPUs, preemptible target), if known."""
+    ceiling_cost: float | None = None
+    """With a declared range: the new cost/h with every range at its ceiling."""
 
 
 @dataclass(frozen=True)
@@ -196,6 +219,25 @@ def _sizing(state: object) -> Sizing | None:
         gpu_type=_known_str(props.get("gpu_type")),
         standard=_count(props.get("num_gpus")),
         preemptible=_count(props.get("num_preemptible_gpus", 0)),
+        standard_max=_count(props.get("auto_scale_max_gpus")),
+        preemptible_max=_count(props.get("max_preemptible_gpus")),
+    )
+
+
+def _declared(old: Sizing | None, new: Sizing | None) -> tuple[Sizing | None, Sizing | None]:
+    """The floors as declared: a refreshed old state holds the *live* value of a ranged floor,
+    which is not what the program declared; shown beside the range instead (`live_*`)."""
+    if old is None or new is None or not (old.ranged or new.ranged):
+        return old, new
+    return (
+        Sizing(
+            old.gpu_type,
+            new.standard if old.standard_max is not None else old.standard,
+            new.preemptible if old.preemptible_max is not None else old.preemptible,
+            old.standard_max,
+            old.preemptible_max,
+        ),
+        new,
     )
 
 
@@ -211,10 +253,23 @@ def _field_changes(
     old: object, new: object, replace_reasons: Sequence[str]
 ) -> tuple[FieldChange, ...]:
     before, after = _props(old, "inputs"), _props(new, "inputs")
+    # A ranged floor whose live value stays inside the range is no change, and one outside
+    # goes to the nearest bound, not to the floor: the rules' word, as the provider's diff.
+    planned = rules.plan({**_props(old, "outputs"), **before}, after) if before else None
+    ranged = CLUSTER.schema.ranges
     return tuple(
-        FieldChange(key, before.get(key), after.get(key), key in replace_reasons)
+        FieldChange(
+            key,
+            before.get(key),
+            planned.update.get(key, after.get(key))
+            if planned and key in ranged
+            else after.get(key),
+            key in replace_reasons,
+        )
         for key in sorted(before.keys() | after.keys())
-        if not key.startswith("__") and before.get(key) != after.get(key)
+        if not key.startswith("__")
+        and before.get(key) != after.get(key)
+        and (key not in ranged or (planned is not None and key in planned.changed))
     )
 
 
@@ -252,8 +307,9 @@ def _cluster(
     states are the stored and the live ones, so the states come from the other steps.
     """
     ops, action, old_state, new_state, reasons = _merge(steps)
-    old, new = _sizing(old_state), _sizing(new_state)
+    old, new = _declared(_sizing(old_state), _sizing(new_state))
     old_inputs, new_inputs = _props(old_state, "inputs"), _props(new_state, "inputs")
+    old_outputs = _props(old_state, "outputs")
     if action is Action.SAME:
         new = old
     return ClusterChange(
@@ -272,6 +328,9 @@ def _cluster(
         old_cost=_cost(old, prices, where),
         new_cost=_cost(new, prices, where),
         volume_id=_known_str(old_inputs.get("volume_id")),
+        live_standard=_count(old_outputs.get("num_gpus")),
+        live_preemptible=_count(old_outputs.get("desired_preemptible_gpus")),
+        ceiling_cost=_cost(new.at_ceiling, prices, where) if new and new.ranged else None,
     )
 
 

@@ -19,6 +19,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from together_sim import autoscale
 from together_sim.kube.mirror import ClusterMirror
 from together_sim.kube.processes import BINARIES, ControlPlane
 from together_sim.kube.views import views_of
@@ -127,7 +128,13 @@ class KubeHub:
                 log.exception("kubernetes pass failed")
 
     def _pass(self) -> None:
+        with self._lock:
+            running = dict(self._mirrors)
         with self.runtime.transaction() as world:
+            for cluster_id, each in running.items():  # Together's autoscaler, if asked for
+                demand, cluster = each.take_demand(), world.clusters.get(cluster_id)
+                if demand is not None and cluster is not None:
+                    autoscale.step(world, cluster, demand)
             views = views_of(world)
         for cluster_id, view in views.items():
             mirror = self._mirrors.get(cluster_id)

@@ -14,6 +14,9 @@ Mirrored, on every pass (about five a second, on the simulator's clock):
 * **Targeted scale-down marks**, read the other way: :meth:`ClusterMirror.marked_nodes` asks the
   API server, when a PUT lowers a count, which Nodes are cordoned and annotated
   ``node.together.ai/delete-node-on-scale-down: "true"`` (:mod:`together_sim.targeting`).
+* **Demand**, read the other way for Together's autoscaler (``auto_scale``): the GPUs that
+  Unschedulable pods ask of standard nodes and the idle standard Nodes
+  (:mod:`together_sim.kube.demand`), handed to the world by the hub.
 * **Shared volumes.** Each attached volume is a static ``ReadWriteMany`` PersistentVolume named
   after the volume (storage class ``""``), so a claim naming it binds.
 """
@@ -29,7 +32,9 @@ from typing import Any, Final
 import httpx
 
 from together_api.wire import GPUS_PER_NODE
+from together_sim.autoscale import Demand
 from together_sim.kube.client import KubeApi, KubeApiError
+from together_sim.kube.demand import demand_of
 from together_sim.kube.pods import PodClock, terminal
 from together_sim.kube.processes import NODE_LABEL, ControlPlane
 from together_sim.kube.views import ClusterView, NodeView, VolumeView
@@ -120,6 +125,7 @@ class ClusterMirror:
         self._error = ""
         self._remove = False
         self._mirrored_at: float | None = None
+        self._demand: Demand | None = None
         self._thread = threading.Thread(
             target=self._run, name=f"kube-{view.cluster_id[:8]}", daemon=True
         )
@@ -147,6 +153,12 @@ class ClusterMirror:
     def serving(self) -> bool:
         """The API server answers and the cluster's nodes were mirrored into it once."""
         return self._state == "running" and self._mirrored_at is not None
+
+    def take_demand(self) -> Demand | None:
+        """What the last pass saw for Together's autoscaler, once (None: nothing new)."""
+        with self._lock:
+            demand, self._demand = self._demand, None
+        return demand
 
     def marked_nodes(self) -> frozenset[str]:
         """The Nodes marked for targeted scale-down, read from the API server now (its own
@@ -225,6 +237,8 @@ class ClusterMirror:
             drains[node.node_id] = node.draining_since
         all_pods = api.pods()
         pods.step(view.now, all_pods, drains)
+        with self._lock:
+            self._demand = demand_of([live[n] for n in live if n in wanted], all_pods)
         for name in set(live) - set(wanted):
             leftovers = [
                 p for p in api.pods() if p["spec"].get("nodeName") == name and not _gone(p)

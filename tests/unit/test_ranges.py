@@ -1,0 +1,138 @@
+"""Declared ranges: `max_preemptible_gpus` over the preemptible target, Together's `auto_scale`
+over `num_gpus`. Inside the range the live value is never a change; outside it, one in-place
+update to the nearest bound; a bad ceiling is refused at check."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from tests.specs import ENGINE_PROPS as BASE
+from together_provider.cluster.rules import Plan, plan, validate
+from together_provider.cluster.schema import CLUSTER
+
+RANGE: dict[str, Any] = BASE | {
+    "num_preemptible_gpus": 8,
+    "max_preemptible_gpus": 32,
+    "project_id": "proj",
+}
+AUTO: dict[str, Any] = BASE | {"num_gpus": 8, "auto_scale": True, "auto_scale_max_gpus": 32}
+
+
+def live(inputs: dict[str, Any], **now: int) -> dict[str, Any]:
+    """Previous outputs after a refresh: the inputs echoed with the live counts read back."""
+    return inputs | now | {"cluster_id": "c-1", "status": "Ready", "allocated_preemptible_gpus": 8}
+
+
+@pytest.mark.parametrize("target", [8, 16, 24, 32])
+def test_a_live_target_inside_the_range_is_no_change(target: int) -> None:
+    assert plan(live(RANGE, num_preemptible_gpus=target), RANGE) == Plan()
+
+
+@pytest.mark.parametrize(("target", "put"), [(40, 32), (48, 32), (0, 8)])
+def test_a_live_target_outside_goes_to_the_nearest_bound_in_place(target: int, put: int) -> None:
+    result = plan(live(RANGE, num_preemptible_gpus=target), RANGE)
+    assert result == Plan(changed=("num_preemptible_gpus",), update={"num_preemptible_gpus": put})
+
+
+def test_without_a_ceiling_the_target_is_held_at_the_declared_value() -> None:
+    fixed = RANGE | {"max_preemptible_gpus": None}
+    assert plan(live(fixed, num_preemptible_gpus=24), fixed).update == {"num_preemptible_gpus": 8}
+
+
+@pytest.mark.parametrize(
+    ("change", "update"),
+    [
+        ({"max_preemptible_gpus": 24}, {}),  # the live 24 stays inside: nothing to PUT
+        ({"max_preemptible_gpus": 16}, {"num_preemptible_gpus": 16}),  # clamped to the new ceiling
+        ({"num_preemptible_gpus": 32}, {"num_preemptible_gpus": 32}),  # the floor passes it
+        ({"num_preemptible_gpus": 16}, {}),  # a new floor still below the live 24
+        ({"max_preemptible_gpus": None}, {"num_preemptible_gpus": 8}),  # back to a fixed target
+    ],
+)
+def test_moving_a_bound_puts_only_what_the_live_target_needs(
+    change: dict[str, Any], update: dict[str, int]
+) -> None:
+    old = live(RANGE, num_preemptible_gpus=24)
+    assert plan(old, RANGE | change).update == update
+    assert plan(old, RANGE | change).replaces == ()
+
+
+@pytest.mark.parametrize(
+    ("ceiling", "says"),
+    [
+        (20, "max_preemptible_gpus=20 is not a multiple of 8; Together nodes have 8 GPUs each "
+             "(use 16 or 24)"),
+        (4, "max_preemptible_gpus=4 is not a multiple of 8"),
+        (0, "max_preemptible_gpus=0 is below num_preemptible_gpus=8, the floor of the range; set "
+            "max_preemptible_gpus to at least 8"),
+    ],
+)  # fmt: skip
+def test_a_bad_ceiling_is_refused_naming_it_and_the_fix(ceiling: int, says: str) -> None:
+    failures = validate("train", RANGE | {"max_preemptible_gpus": ceiling}, None)
+    assert [f.field for f in failures] == ["max_preemptible_gpus"]
+    assert failures[0].reason.startswith(f"cluster 'train': {says}")
+
+
+def test_a_ceiling_below_a_raised_floor_is_refused() -> None:
+    [failure] = validate("train", RANGE | {"num_preemptible_gpus": 40}, RANGE)
+    assert failure.field == "max_preemptible_gpus"
+    assert "remove max_preemptible_gpus to hold the target" in failure.reason
+
+
+def test_a_preemptible_ceiling_needs_a_project_and_kubernetes() -> None:
+    floorless = RANGE | {"num_preemptible_gpus": 0, "project_id": None}
+    [failure] = validate("train", floorless, None)
+    assert failure.field == "project_id" and "max_preemptible_gpus=32" in failure.reason
+    [failure] = validate("train", RANGE | {"cluster_type": "SLURM"}, None)
+    assert "max_preemptible_gpus=32 on a SLURM cluster" in failure.reason
+
+
+@pytest.mark.parametrize("standard", [8, 16, 32])
+def test_a_live_num_gpus_inside_auto_scale_is_not_drift(standard: int) -> None:
+    assert plan(live(AUTO, num_gpus=standard), AUTO) == Plan()
+
+
+def test_a_live_num_gpus_outside_auto_scale_goes_to_the_nearest_bound() -> None:
+    assert plan(live(AUTO, num_gpus=40), AUTO).update == {"num_gpus": 32}
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "says"),
+    [
+        ({"auto_scale_max_gpus": None}, "auto_scale_max_gpus", "auto_scale is true but"),
+        ({"auto_scale": False}, "auto_scale_max_gpus", "auto_scale_max_gpus=32 without auto_scale"),
+        ({"auto_scale_max_gpus": 12}, "auto_scale_max_gpus", "is not a multiple of 8"),
+        ({"num_gpus": 40}, "auto_scale_max_gpus", "auto_scale_max_gpus=32 is below num_gpus=40"),
+    ],
+)
+def test_auto_scale_needs_a_ceiling_of_whole_nodes_above_num_gpus(
+    change: dict[str, Any], field: str, says: str
+) -> None:
+    [failure] = validate("train", AUTO | change, None)
+    assert failure.field == field and says in failure.reason
+
+
+@pytest.mark.parametrize("name", ["auto_scale", "auto_scale_max_gpus"])
+def test_auto_scale_settings_are_create_only(name: str) -> None:
+    change = {"auto_scale_max_gpus": 48} if name == "auto_scale_max_gpus" else {"auto_scale": False}
+    result = plan(live(AUTO), AUTO | change)
+    assert result.replaces == (name,) and result.update == {}
+
+
+def test_raising_the_preemptible_target_with_autoscaled_standard_nodes_is_no_conversion() -> None:
+    """The live num_gpus 24 stays (inside auto_scale): raising the target converts nothing."""
+    both = AUTO | {"num_preemptible_gpus": 8, "project_id": "proj"}
+    old = live(both, num_gpus=24)
+    assert validate("train", both | {"num_preemptible_gpus": 16}, old) == []
+    assert plan(old, both | {"num_preemptible_gpus": 16}).update == {"num_preemptible_gpus": 16}
+
+
+def test_the_outputs_echo_the_live_value_of_a_floor_whose_ceiling_is_set() -> None:
+    cluster = SimpleNamespace(desired_preemptible_gpus=24, num_gpus=16)
+    assert CLUSTER.with_live_ranges(RANGE, cluster)["num_preemptible_gpus"] == 24
+    assert CLUSTER.with_live_ranges(AUTO, cluster)["num_gpus"] == 16
+    fixed = RANGE | {"max_preemptible_gpus": None}
+    assert CLUSTER.with_live_ranges(fixed, cluster)["num_preemptible_gpus"] == 8

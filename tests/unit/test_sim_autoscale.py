@@ -1,0 +1,128 @@
+"""The simulator's model of Together's `auto_scale`: bounds checked at create, scale-up for what
+pending pods need (up to the ceiling), scale-down of a node idle for the unneeded window (never
+below the floor), and the admin endpoint that moves the count inside the bounds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.sim_app import Sim
+from together_sim.autoscale import SCALE_DOWN_UNNEEDED_SECONDS, Demand, step
+from together_sim.kube.demand import demand_of
+
+AUTO = {"auto_scale": True, "auto_scale_max_gpus": 32}
+
+
+def _world(sim: Sim) -> Any:
+    return sim.app.state.runtime.world
+
+
+def _standard(sim: Sim, cluster_id: str) -> list[str]:
+    return [n.node_id for n in sim.get(cluster_id).gpu_worker_nodes if not n.is_preemptible]
+
+
+def test_create_checks_the_autoscaling_ceiling(sim: Sim) -> None:
+    for ceiling in (None, 12, 0):
+        response = sim.http.post(
+            "/v1/compute/clusters",
+            json={"cluster_name": "t", "region": "us-central-8", "gpu_type": "H100_SXM",
+                  "num_gpus": 8, "billing_type": "ON_DEMAND", "cuda_version": "12.8",
+                  "nvidia_driver_version": "570", "auto_scale": True,
+                  "auto_scale_max_gpus": ceiling},
+        )  # fmt: skip
+        assert response.status_code == 400, ceiling
+        assert response.json()["error"]["param"] == "auto_scale_max_gpus"
+
+
+def test_pending_pods_add_nodes_up_to_the_ceiling_and_idle_ones_go_after_the_window(
+    sim: Sim,
+) -> None:
+    cid = sim.ready(**AUTO).cluster_id
+    world = _world(sim)
+    cluster = world.clusters[cid]
+    step(world, cluster, Demand(pending_gpus=20, idle=frozenset()))  # 3 nodes' worth
+    assert sim.get(cid).num_gpus == 32  # 8 + 24 = the ceiling
+    step(world, cluster, Demand(pending_gpus=64, idle=frozenset()))
+    assert sim.get(cid).num_gpus == 32  # never above it
+    sim.advance(120)  # booted
+    nodes = _standard(sim, cid)
+    assert len(nodes) == 4
+    idle = frozenset(nodes[1:])  # the pods ran and finished; the first node keeps its work
+    step(world, cluster, Demand(pending_gpus=0, idle=idle))
+    sim.advance(SCALE_DOWN_UNNEEDED_SECONDS - 1)
+    step(world, cluster, Demand(pending_gpus=0, idle=idle))
+    assert sim.get(cid).num_gpus == 32  # not idle for the whole window yet
+    sim.advance(1)
+    step(world, cluster, Demand(pending_gpus=0, idle=idle))
+    assert sim.get(cid).num_gpus == 24  # one node per pass, the newest idle one
+    assert _standard(sim, cid) == nodes[:3]
+    for _ in range(5):
+        step(world, cluster, Demand(pending_gpus=0, idle=frozenset(_standard(sim, cid)[1:])))
+    assert sim.get(cid).num_gpus == 8  # the floor, however idle
+    assert _standard(sim, cid) == nodes[:1]
+
+
+def test_a_marked_idle_node_goes_first(sim: Sim) -> None:
+    cid = sim.ready(**AUTO, num_gpus=8).cluster_id
+    world = _world(sim)
+    step(world, world.clusters[cid], Demand(pending_gpus=16, idle=frozenset()))
+    sim.advance(SCALE_DOWN_UNNEEDED_SECONDS + 120)
+    first, second, third = _standard(sim, cid)
+    both = frozenset({second, third})
+    step(world, world.clusters[cid], Demand(0, both, marked=frozenset({second})))
+    sim.advance(SCALE_DOWN_UNNEEDED_SECONDS)
+    step(world, world.clusters[cid], Demand(0, both, marked=frozenset({second})))
+    assert _standard(sim, cid) == [first, third]
+
+
+def test_without_auto_scale_nothing_moves(sim: Sim) -> None:
+    cid = sim.ready(num_gpus=8).cluster_id
+    step(_world(sim), _world(sim).clusters[cid], Demand(pending_gpus=64, idle=frozenset()))
+    assert sim.get(cid).num_gpus == 8
+    assert (
+        sim.http.post(f"/_sim/clusters/{cid}/autoscale", json={"num_gpus": 16}).status_code == 409
+    )
+
+
+def test_the_admin_endpoint_moves_the_count_only_inside_the_bounds(sim: Sim) -> None:
+    cid = sim.ready(**AUTO).cluster_id
+    url = f"/_sim/clusters/{cid}/autoscale"
+    assert sim.http.post(url, json={"num_gpus": 24}).json()["num_gpus"] == 24
+    for outside in (0, 40, 12):
+        assert sim.http.post(url, json={"num_gpus": outside}).status_code == 400
+    assert sim.get(cid).num_gpus == 24
+
+
+def _pod(name: str, *, node: str | None = None, gpus: int = 8, **spec: Any) -> dict[str, Any]:
+    status: dict[str, Any] = {"phase": "Running" if node else "Pending"}
+    if node is None:
+        status["conditions"] = [
+            {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}
+        ]
+    resources = {"limits": {"nvidia.com/gpu": str(gpus)}}
+    return {
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "resources": resources}],
+                 **({"nodeName": node} if node else {}), **spec},
+        "status": status,
+    }  # fmt: skip
+
+
+def test_demand_counts_pods_a_standard_node_could_run_and_idle_standard_nodes() -> None:
+    nodes = [
+        {"metadata": {"name": "gpu-dp-a", "labels": {}}},
+        {"metadata": {"name": "gpu-dp-b", "labels": {}}},
+        {"metadata": {"name": "gpu-preemptible-dp-c",
+                      "labels": {"together.ai/compute-class": "preemptible"}}},
+    ]  # fmt: skip
+    pinned: dict[str, Any] = {"nodeSelector": {"together.ai/compute-class": "preemptible"}}
+    daemon = _pod("ds", node="gpu-dp-b", gpus=0)
+    daemon["metadata"]["ownerReferences"] = [{"kind": "DaemonSet", "name": "x"}]
+    pods = [
+        _pod("wait", gpus=8),
+        _pod("wait-2", gpus=4),
+        _pod("burst", gpus=8, **pinned),  # only preemptible nodes may take it: not ours
+        _pod("run", node="gpu-dp-a"),
+        daemon,  # a DaemonSet's pod does not keep a node busy
+    ]
+    assert demand_of(nodes, pods) == Demand(pending_gpus=12, idle=frozenset({"gpu-dp-b"}))

@@ -1,0 +1,125 @@
+"""Together's own autoscaling of standard nodes (``auto_scale``), modelled minimally.
+
+What Together documents (GPU clusters management docs, "Autoscaling"; the Python SDK's
+``auto_scale`` docstring): a cluster created with ``auto_scale`` "will automatically scale the
+number of GPU worker nodes between num_gpus and auto_scale_max_gpus based on the workload"; it
+runs on the Kubernetes Cluster Autoscaler, which adds nodes when pods are pending for lack of
+resources and removes underused ones; capacity beyond a reservation is billed on demand.
+
+What the simulator assumes (Together does not say), the Cluster Autoscaler's defaults where it
+has one:
+
+* The bounds are fixed at create: the floor is the create's ``num_gpus``, the ceiling
+  ``auto_scale_max_gpus`` (both must be multiples of 8, ceiling >= floor, else 400). A PUT of
+  ``num_gpus`` sets the live count as on any cluster; the autoscaler moves it from there.
+* ``num_gpus`` in the API's answer is the live standard count, so it moves with the autoscaler.
+* **Scale-up** (only with ``--kubernetes``, where there are pods): the GPUs that pods marked
+  ``Unschedulable`` request, and that a standard node could run (not pinned to
+  ``together.ai/compute-class=preemptible``), are packed onto 8-GPU nodes; nodes still booting
+  count as already on their way; the rest is added at once (``TogetherScaledUp``), up to the
+  ceiling, each booting for the usual node boot time.
+* **Scale-down**: a standard node above the floor with no workload pod (DaemonSet and mirror pods
+  aside) for ``SCALE_DOWN_UNNEEDED_SECONDS`` (the Cluster Autoscaler's 10 minutes) is removed
+  (``TogetherScaledDown``), one node per pass; nodes marked for targeted scale-down go first.
+* ``POST /_sim/clusters/{id}/autoscale`` sets the count as the autoscaler would (inside the
+  bounds only), for tests and demos without Kubernetes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Final
+
+from together_api.values import GPUS_PER_NODE
+from together_sim.errors import SimError
+from together_sim.model import SimCluster, World
+
+__all__ = ["SCALE_DOWN_UNNEEDED_SECONDS", "Demand", "bounds", "check_create", "set_count", "step"]
+
+SCALE_DOWN_UNNEEDED_SECONDS: Final = 600.0
+
+
+@dataclass(frozen=True)
+class Demand:
+    """What the cluster's Kubernetes shows the autoscaler on one pass."""
+
+    pending_gpus: int
+    """GPUs requested by Unschedulable pods a standard node could run."""
+    idle: frozenset[str]
+    """Standard nodes (Ready) with no workload pod."""
+    marked: frozenset[str] = frozenset()
+    """Nodes marked for targeted scale-down."""
+
+
+def check_create(auto_scale: bool | None, ceiling: int | None, num_gpus: int) -> None:
+    """The create's autoscaling settings, as the simulator validates them (400 otherwise)."""
+    if not auto_scale:
+        return
+    if ceiling is None or ceiling % GPUS_PER_NODE or ceiling < num_gpus:
+        raise SimError(
+            400,
+            f"auto_scale_max_gpus must be a multiple of {GPUS_PER_NODE} and at least num_gpus "
+            f"({num_gpus}) when auto_scale is true, got {ceiling}",
+            param="auto_scale_max_gpus",
+        )
+
+
+def bounds(c: SimCluster) -> tuple[int, int] | None:
+    """(floor, ceiling) of an autoscaled cluster, or None without ``auto_scale``."""
+    if not c.create_only.get("auto_scale"):
+        return None
+    return int(c.autoscaler.get("floor", c.num_gpus)), int(c.create_only["auto_scale_max_gpus"])
+
+
+def set_count(world: World, c: SimCluster, num_gpus: int) -> None:
+    """The autoscaler's decision, given from outside: only inside the bounds."""
+    found = bounds(c)
+    if found is None:
+        raise SimError(409, f"cluster {c.cluster_id} was not created with auto_scale")
+    low, high = found
+    if num_gpus % GPUS_PER_NODE or not low <= num_gpus <= high:
+        raise SimError(
+            400,
+            f"num_gpus={num_gpus}: the autoscaler moves only in whole nodes within [{low}, {high}]",
+            param="num_gpus",
+        )
+    world.scale_standard(c, num_gpus)
+
+
+def step(world: World, c: SimCluster, demand: Demand) -> None:
+    """One autoscaler pass over what Kubernetes showed: add what pending pods need, remove one
+    node unneeded for the window."""
+    found = bounds(c)
+    if found is None or c.deleting_since is not None or not c.provisioning_done:
+        return
+    low, high = found
+    booting = [n for n in c.live(preemptible=False) if n.ready_at > world.now]
+    wanted_nodes = -(-demand.pending_gpus // GPUS_PER_NODE) - len(booting)
+    room = (high - c.num_gpus) // GPUS_PER_NODE
+    if wanted_nodes > 0 and room > 0:
+        world.scale_standard(c, c.num_gpus + GPUS_PER_NODE * min(wanted_nodes, room))
+        return
+    idle = _idle_for(world, c, demand.idle)
+    if demand.pending_gpus == 0 and idle and c.num_gpus > low:
+        world.scale_standard(c, c.num_gpus - GPUS_PER_NODE, _first(c, idle, demand.marked))
+
+
+def _idle_for(world: World, c: SimCluster, idle_now: Collection[str]) -> list[str]:
+    """Nodes idle for the whole unneeded window; keeps when each became idle."""
+    since: dict[str, float] = c.autoscaler.setdefault("idle_since", {})
+    for node_id in list(since):
+        if node_id not in idle_now:
+            del since[node_id]
+    for node_id in idle_now:
+        since.setdefault(node_id, world.now)
+    return [n for n, t in since.items() if world.now - t >= SCALE_DOWN_UNNEEDED_SECONDS]
+
+
+def _first(c: SimCluster, idle: list[str], marked: Collection[str]) -> frozenset[str]:
+    """The idle node the scale-down takes: a marked one if any, else the newest idle one (given
+    as the only mark, so `World.scale_standard` removes exactly it)."""
+    order = [n.node_id for n in c.live(preemptible=False)]
+    newest_first = sorted(idle, key=lambda n: order.index(n) if n in order else -1, reverse=True)
+    chosen = [n for n in newest_first if n in marked] or newest_first
+    return frozenset(chosen[:1])

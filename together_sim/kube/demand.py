@@ -1,0 +1,76 @@
+"""What a cluster's Kubernetes shows Together's autoscaler (:mod:`together_sim.autoscale`): the
+GPUs pending pods need on standard nodes, and the standard nodes with no workload. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Final
+
+from together_sim.autoscale import Demand
+from together_sim.kube.pods import terminal
+from together_sim.targeting import is_marked
+
+__all__ = ["demand_of"]
+
+COMPUTE_CLASS: Final = "together.ai/compute-class"
+GPU: Final = "nvidia.com/gpu"
+Obj = dict[str, Any]
+
+
+def _unschedulable(pod: Obj) -> bool:
+    if pod["spec"].get("nodeName") or pod.get("status", {}).get("phase") not in (None, "Pending"):
+        return False
+    return any(
+        c.get("type") == "PodScheduled" and c.get("status") == "False"
+        and c.get("reason") == "Unschedulable"
+        for c in pod.get("status", {}).get("conditions") or []
+    )  # fmt: skip
+
+
+def _preemptible_only(pod: Obj) -> bool:
+    """Pinned to preemptible nodes by nodeSelector or by every required affinity term."""
+    spec = pod["spec"]
+    if (spec.get("nodeSelector") or {}).get(COMPUTE_CLASS) == "preemptible":
+        return True
+    required = (
+        ((spec.get("affinity") or {}).get("nodeAffinity") or {})
+        .get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+    ).get("nodeSelectorTerms") or []  # fmt: skip
+    return bool(required) and all(
+        any(
+            e.get("key") == COMPUTE_CLASS and e.get("operator") == "In"
+            and e.get("values") == ["preemptible"]
+            for e in term.get("matchExpressions") or []
+        )
+        for term in required
+    )  # fmt: skip
+
+
+def _gpus(pod: Obj) -> int:
+    total = 0
+    for container in pod["spec"].get("containers") or []:
+        resources = container.get("resources") or {}
+        asked = [(resources.get(k) or {}).get(GPU) for k in ("requests", "limits")]
+        total += max((int(a) for a in asked if a is not None), default=0)
+    return total
+
+
+def _workload(pod: Obj) -> bool:
+    """Counts as work on its node: not finished, not a DaemonSet's, not a mirror pod."""
+    meta = pod["metadata"]
+    if terminal(pod) or "kubernetes.io/config.mirror" in (meta.get("annotations") or {}):
+        return False
+    return not any(o.get("kind") == "DaemonSet" for o in meta.get("ownerReferences") or [])
+
+
+def demand_of(nodes: Iterable[Obj], pods: Iterable[Obj]) -> Demand:
+    everything = list(pods)
+    pending = sum(_gpus(p) for p in everything if _unschedulable(p) and not _preemptible_only(p))
+    standard = [n for n in nodes if COMPUTE_CLASS not in (n["metadata"].get("labels") or {})]
+    busy = {p["spec"].get("nodeName") for p in everything if _workload(p)}
+    names = {n["metadata"]["name"]: n for n in standard}
+    return Demand(
+        pending_gpus=pending,
+        idle=frozenset(name for name in names if name not in busy),
+        marked=frozenset(name for name, node in names.items() if is_marked(node)),
+    )
