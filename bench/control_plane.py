@@ -15,7 +15,9 @@ take 6 real ones) creating N clusters at once, each with two standard and two pr
 - then, once all four nodes are up (and Ready in Kubernetes), after `settle_s` of idling: CPU
   over `cpu_window_s` (utime + stime from /proc/<pid>/stat) and RSS (VmRSS from
   /proc/<pid>/status), summed over each cluster's processes (`pids` of `GET /_sim/kubernetes`),
-  and the simulator's own.
+  and the simulator's own;
+- *stop*: real seconds from the simulator's SIGTERM until it has exited, having stopped every
+  control plane (docs/simulator.md#stopping-it-and-what-stays-on-disk).
 Polling is every 50 ms, so the times are good to about that.
 """
 
@@ -167,9 +169,12 @@ def _run(
         finally:
             for kube in kubes.values():
                 kube.close()
+        # SIGTERM until the simulator has exited, its control planes stopped and gone first.
+        stop_s = timed(sim.stop)
     row: dict[str, Any] = {
         "mode": mode,
         "clusters": n,
+        "stop_s": round(stop_s, 2),
         "create_to_ready_s": [round(ready[c], 2) for c in created],
         "simulator_rss_mib": round(rss[sim_pid] / 1024, 1),
         "simulator_cpu_pct": round(cpu[sim_pid], 1),
@@ -234,12 +239,13 @@ def markdown(result: dict[str, Any]) -> list[str]:
         f"are up and {result['settle_s']:g} s of idling, and summed over each cluster's "
         "processes (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok); "
         "per cluster = mean over the N clusters. The baseline row is the simulator without "
-        "`--kubernetes`, same run, same clusters.",
+        "`--kubernetes`, same run, same clusters. Stop is SIGTERM until the simulator has "
+        "exited, its control planes gone.",
         "",
         "| Simulator | N | create -> Ready (s) | create -> /readyz (s) | start (s) | "
         "RSS per cluster (MiB) | simulator RSS (MiB) | total RSS (MiB) | "
-        "idle CPU per cluster (%) | simulator idle CPU (%) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "idle CPU per cluster (%) | simulator idle CPU (%) | stop (s) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for run in result["runs"]:
         kube = run["mode"] == "kubernetes"
@@ -255,6 +261,7 @@ def markdown(result: dict[str, Any]) -> list[str]:
             round(total, 1),
             _mean(run["cluster_cpu_pct"]) if kube else "-",
             run["simulator_cpu_pct"],
+            run.get("stop_s", "-"),
         ]
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     lines += ["", *_reading(result["runs"])]

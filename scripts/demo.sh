@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one-command demo: a real `pulumi up` of the dev stack against the local Together simulator.
 #   scripts/demo.sh up     start the simulator (if needed), then `pulumi up` the dev stack
-#   scripts/demo.sh down   destroy the dev stack and stop the simulator
+#   scripts/demo.sh down   destroy the dev stack and stop the simulator, waiting until it and its
+#                          control planes are gone (docs/simulator.md says what stays in .demo/)
 # DEMO_BACKEND=postgres keeps the Pulumi state in a throwaway PostgreSQL server (scripts/postgres.sh)
 # instead of the default file backend in .demo/state; `down` uses the backend `up` used.
 # Everything it keeps lives in .demo/ (git-ignored). Run through `make demo` / `make demo-down`,
@@ -66,15 +67,66 @@ sim_up() {
   curl -fsS -o /dev/null -H "Authorization: Bearer $TOGETHER_API_KEY" "$TOGETHER_BASE_URL/v1/compute/regions" 2>/dev/null
 }
 
+# The simulator this demo started, if it still runs: the pid in .demo/simulator.pid, checked to be
+# a together_sim on this state directory (a pid can be reused once its process is gone).
+SIM_STATE="$DEMO/simulator"
+sim_pid() {
+  local pid cmd
+  pid="$(cat "$DEMO/simulator.pid" 2>/dev/null)" || return 1
+  cmd="$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" || return 1
+  case "$cmd" in
+    *together_sim*"--state-dir $SIM_STATE "*) echo "$pid" ;;
+    *) return 1 ;;
+  esac
+}
+
+# The simulator's control-plane processes (etcd, kube-apiserver, ...): every process whose
+# command line names a file under the state directory's kube/ (they run in sessions of their own).
+control_plane_pids() {
+  local dir cmd
+  for dir in /proc/[0-9]*; do
+    cmd="$(tr '\0' ' ' <"$dir/cmdline" 2>/dev/null)" || continue
+    case "$cmd" in
+      *together_sim*) ;;
+      *"$SIM_STATE/kube/"*) [ "$(cut -d' ' -f3 "$dir/stat" 2>/dev/null)" = Z ] || echo "${dir#/proc/}" ;;
+    esac
+  done
+  return 0
+}
+
+# Wait until none of the pids "$@" is alive, for at most $STOP_WAIT tenths of a second.
+wait_gone() {
+  local pid tries="$STOP_WAIT"
+  while [ "$tries" -gt 0 ]; do
+    for pid in "$@"; do
+      [ -d "/proc/$pid" ] && [ "$(cut -d' ' -f3 "/proc/$pid/stat" 2>/dev/null)" != Z ] && break
+      pid=""
+    done
+    [ -z "$pid" ] && return 0
+    sleep 0.1
+    tries=$((tries - 1))
+  done
+  return 1
+}
+STOP_WAIT="${DEMO_STOP_WAIT_TENTHS:-600}"
+
 start_simulator() {
+  # A simulator of ours that is stopping answers 503 "stopping" (and then nothing) while it
+  # stops its control planes: never adopt it, let it finish first.
+  if sim_pid >/dev/null && ! sim_up; then
+    echo "the previous simulator is still stopping; waiting for it to finish"
+    stop_simulator --no-term
+  fi
   if sim_up; then
     echo "simulator already running at $TOGETHER_BASE_URL"
     return
   fi
   step "starting the Together simulator on $SIM_URL (state: .demo/simulator, log: .demo/simulator.log)"
-  nohup "$REPO/.venv/bin/python" -m together_sim \
-    --host 127.0.0.1 --port "$PORT" --state-dir "$DEMO/simulator" \
-    --api-key "$TOGETHER_API_KEY" --time-scale 60 --admin --kubernetes \
+  # The key comes from the environment (TOGETHER_SIM_API_KEY), never the command line: any local
+  # user can read a command line (ps), a process's environment only its owner.
+  TOGETHER_SIM_API_KEY="$TOGETHER_API_KEY" nohup "$REPO/.venv/bin/python" -m together_sim \
+    --host 127.0.0.1 --port "$PORT" --state-dir "$SIM_STATE" \
+    --time-scale 60 --admin --kubernetes \
     >"$DEMO/simulator.log" 2>&1 &
   echo $! >"$DEMO/simulator.pid"
   for _ in $(seq 1 100); do
@@ -85,10 +137,28 @@ start_simulator() {
   exit 1
 }
 
+# Stop the simulator and return only once it and every control-plane process are gone: SIGTERM
+# (it stops its control planes and removes the files of deleted clusters), a bounded wait, then
+# SIGKILL for whatever is left, saying so.
+# --no-term: it was told to stop already (a second SIGTERM would cut its stop short).
 stop_simulator() {
-  if [ -f "$DEMO/simulator.pid" ] && kill "$(cat "$DEMO/simulator.pid")" 2>/dev/null; then
-    echo "simulator stopped"
+  local pid left
+  if pid="$(sim_pid)"; then
+    [ "${1:-}" = --no-term ] || kill -TERM "$pid" 2>/dev/null || true
+    if ! wait_gone "$pid"; then
+      echo "the simulator (pid $pid) did not stop within $((STOP_WAIT / 10)) s; killing it (SIGKILL)" >&2
+      kill -KILL "$pid" 2>/dev/null || true
+      wait_gone "$pid" || true
+    fi
   fi
+  # shellcheck disable=SC2207
+  left=($(control_plane_pids))
+  if [ "${#left[@]}" -gt 0 ] && ! wait_gone "${left[@]}"; then
+    echo "control-plane processes ${left[*]} outlived the simulator; killing them (SIGKILL)" >&2
+    kill -KILL "${left[@]}" 2>/dev/null || true
+    wait_gone "${left[@]}" || true
+  fi
+  [ -n "${pid:-}" ] && echo "simulator stopped"
   rm -f "$DEMO/simulator.pid"
 }
 
@@ -102,11 +172,17 @@ case "${1:-up}" in
     step "outputs"
     pulumi stack output
     # The first cluster's kubeconfig, where .demo/env's KUBECONFIG points (kubectl get nodes).
-    pulumi stack output --json --show-secrets | python3 -c '
+    # It holds the cluster's admin key: a new file, created 0600 (umask 077), which is also the
+    # only mode `tg clusters get-credentials --file` writes into (docs/walkthrough.md).
+    rm -f "$KUBECONFIG"
+    (
+      umask 077
+      pulumi stack output --json --show-secrets | python3 -c '
 import json, sys
 outputs = json.load(sys.stdin)
 configs = [v for k, v in sorted(outputs.items()) if k.endswith("_kubeconfig") and v]
 print(configs[0] if configs else "", end="")' >"$KUBECONFIG"
+    )
     step "Kubernetes: kubectl get nodes -L together.ai/compute-class  (KUBECONFIG=.demo/kubeconfig)"
     kubectl get nodes -L together.ai/compute-class
     cat <<'NEXT'
@@ -128,6 +204,8 @@ NEXT
         && pulumi destroy --yes --non-interactive --skip-preview || echo "no '$STACK' stack to destroy"
     fi
     stop_simulator
+    # The kubeconfigs of the clusters just destroyed: their keys, for control planes now gone.
+    rm -f "$DEMO/kubeconfig" "$DEMO/sweep-kubeconfig"
     if [ "$BACKEND" = postgres ]; then
       bash "$REPO/scripts/postgres.sh" clean "$DEMO/postgres"
     fi

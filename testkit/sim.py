@@ -63,6 +63,8 @@ class SimulatorProcess:
         self.base_url = ""
         self.root_url = ""
         self._proc: subprocess.Popen[str] | None = None
+        self.returncode: int | None = None
+        """The exit status of the last stop: 0 for a clean stop on SIGTERM, -9 if it was killed."""
         self._admin: httpx.Client | None = None
 
     # ---------------------------------------------------------------- lifecycle
@@ -82,8 +84,6 @@ class SimulatorProcess:
             str(self.state_dir),
             "--time-scale",
             str(self.time_scale),
-            "--api-key",
-            self.api_key,
             *self.extra_args,
         ]
         if self.kubernetes:
@@ -91,8 +91,10 @@ class SimulatorProcess:
             if self.kube_bin is not None:
                 command += ["--kube-bin", str(self.kube_bin)]
         log = (self.state_dir / "simulator.log").open("a")
+        # The key goes in the environment, as docs/simulator.md says: never on a command line.
+        env = {**os.environ, "TOGETHER_SIM_API_KEY": self.api_key}
         self._proc = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=log, text=True, env=dict(os.environ)
+            command, stdout=subprocess.PIPE, stderr=log, text=True, env=env
         )
         log.close()
         self.root_url = self._read_banner().rstrip("/").removesuffix("/v1")
@@ -127,11 +129,12 @@ class SimulatorProcess:
         if self._proc is not None:
             self._proc.terminate()
             try:
-                # With --kubernetes the simulator first stops every control plane (SIGTERM each).
+                # With --kubernetes the simulator first stops every control plane.
                 self._proc.wait(timeout=40 if self.kubernetes else 10)
             except subprocess.TimeoutExpired:
                 self._proc.kill()
                 self._proc.wait()
+            self.returncode = self._proc.returncode
             if self._proc.stdout is not None:
                 self._proc.stdout.close()
             self._proc = None

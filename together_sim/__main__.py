@@ -9,10 +9,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import os
+import signal
 import socket
 import sys
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 try:
@@ -27,9 +33,12 @@ except ModuleNotFoundError as missing:  # exercised by tests/integration/test_in
 
 from together_sim.app import ABORT_EXTENSION, create_app
 from together_sim.model import Timings
-from together_sim.runtime import SimulatorConfig
+from together_sim.runtime import SimulatorConfig, SimulatorRuntime
 
-__all__ = ["main", "parse_args", "time_scale_note"]
+__all__ = ["API_KEY_ENV", "DEFAULT_API_KEY", "api_keys", "main", "parse_args", "time_scale_note"]
+
+API_KEY_ENV = "TOGETHER_SIM_API_KEY"
+DEFAULT_API_KEY = "sim-key"
 
 _EPILOG = """\
 API: /v1/compute/clusters[/{id}], /v1/compute/regions, /v1/compute/clusters/storage/volumes[/{id}]
@@ -55,6 +64,37 @@ admin endpoints (with --admin; no auth, never faulted, never in the request log)
   POST /_sim/clusters/{id}/fail          provisioning fails (ACCEPTANCE_TESTS_FAILED)
   GET|DELETE /_sim/requests              request log: counts and ordered list
 """
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, stopping cleanly on SIGTERM or SIGINT:
+
+    * from the signal on, every /v1 request gets 503 "stopping", so a script that finds the
+      port answering does not take a stopping simulator for a running one;
+    * the signal is not raised again once serving ends. uvicorn does that, and SIGTERM's default
+      action then ends the process before ``runtime.close()`` has stopped the control planes
+      and removed the files of gone clusters."""
+
+    def __init__(self, config: uvicorn.Config, runtime: SimulatorRuntime) -> None:
+        super().__init__(config)
+        self._runtime = runtime
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        self._runtime.stopping.set()
+        super().handle_exit(sig, frame)
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        handled = (signal.SIGINT, signal.SIGTERM)
+        original = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+        try:
+            yield
+        finally:  # a second signal during the stop takes the default action: a hard stop
+            for sig, handler in original.items():
+                signal.signal(sig, handler)
 
 
 class _AbortableH11Protocol(H11Protocol):
@@ -94,11 +134,20 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="directory for simulator.sqlite3; state survives restarts (default: in memory)",
     )
     parser.add_argument(
+        "--api-key-file",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help=f"file with the accepted bearer keys, one a line (default: ${API_KEY_ENV}, else "
+        f"{DEFAULT_API_KEY})",
+    )
+    parser.add_argument(
         "--api-key",
         action="append",
         dest="api_keys",
         metavar="KEY",
-        help="accepted bearer key; repeatable (default: sim-key)",
+        help=f"accepted bearer key, repeatable; deprecated: every local user sees it in ps, so "
+        f"set ${API_KEY_ENV} or use --api-key-file",
     )
     parser.add_argument(
         "--time-scale",
@@ -152,14 +201,45 @@ def time_scale_note(time_scale: float | None, provisioning_seconds: float) -> st
     )
 
 
+def api_keys(args: argparse.Namespace, environ: Mapping[str, str]) -> tuple[tuple[str, ...], str]:
+    """The accepted keys and a warning (or ""): ``--api-key-file``, else ``--api-key``, else
+    ``$TOGETHER_SIM_API_KEY``, else ``sim-key``.
+
+    The environment and a file keep the key out of the command line, which any local user can
+    read (``ps``, ``/proc/<pid>/cmdline``); a process's environment only its owner can."""
+    if args.api_key_file is not None:
+        try:
+            text = args.api_key_file.read_text()
+        except OSError as exc:
+            raise SystemExit(
+                f"together_sim: --api-key-file: cannot read {exc.filename}: "
+                f"{exc.strerror}; give a readable file with one key a line"
+            ) from None
+        keys = tuple(line.strip() for line in text.splitlines() if line.strip())
+        if not keys:
+            raise SystemExit(
+                f"together_sim: --api-key-file {args.api_key_file} holds no key; "
+                "write one key a line"
+            )
+        return keys, ""
+    if args.api_keys:
+        return tuple(args.api_keys), (
+            "together_sim: --api-key puts the key on the command line, where every local user "
+            f"can read it (ps); set {API_KEY_ENV}=KEY or use --api-key-file PATH instead"
+        )
+    key = environ.get(API_KEY_ENV, "").strip()
+    return (key or DEFAULT_API_KEY,), ""
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
-    note = time_scale_note(args.time_scale, args.provisioning_seconds)
-    if note:
-        print(note, file=sys.stderr, flush=True)
+    keys, key_note = api_keys(args, os.environ)
+    for note in (key_note, time_scale_note(args.time_scale, args.provisioning_seconds)):
+        if note:
+            print(note, file=sys.stderr, flush=True)
     config = SimulatorConfig(
         state_dir=args.state_dir,
-        api_keys=tuple(args.api_keys or ["sim-key"]),
+        api_keys=keys,
         time_scale=1.0 if args.time_scale is None else args.time_scale,
         admin=args.admin,
         reclaim_rate=args.reclaim_rate,
@@ -174,10 +254,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     sock.bind((args.host, args.port))
     sock.listen(128)
     host, port = sock.getsockname()[:2]
-    server = uvicorn.Server(
+    runtime: SimulatorRuntime = app.state.runtime
+    server = _Server(
         uvicorn.Config(
-            app, http=_AbortableH11Protocol, log_level="warning", access_log=False, lifespan="off"
-        )
+            app,
+            http=_AbortableH11Protocol,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            timeout_graceful_shutdown=5,  # a request still running after that is cancelled
+        ),
+        runtime,
     )
     print(f"together simulator listening on http://{host}:{port}", flush=True)
     try:
@@ -185,7 +272,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     except KeyboardInterrupt:
         pass
     finally:
-        app.state.runtime.close()
+        began = time.monotonic()
+        runtime.close()
+        if config.kubernetes:
+            print(f"together_sim: stopped in {time.monotonic() - began:.1f} s", file=sys.stderr)
         sys.stdout.flush()
 
 

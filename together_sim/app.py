@@ -162,6 +162,12 @@ def create_app(config: SimulatorConfig | None = None) -> Starlette:
         return wrapped
 
     async def _serve(request: Request, handler: Handler) -> Response | None:
+        if runtime.stopping.is_set():
+            return error_response(
+                503,
+                "the simulator is stopping; start it again (make demo, or python -m together_sim)",
+                headers={"Connection": "close"},
+            )
         faults = runtime.faults.faults
         if faults.latency_ms:
             await asyncio.sleep(faults.latency_ms / 1000)

@@ -57,6 +57,8 @@ class SimulatorRuntime:
         self.faults = FaultInjector(config.seed)
         self.requests = RequestLog()
         self._lock = threading.Lock()
+        self.stopping = threading.Event()
+        """Set once the simulator has been told to stop: the API answers 503 from then on."""
         self.kube: KubeHub | None = None
         self._kube_tmp: str | None = None
 
@@ -79,6 +81,7 @@ class SimulatorRuntime:
 
     def close(self) -> None:
         """Stop every control plane, then close the store."""
+        self.stopping.set()
         if self.kube is not None:
             self.kube.close()
             self.kube = None

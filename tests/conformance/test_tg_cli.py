@@ -122,3 +122,34 @@ def test_the_old_spellings_are_refused_by_3_1_1(tg: Tg) -> None:
     assert beta.returncode != 0 and 'Unknown command "clusters"' in beta.stdout + beta.stderr
     old_flag = tg("--project-id", "p", "clusters", "list", ok=False)
     assert 'Unknown command "--project-id"' in old_flag.stdout + old_flag.stderr
+
+
+def test_get_credentials_writes_and_rewrites_only_an_owner_only_file(
+    sim: SimulatorProcess, tg: Tg, tmp_path: Path
+) -> None:
+    """Why the demo writes .demo/kubeconfig 0600: `tg clusters get-credentials --file` creates a
+    missing file 0600 and writes into an existing one only when its mode ends in 600 (together
+    3.1.1, together/lib/cli/api/clusters/get_credentials.py); otherwise it prints a note, writes
+    nothing and exits 0, and a script goes on with the old file."""
+    created = tg(
+        "--project", "proj-creds", "clusters", "create", "--name", "creds",
+        "--region", "us-central-8", "--gpu-type", "H100_SXM", "--cluster-type", "KUBERNETES",
+        "--num-gpus", "8", "--billing-type", "ON_DEMAND",
+        "--nvidia-driver-version", "570", "--cuda-version", "12.8",
+    )  # fmt: skip
+    [cluster_id] = UUID.findall(created.stdout)
+    fresh = tmp_path / "new" / "kubeconfig"
+    assert (
+        "Kubeconfig written to"
+        in tg("clusters", "get-credentials", cluster_id, "--file", str(fresh)).stdout
+    )
+    assert fresh.stat().st_mode & 0o777 == 0o600
+    again = tg("clusters", "get-credentials", cluster_id, "--file", str(fresh))
+    assert "Kubeconfig written to" in again.stdout  # the same cluster again: rewritten
+    assert yaml.safe_load(fresh.read_text())["contexts"][0]["name"] == "creds"
+
+    loose = tmp_path / "loose"
+    loose.write_text("")
+    loose.chmod(0o644)
+    refused = tg("clusters", "get-credentials", cluster_id, "--file", str(loose))
+    assert 'has permissions "644"' in refused.stdout and loose.read_text() == ""

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
-from together_sim.__main__ import parse_args, time_scale_note
+import pytest
+
+from together_sim.__main__ import api_keys, parse_args, time_scale_note
 
 
 def test_no_time_scale_warns_with_the_flag_to_pass() -> None:
@@ -40,3 +43,22 @@ def test_the_start_line_is_the_host_only_base_url() -> None:
     assert line.startswith(prefix), line
     assert line[len(prefix) :].isdigit(), f"the URL has a path: {line}"
     assert "--time-scale 60" in stderr
+
+
+def test_the_api_key_comes_from_a_file_then_the_flag_then_the_environment(tmp_path: Path) -> None:
+    keys = tmp_path / "keys"
+    keys.write_text("from-file\n\nsecond\n")
+    env = {"TOGETHER_SIM_API_KEY": "from-env"}
+    assert api_keys(parse_args(["--api-key-file", str(keys), "--api-key", "x"]), env) == (
+        ("from-file", "second"),
+        "",
+    )
+    flag, warning = api_keys(parse_args(["--api-key", "on-the-line"]), env)
+    assert flag == ("on-the-line",) and "(ps)" in warning and "TOGETHER_SIM_API_KEY" in warning
+    assert api_keys(parse_args([]), env) == (("from-env",), "")
+    assert api_keys(parse_args([]), {}) == (("sim-key",), "")
+
+
+def test_an_unreadable_key_file_names_the_flag_and_the_fix(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit, match=r"--api-key-file: cannot read .*missing.*one key a line"):
+        api_keys(parse_args(["--api-key-file", str(tmp_path / "missing")]), {})

@@ -6,6 +6,10 @@ world to the simulator's clock, as a request would) and hands it to that cluster
 the cluster is being deleted (or failed), and its files go when the cluster is gone. Each
 cluster's certificates and ports are chosen when the cluster is created, so its ``kube_config``
 is the same from the first response on.
+
+A cluster directory holds about 120 MB (etcd's preallocated files, logs), so none outlives its
+cluster: a cluster that went while the simulator was stopped (or killed) has its directory
+removed at the next start, and one that goes during the last moments of a run at :meth:`close`.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import os
 import shutil
 import subprocess
 import threading
+import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -68,13 +73,24 @@ class KubeHub:
         self._thread = threading.Thread(target=self._run, name="kube-hub", daemon=True)
 
     def start(self) -> KubeHub:
-        self.root.mkdir(parents=True, exist_ok=True)
-        with self.runtime.transaction() as world:
-            names = {c.cluster_id: c.cluster_name for c in world.clusters.values()}
+        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        names = self._remove_orphans()
         for cluster_id, name in names.items():  # resumed state: same kubeconfig as before
             self.prepare(cluster_id, name)
         self._thread.start()
         return self
+
+    def _remove_orphans(self) -> dict[str, str]:
+        """Delete the directory of every cluster the world no longer has; returns the name of
+        each cluster it has, by id. Only at start and at close: no create runs then, so no
+        directory is newer than the world."""
+        with self.runtime.transaction() as world:
+            names = {c.cluster_id: c.cluster_name for c in world.clusters.values()}
+        for entry in self.root.iterdir() if self.root.is_dir() else ():
+            if entry.is_dir() and entry.name not in names:
+                log.info("removing the control-plane files of gone cluster %s", entry.name)
+                shutil.rmtree(entry, ignore_errors=True)
+        return names
 
     def prepare(self, cluster_id: str, cluster_name: str) -> None:
         """Certificates and ports for a new cluster (no process yet)."""
@@ -107,16 +123,33 @@ class KubeHub:
             mirrors = dict(self._mirrors)
         return {cid: asdict(m.status()) for cid, m in mirrors.items()}
 
-    def close(self) -> None:
-        """Stop every control plane and wait for their processes to end."""
+    def close(self, timeout: float = 10.0) -> None:
+        """Stop every control plane and wait for their processes to end, then remove the files
+        of clusters that are gone.
+
+        Under load a mirror's pass (several API-server calls) or the hub's can take seconds, so
+        the processes are signalled from here at once, every cluster's at the same moment,
+        rather than by each mirror thread once its pass is over: the mirror threads then fail
+        fast against stopped API servers. The wait is one deadline for all of them."""
         self._stopping.set()
-        self._thread.join(30)
+        deadline = time.monotonic() + timeout
+        mirrors = self._signal_all()
+        for mirror in mirrors:
+            mirror.plane.stop(max(0.1, deadline - time.monotonic()))
+        self._thread.join(max(1.0, deadline - time.monotonic()))
+        late = [m for m in self._signal_all() if m not in mirrors]  # made by the last pass
+        for mirror in mirrors + late:
+            mirror.plane.stop(max(0.1, deadline - time.monotonic()))
+            mirror.join(max(1.0, deadline - time.monotonic()))
+        self._remove_orphans()
+
+    def _signal_all(self) -> list[ClusterMirror]:
         with self._lock:
             mirrors = list(self._mirrors.values())
         for mirror in mirrors:
             mirror.stop()
-        for mirror in mirrors:
-            mirror.join()
+            mirror.plane.terminate()
+        return mirrors
 
     # ------------------------------------------------------------------- thread
 
@@ -138,6 +171,8 @@ class KubeHub:
             views = views_of(world)
         for cluster_id, view in views.items():
             mirror = self._mirrors.get(cluster_id)
+            if self._stopping.is_set():  # close() is stopping every control plane
+                return
             if mirror is None and view.data_plane_up and not view.gone:
                 self.prepare(cluster_id, view.cluster_name)
                 with self._lock:

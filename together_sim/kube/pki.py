@@ -5,11 +5,17 @@ certificates signed by that CA (``--client-ca-file``): the kubeconfig carries th
 client certificate in group ``system:masters``, as a real cluster's admin kubeconfig does. Keys
 are ECDSA P-256 (fast to generate; Kubernetes accepts them for serving, clients and service
 account tokens). Generated with the ``openssl`` command, so the simulator needs no crypto package.
+
+Everything here is a credential (the admin key is in the kubeconfig), so each file is created
+owner-only: ``openssl`` runs under umask 077, and :func:`write_private` opens with mode 0600. A
+file is never created readable and narrowed afterwards, which would leave a window in which
+another local user could open it.
 """
 
 from __future__ import annotations
 
 import base64
+import os
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -17,9 +23,22 @@ from pathlib import Path
 
 from together_sim.render import kubeconfig
 
-__all__ = ["ClusterPki", "ensure_pki", "kubeconfig_yaml"]
+__all__ = ["PRIVATE_UMASK", "ClusterPki", "ensure_pki", "kubeconfig_yaml", "write_private"]
 
 _DAYS = "3650"
+PRIVATE_UMASK = 0o077
+"""Files a process creates under this umask are 0600 (directories 0700)."""
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` as a 0600 file: a new file, created with that mode, then
+    renamed over the old one, so an old file's looser mode is not kept either."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(text)
+    os.replace(tmp, path)
 
 
 @dataclass(frozen=True)
@@ -68,7 +87,9 @@ def _openssl(*args: str, cwd: Path) -> None:
             "together_sim --kubernetes needs the openssl command to make each cluster's "
             "certificates; install openssl (e.g. apt-get install openssl)"
         )
-    done = subprocess.run([binary, *args], cwd=cwd, capture_output=True, text=True)
+    done = subprocess.run(
+        [binary, *args], cwd=cwd, capture_output=True, text=True, umask=PRIVATE_UMASK
+    )
     if done.returncode != 0:
         raise RuntimeError(f"openssl {args[0]} failed: {done.stderr.strip()}")
 
@@ -76,13 +97,12 @@ def _openssl(*args: str, cwd: Path) -> None:
 def _new_key(path: Path) -> None:
     _openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
              "-out", path.name, cwd=path.parent)  # fmt: skip
-    path.chmod(0o600)
 
 
 def _signed(pki: ClusterPki, key: Path, cert: Path, subject: str, extensions: str) -> None:
     """A certificate for ``key`` signed by the cluster CA, with ``extensions`` (x509v3 lines)."""
     csr, ext = cert.with_suffix(".csr"), cert.with_suffix(".ext")
-    ext.write_text(extensions)
+    write_private(ext, extensions)
     _openssl("req", "-new", "-key", key.name, "-subj", subject, "-out", csr.name, cwd=pki.root)
     _openssl("x509", "-req", "-in", csr.name, "-CA", pki.ca_cert.name, "-CAkey", pki.ca_key.name,
              "-CAcreateserial", "-days", _DAYS, "-extfile", ext.name, "-out", cert.name,
@@ -97,7 +117,7 @@ def ensure_pki(root: Path, cluster_id: str) -> ClusterPki:
     pki = ClusterPki(root)
     if pki.service_account_pub.exists():
         return pki
-    root.mkdir(parents=True, exist_ok=True)
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)
     _new_key(pki.ca_key)
     _openssl("req", "-x509", "-new", "-key", pki.ca_key.name, "-days", _DAYS,
              "-subj", f"/CN=together-sim-ca-{cluster_id[:8]}",

@@ -26,7 +26,7 @@ from typing import Final
 
 import httpx
 
-from together_sim.kube.pki import ClusterPki, ensure_pki, kubeconfig_yaml
+from together_sim.kube.pki import ClusterPki, ensure_pki, kubeconfig_yaml, write_private
 
 __all__ = ["BINARIES", "NODE_LABEL", "ControlPlane", "Ports"]
 
@@ -105,10 +105,11 @@ class ControlPlane:
     """Set to give up a start in progress (the cluster went away, or the simulator stops)."""
 
     def __post_init__(self) -> None:
-        self.root.mkdir(parents=True, exist_ok=True)
+        # Owner-only: the kubeconfig holds the cluster's admin key, etcd/ its secrets.
+        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.pki = ensure_pki(self.root / "pki", self.cluster_id)
         self.ports = Ports.load_or_pick(self.root / "ports.json")
-        self.kubeconfig_path.write_text(self.kubeconfig())
+        write_private(self.kubeconfig_path, self.kubeconfig())
 
     @property
     def server(self) -> str:
@@ -225,12 +226,24 @@ class ControlPlane:
     def alive(self) -> bool:
         return bool(self.processes) and all(p.poll() is None for p in self.processes.values())
 
-    def stop(self, timeout: float = 10.0) -> None:
-        """SIGTERM every process (its session too), then SIGKILL what is left after ``timeout``."""
-        procs = list(self.processes.values())
-        for proc in procs:
+    def terminate(self) -> None:
+        """Signal every process without waiting: SIGKILL to all but etcd, which gets SIGTERM.
+
+        Only etcd keeps state (the cluster's objects, which survive a simulator restart); the
+        API server, controller manager, scheduler and KWOK hold nothing a graceful stop would
+        save, and the API server's graceful stop alone takes seconds on a loaded machine."""
+        for name, proc in list(self.processes.items()):
             if proc.poll() is None:
-                proc.terminate()
+                if name == "etcd":
+                    proc.terminate()
+                else:
+                    proc.kill()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """:meth:`terminate`, then SIGKILL what is left after ``timeout``; returns once every
+        process has ended. Safe to call from two threads (the mirror's and the hub's close)."""
+        self.terminate()
+        procs = list(self.processes.values())
         deadline = time.monotonic() + timeout
         for proc in procs:
             try:
@@ -238,4 +251,7 @@ class ControlPlane:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-        self.processes.clear()
+        # Forget only what was waited for: a start in progress may have spawned one meanwhile.
+        for name, proc in list(self.processes.items()):
+            if proc in procs:
+                self.processes.pop(name, None)
