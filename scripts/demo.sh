@@ -10,6 +10,7 @@
 # binaries first and pass TOGETHER_ENGINE_BIN, TOGETHER_K8S_PROVIDER_BIN and TOGETHER_KUBE_BIN.
 # The simulator runs with --kubernetes: every cluster gets a real control plane, and .demo/env
 # puts kubectl on PATH with KUBECONFIG pointing at the stack's first cluster (.demo/kubeconfig).
+# The Kubernetes provider plugin is linked into the demo's Pulumi home (.demo/pulumi-home/plugins).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO="$PWD"
@@ -46,7 +47,7 @@ echo "$BACKEND" >"$DEMO/backend"
 
 # The environment every later command needs; `source .demo/env` gives the same to your shell.
 cat > "$DEMO/env" <<ENV
-export PATH="$TOGETHER_ENGINE_BIN:$TOGETHER_K8S_PROVIDER_BIN:$KUBE_BIN:$REPO/.venv/bin:\$PATH"
+export PATH="$TOGETHER_ENGINE_BIN:$KUBE_BIN:$REPO/.venv/bin:\$PATH"
 export KUBECONFIG="$DEMO/kubeconfig"
 export PULUMI_HOME="$DEMO/pulumi-home"
 export PULUMI_BACKEND_URL="$BACKEND_URL"
@@ -62,6 +63,15 @@ export SIM="$SIM_URL"
 ENV
 # shellcheck source=/dev/null
 source "$DEMO/env"
+
+# The Kubernetes provider plugin goes into the demo's plugin cache, at the version the
+# pulumi_kubernetes SDK asks for, as `pulumi plugin install resource kubernetes <version> --file`
+# would put it (a link, not a copy): found there, the engine does not warn "using
+# pulumi-resource-kubernetes from $PATH" on every run, as it does for a plugin on PATH.
+K8S_VERSION="$("$REPO/.venv/bin/python" -c 'import importlib.metadata as m; print(m.version("pulumi_kubernetes"))')"
+K8S_PLUGIN="$PULUMI_HOME/plugins/resource-kubernetes-v$K8S_VERSION"
+mkdir -p "$K8S_PLUGIN"
+ln -sfn "$TOGETHER_K8S_PROVIDER_BIN/pulumi-resource-kubernetes" "$K8S_PLUGIN/pulumi-resource-kubernetes"
 
 sim_up() {
   curl -fsS -o /dev/null -H "Authorization: Bearer $TOGETHER_API_KEY" "$TOGETHER_BASE_URL/v1/compute/regions" 2>/dev/null

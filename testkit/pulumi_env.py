@@ -9,6 +9,7 @@ reference (pulumi/pulumi#7960).
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import shutil
@@ -70,6 +71,19 @@ def engine_bin() -> Path:
 def k8s_plugin_bin() -> Path:
     """The directory holding ``pulumi-resource-kubernetes``."""
     return tool_bin("k8s-provider")
+
+
+def install_k8s_plugin(home: Path) -> Path:
+    """Put the built ``pulumi-resource-kubernetes`` into the plugin cache of the Pulumi home
+    `home` (a symlink, at the version the installed pulumi_kubernetes SDK asks for), as
+    ``pulumi plugin install resource kubernetes <version> --file ...`` would: found there, the
+    engine prints no "using pulumi-resource-kubernetes from $PATH" warning. Returns the link."""
+    version = importlib.metadata.version("pulumi_kubernetes")
+    link = home / "plugins" / f"resource-kubernetes-v{version}" / "pulumi-resource-kubernetes"
+    link.parent.mkdir(parents=True, exist_ok=True)
+    if not link.is_symlink():
+        link.symlink_to(k8s_plugin_bin() / "pulumi-resource-kubernetes")
+    return link
 
 
 @dataclass

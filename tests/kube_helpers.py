@@ -30,6 +30,8 @@ from together_api.kubeconfig import decode_kube_config
 COMPUTE_CLASS_LABEL = "together.ai/compute-class"
 INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 RUN_SECONDS_ANNOTATION = "together-sim/run-seconds"
+STARTED_AT_ANNOTATION = "together-sim/started-at"
+"""The simulated time the simulator started a pod's work (what its run time counts from)."""
 CONTROL_PLANE = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
 POLL = 0.2
 """Real seconds between polls of the API server (the controllers run in real time)."""
@@ -47,7 +49,9 @@ def node_classes(api: KubeClient) -> dict[str, str]:
 
 @dataclass
 class PodState:
-    """One observed state of a pod, at a simulated time."""
+    """One observed state of a pod, at a simulated time: the simulator's clock when the watch
+    event was handled, so never before the state began, but later when the recorder lags (a
+    loaded machine, while the test advances the clock)."""
 
     sim_time: float
     phase: str
@@ -55,6 +59,8 @@ class PodState:
     conditions: frozenset[str]
     deleting: bool
     exit_code: int | None
+    started_at: float | None = None
+    """The pod's `together-sim/started-at`: exact, whatever the recorder's lag."""
 
 
 @dataclass
@@ -77,11 +83,20 @@ class PodHistory:
     def first_seen(self, phase: str) -> PodState | None:
         return next((s for s in self.states if s.phase == phase), None)
 
+    @property
+    def started_at(self) -> float | None:
+        """When the simulator started the pod's work (simulated), or None before it did."""
+        return next((s.started_at for s in self.states if s.started_at is not None), None)
+
     def ran_for(self) -> float | None:
-        """Simulated seconds from first seen Running to first seen in a terminal phase."""
-        running = self.first_seen("Running")
+        """Simulated seconds from the start of the pod's work to first seen in a terminal phase.
+
+        The start is the simulator's own stamp on the pod, not when the recorder saw it Running:
+        a recorder that lags behind a clock advance would stamp the start late and make a full
+        run look short. The end can only be seen late, which errs towards longer."""
         end = next((s for s in self.states if s.phase in ("Succeeded", "Failed")), None)
-        return None if running is None or end is None else end.sim_time - running.sim_time
+        started = self.started_at
+        return None if started is None or end is None else end.sim_time - started
 
 
 class PodRecorder:
@@ -120,6 +135,7 @@ class PodRecorder:
 
     def _record(self, pod: dict[str, Any]) -> None:
         meta, status = pod["metadata"], pod.get("status", {})
+        started_at = (meta.get("annotations") or {}).get(STARTED_AT_ANNOTATION)
         terminated = [
             c.get("state", {}).get("terminated") for c in status.get("containerStatuses", [])
         ]
@@ -132,6 +148,7 @@ class PodRecorder:
             ),
             deleting="deletionTimestamp" in meta,
             exit_code=next((t["exitCode"] for t in terminated if t), None),
+            started_at=float(started_at) if started_at is not None else None,
         )
         with self._lock:
             history = self._pods.setdefault(

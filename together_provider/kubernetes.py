@@ -46,6 +46,8 @@ COMPUTE_CLASS_LABEL: Final = "together.ai/compute-class"
 GRACE_FIELD: Final = "terminationGracePeriodSeconds"
 REQUIRED_AFFINITY: Final = "requiredDuringSchedulingIgnoredDuringExecution"
 SKIP_AWAIT: Final = "pulumi.com/skipAwait"
+WAIT_FOR: Final = "pulumi.com/waitFor"
+"""pulumi-kubernetes waits for this condition instead of its own await logic for the kind."""
 
 PodSpec = dict[str, Any]
 

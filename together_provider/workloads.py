@@ -19,6 +19,7 @@ from together_provider.kubernetes import (
     DRAIN_WINDOW_SECONDS,
     GRACE_FIELD,
     SKIP_AWAIT,
+    WAIT_FOR,
     ComputeClass,
     pod_template,
     warn_if_no_preemptible_target,
@@ -107,16 +108,20 @@ class CheckpointingWorker(pulumi.ComponentResource):
                 "accessModes": ["ReadWriteMany"],  # every index of the array shares it
                 "resources": {"requests": {"storage": args.checkpoint_size}},
             }
+            claim_annotations: dict[str, str] = {}
             if getattr(args.cluster, "has_volume", False):
                 # Together exposes the cluster's shared volume as a static ReadWriteMany
                 # PersistentVolume named after the volume: bind to it, provision nothing.
                 claim_spec["storageClassName"] = ""
                 claim_spec["volumeName"] = args.cluster.volume_name
+                # Wait for the binding itself: pulumi-kubernetes' own wait for a claim looks up
+                # its storage class first and warns `no storage class found` for one with none.
+                claim_annotations[WAIT_FOR] = "jsonpath={.status.phase}=Bound"
             elif args.checkpoint_storage_class:
                 claim_spec["storageClassName"] = args.checkpoint_storage_class
             self.checkpoint_claim = k8s.core.v1.PersistentVolumeClaim(
                 f"{name}-checkpoints",
-                metadata=_metadata(claim_name, args.namespace, labels),
+                metadata=_metadata(claim_name, args.namespace, labels, claim_annotations),
                 spec=claim_spec,
                 opts=child,
             )

@@ -57,9 +57,10 @@ admin endpoints (with --admin; no auth, never faulted, never in the request log)
                                           "latency_ms", "drop_rate", "lost_answer_rate",
                                           "lost_answer_methods", "fail_provisioning"}
   PUT  /_sim/capacity                    {"region", "gpu_type", "standard_gpus"?,
-                                          "preemptible_gpus"?}
-  POST /_sim/clusters/{id}/reclaim       {"nodes": 1} or {"node_ids": [...]}: notice, 300 s
-                                         drain, removal
+                                          "preemptible_gpus"?}: the pool's total, used and
+                                          spare (default 256 standard, 64 preemptible)
+  POST /_sim/clusters/{id}/reclaim       {"nodes": 1} or {"node_ids": [...]}, "drain_seconds"?:
+                                         notice, drain (300 s unless given), removal
   GET  /_sim/kubernetes                  control planes (--kubernetes): state, server, pids
   POST /_sim/clusters/{id}/fail          provisioning fails (ACCEPTANCE_TESTS_FAILED)
   GET|DELETE /_sim/requests              request log: counts and ordered list

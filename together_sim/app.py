@@ -365,8 +365,21 @@ def admin_routes(runtime: SimulatorRuntime) -> list[Route]:
         ):
             raise SimError(400, "node_ids must be a list of node ids", param="node_ids")
         count = int(body.get("nodes", len(node_ids) if node_ids else 1))
+        drain = body.get("drain_seconds")
+        if drain is not None and (
+            isinstance(drain, bool) or not isinstance(drain, int | float) or drain <= 0
+        ):
+            raise SimError(
+                400,
+                f"drain_seconds must be a number of simulated seconds above 0, not {drain!r} "
+                "(leave it out for Together's 300 s drain window)",
+                param="drain_seconds",
+            )
         with runtime.transaction() as world:
-            nodes = world.reclaim(request.path_params["cluster_id"], count, node_ids)
+            cluster_id = request.path_params["cluster_id"]
+            nodes = world.reclaim(
+                cluster_id, count, node_ids, None if drain is None else float(drain)
+            )
         return JSONResponse({"reclaimed": nodes})
 
     async def autoscale(request: Request) -> Response:

@@ -81,6 +81,9 @@ class SimNode(BaseModel):
     created_at: float
     ready_at: float
     draining_since: float | None = None
+    drain_window: float | None = None
+    """This node's drain window when its reclaim asked for one (``drain_seconds``, an admin knob
+    to watch a reclaim at a human pace); None is Together's 300 s."""
     deleted_at: float | None = None
     reclaim_at: float | None = None
 
@@ -219,7 +222,8 @@ class World:
                 events.append((when, lambda: self._enter_phase(c)))
         for node in c.nodes:
             if node.draining_since is not None:
-                events.append((node.draining_since + t.drain_window, self._remover(c, node)))
+                window = t.drain_window if node.drain_window is None else node.drain_window
+                events.append((node.draining_since + window, self._remover(c, node)))
             elif node.reclaim_at is not None:
                 events.append((node.reclaim_at, self._reclaimer(c, node)))
         fill_at = self._fill_time(c)
@@ -281,8 +285,16 @@ class World:
     def _event(self, c: SimCluster, node: SimNode, reason: str, message: str) -> None:
         c.events.append(SimEvent(node_id=node.node_id, reason=reason, message=message, at=self.now))
 
-    def _drain(self, c: SimCluster, node: SimNode, reason: str, message: str) -> None:
+    def _drain(
+        self,
+        c: SimCluster,
+        node: SimNode,
+        reason: str,
+        message: str,
+        window: float | None = None,
+    ) -> None:
         node.draining_since = self.now
+        node.drain_window = window
         node.reclaim_at = None
         self._event(c, node, reason, message)
 
@@ -358,9 +370,16 @@ class World:
         if cluster.deleting_since is None:
             self._start_deleting(cluster)
 
-    def reclaim(self, cluster_id: str, count: int, node_ids: list[str] | None = None) -> list[str]:
+    def reclaim(
+        self,
+        cluster_id: str,
+        count: int,
+        node_ids: list[str] | None = None,
+        drain_seconds: float | None = None,
+    ) -> list[str]:
         """Together takes back ``count`` preemptible nodes (oldest first), or exactly the
-        ``node_ids`` given (each must be an active preemptible node of the cluster)."""
+        ``node_ids`` given (each must be an active preemptible node of the cluster); each is
+        removed ``drain_seconds`` after the notice (Together's 300 s when None)."""
         cluster = self.get(cluster_id)
         active = [n for n in cluster.live(preemptible=True) if n.draining_since is None]
         if node_ids is None:
@@ -376,8 +395,9 @@ class World:
                     param="node_ids",
                 )
             chosen = [by_id[n] for n in dict.fromkeys(node_ids)]
+        message = _PREEMPT_MESSAGE if drain_seconds is None else _preempt_message(drain_seconds)
         for node in chosen:
-            self._drain(cluster, node, "TogetherPreemptionNotified", _PREEMPT_MESSAGE)
+            self._drain(cluster, node, "TogetherPreemptionNotified", message, drain_seconds)
         return [n.node_id for n in chosen]
 
     def fail(self, cluster_id: str) -> None:
@@ -400,6 +420,8 @@ def _suffix(seed: str) -> str:
     return "".join(_NAME_ALPHABET[b % len(_NAME_ALPHABET)] for b in digest[:5])
 
 
-_PREEMPT_MESSAGE: Final = (
-    f"Node is being preempted by Together; it will be removed within {DRAIN_WINDOW_SECONDS}s"
-)
+def _preempt_message(window: float) -> str:
+    return f"Node is being preempted by Together; it will be removed within {window:g}s"
+
+
+_PREEMPT_MESSAGE: Final = _preempt_message(DRAIN_WINDOW_SECONDS)

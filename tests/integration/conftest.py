@@ -3,12 +3,11 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from testkit.pulumi_env import PulumiEnv, k8s_plugin_bin
+from testkit.pulumi_env import PulumiEnv, install_k8s_plugin, k8s_plugin_bin
 
 PROGRAMS = Path(__file__).parent / "programs"
 
@@ -21,14 +20,9 @@ def k8s_plugin_dir() -> Path:
 
 @pytest.fixture
 def k8s_env(pulumi_env: PulumiEnv, k8s_plugin_dir: Path) -> PulumiEnv:
-    """The isolated environment, with the plugin's directory on PATH and no ambient kubeconfig
-    (a program reaches a cluster only through the kubeconfig it is given)."""
-    pulumi_env.extra_env.update(
-        {
-            "PATH": os.pathsep.join(
-                [str(pulumi_env.bin_dir), str(k8s_plugin_dir), os.environ.get("PATH", "")]
-            ),
-            "KUBECONFIG": str(pulumi_env.root / "no-kubeconfig"),
-        }
-    )
+    """The isolated environment, with the plugin in its Pulumi home's plugin cache (not on PATH,
+    which the engine warns about on every run) and no ambient kubeconfig (a program reaches a
+    cluster only through the kubeconfig it is given)."""
+    install_k8s_plugin(pulumi_env.home)
+    pulumi_env.extra_env["KUBECONFIG"] = str(pulumi_env.root / "no-kubeconfig")
     return pulumi_env

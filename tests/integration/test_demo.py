@@ -1,5 +1,6 @@
-"""The demo, docs/walkthrough.md and the Kubernetes walkthrough of docs/workloads.md,
-run exactly as written, in a copy of the project."""
+"""The demo, then docs/walkthrough.md, the Kubernetes walkthrough of docs/workloads.md and the
+demo section of docs/policy.md, run as written one after another in one shell against one demo,
+in a copy of the project (a git checkout of its own, so the walkthrough's undo works)."""
 
 from __future__ import annotations
 
@@ -8,22 +9,18 @@ import os
 import re
 import shutil
 import socket
-import stat
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 
 from testkit.kube import control_plane_processes
 from testkit.pulumi_env import REPO
 from tests.kube_helpers import demo_bins_env
 
 pytestmark = pytest.mark.engine
-TG = "CI=1 tg "
-"""`tg` as the walkthrough runs it; CI=1 only stops it installing shell completion in ~/.bashrc."""
 
 
 def _free_port() -> int:
@@ -47,7 +44,13 @@ def project(tmp_path: Path, engine: Path) -> Iterator[Path]:
         work / "examples" / "sweep",
         ignore=shutil.ignore_patterns("__pycache__", "Pulumi.*.yaml"),
     )
+    shutil.copytree(
+        REPO / "policy", work / "policy", ignore=shutil.ignore_patterns("venv", "__pycache__")
+    )
+    (work / "policy" / "venv").symlink_to(REPO / "policy" / "venv", target_is_directory=True)
     (work / ".venv").symlink_to(Path(sys.prefix))
+    git = "git -c user.name=test -c user.email=test@example.invalid"
+    _run(work, f"git init -q && {git} add -A && {git} commit -qm 'the demo, as checked out'")
     yield work
     _run(work, "bash scripts/demo.sh down", check=False)
 
@@ -103,129 +106,107 @@ def test_demo_down_then_demo_again_comes_up_each_time(project: Path) -> None:
         assert "+ 3 created" in up.stdout, f"up {attempt}:\n{up.stdout}\n{up.stderr}"
 
 
-def test_readme_walkthrough(project: Path) -> None:
-    _run(project, "bash scripts/demo.sh up")
-    env = "source .demo/env && "
-
-    _run(project, env + "pulumi config set --path clusters.train.numPreemptibleGpus 24")
-    preview = _run(project, env + "pulumi preview --diff")
-    assert re.search(r"~ num_preemptible_gpus\s*: 16 => 24", preview.stdout)
-    assert "1 to update" in preview.stdout
-
-    up = _run(project, env + "pulumi up --yes")
-    assert "1 updated" in up.stdout
-
-    # Step 1b: grow the checkpoint volume in place, then see a shrink refused at preview.
-    _run(project, env + "pulumi config set --path volumes.checkpoints.sizeTib 4")
-    grown = _run(project, env + "pulumi up --yes")
-    assert "1 updated" in grown.stdout and "2 unchanged" in grown.stdout
-    _run(project, env + "pulumi config set --path volumes.checkpoints.sizeTib 2")
-    shrink = _run(project, env + "pulumi preview", check=False)
-    assert shrink.returncode != 0
-    assert "volume 'checkpoints': size_tib 4 -> 2 would shrink the volume" in shrink.stdout
-    _run(project, env + "pulumi config set --path volumes.checkpoints.sizeTib 4")
-
-    # Steps 2 and 3, with the walkthrough's own command lines.
-    find_id = (
-        "ID=$(pulumi stack output train --json | python3 -c "
-        "'import json,sys; print(json.load(sys.stdin)[\"cluster_id\"])') && "
-    )
-    counts = _run(
-        project,
-        env
-        + find_id
-        + 'curl -s -H "Authorization: Bearer $TOGETHER_API_KEY" '
-        + '"$TOGETHER_BASE_URL/v1/compute/clusters/$ID" | python3 -c '
-        + "'import json,sys; c=json.load(sys.stdin); "
-        + 'print(c["desired_preemptible_gpus"], c["allocated_preemptible_gpus"])\'',
-    )
-    desired, allocated = (int(n) for n in counts.stdout.split())
-    assert desired == 24
-    assert 0 <= allocated <= desired and allocated % 8 == 0
-    # Together's own CLI in the same shell: TOGETHER_BASE_URL is host-only, as `tg` expects.
-    retrieved = _run(
-        project,
-        env
-        + find_id
-        + TG
-        + 'clusters retrieve "$ID" --json | python3 -c '
-        + "'import json,sys; c=json.load(sys.stdin); "
-        + 'print(c["status"], c["desired_preemptible_gpus"])\'',
-    )
-    assert retrieved.stdout.split() == ["Ready", "24"]
-    # The demo wrote .demo/kubeconfig 0600 (it holds the admin key); tg writes only into a file
-    # of that mode: on any other it prints a note, writes nothing and still exits 0
-    # (together/lib/cli/api/clusters/get_credentials.py, together 3.1.1).
-    assert stat.S_IMODE((project / ".demo" / "kubeconfig").stat().st_mode) == 0o600
-    creds = 'clusters get-credentials "$ID" --file .demo/kubeconfig'
-    written = _run(project, env + find_id + TG + creds)
-    assert "Kubeconfig written to" in written.stdout, written.stdout
-    kubeconfig = yaml.safe_load((project / ".demo" / "kubeconfig").read_text())
-    assert kubeconfig["kind"] == "Config" and kubeconfig["clusters"]
-    names = _run(
-        project,
-        env + "python3 -c 'import together; "
-        "print([c.cluster_name for c in together.Together().clusters.list().clusters])'",
-    )
-    assert "train" in names.stdout  # the Python SDK in the same shell: same host-only URL
-    capacity = _run(
-        project,
-        env + 'curl -s -X PUT "$SIM/_sim/capacity" '
-        '-d \'{"region":"us-central-8","gpu_type":"H100_SXM","preemptible_gpus":16}\'',
-    )
-    assert '"preemptible_gpus":16' in capacity.stdout.replace(" ", "")
-    reclaim = _run(
-        project,
-        env + find_id + 'curl -s -X POST "$SIM/_sim/clusters/$ID/reclaim" -d \'{"nodes": 1}\'',
-    )
-    assert "gpu-preemptible" in reclaim.stdout
-    refresh = _run(project, env + "pulumi refresh --yes")
-    assert "3 unchanged" in refresh.stdout
-    (reclaimed,) = json.loads(reclaim.stdout)["reclaimed"]
-    nodes = _run(project, env + "kubectl get nodes -L together.ai/compute-class")
-    assert "COMPUTE-CLASS" in nodes.stdout and "preemptible" in nodes.stdout
-    events = _run(
-        project,
-        env + "kubectl get events -A --field-selector reason=TogetherPreemptionNotified",
-    )
-    assert reclaimed in events.stdout and "Warning" in events.stdout
-
-    _run(project, env + "pulumi config set --path clusters.train.numGpus 16")
-    _run(project, env + "pulumi config set --path clusters.train.numPreemptibleGpus 16")
-    conversion = _run(project, env + "pulumi preview", check=False)
-    assert conversion.returncode != 0
-    assert "refuses it as a safety policy" in conversion.stdout
-
-    _run(project, env + "pulumi config set --path clusters.train.numGpus 0")
-    zero = _run(project, env + "pulumi preview", check=False)
-    assert zero.returncode != 0
-    assert "clusters.train.numGpus: num_gpus=0 leaves no standard node" in zero.stdout
-
-    down = _run(project, "bash scripts/demo.sh down")
-    assert "simulator stopped" in down.stdout
-
-
-def _kubernetes_walkthrough() -> str:
-    """The bash block of docs/workloads.md's walkthrough, as written."""
-    doc = (REPO / "docs" / "workloads.md").read_text()
-    after = doc.split("<!-- walkthrough:kubernetes -->", 1)[1]
+def _block(page: str, marker: str) -> str:
+    """The bash block after `<!-- walkthrough:<marker> -->` in docs/<page>, as written."""
+    doc = (REPO / "docs" / page).read_text()
+    after = doc.split(f"<!-- walkthrough:{marker} -->", 1)[1]
     return after.split("```bash\n", 1)[1].split("```", 1)[0]
 
 
-def test_kubernetes_walkthrough(project: Path) -> None:
-    up = _run(project, "bash scripts/demo.sh up")
-    # `make demo` shows the dev cluster in Kubernetes: its nodes, labelled by compute class.
-    assert re.search(r"gpu-dp-\S+\s+Ready", up.stdout), up.stdout
+PAGES = (
+    ("walkthrough", "walkthrough.md", "demo"),
+    ("workloads", "workloads.md", "kubernetes"),
+    ("policy", "policy.md", "policy"),
+    ("done", "walkthrough.md", "done"),
+)
+"""The pages' blocks in the order a newcomer runs them: the walkthrough's last block, which takes
+the demo down, comes after the other two pages."""
 
-    walk = _run(project, "set -euo pipefail\n" + _kubernetes_walkthrough())
-    out = walk.stdout
-    # `kubectl get nodes -L together.ai/compute-class` of the dev cluster (KUBECONFIG from env).
-    assert re.search(r"gpu-preemptible-dp-\S+\s+Ready\s.*\spreemptible", out), out
-    node, index = re.search(r"reclaiming (\S+), which runs index (\d+)", out).groups()  # type: ignore[union-attr]
-    # The cordon, and the Warning event that says why.
-    assert re.search(rf"{node}\s+Ready,SchedulingDisabled", out), out
-    assert re.search(rf"Warning\s+TogetherPreemptionNotified\s+node/{node}", out), out
-    # The index runs again, on another node; the reclaim counted no failure.
-    again = re.search(rf"index {index} runs again on (\S+)", out)
-    assert again is not None and again.group(1) not in ("", node), out
-    assert "failed: \n" in out, out
+PRELUDE = f"""
+export CI=1   # only stops tg installing shell completion in ~/.bashrc
+# The copy has no Makefile: `make` stands for what the Makefile runs (the builds come from the
+# environment, TOGETHER_*_BIN).
+make() {{
+  case "$*" in
+    demo) bash scripts/demo.sh up ;;
+    demo-down) bash scripts/demo.sh down ;;
+    policy) command make -s -C {REPO} policy ;;
+    *) echo "test_demo: no stand-in for make $*" >&2; return 2 ;;
+  esac
+}}
+"""
+
+
+def _pages(out: str) -> dict[str, str]:
+    """The shell's output split by page (each page's block starts with an echoed marker)."""
+    found = {}
+    for name, text in re.findall(r"^=== page (\w+)\n(.*?)(?=^=== page |\Z)", out, re.M | re.S):
+        found[name] = text
+    assert list(found) == [name for name, _, _ in PAGES], out[-3000:]
+    return found
+
+
+def test_the_walkthroughs_compose_in_one_shell_against_one_demo(project: Path) -> None:
+    script = PRELUDE + "".join(
+        f"echo '=== page {name}'\n" + _block(page, marker) for name, page, marker in PAGES
+    )
+    # Not `set -e`: some steps fail on purpose (the previews the provider refuses). Every wait in
+    # the pages is bounded, and so is this run.
+    result = subprocess.run(
+        ["bash", "-c", script], cwd=project, capture_output=True, text=True, timeout=1500
+    )
+    out = result.stdout
+    pages = _pages(out)
+    context = f"\n--- stdout ---\n{out[-6000:]}\n--- stderr ---\n{result.stderr[-4000:]}"
+    walk, kube, policy, done = (pages[name] for name, _, _ in PAGES)
+
+    # docs/walkthrough.md. Step 1: one in-place update of the target, then the volume grown.
+    assert re.search(r"~ num_preemptible_gpus\s*: 16 => 24", walk), context
+    assert "1 to update" in walk and "2 unchanged" in walk, context
+    assert "volume 'checkpoints': size_tib 4 -> 2 would shrink the volume" in walk, context
+    # Step 2: the API, Together's CLI and SDK in the same shell (TOGETHER_BASE_URL host-only).
+    desired, allocated = (int(n) for n in re.search(r"^(24) (\d+)$", walk, re.M).groups())  # type: ignore[union-attr]
+    assert 0 <= allocated <= desired and allocated % 8 == 0, context
+    assert re.search(r"^Ready 24$", walk, re.M), context
+    assert "'train'" in walk, context
+    # The demo wrote .demo/kubeconfig 0600 (it holds the admin key); tg writes only into a file
+    # of that mode: on any other it prints a note, writes nothing and still exits 0
+    # (together/lib/cli/api/clusters/get_credentials.py, together 3.1.1). The file itself is
+    # gone by now (demo-down removes it); the Kubernetes page's kubectl ran on what tg wrote.
+    assert "Kubeconfig written to" in walk, context
+    # The PUT sets the pool's total; spare is that total minus what the dev cluster holds.
+    scarce = json.loads(re.search(r'^\{"region".*"preemptible_gpus":16.*\}$', walk, re.M)[0])  # type: ignore[index]
+    assert 16 - desired <= scarce["preemptible_spare"] <= 16 - allocated, scarce
+    # Step 3: the reclaimed node, seen cordoned in Kubernetes, with the Warning event.
+    node = re.search(r"^reclaimed (gpu-preemptible-dp-\S+)$", walk, re.M)
+    assert node is not None, context
+    assert re.search(rf"^{node[1]}\s+Ready,SchedulingDisabled\s", walk, re.M), context
+    assert re.search(rf"Warning\s+TogetherPreemptionNotified\s+node/{node[1]}", walk), context
+    assert "3 unchanged" in walk, context  # the refresh: a reclaim is not drift
+    # Step 4: both refusals, at preview.
+    assert "refuses it as a safety policy" in walk, context
+    assert "clusters.train.numGpus: num_gpus=0 leaves no standard node" in walk, context
+    # The undo: the pool back to its default, 64 preemptible GPUs.
+    assert re.search(r'^\{"region".*"preemptible_gpus":64.*\}$', walk, re.M), context
+
+    # docs/workloads.md, against the same simulator after the walkthrough.
+    assert re.search(r"gpu-preemptible-dp-\S+\s+Ready\s.*\spreemptible", kube), context
+    reclaimed = re.search(r"reclaiming (\S+), which runs index (\d+)", kube)
+    assert reclaimed is not None, context
+    sweep_node, index = reclaimed.groups()
+    assert re.search(rf"{sweep_node}\s+Ready,SchedulingDisabled", kube), context
+    assert re.search(rf"Warning\s+TogetherPreemptionNotified\s+node/{sweep_node}", kube), context
+    again = re.search(rf"index {index} runs again on (\S+)", kube)
+    assert again is not None and again.group(1) not in ("", sweep_node), context
+    assert "failed: \n" in kube, context
+
+    # docs/policy.md: the dev stack passes; a target above dev's cap is an advisory violation.
+    previews = policy.split("Policies:")
+    assert len(previews) == 3, context
+    first, second = previews[1:]
+    assert "gpu-budget" not in first, context
+    assert "gpu-budget" in second and "advisory" in second, context
+
+    assert "simulator stopped" in done, context
+    # The Kubernetes plugin is found in the demo's plugin cache, without the engine's warning.
+    assert "pulumi-resource-kubernetes from $PATH" not in out + result.stderr, context

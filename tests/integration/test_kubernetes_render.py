@@ -134,7 +134,11 @@ def test_sweep_renders_a_checkpointing_job_array_on_preemptible_nodes(
         {"name": "checkpoints", "persistentVolumeClaim": {"claimName": "sweep-checkpoints"}}
     ]
     # The claim binds to the shared volume's static PersistentVolume (named after the volume).
-    claim = manifests[("PersistentVolumeClaim", "sweep-checkpoints")]["spec"]
+    claim_manifest = manifests[("PersistentVolumeClaim", "sweep-checkpoints")]
+    # Awaited by its binding, not by pulumi-kubernetes' storage-class lookup (it has none).
+    annotations = claim_manifest["metadata"]["annotations"]
+    assert annotations["pulumi.com/waitFor"] == "jsonpath={.status.phase}=Bound"
+    claim = claim_manifest["spec"]
     assert claim["volumeName"] == "sweep-checkpoints"
     assert claim["storageClassName"] == ""
     assert claim["accessModes"] == ["ReadWriteMany"]

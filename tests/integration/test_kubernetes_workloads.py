@@ -41,7 +41,7 @@ RUN_SECONDS = 1800
 """How long each trial runs, in simulated seconds (the pods' `together-sim/run-seconds`)."""
 STEP = 60.0
 """Simulated seconds the clock moves per poll while something runs: also how precisely a test
-knows when a pod started or ended."""
+knows when a pod ended (its start is stamped on the pod)."""
 TRIALS, PARALLELISM = 8, 3
 
 
@@ -129,9 +129,9 @@ def _fresh_trials(live: Workloads, count: int) -> dict[str, PodHistory] | None:
     running = {p["metadata"]["name"] for p in _running_job_pods(live)}
     fresh = []
     for history in live.pods.histories(lambda h: _job_pods(h) and h.name in running):
-        started = history.first_seen("Running")
-        if started is not None and history.node and now - started.sim_time < RUN_SECONDS / 2:
-            fresh.append((started.sim_time, history))
+        started = history.started_at
+        if started is not None and history.node and now - started < RUN_SECONDS / 2:
+            fresh.append((started, history))
     chosen: dict[str, PodHistory] = {}
     for _, history in sorted(fresh, key=lambda pair: -pair[0]):
         if history.node is not None and history.node not in chosen and len(chosen) < count:
@@ -216,6 +216,10 @@ def test_sweep_survives_reclaims_without_using_its_backoff_limit(
     up = advancing(stack.up, simulator, STEP, on_tick=workloads.connect)
     cluster_id = up.outputs["cluster_id"].value
     live = workloads
+    # A quiet run: the plugin comes from the plugin cache, and the claim of the shared volume
+    # (no storage class) is awaited by its binding.
+    assert "pulumi-resource-kubernetes from $PATH" not in up.stdout + up.stderr
+    assert "no storage class found" not in up.stdout + up.stderr
 
     # The trials start on the three preemptible nodes once the fill has added them.
     wait_until(
@@ -259,13 +263,14 @@ def test_sweep_survives_reclaims_without_using_its_backoff_limit(
         assert pod.final.phase == "Failed", f"{pod.name} ended {pod.final}"
         assert "DisruptionTarget" in {c for s in pod.states for c in s.conditions}, pod.states
         assert pod.final.exit_code in (143, None), pod.final
-    # Every index was completed by exactly one pod, and that pod ran its full time.
+    # Every index was completed by exactly one pod, and that pod ran its full time: counted from
+    # the simulator's start stamp on the pod, so the recorder's lag cannot shorten it.
     trials = workloads.pods.histories(_job_pods)
     done = [h for h in trials if h.final.phase == "Succeeded"]
     assert sorted(int(h.index or -1) for h in done) == list(range(TRIALS))
     for pod in done:
         ran = pod.ran_for()
-        assert ran is not None and ran >= RUN_SECONDS - 2 * STEP, (pod.name, ran, pod.states)
+        assert ran is not None and ran >= RUN_SECONDS, (pod.name, ran, pod.states)
         assert not {c for s in pod.states for c in s.conditions} & {"DisruptionTarget"}
     # Placement: trials only ever on preemptible nodes, serving only on standard ones.
     assert {live.classes[h.node] for h in trials if h.node} == {"preemptible"}

@@ -23,8 +23,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
-from testkit.pulumi_env import PLUGIN_DIR, REPO, PulumiEnv, k8s_plugin_bin, provider_config
+from testkit.pulumi_env import (
+    PLUGIN_DIR,
+    REPO,
+    PulumiEnv,
+    install_k8s_plugin,
+    provider_config,
+)
 from testkit.sim import SimulatorProcess
 from tests.integration.conftest import PROGRAMS
 from together_policy.pack import POLICIES
@@ -65,9 +72,8 @@ def _pack_venv() -> None:
 def policy_env(engine: Path, tmp_path_factory: pytest.TempPathFactory) -> PulumiEnv:
     _pack_venv()
     root = tmp_path_factory.mktemp("policy")
-    path = os.pathsep.join(
-        [str(engine), str(PLUGIN_DIR), str(k8s_plugin_bin()), os.environ.get("PATH", "")]
-    )
+    path = os.pathsep.join([str(engine), str(PLUGIN_DIR), os.environ.get("PATH", "")])
+    install_k8s_plugin(root / "pulumi-home")
     return PulumiEnv(
         root=root,
         bin_dir=engine,
@@ -87,13 +93,17 @@ def work(policy_env: PulumiEnv) -> Path:
 
 
 def preview(
-    env: PulumiEnv, work: Path, scenario: str, pack_config: dict[str, Any] | None = None
+    env: PulumiEnv,
+    work: Path,
+    scenario: str,
+    pack_config: dict[str, Any] | None = None,
+    pack: Path = PACK,
 ) -> Run:
     env.stack(
         work, scenario, config={"scenario": scenario, "renderYamlTo": str(env.root / scenario)}
     )
     events, out = env.root / f"{scenario}.events", env.root / f"{scenario}.json"
-    args = ["preview", "--json", "--stack", scenario, "--policy-pack", str(PACK)]
+    args = ["preview", "--json", "--stack", scenario, "--policy-pack", str(pack)]
     if pack_config is not None:
         config_file = env.root / f"{scenario}.policy.json"
         config_file.write_text(json.dumps(pack_config))
@@ -255,3 +265,23 @@ def test_the_demo_stacks_pass_the_pack_with_their_own_config(
         result = demo.run(program, *args, "--event-log", str(events), check=False)
         assert result.returncode == 0, result.stdout + result.stderr
         assert read_policy_events(events) == ()
+
+
+def test_the_pack_names_its_virtualenv_because_a_pack_gets_no_default(
+    policy_env: PulumiEnv, work: Path, tmp_path: Path
+) -> None:
+    """A release Pulumi's Python host gives a policy pack (an analyzer) no `./venv` default, and
+    so does ours: a pack whose PulumiPolicy.yaml names no virtualenv runs in the ambient python3
+    (here the project's .venv, which has no pulumi_policy) and never starts. Ours naming
+    `venv` is what lets every other test here pass on either host."""
+    settings = yaml.safe_load((PACK / "PulumiPolicy.yaml").read_text())
+    assert settings["runtime"] == {"name": "python", "options": {"virtualenv": "venv"}}
+
+    unnamed = tmp_path / "pack"
+    shutil.copytree(PACK, unnamed, ignore=shutil.ignore_patterns("venv", "__pycache__"))
+    (unnamed / "venv").symlink_to(PACK / "venv", target_is_directory=True)
+    (unnamed / "PulumiPolicy.yaml").write_text(yaml.safe_dump({**settings, "runtime": "python"}))
+    run = preview(policy_env, work, "good", pack=unnamed)
+    assert run.result.returncode != 0
+    output = run.result.stdout + run.result.stderr
+    assert "No module named 'pulumi_policy'" in output, output

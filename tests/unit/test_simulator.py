@@ -87,6 +87,26 @@ def test_reclaim_notifies_drains_removes_and_refills(sim: Sim) -> None:
     assert node_id not in preemptible(refilled)
 
 
+def test_a_reclaim_can_ask_for_a_longer_drain_window_to_watch_it(sim: Sim) -> None:
+    """`drain_seconds` (a simulator knob, not Together's) keeps the node cordoned longer."""
+    cluster = sim.ready(num_preemptible_gpus=16, project_id="proj-1")
+    sim.advance(120)
+    cid = cluster.cluster_id
+    body = {"nodes": 1, "drain_seconds": 1800}
+    [node_id] = sim.http.post(f"/_sim/clusters/{cid}/reclaim", json=body).json()["reclaimed"]
+    [event] = [e for e in sim.get(cid).node_lifecycle_events or [] if e.is_preemption]
+    assert "removed within 1800s" in (event.message or "")
+    sim.advance(1799)
+    assert {n.node_id: n.status for n in sim.get(cid).gpu_worker_nodes}[node_id] == "Draining"
+    sim.advance(1)
+    assert node_id not in preemptible(sim.get(cid))
+    for bad in (0, -5, "long", True):
+        refused = sim.http.post(f"/_sim/clusters/{cid}/reclaim", json={"drain_seconds": bad})
+        assert refused.status_code == 400
+        error = refused.json()["error"]
+        assert error["param"] == "drain_seconds" and "above 0" in error["message"], error
+
+
 def test_lowering_the_target_drains_surplus_and_raising_fills(sim: Sim) -> None:
     cluster = sim.ready(num_preemptible_gpus=24, project_id="proj-1")
     sim.advance(180)

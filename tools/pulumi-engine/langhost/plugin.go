@@ -10,13 +10,16 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/pulumi/pulumi/sdk/v3/go/common/apitype"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/util/rpcutil"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/pulumi/pulumi/sdk/v3/python/toolchain"
 )
 
-// defaultPluginVirtualenv is the virtualenv a plugin runs in when its PulumiPolicy.yaml (or
-// PulumiPlugin.yaml) names none: upstream never runs a plugin in the ambient interpreter.
+// defaultPluginVirtualenv is the virtualenv a plugin that is not an analyzer runs in when its
+// PulumiPlugin.yaml names none. A policy pack (an analyzer) gets no default, as upstream
+// (`isPlugin := req.Kind != AnalyzerPlugin`): without a `virtualenv` option in its
+// PulumiPolicy.yaml it runs in the ambient python3, so a pack must name its virtualenv.
 const defaultPluginVirtualenv = "venv"
 
 // RunPlugin runs a Python plugin, which is how the engine starts a Python policy pack
@@ -25,7 +28,8 @@ const defaultPluginVirtualenv = "venv"
 // follows the upstream host (sdk/python/cmd/pulumi-language-python/main.go in pulumi/pulumi):
 //
 //   - the runtime options of the plugin's PulumiPolicy.yaml are parsed as a program's are, and
-//     with the pip toolchain and no `virtualenv` option the plugin runs in `<dir>/venv`;
+//     with the pip toolchain and no `virtualenv` option a plugin runs in `<dir>/venv`, unless it
+//     is an analyzer (a policy pack), which runs in the ambient interpreter;
 //   - a directory with `__main__.py` runs as `python <dir> <args...>` (the args are the engine
 //     address); a directory without one but with a buildable pyproject.toml runs as
 //     `python -m pulumi.run.plugin <project name> <args...>`;
@@ -40,7 +44,8 @@ func (h *host) RunPlugin(
 	if err != nil {
 		return err
 	}
-	if opts.Toolchain == toolchain.Pip && opts.Virtualenv == "" {
+	isPlugin := req.GetKind() != string(apitype.AnalyzerPlugin)
+	if isPlugin && opts.Toolchain == toolchain.Pip && opts.Virtualenv == "" {
 		opts.Virtualenv = defaultPluginVirtualenv
 	}
 	tc, err := toolchain.ResolveToolchain(opts)
