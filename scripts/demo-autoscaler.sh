@@ -28,6 +28,7 @@ source "$DEMO/env"
 SCAN="${DEMO_AUTOSCALER_SCAN_SECONDS:-2}"
 UNNEEDED="${DEMO_AUTOSCALER_UNNEEDED_SECONDS:-20}"
 PIDFILE="$DEMO/autoscaler-controller.pid"
+MARK="$DEMO/autoscaler.seen"  # touched at each read of the state: a newer state file is news
 
 say() { printf '%s demo-autoscaler: %s\n' "$(date -u +%FT%TZ)" "$*"; }
 
@@ -81,7 +82,7 @@ start_controller() {
   echo "$CHILD" >"$PIDFILE"
 }
 
-trap 'stop_controller; say "stopped"; exit 0' TERM INT
+trap 'stop_controller; rm -f "$MARK"; say "stopped"; exit 0' TERM INT
 
 # The file backend's checkpoint: a stat every half second sees a `pulumi up` land at once, so the
 # controller never acts for long on a range the stack no longer declares. Another backend's state
@@ -97,7 +98,6 @@ find_state_file() {
   esac
 }
 STATE_FILE="$(find_state_file)"
-MARK="$DEMO/autoscaler.seen"
 rm -f "$MARK"
 CURRENT=""
 RESTART=1
