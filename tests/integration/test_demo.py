@@ -257,10 +257,11 @@ def _the_burst_went_as_the_page_says(burst: str, log: str) -> None:
     assert len(ran) == 3 and ran == listed, context  # a pod on each new node, which was listed
     lowered = set(re.findall(r"ScaleDown\s+node/(\S+)\s+.*cordoned for targeted scale-down", burst))
     assert ran <= lowered, context  # each burst node named in a ScaleDown event
-    # Before the undo, every preview with --refresh --expect-no-changes passed, and the up that
-    # lowered the floor changed nothing; the undo's up is the one update.
+    # Before the undo, every preview with --refresh --expect-no-changes passed (4), and the up
+    # that lowered the floor changed nothing (its preview and its update: 2); the undo's up is
+    # the one update.
     before, undo = burst.split('job.batch "burst" deleted', 1)
-    assert before.count("Resources:\n    3 unchanged") == 5, context
+    assert before.count("Resources:\n    3 unchanged") == 6, context
     assert "error:" not in before and "to update" not in before, context
     assert "1 updated" in undo, context
     # The controller: one PUT up for the burst, the key never in its log.
