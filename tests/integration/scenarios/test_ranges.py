@@ -13,7 +13,7 @@ from pulumi import automation as auto
 
 from testkit.pulumi_env import PulumiEnv
 from testkit.sim import SimulatorProcess
-from tests.clusters import live_clusters, preview_error
+from tests.clusters import live_clusters, preview_error, set_clusters
 from tests.hosts import Host
 from tests.specs import CLUSTER_SPEC as BASE
 from together_api.client import TogetherClient
@@ -72,33 +72,21 @@ def test_a_target_moved_inside_the_range_is_no_change_and_outside_one_put_to_the
     assert result.outputs["train_desired"].value == 32
     (cluster,) = live_clusters(simulator)
     assert cluster.desired_preemptible_gpus == 32
-    _no_changes(stack)
-
-    # Below the floor: back up to the floor.
-    _move_target(simulator, cluster_id, 0)
-    stack.refresh()
-    simulator.reset_requests()
-    assert stack.up().outputs["train_desired"].value == 8
-    assert [r["method"] for r in simulator.requests()] == ["PUT"]
-    _no_changes(stack)
+    _no_changes(stack)  # (below the floor it goes up to the floor: tests/unit/test_ranges.py)
 
 
-@pytest.mark.parametrize(
-    ("ceiling", "says"),
-    [
-        (20, "max_preemptible_gpus=20 is not a multiple of 8"),
-        (0, "max_preemptible_gpus=0 is below num_preemptible_gpus=8"),
-    ],
-)
 def test_a_bad_ceiling_is_refused_at_preview_with_no_api_call(
-    host: Host, env: PulumiEnv, simulator: SimulatorProcess, ceiling: int, says: str
+    host: Host, env: PulumiEnv, simulator: SimulatorProcess
 ) -> None:
-    stack = _stack(host, env, simulator, **{**RANGE, "max_preemptible_gpus": ceiling})
+    stack = _stack(host, env, simulator, **{**RANGE, "max_preemptible_gpus": 20})
     simulator.reset_requests()
     error = preview_error(stack)
-    assert says in error
-    assert "set max_preemptible_gpus" in error or "use 16 or 24" in error  # the fix
+    assert "max_preemptible_gpus=20 is not a multiple of 8" in error and "use 16 or 24" in error
     assert "Traceback" not in error
+    set_clusters(stack, {"train": {**BASE, **RANGE, "max_preemptible_gpus": 0}})
+    error = preview_error(stack)
+    assert "max_preemptible_gpus=0 is below num_preemptible_gpus=8" in error
+    assert "set max_preemptible_gpus to at least 8" in error  # the fix
     assert simulator.requests() == []
 
 
@@ -110,6 +98,5 @@ def test_a_live_num_gpus_inside_auto_scale_is_no_drift(
     simulator.autoscale(cluster_id, num_gpus=24)  # Together's autoscaler adds two nodes
     _no_changes(stack)
     # The range is fixed at create: a new ceiling replaces the cluster.
-    set_spec = {**BASE, "auto_scale": True, "auto_scale_max_gpus": 48}
-    stack = host.cluster_stack(env, simulator, {"train": set_spec})
+    set_clusters(stack, {"train": {**BASE, "auto_scale": True, "auto_scale_max_gpus": 48}})
     assert stack.preview().change_summary == {auto.OpType.REPLACE: 1, auto.OpType.SAME: 1}
