@@ -86,7 +86,7 @@ SIM_STATE="$DEMO/simulator"
 sim_pid() {
   local pid cmd
   pid="$(cat "$DEMO/simulator.pid" 2>/dev/null)" || return 1
-  cmd="$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" || return 1
+  cmd="$({ tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null)" || return 1
   case "$cmd" in
     *together_sim*"--state-dir $SIM_STATE "*) echo "$pid" ;;
     *) return 1 ;;
@@ -98,7 +98,7 @@ sim_pid() {
 control_plane_pids() {
   local dir cmd
   for dir in /proc/[0-9]*; do
-    cmd="$(tr '\0' ' ' <"$dir/cmdline" 2>/dev/null)" || continue
+    cmd="$({ tr '\0' ' ' <"$dir/cmdline"; } 2>/dev/null)" || continue
     case "$cmd" in
       *together_sim*) ;;
       *"$SIM_STATE/kube/"*) [ "$(cut -d' ' -f3 "$dir/stat" 2>/dev/null)" = Z ] || echo "${dir#/proc/}" ;;

@@ -98,14 +98,32 @@ def test_demo_down_then_demo_again_comes_up_each_time(project: Path) -> None:
     for attempt in range(3):
         down = _run(project, after)
         assert "simulator stopped" in down.stdout, down.stdout
+        assert "demo.sh" not in down.stderr, down.stderr  # no noise from processes that went
         simulator, directories = down.stdout.rsplit("left: ", 1)[1].split()
         assert simulator in ("gone", "Z") and directories == "0", f"down {attempt}: {down.stdout}"
         assert control_plane_processes(demo / "simulator") == []
         assert _controllers(project) == [] and "autoscaler stopped" in down.stdout, down.stdout
         assert not (demo / "simulator.pid").exists() and not (demo / "kubeconfig").exists()
+        stopping = None
+        if attempt == 1:  # a simulator of this demo that has not finished stopping, not serving
+            stopping = subprocess.Popen(
+                [
+                    "bash",
+                    "-c",
+                    "sleep 3; exit 0",
+                    "together_sim",
+                    "--state-dir",
+                    f"{demo}/simulator",
+                    "x",
+                ]
+            )
+            (demo / "simulator.pid").write_text(f"{stopping.pid}\n")
         up = _run(project, "bash scripts/demo.sh up")
         assert "already running" not in up.stdout, up.stdout
         assert "+ 3 created" in up.stdout, f"up {attempt}:\n{up.stdout}\n{up.stderr}"
+        if stopping is not None:  # up waited for it to end before starting its own
+            assert "the previous simulator is still stopping" in up.stdout, up.stdout
+            assert stopping.poll() == 0
 
 
 def _block(page: str, marker: str) -> str:

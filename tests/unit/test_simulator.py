@@ -335,3 +335,15 @@ def test_reclaim_takes_the_chosen_node_ids_and_names_an_unknown_one(sim: Sim) ->
     assert error["param"] == "node_ids"
     assert second in error["message"] and "gpu-x" in error["message"] and first in error["message"]
     assert {n.node_id: n.status for n in sim.get(cid).gpu_worker_nodes}[first] == "Ready"
+
+
+def test_a_stopping_simulator_answers_503_so_no_script_adopts_it() -> None:
+    """From the SIGTERM on (the runtime's `stopping`), scripts/demo.sh's readiness probe
+    (`GET /v1/compute/regions`) fails, so `make demo` waits for it instead of using it."""
+    app = create_app(SimulatorConfig(time_scale=0))
+    with TestClient(app, headers={"Authorization": f"Bearer {KEY}"}) as http:
+        assert http.get("/v1/compute/regions").status_code == 200
+        app.state.runtime.stopping.set()
+        stopping = http.get("/v1/compute/regions")
+    assert stopping.status_code == 503
+    assert "the simulator is stopping" in stopping.json()["error"]["message"]
