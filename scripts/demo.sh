@@ -181,7 +181,7 @@ AUTOSCALER="$REPO/scripts/demo-autoscaler.sh"
 pid_of() {  # pid_of FILE PATTERN
   local pid cmd
   pid="$(cat "$1" 2>/dev/null)" || return 1
-  cmd="$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" || return 1
+  cmd="$({ tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null)" || return 1
   # shellcheck disable=SC2254
   case "$cmd" in
     $2) echo "$pid" ;;

@@ -190,10 +190,8 @@ def test_the_walkthroughs_compose_in_one_shell_against_one_demo(project: Path) -
     assert 0 <= allocated <= desired and allocated % 8 == 0, context
     assert re.search(r"^Ready 24$", walk, re.M), context
     assert "'train'" in walk, context
-    # The demo wrote .demo/kubeconfig 0600 (it holds the admin key); tg writes only into a file
-    # of that mode: on any other it prints a note, writes nothing and still exits 0
-    # (together/lib/cli/api/clusters/get_credentials.py, together 3.1.1). The file itself is
-    # gone by now (demo-down removes it); the Kubernetes page's kubectl ran on what tg wrote.
+    # tg writes only into a 0600 file (on any other it prints a note, writes nothing and exits
+    # 0; together 3.1.1): the demo's kubeconfig is 0600, so this one was written.
     assert "Kubeconfig written to" in walk, context
     # The PUT sets the pool's total; spare is that total minus what the dev cluster holds.
     scarce = json.loads(re.search(r'^\{"region".*"preemptible_gpus":16.*\}$', walk, re.M)[0])  # type: ignore[index]
