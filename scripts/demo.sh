@@ -11,6 +11,9 @@
 # The simulator runs with --kubernetes: every cluster gets a real control plane, and .demo/env
 # puts kubectl on PATH with KUBECONFIG pointing at the stack's first cluster (.demo/kubeconfig).
 # The Kubernetes provider plugin is linked into the demo's Pulumi home (.demo/pulumi-home/plugins).
+# The preemptible autoscaler runs as a local process for that cluster, inside its declared range
+# (scripts/demo-autoscaler.sh; pid .demo/autoscaler.pid, log .demo/autoscaler.log); `down` stops
+# it first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO="$PWD"
@@ -172,6 +175,70 @@ stop_simulator() {
   rm -f "$DEMO/simulator.pid"
 }
 
+# The autoscaler this demo started (scripts/demo-autoscaler.sh, which runs the controller), and
+# the controller itself: each pid checked against its command line, as the simulator's is.
+AUTOSCALER="$REPO/scripts/demo-autoscaler.sh"
+pid_of() {  # pid_of FILE PATTERN
+  local pid cmd
+  pid="$(cat "$1" 2>/dev/null)" || return 1
+  cmd="$({ tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null)" || return 1
+  # shellcheck disable=SC2254
+  case "$cmd" in
+    $2) echo "$pid" ;;
+    *) return 1 ;;
+  esac
+}
+autoscaler_pid() { pid_of "$DEMO/autoscaler.pid" "*$AUTOSCALER*"; }
+controller_pid() { pid_of "$DEMO/autoscaler-controller.pid" "*together_autoscaler*--kubeconfig $DEMO/kubeconfig *"; }
+
+start_autoscaler() {
+  if autoscaler_pid >/dev/null; then
+    echo "autoscaler already running (log: .demo/autoscaler.log)"
+    return
+  fi
+  step "starting the preemptible autoscaler for the stack's first cluster (log: .demo/autoscaler.log)"
+  nohup bash "$AUTOSCALER" >"$DEMO/autoscaler.log" 2>&1 &
+  echo $! >"$DEMO/autoscaler.pid"
+  # Up once the script has read the range from the state (the controller then takes a few
+  # seconds to start: its own line in the log says when it has read its cluster).
+  for _ in $(seq 1 300); do
+    if grep -q 'demo-autoscaler: controller for\|no autoscaler' "$DEMO/autoscaler.log"; then
+      grep 'demo-autoscaler: ' "$DEMO/autoscaler.log" | tail -n1
+      return
+    fi
+    sleep 0.1
+  done
+  echo "the autoscaler did not start within 30 s; see .demo/autoscaler.log:" >&2
+  tail -n 20 "$DEMO/autoscaler.log" >&2
+  exit 1
+}
+
+# Stop the autoscaler and return once it and its controller are gone (SIGTERM: the controller
+# finishes its scan and gives its Lease up), SIGKILL after $STOP_WAIT tenths, saying so.
+stop_autoscaler() {
+  local pid child
+  child="$(controller_pid)" || child=""
+  if pid="$(autoscaler_pid)"; then
+    kill -TERM "$pid" 2>/dev/null || true
+  elif [ -n "$child" ]; then
+    pid="$child"  # the script is gone but left its controller: stop that
+    kill -TERM "$child" 2>/dev/null || true
+  else
+    rm -f "$DEMO/autoscaler.pid" "$DEMO/autoscaler-controller.pid"
+    return 0
+  fi
+  # shellcheck disable=SC2086
+  if ! wait_gone "$pid" $child; then
+    echo "the autoscaler (pids $pid $child) did not stop within $((STOP_WAIT / 10)) s; killing it (SIGKILL)" >&2
+    # shellcheck disable=SC2086
+    kill -KILL "$pid" $child 2>/dev/null || true
+    # shellcheck disable=SC2086
+    wait_gone "$pid" $child || true
+  fi
+  echo "autoscaler stopped"
+  rm -f "$DEMO/autoscaler.pid" "$DEMO/autoscaler-controller.pid"
+}
+
 case "${1:-up}" in
   up)
     start_simulator
@@ -195,6 +262,7 @@ print(configs[0] if configs else "", end="")' >"$KUBECONFIG"
     )
     step "Kubernetes: kubectl get nodes -L together.ai/compute-class  (KUBECONFIG=.demo/kubeconfig)"
     kubectl get nodes -L together.ai/compute-class
+    start_autoscaler
     cat <<'NEXT'
 
 Next steps (see docs/walkthrough.md, and docs/workloads.md for a reclaim in
@@ -204,10 +272,12 @@ Kubernetes):
   pulumi preview --diff                                             # one in-place update
   pulumi up --yes                                                   # exactly one PUT
   kubectl get nodes -L together.ai/compute-class                    # the cluster in Kubernetes
+  # docs/burst.md: a Job bursts the preemptible target and the autoscaler brings it back
   make demo-down                                                    # destroy and stop the simulator
 NEXT
     ;;
   down)
+    stop_autoscaler
     if sim_up || { start_simulator && true; }; then
       step "pulumi destroy --yes"
       pulumi stack select "$STACK" --non-interactive >/dev/null 2>&1 \

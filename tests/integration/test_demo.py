@@ -1,6 +1,7 @@
-"""The demo, then docs/walkthrough.md, the Kubernetes walkthrough of docs/workloads.md and the
-demo section of docs/policy.md, run as written one after another in one shell against one demo,
-in a copy of the project (a git checkout of its own, so the walkthrough's undo works)."""
+"""The demo, then docs/walkthrough.md, the Kubernetes walkthrough of docs/workloads.md, the
+demo section of docs/policy.md and the burst of docs/burst.md, run as written one after another
+in one shell against one demo, in a copy of the project (a git checkout of its own, so the
+walkthrough's undo works)."""
 
 from __future__ import annotations
 
@@ -82,9 +83,9 @@ def test_demo_comes_up_then_changes_nothing_the_second_time(project: Path) -> No
 
 
 def test_demo_down_then_demo_again_comes_up_each_time(project: Path) -> None:
-    """`make demo-down && make demo`, back to back: down returns once the simulator and its
-    control planes are gone, having freed what the demo made, so the next up never finds a
-    stopping simulator answering on the port."""
+    """`make demo-down && make demo`, back to back: down returns once the autoscaler, the
+    simulator and its control planes are gone, having freed what the demo made, so the next up
+    never finds a stopping simulator answering on the port."""
     demo = project / ".demo"
     _run(project, "bash scripts/demo.sh up")
     # What is left is read in the same shell the moment `down` returns: its stop takes well
@@ -101,6 +102,7 @@ def test_demo_down_then_demo_again_comes_up_each_time(project: Path) -> None:
         simulator, directories = down.stdout.rsplit("left: ", 1)[1].split()
         assert simulator in ("gone", "Z") and directories == "0", f"down {attempt}: {down.stdout}"
         assert control_plane_processes(demo / "simulator") == []
+        assert _controllers(project) == [] and "autoscaler stopped" in down.stdout, down.stdout
         assert not (demo / "simulator.pid").exists() and not (demo / "kubeconfig").exists()
         stopping = None
         if attempt == 1:  # a simulator of this demo that has not finished stopping, not serving
@@ -135,10 +137,11 @@ PAGES = (
     ("walkthrough", "walkthrough.md", "demo"),
     ("workloads", "workloads.md", "kubernetes"),
     ("policy", "policy.md", "policy"),
+    ("burst", "burst.md", "burst"),
     ("done", "walkthrough.md", "done"),
 )
 """The pages' blocks in the order a newcomer runs them: the walkthrough's last block, which takes
-the demo down, comes after the other two pages."""
+the demo down, comes after the other pages."""
 
 PRELUDE = f"""
 export CI=1   # only stops tg installing shell completion in ~/.bashrc
@@ -176,7 +179,7 @@ def test_the_walkthroughs_compose_in_one_shell_against_one_demo(project: Path) -
     out = result.stdout
     pages = _pages(out)
     context = f"\n--- stdout ---\n{out[-6000:]}\n--- stderr ---\n{result.stderr[-4000:]}"
-    walk, kube, policy, done = (pages[name] for name, _, _ in PAGES)
+    walk, kube, policy, burst, done = (pages[name] for name, _, _ in PAGES)
 
     # docs/walkthrough.md. Step 1: one in-place update of the target, then the volume grown.
     assert re.search(r"~ num_preemptible_gpus\s*: 16 => 24", walk), context
@@ -223,6 +226,60 @@ def test_the_walkthroughs_compose_in_one_shell_against_one_demo(project: Path) -
     assert "gpu-budget" not in first, context
     assert "gpu-budget" in second and "advisory" in second, context
 
-    assert "simulator stopped" in done, context
+    _the_burst_went_as_the_page_says(burst, (project / ".demo" / "autoscaler.log").read_text())
+
+    assert "autoscaler stopped" in done and "simulator stopped" in done, context
+    assert _controllers(project) == [], context  # demo-down waited until it was gone
     # The Kubernetes plugin is found in the demo's plugin cache, without the engine's warning.
     assert "pulumi-resource-kubernetes from $PATH" not in out + result.stderr, context
+
+
+def _controllers(project: Path) -> list[str]:
+    """The pids of this project's autoscaler script and controller that are still running."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        mine = str(project / "scripts" / "demo-autoscaler.sh") in cmd or (
+            "together_autoscaler" in cmd and str(project / ".demo" / "kubeconfig") in cmd
+        )
+        if mine and state != "Z":
+            found.append(proc.name)
+    return found
+
+
+def _the_burst_went_as_the_page_says(burst: str, log: str) -> None:
+    """docs/burst.md: the range from the stack, the target 0 -> 24 -> 0 moved by the autoscaler
+    alone (one PUT up), the pods run and done on the nodes it asked for, no change at any step."""
+    context = f"\n--- burst page ---\n{burst[-8000:]}\n--- autoscaler log ---\n{log[-4000:]}"
+    assert re.search(
+        r"demo-autoscaler: controller for cluster train \(\S+\): preemptible 16-32 ", burst
+    ), context
+    steps = re.findall(r"^target (\d+) allocated (\d+)$", burst, re.M)
+    assert steps == [("0", "0"), ("24", "24"), ("0", "0"), ("16", "16")], context
+    assert "timed out" not in burst, context
+    raised = re.findall(
+        r"TriggeredScaleUp\s+pod/(burst-\S+)\s+3 pending pod\(s\) need 3 more preemptible "
+        r"node\(s\): target 0 -> 24",
+        burst,
+    )
+    assert len(set(raised)) == 3, context
+    assert re.search(r"^Ready 24$", burst, re.M), context  # tg sees the target the API shows
+    ran = set(re.findall(r"^burst-\S+\s+0/1\s+Completed\s+0\s+\S+\s+\S+\s+(\S+)", burst, re.M))
+    listed = set(re.findall(r"^(gpu-preemptible-dp-\S+)\s+Ready\s.*\spreemptible$", burst, re.M))
+    assert len(ran) == 3 and ran == listed, context  # a pod on each new node, which was listed
+    lowered = set(re.findall(r"ScaleDown\s+node/(\S+)\s+.*cordoned for targeted scale-down", burst))
+    assert ran <= lowered, context  # each burst node named in a ScaleDown event
+    # Before the undo, every preview with --refresh --expect-no-changes passed (4), and the up
+    # that lowered the floor changed nothing (its preview and its update: 2); the undo's up is
+    # the one update.
+    before, undo = burst.split('job.batch "burst" deleted', 1)
+    assert before.count("Resources:\n    3 unchanged") == 6, context
+    assert "error:" not in before and "to update" not in before, context
+    assert "1 updated" in undo, context
+    # The controller: one PUT up for the burst, the key never in its log.
+    assert len(re.findall(r"TriggeredScaleUp: .*target 0 -> 24", log)) == 1, context
+    assert "sim-key" not in log, context
