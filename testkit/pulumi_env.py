@@ -86,6 +86,24 @@ def install_k8s_plugin(home: Path) -> Path:
     return link
 
 
+def fresh_clone(destination: Path) -> Path:
+    """The repository's files as a clone has them (tracked and new, nothing ignored): what a
+    test that runs the repository as a user would (`pulumi install`, act) starts from."""
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    for name in filter(None, listed.split("\0")):
+        source = REPO / name
+        if source.is_file():
+            (destination / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, destination / name)
+    return destination
+
+
 @dataclass
 class PulumiEnv:
     """One isolated Pulumi home + backend; `stack()` opens stacks of a local program in it."""

@@ -39,6 +39,32 @@ POLL = 0.2
 T = TypeVar("T")
 
 
+def gpu_job(
+    name: str,
+    *,
+    run_seconds: int,
+    pods: int = 1,
+    node_selector: dict[str, str] | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
+    """A Job of `pods` pods that each ask for a whole 8-GPU node, which the simulator runs for
+    `run_seconds` of simulated time; `node_selector` says where they may run, `spec` adds Job
+    spec fields (``backoffLimit``, a ``podFailurePolicy``)."""
+    container = {"name": "w", "image": "example.invalid/w:1",
+                 "resources": {"limits": {"nvidia.com/gpu": "8"}}}  # fmt: skip
+    pod: dict[str, Any] = {"restartPolicy": "Never", "containers": [container]}
+    if node_selector:
+        pod["nodeSelector"] = node_selector
+    template = {"metadata": {"annotations": {RUN_SECONDS_ANNOTATION: str(run_seconds)}},
+                "spec": pod}  # fmt: skip
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"completions": pods, "parallelism": pods, **spec, "template": template},
+    }
+
+
 def node_classes(api: KubeClient) -> dict[str, str]:
     """Node name -> its compute class (`standard` when the label is absent)."""
     return {

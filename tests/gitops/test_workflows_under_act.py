@@ -20,7 +20,6 @@ installs packages.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -33,7 +32,7 @@ import yaml
 
 from testkit.act import ActRun, run_act
 from testkit.github_server import GitHubServer
-from testkit.pulumi_env import REPO, PulumiEnv
+from testkit.pulumi_env import REPO, PulumiEnv, fresh_clone
 from testkit.sim import SimulatorProcess
 from tests.clusters import live_clusters
 from together_api.client import TogetherClient
@@ -53,23 +52,6 @@ REFS["workflow_dispatch"] = REFS["push"]
 RATE = load_price_table().rates["H100_SXM"]
 
 
-def _repository_tree(destination: Path) -> Path:
-    """The repository's files as a clone has them (tracked and new, nothing ignored)."""
-    listed = subprocess.run(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    for name in filter(None, listed.split("\0")):
-        source = REPO / name
-        if source.is_file():
-            (destination / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, destination / name)
-    return destination
-
-
 def _overlay_venv(path: Path, base: Path) -> None:
     """A virtualenv at `path` without packages of its own that loads `base`'s (a .pth calling
     site.addsitedir, so `base`'s own .pth files, the editable install among them, apply), with
@@ -84,7 +66,7 @@ def _overlay_venv(path: Path, base: Path) -> None:
 
 def _tree(destination: Path, clusters: dict[str, dict[str, Any]] | None = None) -> Path:
     """A checkout: the repository, its two virtualenvs, and `clusters` edits per stack file."""
-    tree = _repository_tree(destination)
+    tree = fresh_clone(destination)
     _overlay_venv(tree / ".venv", Path(sys.prefix))
     _overlay_venv(tree / "policy" / "venv", REPO / "policy" / "venv")
     for stack, changes in (clusters or {}).items():

@@ -1,13 +1,16 @@
-"""Where the integration tests' Pulumi programs live, and the Kubernetes plugin's environment
-(the other shared fixtures are in tests/conftest.py)."""
+"""Where the integration tests' Pulumi programs live, the Kubernetes plugin's environment and a
+frozen-clock ``--kubernetes`` simulator (the other shared fixtures are in tests/conftest.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from testkit.kube import kube_bin_or_skip
 from testkit.pulumi_env import PulumiEnv, install_k8s_plugin, k8s_plugin_bin
+from testkit.sim import SimulatorProcess
 
 PROGRAMS = Path(__file__).parent / "programs"
 
@@ -26,3 +29,17 @@ def k8s_env(pulumi_env: PulumiEnv, k8s_plugin_dir: Path) -> PulumiEnv:
     install_k8s_plugin(pulumi_env.home)
     pulumi_env.extra_env["KUBECONFIG"] = str(pulumi_env.root / "no-kubeconfig")
     return pulumi_env
+
+
+@pytest.fixture
+def kube_bin() -> Path:
+    """The built control plane's bin directory; skips the test when it has not been built."""
+    return kube_bin_or_skip()
+
+
+@pytest.fixture
+def frozen(tmp_path: Path, kube_bin: Path) -> Iterator[SimulatorProcess]:
+    """A --kubernetes simulator whose clock moves only when the test advances it."""
+    with SimulatorProcess(tmp_path / "state", kubernetes=True, kube_bin=kube_bin,
+                          time_scale=0) as sim:  # fmt: skip
+        yield sim

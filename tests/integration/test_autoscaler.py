@@ -31,7 +31,7 @@ from lightkube import Client, KubeConfig
 from testkit.kube import KubeClient, kube_bin_or_skip
 from testkit.pulumi_env import REPO, PulumiEnv, Secret, provider_config
 from testkit.sim import SimulatorProcess
-from tests.kube_helpers import advancing, wait_until
+from tests.kube_helpers import advancing, gpu_job, wait_until
 from tests.specs import CLUSTER_SPEC
 from together_api.client import TogetherClient
 from together_autoscaler.leader import LeaseElector
@@ -74,23 +74,8 @@ def _token_kubeconfig(admin: KubeClient, admin_config: str, ns: str, account: st
 
 
 def _job(name: str, pods: int, run_seconds: int) -> dict[str, Any]:
-    container = {"name": "w", "image": "example.invalid/w:1",
-                 "resources": {"limits": {"nvidia.com/gpu": "8"}}}  # fmt: skip
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {
-            "completions": pods,
-            "parallelism": pods,
-            "backoffLimit": 0,
-            "template": {
-                "metadata": {"annotations": {"together-sim/run-seconds": str(run_seconds)}},
-                "spec": {"restartPolicy": "Never", "nodeSelector": {CLASS: "preemptible"},
-                         "containers": [container]},
-            },
-        },
-    }  # fmt: skip
+    return gpu_job(name, run_seconds=run_seconds, pods=pods,
+                   node_selector={CLASS: "preemptible"}, backoffLimit=0)  # fmt: skip
 
 
 class Replica:

@@ -24,7 +24,7 @@ from lightkube import Client, KubeConfig
 
 from testkit.kube import KubeClient, kube_bin_or_skip
 from testkit.sim import SimulatorProcess
-from tests.kube_helpers import wait_until
+from tests.kube_helpers import gpu_job, wait_until
 from tests.specs import CLUSTER_SPEC
 from together_api.client import TogetherClient
 from together_api.wire import ClusterCreateRequest
@@ -105,24 +105,12 @@ def _race(a: LeaseElector, b: LeaseElector) -> dict[str, bool]:
 
 
 def _job(name: str, pods: int) -> dict[str, Any]:
-    container = {"name": "w", "image": "example.invalid/w:1",
-                 "resources": {"limits": {"nvidia.com/gpu": "8"}}}  # fmt: skip
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {
-            "completions": pods, "parallelism": pods, "backoffLimit": 0,
-            "podReplacementPolicy": "Failed",
-            "podFailurePolicy": {"rules": [
-                {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]},
-            "template": {
-                "metadata": {"annotations": {"together-sim/run-seconds": "36000"}},
-                "spec": {"restartPolicy": "Never", "nodeSelector": {CLASS: "preemptible"},
-                         "containers": [container]},
-            },
-        },
-    }  # fmt: skip
+    """Long pods whose evictions (a reclaim) the Job ignores: their replacements wait."""
+    ignore_evictions = {"rules": [
+        {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]}  # fmt: skip
+    return gpu_job(name, run_seconds=36000, pods=pods, node_selector={CLASS: "preemptible"},
+                   backoffLimit=0, podReplacementPolicy="Failed",
+                   podFailurePolicy=ignore_evictions)  # fmt: skip
 
 
 def _controller(

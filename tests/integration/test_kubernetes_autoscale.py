@@ -5,43 +5,19 @@ below the floor. The simulated clock moves only when the test advances it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import pytest
-
-from testkit.kube import KubeClient, kube_bin_or_skip
+from testkit.kube import KubeClient
 from testkit.sim import SimulatorProcess
 from tests.integration.test_kubernetes_sim import REQUEST, _client, _pods
+from tests.kube_helpers import gpu_job
 from together_api.wire import ClusterCreateRequest
 from together_sim.kube.pods import STARTED_AT
 
 
-@pytest.fixture
-def frozen(tmp_path: Path) -> Iterator[SimulatorProcess]:
-    with SimulatorProcess(
-        tmp_path / "state", kubernetes=True, kube_bin=kube_bin_or_skip(), time_scale=0
-    ) as sim:
-        yield sim
-
-
 def _job(pods: int) -> dict[str, Any]:
     """`pods` pods of 8 GPUs for ten simulated minutes, on any node (standard ones included)."""
-    template = {
-        "metadata": {"annotations": {"together-sim/run-seconds": "600"}},
-        "spec": {
-            "restartPolicy": "Never",
-            "containers": [{"name": "w", "image": "example.invalid/w:1",
-                            "resources": {"limits": {"nvidia.com/gpu": "8"}}}],
-        },
-    }  # fmt: skip
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": "batch", "namespace": "default"},
-        "spec": {"completions": pods, "parallelism": pods, "template": template},
-    }
+    return gpu_job("batch", run_seconds=600, pods=pods)
 
 
 def _started(kube: KubeClient) -> list[dict[str, Any]]:

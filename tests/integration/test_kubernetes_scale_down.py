@@ -4,15 +4,12 @@ not the newest one with a long Job pod; with no Node marked, the newest surplus 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import pytest
-
-from testkit.kube import KubeClient, kube_bin_or_skip
+from testkit.kube import KubeClient
 from testkit.sim import SimulatorProcess
 from tests.integration.test_kubernetes_sim import REQUEST, _client, _pods, _wait_match
+from tests.kube_helpers import gpu_job
 from together_api.wire import (
     TARGETED_SCALE_DOWN_ANNOTATION,
     ClusterCreateRequest,
@@ -20,31 +17,10 @@ from together_api.wire import (
 )
 
 
-@pytest.fixture
-def frozen(tmp_path: Path) -> Iterator[SimulatorProcess]:
-    with SimulatorProcess(
-        tmp_path / "state", kubernetes=True, kube_bin=kube_bin_or_skip(), time_scale=0
-    ) as sim:
-        yield sim
-
-
 def _long_job(node: str) -> dict[str, Any]:
     """One 8-GPU pod for a simulated hour, pinned to ``node``."""
-    pod = {
-        "metadata": {"annotations": {"together-sim/run-seconds": "3600"}},
-        "spec": {
-            "restartPolicy": "Never",
-            "nodeSelector": {"kubernetes.io/hostname": node},
-            "containers": [{"name": "w", "image": "example.invalid/w:1",
-                            "resources": {"limits": {"nvidia.com/gpu": "8"}}}],
-        },
-    }  # fmt: skip
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": "long", "namespace": "default"},
-        "spec": {"backoffLimit": 0, "template": pod},
-    }
+    selector = {"kubernetes.io/hostname": node}
+    return gpu_job("long", run_seconds=3600, node_selector=selector, backoffLimit=0)
 
 
 def _mark(kube: KubeClient, node: str) -> None:

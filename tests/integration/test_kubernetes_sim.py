@@ -11,13 +11,10 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from testkit.kube import KubeClient, control_plane_processes, kube_bin_or_skip
+from testkit.kube import KubeClient, control_plane_processes
 from testkit.pulumi_env import PulumiEnv
 from testkit.sim import SimulatorProcess
 from tests.clusters import cluster_stack
@@ -34,20 +31,8 @@ COMPUTE_CLASS = "together.ai/compute-class"
 REQUEST = {**CLUSTER_SPEC, "cluster_name": "train", "billing_type": "ON_DEMAND"}
 
 
-@pytest.fixture
-def kube_bin() -> Path:
-    return kube_bin_or_skip()
-
-
 def _simulator(tmp_path: Path, kube_bin: Path, **options: Any) -> SimulatorProcess:
     return SimulatorProcess(tmp_path / "state", kubernetes=True, kube_bin=kube_bin, **options)
-
-
-@pytest.fixture
-def frozen(tmp_path: Path, kube_bin: Path) -> Iterator[SimulatorProcess]:
-    """A --kubernetes simulator whose clock moves only when the test advances it."""
-    with _simulator(tmp_path, kube_bin, time_scale=0) as sim:
-        yield sim
 
 
 def _client(sim: SimulatorProcess) -> TogetherClient:

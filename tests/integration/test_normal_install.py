@@ -8,13 +8,11 @@ engine test (about a minute on 2 cores).
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from testkit.pulumi_env import REPO, PulumiEnv
+from testkit.pulumi_env import PulumiEnv, fresh_clone
 from testkit.sim import SimulatorProcess
 from tests.clusters import live_clusters
 
@@ -23,23 +21,6 @@ pytestmark = [
     pytest.mark.engine,
     pytest.mark.parametrize("simulator", [{"time_scale": 600, "api_key": API_KEY}], indirect=True),
 ]
-
-
-def fresh_clone(destination: Path) -> Path:
-    """The repository's files as a clone has them (tracked and new, nothing ignored)."""
-    listed = subprocess.run(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    for name in filter(None, listed.split("\0")):
-        source = REPO / name
-        if source.is_file():
-            (destination / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, destination / name)
-    return destination
 
 
 def test_pulumi_install_then_up_on_a_fresh_clone(
