@@ -223,9 +223,8 @@ def test_the_preview_comments_once_per_stack_and_gates_the_replacement(gitops: G
     # to 24; priced at half the on-demand rate, filled.
     assert _row(dev)[1:3] == ["in-place update", "H100_SXM"]
     assert _row(dev)[3:5] == ["8", "24\u201332, live 16"]
-    # The cost of a ranged cluster is shown at its floor. (Its delta is left unasserted: the plan
-    # prices the old side at the new floor too, so this raise shows ±$0.00; see i26-demo's report.)
-    assert _row(dev)[6] == _cost(8 + 12)
+    # Priced as the update PUTs it: the live 16 now, the new floor 24 after.
+    assert _row(dev)[6] == f"{_cost(8 + 8)} \u2192 {_cost(8 + 12)}"
     # staging: CUDA 12.8 -> 12.9 replaces the cluster at the same size and cost.
     assert _row(staging)[1:5] == ["**replace**", "H100_SXM", "16", "32"]
     assert _row(staging)[6:] == [_cost(16 + 16), "±$0.00"]
