@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -178,31 +177,6 @@ def text(body: dict[str, Any], resource: str) -> str:
 
 def labels(issue: dict[str, Any]) -> set[str]:
     return {label["name"] for label in issue["labels"]}
-
-
-def search(state: State, query: str) -> list[dict[str, Any]]:
-    terms = re.findall(r'(?:[\w:-]+:)?"[^"]*"|\S+', query)
-    filters: dict[str, list[str]] = {}
-    words: list[str] = []
-    for term in terms:
-        key, sep, value = term.partition(":")
-        if sep and key in ("repo", "is", "state", "label", "in"):
-            filters.setdefault(key, []).append(value.strip('"'))
-        else:
-            words.append(term.strip('"').lower())
-    title_only = "title" in filters.get("in", [])
-    found = []
-    for repo in filters.get("repo", list(state.repos)):
-        for issue in state.repos.get(repo, {}).values():
-            kinds = {"pr" if "pull_request" in issue else "issue", issue["state"]}
-            text = issue["title"] if title_only else f"{issue['title']} {issue['body'] or ''}"
-            if (
-                set(filters.get("is", []) + filters.get("state", [])) <= kinds
-                and set(filters.get("label", [])) <= labels(issue)
-                and all(w in text.lower() for w in words)
-            ):
-                found.append(issue)
-    return found
 
 
 def fault_answer(fault: dict[str, Any]) -> GitHubAnswer:

@@ -9,15 +9,12 @@ thread and reads its state back.
 What it serves, after GitHub's REST reference (docs.github.com/rest, API version 2022-11-28):
 
 - ``/repos/{owner}/{repo}/issues``: list (``state``, ``labels``, pull requests included, as
-  GitHub does) and create; ``/issues/{number}``: get and update (title, body, state, labels).
-  "REST API endpoints for issues", docs.github.com/rest/issues/issues.
-- ``/issues/{number}/comments``: list (ascending id) and create; ``/issues/comments/{id}``: get,
+  GitHub does) and create. "REST API endpoints for issues", docs.github.com/rest/issues/issues.
+- ``/issues/{number}/comments``: list (ascending id) and create; ``/issues/comments/{id}``:
   update, delete (204). "REST API endpoints for issue comments", docs.github.com/rest/issues/
   comments. A body over 65,536 characters is refused with 422 "body is too long (maximum is
   65536 characters)", the answer GitHub gives.
-- ``/issues/{number}/labels``: list and add. docs.github.com/rest/issues/labels.
-- ``/search/issues?q=``: ``repo:``, ``is:issue|pr|open|closed``, ``state:``, ``label:``,
-  ``in:title`` and words or a quoted phrase. docs.github.com/rest/search/search.
+- ``/issues/{number}/labels``: list. docs.github.com/rest/issues/labels.
 - Pagination ("Using pagination in the REST API"): ``per_page`` (default 30, at most 100) and
   ``page``; a ``Link`` header with ``prev``, ``next``, ``last`` and ``first`` whenever there
   is more than one page, none otherwise.
@@ -47,7 +44,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import socket
 import threading
 from collections.abc import Awaitable, Callable, Sequence
@@ -130,22 +126,6 @@ def create_app(state: m.State) -> Starlette:
         )
         return JSONResponse(m.public(issue), status_code=201)
 
-    async def get_issue(request: Request) -> Response:
-        return JSONResponse(m.public(state.issue(*params(request), request.path_params["n"])))
-
-    async def update_issue(request: Request) -> Response:
-        issue = state.issue(*params(request), request.path_params["n"])
-        body = await m.body(request)
-        if body.get("body") is not None:
-            issue["body"] = m.text(body, "Issue")
-        if body.get("state") not in (None, "open", "closed"):
-            raise m.invalid("Issue", "state", "invalid")
-        issue.update({k: body[k] for k in ("title", "state") if body.get(k)})
-        if body.get("labels") is not None:
-            issue["labels"] = [m.label(n) for n in dict.fromkeys(body["labels"])]
-        issue["updated_at"] = m.now()
-        return JSONResponse(m.public(issue))
-
     async def list_comments(request: Request) -> Response:
         owner, repo = params(request)
         number = state.issue(owner, repo, request.path_params["n"])["number"]
@@ -168,41 +148,20 @@ def create_app(state: m.State) -> Starlette:
             del state.comments[comment["id"]]
             state.repos[comment["_repo"]][comment["_issue"]]["comments"] -= 1
             return Response(status_code=204)
-        if request.method == "PATCH":
-            comment.update(body=m.text(await m.body(request), "IssueComment"), updated_at=m.now())
+        comment.update(body=m.text(await m.body(request), "IssueComment"), updated_at=m.now())
         return JSONResponse(m.public(comment))
 
     async def labels(request: Request) -> Response:
-        issue = state.issue(*params(request), request.path_params["n"])
-        if request.method == "POST":
-            names = (await m.body(request)).get("labels") or []
-            issue["labels"] += [m.label(n) for n in names if n not in m.labels(issue)]
-        return m.page(request, issue["labels"])
-
-    async def search(request: Request) -> Response:
-        found = m.search(state, request.query_params.get("q", ""))
-        page = m.page(request, found)
-        items = json.loads(bytes(page.body))
-        body = {"total_count": len(found), "incomplete_results": False, "items": items}
-        return JSONResponse(
-            body, headers={"link": page.headers["link"]} if "link" in page.headers else {}
-        )
+        return m.page(request, state.issue(*params(request), request.path_params["n"])["labels"])
 
     repo = "/repos/{owner}/{repo}"
     routes = [
         Route(f"{repo}/issues", api(list_issues), methods=["GET"]),
         Route(f"{repo}/issues", api(create_issue), methods=["POST"]),
-        Route(
-            f"{repo}/issues/comments/{{id:int}}",
-            api(one_comment),
-            methods=["GET", "PATCH", "DELETE"],
-        ),
-        Route(f"{repo}/issues/{{n:int}}", api(get_issue), methods=["GET"]),
-        Route(f"{repo}/issues/{{n:int}}", api(update_issue), methods=["PATCH"]),
+        Route(f"{repo}/issues/comments/{{id:int}}", api(one_comment), methods=["PATCH", "DELETE"]),
         Route(f"{repo}/issues/{{n:int}}/comments", api(list_comments), methods=["GET"]),
         Route(f"{repo}/issues/{{n:int}}/comments", api(create_comment), methods=["POST"]),
-        Route(f"{repo}/issues/{{n:int}}/labels", api(labels), methods=["GET", "POST"]),
-        Route("/search/issues", api(search), methods=["GET"]),
+        Route(f"{repo}/issues/{{n:int}}/labels", api(labels), methods=["GET"]),
         *_hooks(state),
     ]
     return Starlette(routes=routes)

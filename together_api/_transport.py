@@ -8,10 +8,8 @@ never leaves the ``Authorization`` header: it is absent from ``repr``, logs and 
 
 from __future__ import annotations
 
-import email.utils
 import logging
 import os
-import time
 from collections.abc import Mapping
 from typing import Any, Final, TypeVar
 
@@ -30,13 +28,27 @@ from together_api.errors import (
     UnexpectedResponseError,
     VolumeInUseError,
 )
-from together_api.retry import Clock, RetryDecision, RetryPolicy, Sleep, call_with_retry
+from together_api.retry import (
+    RETRYABLE_STATUSES,
+    Clock,
+    RetryDecision,
+    RetryPolicy,
+    Sleep,
+    call_with_retry,
+    retry_after,
+    retryable_status,
+)
 from together_api.wire import DEFAULT_BASE_URL, ErrorBody
 
-__all__ = ["API_KEY_FIX", "BASE_URL_SETTINGS", "RETRYABLE_STATUSES", "Transport"]
+__all__ = ["API_KEY_FIX", "BASE_URL_SETTINGS", "NEVER_SENT", "RETRYABLE_STATUSES", "Transport"]
 
 log = logging.getLogger("together_api.client")
 M = TypeVar("M", bound=pydantic.BaseModel)
+
+NEVER_SENT: Final = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+"""Transport errors raised before the request left: safe to retry, even a POST. Here, not in
+`retry`, so the retry policy (and what imports it, such as the autoscaler's `decide`) loads no
+httpx."""
 
 API_KEY_FIX: Final = "set together:apiKey as a secret or TOGETHER_API_KEY"
 BASE_URL_SETTINGS: Final = "together:baseUrl or TOGETHER_BASE_URL"
@@ -44,8 +56,6 @@ NOT_FOUND_FIX: Final = (
     "check the id, and that the base URL is Together's API; a cluster or volume deleted "
     "outside this stack is gone: `pulumi refresh` removes it from the state"
 )
-RETRYABLE_STATUSES: Final = frozenset({408, 429, 500, 502, 503, 504})
-_NEVER_SENT: Final = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 
 CONFLICTS: Final[Mapping[type[ApiError], tuple[str | None, str]]] = {
     OutOfCapacityError: (None, "try another region or GPU type, fewer GPUs, or retry later"),
@@ -72,32 +82,6 @@ def _normalise_base_url(url: str) -> str:
     if httpx.URL(url).path in ("", "/"):
         url += "/v1"
     return url
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    """Seconds from ``Retry-After`` (delta or HTTP date) or ``Retry-After-Ms``.
-
-    A header that is neither (``soon``) counts as absent: the policy's own backoff applies, and
-    a server's typo never escapes as a ``ValueError``.
-    """
-    millis = response.headers.get("retry-after-ms")
-    if millis:
-        try:
-            return float(millis) / 1000
-        except ValueError:
-            pass
-    value = response.headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 class Transport:
@@ -158,22 +142,22 @@ class Transport:
         def send() -> httpx.Response:
             self.requests_made += 1
             response = self._http.request(method, path, json=json, params=params)
-            if response.status_code in RETRYABLE_STATUSES or response.status_code > 504:
+            if retryable_status(response.status_code):
                 raise _RetryableStatus(response)
             return response
 
         def classify(exc: Exception) -> RetryDecision | None:
-            if isinstance(exc, _NEVER_SENT):
+            if isinstance(exc, NEVER_SENT):
                 return RetryDecision()
             if isinstance(exc, _RetryableStatus) and exc.response.status_code == 429:
                 # Rate limited means refused before any work: safe to retry, even a POST.
-                return RetryDecision(_retry_after(exc.response))
+                return RetryDecision(retry_after(exc.response.headers))
             if not idempotent:
                 return None
             if isinstance(exc, httpx.TransportError):
                 return RetryDecision()
             if isinstance(exc, _RetryableStatus):
-                return RetryDecision(_retry_after(exc.response))
+                return RetryDecision(retry_after(exc.response.headers))
             return None
 
         def on_retry(attempt: int, exc: Exception, wait: float) -> None:
@@ -240,7 +224,9 @@ class Transport:
         if status in (400, 422):
             return InvalidRequestError(message, status=status, field=param)
         if status == 429:
-            return RateLimitedError(message, status=status, retry_after=_retry_after(response))
+            return RateLimitedError(
+                message, status=status, retry_after=retry_after(response.headers)
+            )
         if status == 408 or status >= 500:
             return ServerError(message, status=status, fix="retry later")
         return UnexpectedResponseError(message, status=status)

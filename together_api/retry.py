@@ -11,17 +11,62 @@ without sleeping. The arithmetic is a few lines, so it lives here.
 
 from __future__ import annotations
 
+import email.utils
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Final, TypeVar
 
-__all__ = ["Clock", "RetryDecision", "RetryPolicy", "Sleep", "call_with_retry"]
+__all__ = [
+    "RETRYABLE_STATUSES",
+    "Clock",
+    "RetryDecision",
+    "RetryPolicy",
+    "Sleep",
+    "call_with_retry",
+    "retry_after",
+    "retryable_status",
+]
 
 T = TypeVar("T")
 Sleep = Callable[[float], None]
 Clock = Callable[[], float]
+
+RETRYABLE_STATUSES: Final = frozenset({408, 429, 500, 502, 503, 504})
+"""Statuses worth another try of an idempotent request (and of any request, for 429)."""
+
+
+def retryable_status(status: int) -> bool:
+    """A status another try may cure: :data:`RETRYABLE_STATUSES` or an unknown 5xx past 504."""
+    return status in RETRYABLE_STATUSES or status > 504
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds from ``Retry-After`` (delta or HTTP date) or ``Retry-After-Ms``.
+
+    A header that is neither (``soon``) counts as absent: the policy's own backoff applies, and
+    a server's typo never escapes as a ``ValueError``. ``headers`` must look names up without
+    regard to case (httpx's do).
+    """
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return float(millis) / 1000
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import select
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -69,16 +70,14 @@ def test_comment_crud_and_the_body_limit(github: GitHubServer) -> None:
     assert github.comments(REPO, 7) == []
 
 
-def test_issues_list_by_label_and_search_by_title(github: GitHubServer) -> None:
+def test_issues_list_by_label_with_pull_requests_among_them(github: GitHubServer) -> None:
     with _client(github) as client:
         client.post(f"/repos/{REPO}/issues", json={"title": "Drift: dev", "labels": ["drift"]})
         client.post(f"/repos/{REPO}/issues", json={"title": "Other", "labels": ["bug"]})
         drift = client.get(f"/repos/{REPO}/issues", params={"labels": "drift"}).json()
         everything = client.get(f"/repos/{REPO}/issues").json()
-        found = client.get("/search/issues", params={"q": f'repo:{REPO} is:issue "Drift: dev"'})
     assert [i["title"] for i in drift] == ["Drift: dev"]
     assert any("pull_request" in i for i in everything)  # pull requests are issues too
-    assert [i["title"] for i in found.json()["items"]] == ["Drift: dev"]
 
 
 def test_injected_faults_answer_the_next_matching_requests(github: GitHubServer) -> None:
@@ -99,6 +98,8 @@ def test_it_runs_as_a_module_and_prints_its_url() -> None:
     with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as proc:
         try:
             assert proc.stdout is not None
+            ready, _, _ = select.select([proc.stdout], [], [], 30.0)  # no hang if it never prints
+            assert ready, "the server printed no URL within 30 s"
             url = proc.stdout.readline().split(" listening on ")[1].strip()
             answer = httpx.get(f"{url}/repos/a/b/issues", headers={"Authorization": "token t"})
             assert answer.status_code == 404

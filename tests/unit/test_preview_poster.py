@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from testkit.github_server import GitHubServer
+from tests.fake_time import FakeTime
 from together_provider.cluster.schema import CLUSTER_TYPE
 from together_provider.preview import MARKER, load_price_table
 from together_provider.preview.__main__ import main
@@ -69,15 +70,24 @@ def env(github: GitHubServer, tmp_path: Path) -> dict[str, str]:
 
 
 class Run:
-    """One CLI run: its exit code, stderr and the waits it asked for."""
+    """One CLI run on a fake clock: its exit code, stderr and the waits it asked for."""
 
     def __init__(self, capsys: pytest.CaptureFixture[str], env: dict[str, str]) -> None:
         self.capsys, self.env = capsys, env
-        self.sleeps: list[float] = []
+        self.time = FakeTime()
+
+    @property
+    def sleeps(self) -> list[float]:
+        return self.time.sleeps
 
     def __call__(self, *argv: str | Path, env: dict[str, str] | None = None) -> tuple[int, str]:
-        self.sleeps.clear()
-        code = main([str(a) for a in argv], environ=env or self.env, sleep=self.sleeps.append)
+        self.time = FakeTime()
+        code = main(
+            [str(a) for a in argv],
+            environ=env or self.env,
+            sleep=self.time.sleep,
+            clock=self.time.clock,
+        )
         out, err = self.capsys.readouterr()
         assert TOKEN not in out + err
         assert out == ""
@@ -110,12 +120,17 @@ def test_one_comment_per_stack_then_edited_in_place(
     ]
     assert "8 → 16" in first[0]["body"]
 
+    github.clear_requests()
     code, err = _post(run, ("dev", _preview(tmp_path, "dev", {"train": (8, 24)})), ("prod", prod))
     again = github.comments(REPO, PR)
     assert code == 10
     assert [c["id"] for c in again] == [c["id"] for c in first]
     assert "8 → 24" in again[0]["body"] and "8 → 16" not in again[0]["body"]
     assert "dev: edited comment https://github.com/acme/gpu/pull/42#issuecomment-" in err
+    assert "prod: comment unchanged https://github.com/acme/gpu/pull/42#issuecomment-" in err
+    calls = [(r["method"], r["path"].rsplit("/", 2)[-2:]) for r in github.requests()]
+    assert calls.count(("GET", [str(PR), "comments"])) == 1  # listed once for both stacks
+    assert [c for c in calls if c[0] == "PATCH"] == [("PATCH", ["comments", str(first[0]["id"])])]
     summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text()
     assert summary.count(MARKER.format(stack="dev")) == 2  # appended on each run
 
@@ -140,9 +155,11 @@ def test_the_marker_is_found_on_a_later_page_and_duplicates_go(
 def test_new_and_delete_and_new(github: GitHubServer, run: Run, tmp_path: Path) -> None:
     dev = _preview(tmp_path, "dev", {"train": (8, 16)})
     _post(run, ("dev", dev))
+    github.clear_requests()
     _post(run, ("dev", dev), extra=("--comment-behavior", "new"))
     two = github.comments(REPO, PR)
     assert len(two) == 2
+    assert [r["method"] for r in github.requests()] == ["POST"]  # no listing: nothing to find
     _post(run, ("dev", dev), extra=("--comment-behavior", "delete-and-new"))
     (last,) = github.comments(REPO, PR)
     assert last["id"] > max(c["id"] for c in two)
@@ -268,6 +285,18 @@ def test_a_github_error_is_exit_13_with_the_answer_and_the_fix(
     assert github.comments(REPO, PR) == []
 
 
+def test_a_create_answered_5xx_is_not_sent_again(
+    github: GitHubServer, run: Run, tmp_path: Path
+) -> None:
+    github.inject(status=502, count=50, method="POST")
+    code, err = _post(run, ("dev", _preview(tmp_path, "dev", {"train": (8, 16)})))
+    posts = [r for r in github.requests() if r["method"] == "POST"]
+    assert code == 13
+    assert "HTTP 502" in err and "not sent again" in err and run.sleeps == []
+    assert len(posts) == 1  # it may have been made: a second POST could double the comment
+    assert len(github.comments(REPO, PR)) <= 1
+
+
 def test_without_a_token_it_says_how_to_pass_one(run: Run, tmp_path: Path) -> None:
     dev = _preview(tmp_path, "dev", {"train": (8, 16)})
     code, err = run(
@@ -277,17 +306,36 @@ def test_without_a_token_it_says_how_to_pass_one(run: Run, tmp_path: Path) -> No
     assert "GITHUB_TOKEN is not set" in err and "secrets.GITHUB_TOKEN" in err
 
 
-@pytest.mark.parametrize(("retry_after", "waited"), [(7, 7.0), (None, 60.0)])
+@pytest.mark.parametrize(
+    ("retry_after", "waited", "status"),
+    [(7, 7.0, 503), ("1.5", 1.5, 408), ("soon", 60.0, 503), (None, 60.0, 503)],
+)
 def test_a_secondary_rate_limit_is_waited_out(
-    github: GitHubServer, run: Run, tmp_path: Path, retry_after: int | None, waited: float
+    github: GitHubServer,
+    run: Run,
+    tmp_path: Path,
+    retry_after: int | str | None,
+    waited: float,
+    status: int,
 ) -> None:
     github.inject(kind="secondary", status=403, retry_after=retry_after, method="POST")
-    github.inject(status=503, method="GET")
+    github.inject(status=status, method="GET")
     code, err = _post(run, ("dev", _preview(tmp_path, "dev", {"train": (8, 16)})))
     assert code == 10
     assert run.sleeps[1] == waited and len(run.sleeps) == 2
-    assert "HTTP 503; retry 1" in err and "HTTP 403; retry 1" in err
+    assert f"HTTP {status}; retry 1" in err and "HTTP 403; retry 1" in err
     assert len(github.comments(REPO, PR)) == 1
+
+
+def test_secondary_rate_limits_are_waited_out_only_until_the_deadline(
+    github: GitHubServer, run: Run, tmp_path: Path
+) -> None:
+    github.inject(kind="secondary", status=403, count=5)
+    code, err = _post(run, ("dev", _preview(tmp_path, "dev", {"train": (8, 16)})))
+    assert code == 13
+    assert run.sleeps == [60.0, 60.0, 60.0]  # a 4th minute would end past the 180 s deadline
+    assert "still failing after retries for 180s at most" in err
+    assert github.comments(REPO, PR) == []
 
 
 def test_drift_issue_opens_one_then_comments_on_it(

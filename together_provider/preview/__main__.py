@@ -34,7 +34,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from together_api.retry import Sleep
+from together_api.retry import Clock, Sleep
 from together_provider.preview.inputs import (
     guarded,
     input_pairs,
@@ -169,15 +169,17 @@ def main(
     *,
     environ: Mapping[str, str] | None = None,
     sleep: Sleep = time.sleep,
+    clock: Clock = time.monotonic,
 ) -> int:
-    """The CLI; ``environ`` and ``sleep`` (GitHub retries) are the process's unless given."""
+    """The CLI; ``environ``, ``sleep`` and ``clock`` (GitHub retries and their deadline) are
+    the process's unless given."""
     argv = list(sys.argv[1:] if argv is None else argv)
     env = os.environ if environ is None else environ
     if argv[:1] == ["drift-issue"]:
-        return drift_issue(argv[1:], env, sleep)
+        return drift_issue(argv[1:], env, sleep, clock)
     args = _parser().parse_args(argv)
     if args.github_pr is not None:
-        return post_to_pr(args, env, sleep)
+        return post_to_pr(args, env, sleep, clock)
     try:
         prices = load_price_table(args.prices)
         plans = guarded(load_plans(input_pairs(args), prices, policy_events(args)), args)

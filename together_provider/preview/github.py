@@ -19,7 +19,16 @@ from typing import Any, Final
 
 import httpx
 
-from together_api.retry import Clock, RetryDecision, RetryPolicy, Sleep, call_with_retry
+from together_api._transport import NEVER_SENT
+from together_api.retry import (
+    Clock,
+    RetryDecision,
+    RetryPolicy,
+    Sleep,
+    call_with_retry,
+    retry_after,
+    retryable_status,
+)
 
 __all__ = ["DEFAULT_API_URL", "GITHUB_RETRY", "GitHubClient", "GitHubError", "GitHubSettings"]
 
@@ -27,7 +36,6 @@ DEFAULT_API_URL: Final = "https://api.github.com"
 GITHUB_RETRY: Final = RetryPolicy(deadline=180.0, max_retry_after=90.0)
 """The project's policy with room for one secondary-limit wait of GitHub's "one minute"."""
 _SECONDARY_WAIT: Final = 60.0
-_NEVER_SENT: Final = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 _PERMISSIONS: Final = (
     "the workflow needs `permissions: pull-requests: write` (PR comments) or `issues: write` "
     "(the drift issue); a pull request from a fork gets a read-only token"
@@ -95,14 +103,19 @@ def _rate_limit_wait(response: httpx.Response) -> float | None:
     """Seconds to wait on a secondary rate limit; None when this is no secondary limit."""
     if response.status_code not in (403, 429):
         return None
-    after = response.headers.get("retry-after", "")
-    if after.strip().isdigit():
-        return float(after)
+    after = retry_after(response.headers)
+    if after is not None:
+        return after
     if response.headers.get("x-ratelimit-remaining") == "0":
         return None  # the primary limit: resets within the hour, not worth waiting for
     if "secondary rate limit" in _message(response).lower() or response.status_code == 429:
         return _SECONDARY_WAIT
     return None
+
+
+def _retryable_error(response: httpx.Response) -> bool:
+    """A status the project's policy retries, but a 429 only as the secondary limit it is."""
+    return response.status_code != 429 and retryable_status(response.status_code)
 
 
 class GitHubClient:
@@ -152,14 +165,18 @@ class GitHubClient:
         def send() -> httpx.Response:
             response = self._http.request(method, url, json=json)
             wait = _rate_limit_wait(response)
-            if response.status_code >= 500 or wait is not None:
+            if wait is not None or _retryable_error(response):
                 raise _Retryable(response, wait)
             return response
 
         def classify(exc: Exception) -> RetryDecision | None:
             if isinstance(exc, _Retryable):
+                # A POST answered 5xx may have been done (a comment, an issue): only a rate
+                # limit, refused before any work, is safe to send again.
+                if method == "POST" and exc.wait is None:
+                    return None
                 return RetryDecision(exc.wait)
-            if isinstance(exc, _NEVER_SENT) or (
+            if isinstance(exc, NEVER_SENT) or (
                 isinstance(exc, httpx.TransportError) and method != "POST"
             ):
                 return RetryDecision()
@@ -187,9 +204,9 @@ class GitHubClient:
             ) from None
         if response.is_success:
             return response
-        raise self._error(where, response)
+        raise self._error(where, response, resent=method != "POST")
 
-    def _error(self, where: str, response: httpx.Response) -> GitHubError:
+    def _error(self, where: str, response: httpx.Response, *, resent: bool) -> GitHubError:
         status = response.status_code
         said = self._redact(_message(response))
         message = f"GitHub refused {where}: HTTP {status} {said}"
@@ -205,8 +222,10 @@ class GitHubClient:
             reset = response.headers.get("x-ratelimit-reset", "")
             when = time.strftime("%H:%M UTC", time.gmtime(int(reset))) if reset.isdigit() else ""
             fix = f"the token's API rate limit is used up; it resets at {when or 'the hour'}"
-        elif status >= 500 or _rate_limit_wait(response) is not None:
+        elif _rate_limit_wait(response) is not None or (resent and _retryable_error(response)):
             message += f" (still failing after retries for {self._policy.deadline:.0f}s at most)"
+        elif _retryable_error(response):
+            message += " (not sent again: GitHub may have made it)"
         return GitHubError(message, status=status, fix=fix)
 
     def paginate(self, path: str, params: Mapping[str, str] | None = None) -> Iterator[Any]:

@@ -268,9 +268,19 @@ def render_stack(
             low = middle
         else:
             high = middle - 1
-    text = _render_stack(plan, approval_label, low, approved)
-    cut = "\n\n<sub>(cut at GitHub's comment limit)</sub>\n"
-    return text if len(text) <= limit else text[: limit - len(cut)] + cut
+    return fit(_render_stack(plan, approval_label, low, approved), limit)
+
+
+def fit(body: str, limit: int = COMMENT_LIMIT, note: str = "cut at GitHub's comment limit") -> str:
+    """``body``, or its first characters ending in ``note`` when it is over ``limit``.
+
+    The last resort: a stack's section trims its lists first and is cut only when even its
+    summary does not fit; a failure comment or a drift report has no lists to trim.
+    """
+    if len(body) <= limit:
+        return body
+    tail = f"\n\n<sub>({note})</sub>\n"
+    return body[: limit - len(tail)] + tail
 
 
 def _render_stack(

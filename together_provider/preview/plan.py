@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from together_provider.cluster import rules
+from together_provider.framework.rulebook import Plan
 from together_provider.framework.schema import UNKNOWN
 from together_provider.kinds import BY_TYPE, CLUSTER, VOLUME
 from together_provider.preview.guardrails import GuardrailBreach
@@ -241,27 +242,24 @@ def _declared(old: Sizing | None, new: Sizing | None) -> tuple[Sizing | None, Si
     )
 
 
-def _billed(live: Sizing | None, new: Sizing | None) -> tuple[Sizing | None, Sizing | None]:
-    """What the cluster bills for before and after the update, when a ranged count is outside
-    its new range: the live value now, the bound the update PUTs after. Inside the range
-    nothing is PUT and both sides stay at the declared floor (None: no such correction)."""
-    if live is None or new is None or not new.ranged:
-        return None, None
+_RANGED_WIRE: Final = frozenset(
+    wire for floor in CLUSTER.schema.ranges if (wire := CLUSTER.schema.by_name[floor].wire)
+)
+"""The wire names of the Cluster's ranged floors: a PUT of one moves a live value to a bound."""
 
-    def clamp(value: int | None, floor: int | None, ceiling: int | None) -> int | None:
-        if value is None or floor is None or ceiling is None:
-            return floor
-        return min(max(value, floor), ceiling)
 
+def _billed(live: Sizing | None, planned: Plan | None) -> tuple[Sizing, Sizing] | None:
+    """What a ranged cluster bills for before and after the update when the rules PUT a ranged
+    count (its live value fell outside the new range): the live counts now, the PUT's after.
+    None when no ranged count is PUT: both sides then stay at the declared floor."""
+    if live is None or planned is None or not planned.update.keys() & _RANGED_WIRE:
+        return None
     after = Sizing(
-        new.gpu_type,
-        clamp(live.standard, new.standard, new.standard_max),
-        clamp(live.preemptible, new.preemptible, new.preemptible_max),
+        live.gpu_type,
+        planned.update.get("num_gpus", live.standard),
+        planned.update.get("num_preemptible_gpus", live.preemptible),
     )
-    before = Sizing(live.gpu_type, live.standard, live.preemptible)
-    if (after.standard, after.preemptible) == (before.standard, before.preemptible):
-        return None, None
-    return before, after
+    return Sizing(live.gpu_type, live.standard, live.preemptible), after
 
 
 def _cost(sizing: Sizing | None, prices: PriceTable, where: str) -> float | None:
@@ -272,13 +270,20 @@ def _cost(sizing: Sizing | None, prices: PriceTable, where: str) -> float | None
     return hourly_cost(prices, sizing.gpu_type, sizing.standard, sizing.preemptible, where)
 
 
+def _planned(old: object, new: object) -> Plan | None:
+    """The rules' plan of the change, as the provider's diff makes it (None for a create)."""
+    before = _props(old, "inputs")
+    return (
+        rules.plan({**_props(old, "outputs"), **before}, _props(new, "inputs")) if before else None
+    )
+
+
 def _field_changes(
-    old: object, new: object, replace_reasons: Sequence[str]
+    old: object, new: object, replace_reasons: Sequence[str], planned: Plan | None
 ) -> tuple[FieldChange, ...]:
     before, after = _props(old, "inputs"), _props(new, "inputs")
     # A ranged floor whose live value stays inside the range is no change, and one outside
     # goes to the nearest bound, not to the floor: the rules' word, as the provider's diff.
-    planned = rules.plan({**_props(old, "outputs"), **before}, after) if before else None
     ranged = CLUSTER.schema.ranges
     return tuple(
         FieldChange(
@@ -334,7 +339,10 @@ def _cluster(
     old, new = _declared(live, _sizing(new_state))
     old_inputs, new_inputs = _props(old_state, "inputs"), _props(new_state, "inputs")
     old_outputs = _props(old_state, "outputs")
-    billed_before, billed_after = _billed(live, new) if action is Action.UPDATE else (None, None)
+    planned = (
+        _planned(old_state, new_state) if action not in (Action.CREATE, Action.DELETE) else None
+    )
+    billed = _billed(live, planned) if action is Action.UPDATE and new and new.ranged else None
     if action is Action.SAME:
         new = old
     return ClusterChange(
@@ -346,12 +354,12 @@ def _cluster(
         allocated=_count(_props(old_state, "outputs").get("allocated_preemptible_gpus")),
         fields=()
         if action in (Action.CREATE, Action.DELETE)
-        else _field_changes(old_state, new_state, reasons),
+        else _field_changes(old_state, new_state, reasons, planned),
         replace_reasons=reasons,
         delete_first=action is Action.REPLACE
         and rules.replacement_deletes_first(old_inputs, new_inputs),
-        old_cost=_cost(billed_before or old, prices, where),
-        new_cost=_cost(billed_after or new, prices, where),
+        old_cost=_cost(billed[0] if billed else old, prices, where),
+        new_cost=_cost(billed[1] if billed else new, prices, where),
         volume_id=_known_str(old_inputs.get("volume_id")),
         live_standard=_count(old_outputs.get("num_gpus")),
         live_preemptible=_count(old_outputs.get("desired_preemptible_gpus")),

@@ -4,9 +4,10 @@ Which comment is a stack's: the one whose body starts with the stack's hidden ma
 (`markdown.MARKER`), looked for across every page of the PR's comments. Behaviours, after
 `pulumi/actions` (`edit-pr-comment`, on by default) and Infracost (`--behavior`):
 
-- ``update`` (default): edit the stack's comment in place, or create it; any further comment
-  with the same marker (a retried create, an older `new`) is deleted, so one stays.
-- ``new``: always add a comment; earlier ones stay.
+- ``update`` (default): edit the stack's comment in place (no edit when its body is the same),
+  or create it; any further comment with the same marker (an older `new`, a create GitHub
+  made but answered 5xx) is deleted, so one stays.
+- ``new``: always add a comment; earlier ones stay (the PR's comments are not even listed).
 - ``delete-and-new``: delete the stack's comments, then add one (it lands at the bottom).
 
 ``skip_no_diff``: a stack without changes gets no new comment; under ``update`` an existing
@@ -22,10 +23,12 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from together_provider.preview.github import GitHubClient
-from together_provider.preview.markdown import COMMENT_LIMIT, MARKER
+from together_provider.preview.markdown import MARKER, fit
 
 DRIFT_LABEL: Final = "drift"
 DRIFT_TITLE: Final = "Together clusters drifted: {stack}"
+LOG_CUT: Final = "cut at GitHub's comment limit; the job's log has the rest"
+"""The note ending a failure comment or drift report cut to fit (they have no lists to trim)."""
 
 
 class CommentBehavior(enum.StrEnum):
@@ -57,35 +60,26 @@ def post_comments(
     skip_no_diff: bool = False,
 ) -> list[str]:
     """Create, edit or delete each stack's comment; one line per stack saying what was done."""
-    existing = client.issue_comments(pr)
+    existing = [] if behavior is CommentBehavior.NEW else client.issue_comments(pr)
     done = []
     for section in sections:
         mine = _mine(existing, section.stack)
         keep = mine[0] if behavior is CommentBehavior.UPDATE and mine else None
-        if behavior is not CommentBehavior.NEW:
-            for comment in mine:
-                if comment is not keep:
-                    client.delete_comment(int(comment["id"]))
-        if keep is not None:
+        for comment in mine:
+            if comment is not keep:
+                client.delete_comment(int(comment["id"]))
+        if keep is not None and keep.get("body") == section.body:
+            done.append(f"{section.stack}: comment unchanged {keep.get('html_url')}")
+        elif keep is not None:
             url = client.update_comment(int(keep["id"]), section.body).get("html_url")
             done.append(f"{section.stack}: edited comment {url}")
         elif skip_no_diff and not section.has_diff:
-            gone = (
-                f"; deleted {len(mine)} earlier"
-                if mine and keep is None and behavior is not CommentBehavior.NEW
-                else ""
-            )
+            gone = f"; deleted {len(mine)} earlier" if mine else ""
             done.append(f"{section.stack}: no changes, no comment (--skip-no-diff){gone}")
         else:
             url = client.create_comment(pr, section.body).get("html_url")
             done.append(f"{section.stack}: created comment {url}")
     return done
-
-
-def fit(body: str, limit: int = COMMENT_LIMIT) -> str:
-    """``body`` cut to GitHub's limit with a note saying so (for bodies that are not tables)."""
-    note = "\n\n<sub>(cut at GitHub's comment limit; the job's log has the rest)</sub>\n"
-    return body if len(body) <= limit else body[: limit - len(note)] + note
 
 
 def open_or_update_drift_issue(
@@ -98,7 +92,7 @@ def open_or_update_drift_issue(
 ) -> str:
     """Comment on the stack's open drift issue (found by label and exact title) or open one."""
     title = title or DRIFT_TITLE.format(stack=stack)
-    body = fit(body)
+    body = fit(body, note=LOG_CUT)
     existing = [i for i in client.open_issues(label) if i.get("title") == title]
     if existing:
         number = int(existing[0]["number"])

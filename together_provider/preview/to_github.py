@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from together_api.retry import Sleep
+from together_api.retry import Clock, Sleep
 from together_provider.preview.github import GitHubClient, GitHubError, GitHubSettings
 from together_provider.preview.inputs import (
     STDIN,
@@ -25,7 +25,7 @@ from together_provider.preview.inputs import (
     read_json,
     write_atomically,
 )
-from together_provider.preview.markdown import COMMENT_LIMIT, render_failure, render_stack
+from together_provider.preview.markdown import COMMENT_LIMIT, fit, render_failure, render_stack
 from together_provider.preview.plan import (
     BAD_INPUT_EXIT,
     GITHUB_ERROR_EXIT,
@@ -35,9 +35,9 @@ from together_provider.preview.plan import (
 )
 from together_provider.preview.post import (
     DRIFT_LABEL,
+    LOG_CUT,
     CommentBehavior,
     Section,
-    fit,
     open_or_update_drift_issue,
     post_comments,
 )
@@ -70,7 +70,9 @@ def _log(logs: Mapping[str, Path], stack: str) -> str | None:
         return f"(cannot read {logs[stack]}: {error.strerror})"
 
 
-def post_to_pr(args: argparse.Namespace, environ: Mapping[str, str], sleep: Sleep) -> int:
+def post_to_pr(
+    args: argparse.Namespace, environ: Mapping[str, str], sleep: Sleep, clock: Clock
+) -> int:
     """`--github-pr N`: render each stack, post its comment, append the step summary."""
     try:
         settings = GitHubSettings.from_env(environ)
@@ -93,7 +95,7 @@ def post_to_pr(args: argparse.Namespace, environ: Mapping[str, str], sleep: Slee
     for plan in plans:
         verdict = f"{plan.stack}: {plan.outcome.name.lower()} (exit {plan.outcome.value})"
         print(verdict, file=sys.stderr)
-    with GitHubClient(settings, sleep=sleep) as client:
+    with GitHubClient(settings, sleep=sleep, clock=clock) as client:
         try:
             return _render_and_post(args, environ, client, read, plans, logs)
         except GitHubError as error:
@@ -117,12 +119,14 @@ def _render_and_post(
     for item in read:
         if isinstance(item, _Unreadable):
             body = render_failure(item.stack, item.error, _log(logs, item.stack))
-            sections.append(Section(item.stack, fit(body), has_diff=True))
+            sections.append(Section(item.stack, fit(body, note=LOG_CUT), has_diff=True))
             whole.append(body)
             continue
         plan = next(by_stack)
-        whole.append(render_stack(plan, args.approval_label, approved=approved))
-        body = render_stack(plan, args.approval_label, COMMENT_LIMIT, approved=approved)
+        body = render_stack(plan, args.approval_label, approved=approved)
+        whole.append(body)
+        if len(body) > COMMENT_LIMIT:  # rendered again only to trim its lists
+            body = render_stack(plan, args.approval_label, COMMENT_LIMIT, approved=approved)
         sections.append(Section(plan.stack, body, plan.outcome is not Outcome.NO_CHANGES))
     comment = "\n---\n\n".join(whole)
     try:
@@ -170,7 +174,7 @@ def _drift_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def drift_issue(argv: Sequence[str], environ: Mapping[str, str], sleep: Sleep) -> int:
+def drift_issue(argv: Sequence[str], environ: Mapping[str, str], sleep: Sleep, clock: Clock) -> int:
     """`drift-issue`: the drift workflow's issue, through the same client as the PR comment."""
     args = _drift_parser().parse_args(argv)
     try:
@@ -184,7 +188,7 @@ def drift_issue(argv: Sequence[str], environ: Mapping[str, str], sleep: Sleep) -
     body = f"Drift check of `{args.stack}` failed{code}{where}\n\n{report}"
     try:
         settings = GitHubSettings.from_env(environ)
-        with GitHubClient(settings, sleep=sleep) as client:
+        with GitHubClient(settings, sleep=sleep, clock=clock) as client:
             done = open_or_update_drift_issue(
                 client, args.stack, body, label=args.label, title=args.title
             )
