@@ -26,12 +26,11 @@ from testkit.pulumi_env import k8s_plugin_bin
 from testkit.sim import SimulatorProcess
 from tests.clusters import live_clusters
 from together_api.kubeconfig import decode_kube_config
+from together_api.values import COMPUTE_CLASS_LABEL
+from together_sim.kube.pods import STARTED_AT
 
-COMPUTE_CLASS_LABEL = "together.ai/compute-class"
 INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 RUN_SECONDS_ANNOTATION = "together-sim/run-seconds"
-STARTED_AT_ANNOTATION = "together-sim/started-at"
-"""The simulated time the simulator started a pod's work (what its run time counts from)."""
 CONTROL_PLANE = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
 POLL = 0.2
 """Real seconds between polls of the API server (the controllers run in real time)."""
@@ -63,6 +62,15 @@ def gpu_job(
         "metadata": {"name": name, "namespace": "default"},
         "spec": {"completions": pods, "parallelism": pods, **spec, "template": template},
     }
+
+
+def started_pods(api: KubeClient, selector: str = "") -> list[dict[str, Any]]:
+    """Running pods (matching ``selector``) the simulator's pod clock has stamped
+    (``STARTED_AT``): only once stamped does a clock advance count toward their run time, so a
+    test waits for the stamps before advancing (advancing first made a loaded run wait another
+    full run)."""
+    return [p for p in api.pods(selector) if p["status"].get("phase") == "Running"
+            and STARTED_AT in (p["metadata"].get("annotations") or {})]  # fmt: skip
 
 
 def node_classes(api: KubeClient) -> dict[str, str]:
@@ -161,7 +169,7 @@ class PodRecorder:
 
     def _record(self, pod: dict[str, Any]) -> None:
         meta, status = pod["metadata"], pod.get("status", {})
-        started_at = (meta.get("annotations") or {}).get(STARTED_AT_ANNOTATION)
+        started_at = (meta.get("annotations") or {}).get(STARTED_AT)
         terminated = [
             c.get("state", {}).get("terminated") for c in status.get("containerStatuses", [])
         ]

@@ -11,13 +11,14 @@ preemptible-compute announcement).
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 from together_api.errors import InputError
-from together_api.values import GPU_TYPES
+from together_api.values import GPU_TYPES, GPUS_PER_NODE
 
 __all__ = [
     "DEFAULT_PRICES_FILE",
@@ -27,6 +28,7 @@ __all__ = [
     "PriceTable",
     "hourly_cost",
     "load_price_table",
+    "max_preemptible_within",
     "parse_rates",
 ]
 
@@ -94,6 +96,15 @@ def hourly_cost(
     """
     rate = table.rate(gpu_type, where)
     return standard * rate + preemptible * rate * PREEMPTIBLE_PRICE_FACTOR
+
+
+def max_preemptible_within(max_hourly_usd: float, rate: float, standard: int) -> int:
+    """The inverse of :func:`hourly_cost`: the largest preemptible target, a multiple of 8 (whole
+    nodes), whose filled cost with ``standard`` GPUs at the on-demand ``rate`` stays within
+    ``max_hourly_usd``; 0 when the standard GPUs alone use the budget up. ``rate`` > 0."""
+    room = max_hourly_usd - standard * rate
+    gpus = math.floor(room / (rate * PREEMPTIBLE_PRICE_FACTOR) + 1e-9)  # 1e-9: float round-off
+    return max(gpus // GPUS_PER_NODE * GPUS_PER_NODE, 0)
 
 
 def parse_rates(raw: object, where: str) -> dict[str, float]:

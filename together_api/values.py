@@ -12,11 +12,13 @@ from typing import Final, Literal, get_args
 __all__ = [
     "BILLING_TYPES",
     "CLUSTER_TYPES",
+    "COMPUTE_CLASS_LABEL",
     "DEFAULT_BASE_URL",
     "DRAIN_WINDOW_SECONDS",
     "GPUS_PER_NODE",
     "GPU_TYPES",
     "LIFECYCLE_REASONS",
+    "PREEMPTIBLE",
     "PREEMPTION_REASONS",
     "TARGETED_SCALE_DOWN_ANNOTATION",
     "BillingType",
@@ -36,6 +38,13 @@ DRAIN_WINDOW_SECONDS: Final = 300
 
 PREEMPTION_REASONS: Final = ("TogetherPreemptionNotified", "TogetherPreempted")
 """Lifecycle-event reasons that mean a reclaim; the docs and the SDK disagree, accept both."""
+
+COMPUTE_CLASS_LABEL: Final = "together.ai/compute-class"
+"""The Node label Together sets to :data:`PREEMPTIBLE` on preemptible nodes; standard nodes may
+carry no such label at all, so "standard" is "not preemptible" (``NotIn``), never ``In``."""
+
+PREEMPTIBLE: Final = "preemptible"
+"""The :data:`COMPUTE_CLASS_LABEL` value of a preemptible node."""
 
 TARGETED_SCALE_DOWN_ANNOTATION: Final = "node.together.ai/delete-node-on-scale-down"
 """Targeted scale-down (Together's Instant Clusters docs, "Cluster Scaling"): a Kubernetes Node

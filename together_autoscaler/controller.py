@@ -1,7 +1,8 @@
 """The thin loop around `decide`: observe Together and Kubernetes, decide, act, explain.
 
 One scan per ``scan_interval`` seconds, only while this replica holds the Lease (renewed before
-each scan and again before any write, so a replica that lost it mid-scan writes nothing). A scale
+each scan; before any write the elector checks, without I/O, that the lease cannot have expired
+since, so a replica whose scan outlasted it writes nothing). A scale
 down marks the chosen nodes first and lowers the target after, in one PUT; when the PUT fails the
 marks are taken back, so no node stays cordoned for a drop that never happened. Every decision
 other than "nothing to do" is a log line, a metric and Events on the pods or nodes it concerns.
@@ -45,9 +46,8 @@ class Kube(Protocol):
 
 
 class Elector(Protocol):
-    leading: bool
-
     def try_acquire_or_renew(self) -> bool: ...
+    def holds(self) -> bool: ...
     def release(self) -> None: ...
 
 
@@ -64,7 +64,6 @@ class Controller:
 
     def __post_init__(self) -> None:
         self.memory = Memory()
-        self.scans = 0
 
     def run(self, stop: threading.Event) -> None:
         """Scan every ``scan_interval`` until ``stop`` is set; then give the Lease up."""
@@ -109,7 +108,6 @@ class Controller:
             memory=self.memory,
         )
         decision = decide(observed)
-        self.scans += 1
         self._act(decision, observed.cluster.desired)
         self.memory = decision.memory
         self.metrics.observe(observed.cluster.allocated, decision)
@@ -121,8 +119,11 @@ class Controller:
             log.log(level, "cluster %s: %s: %s", self.cluster_id, decision.reason,
                     decision.message)  # fmt: skip
         if decision.target != desired:
-            if not self.elector.try_acquire_or_renew():
-                raise RuntimeError("lost the Lease before writing; another replica acts now")
+            if not self.elector.holds():
+                raise RuntimeError(
+                    "the Lease may have expired before writing (the scan outlasted it); "
+                    "writing nothing, another replica may act now"
+                )
             marked: list[str] = []
             try:
                 for node in decision.scale_down_nodes:

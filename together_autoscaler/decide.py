@@ -18,11 +18,10 @@ Modelled on the Cluster Autoscaler's ``RunOnce``, for one node group of 8-GPU pr
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
-from together_api.prices import PREEMPTIBLE_PRICE_FACTOR
+from together_api.prices import max_preemptible_within
 from together_api.values import GPUS_PER_NODE
 from together_autoscaler.model import (
     Action,
@@ -37,8 +36,8 @@ from together_autoscaler.model import (
 __all__ = ["budget_ceiling", "decide", "nodes_missing"]
 
 MAX_POD_EVENTS = 20
-"""Events one decision records on pods; a burst of 500 pods is explained by its first 20 (the
-log line and the metric carry the totals)."""
+"""Events one decision records on pods, whatever their reason; a burst of 500 pods is explained
+20 at a time, one batch per scan (the log line and the metric carry the totals)."""
 
 
 def decide(observed: Observed) -> Decision:
@@ -48,13 +47,12 @@ def decide(observed: Observed) -> Decision:
     idle_since = {n.name: memory.idle_since.get(n.name, o.now) for n in o.nodes if _idle(n)}
     memory = replace(memory, idle_since=idle_since)
     demand = [p for p in o.pending if p.needs_preemptible]
-    pending_gpus = sum(p.gpus for p in demand)
 
     if cluster.desired < limits.min_gpus:
         return _decision(
             o, Action.SCALE_UP, "BelowMinimum",
             f"target {cluster.desired} is below the minimum {limits.min_gpus}",
-            limits.min_gpus, memory, pending_gpus,
+            limits.min_gpus, memory,
         )  # fmt: skip
 
     too_big = [p for p in demand if p.gpus > GPUS_PER_NODE]
@@ -65,11 +63,12 @@ def decide(observed: Observed) -> Decision:
         for p in too_big
     ]  # fmt: skip
     missing = nodes_missing(fitting, o.nodes, cluster.desired)
-    if fitting and _scarce(o, memory):
-        return _hold_for_scarcity(o, fitting, missing, memory, pending_gpus, events)
+    hold_until = _scarcity_hold(o, memory)
+    if fitting and hold_until is not None:
+        return _hold_for_scarcity(o, fitting, missing, memory, hold_until, events)
     if missing:
-        return _scale_up(o, fitting, missing, memory, pending_gpus, events)
-    return _scale_down(o, memory, pending_gpus, events)
+        return _scale_up(o, fitting, missing, memory, events)
+    return _scale_down(o, memory, events)
 
 
 def nodes_missing(pods: Sequence[PendingPod], nodes: Iterable[NodeState], desired: int) -> int:
@@ -108,10 +107,9 @@ def budget_ceiling(o: Observed) -> int | None:
     limits = o.limits
     if limits.max_hourly_usd is None or not limits.on_demand_rate:
         return None
-    rate = limits.on_demand_rate
-    room = limits.max_hourly_usd - o.cluster.standard_gpus * rate
-    gpus = math.floor(room / (rate * PREEMPTIBLE_PRICE_FACTOR) + 1e-9)
-    return max(gpus // GPUS_PER_NODE * GPUS_PER_NODE, 0)
+    return max_preemptible_within(
+        limits.max_hourly_usd, limits.on_demand_rate, o.cluster.standard_gpus
+    )
 
 
 def _scale_up(
@@ -119,7 +117,6 @@ def _scale_up(
     pods: list[PendingPod],
     missing: int,
     memory: Memory,
-    pending_gpus: int,
     events: list[Explanation],
 ) -> Decision:
     limits, desired = o.limits, o.cluster.desired
@@ -135,24 +132,27 @@ def _scale_up(
             f"{missing} more preemptible node(s) needed, but the target {desired} may not grow: "
             + _cap_words(reason, o)
         )
-        return _decision(o, Action.HOLD, reason, message, desired, memory, pending_gpus,
-                         events, pods, warning=True)  # fmt: skip
+        return _decision(o, Action.HOLD, reason, message, desired, memory, events, pods,
+                         warning=True)  # fmt: skip
     message = (
         f"{len(pods)} pending pod(s) need {missing} more preemptible node(s): "
         f"target {desired} -> {target}"
     )
     if reason != "TriggeredScaleUp":
         message += f" (capped: {_cap_words(reason, o)})"
-    return _decision(o, Action.SCALE_UP, "TriggeredScaleUp", message, target, memory,
-                     pending_gpus, events, pods)  # fmt: skip
+    return _decision(o, Action.SCALE_UP, "TriggeredScaleUp", message, target, memory, events,
+                     pods)  # fmt: skip
 
 
-def _scarce(o: Observed, memory: Memory) -> bool:
-    """Held already, or allocated has stayed below desired past the provisioning timeout."""
+def _scarcity_hold(o: Observed, memory: Memory) -> float | None:
+    """When a scarcity hold ends: the hold already on, or one from now when allocated has stayed
+    below desired past the provisioning timeout; None: capacity is not scarce."""
     if memory.hold_until is not None and o.now < memory.hold_until:
-        return True
+        return memory.hold_until
     since = memory.shortfall_since
-    return since is not None and o.now - since > o.limits.provision_timeout_seconds
+    if since is not None and o.now - since > o.limits.provision_timeout_seconds:
+        return o.now + o.limits.provision_timeout_seconds
+    return None
 
 
 def _hold_for_scarcity(
@@ -160,13 +160,10 @@ def _hold_for_scarcity(
     pods: list[PendingPod],
     missing: int,
     memory: Memory,
-    pending_gpus: int,
+    hold_until: float,
     events: list[Explanation],
 ) -> Decision:
     limits, desired = o.limits, o.cluster.desired
-    hold_until = o.now + limits.provision_timeout_seconds
-    if memory.hold_until is not None and o.now < memory.hold_until:
-        hold_until = memory.hold_until
     # The shortfall clock restarts when the hold ends: then one more raise may be tried.
     memory = replace(memory, hold_until=hold_until, shortfall_since=hold_until)
     wanted = f"; {missing * GPUS_PER_NODE} more GPUs would be needed" if missing else ""
@@ -175,13 +172,11 @@ def _hold_for_scarcity(
         f"for, for over {limits.provision_timeout_seconds:.0f} s (scarce capacity): not raising "
         f"the target{wanted}; retrying in {hold_until - o.now:.0f} s"
     )
-    return _decision(o, Action.HOLD, "ScaleUpScarcity", message, desired, memory,
-                     pending_gpus, events, pods, warning=True)  # fmt: skip
+    return _decision(o, Action.HOLD, "ScaleUpScarcity", message, desired, memory, events, pods,
+                     warning=True)  # fmt: skip
 
 
-def _scale_down(
-    o: Observed, memory: Memory, pending_gpus: int, events: list[Explanation]
-) -> Decision:
+def _scale_down(o: Observed, memory: Memory, events: list[Explanation]) -> Decision:
     limits, cluster = o.limits, o.cluster
     fits = [p for p in o.pending if p.may_use_preemptible and p.gpus <= GPUS_PER_NODE]
     due = sorted(
@@ -191,18 +186,18 @@ def _scale_down(
     )
     if not due:
         return _decision(o, Action.NONE, "NoChange", "nothing to do", cluster.desired, memory,
-                         pending_gpus, events)  # fmt: skip
+                         events)  # fmt: skip
     if fits:
         message = f"{len(fits)} pending pod(s) would fit on the idle node(s); keeping them"
         return _decision(o, Action.HOLD, "ScaleDownPendingPods", message, cluster.desired,
-                         memory, pending_gpus, events)  # fmt: skip
+                         memory, events)  # fmt: skip
     if cluster.allocated < cluster.desired:
         message = (
             f"Together is short of the target ({cluster.allocated} of {cluster.desired}): "
             "lowering it would not remove the idle node(s)"
         )
         return _decision(o, Action.HOLD, "ScaleDownShortfall", message, cluster.desired,
-                         memory, pending_gpus, events)  # fmt: skip
+                         memory, events)  # fmt: skip
     gpus = {n.name: n.gpus for n in o.nodes}
     chosen: list[str] = []
     target = cluster.desired
@@ -214,7 +209,7 @@ def _scale_down(
     if not chosen:
         message = f"idle node(s) kept: the target {cluster.desired} is at the minimum"
         return _decision(o, Action.HOLD, "ScaleDownMinimum", message, cluster.desired, memory,
-                         pending_gpus, events)  # fmt: skip
+                         events)  # fmt: skip
     idle_for = o.now - memory.idle_since[chosen[0]]
     message = (
         f"{len(chosen)} preemptible node(s) without workload pods for {idle_for:.0f} s: "
@@ -226,7 +221,7 @@ def _scale_down(
     ]
     left = {k: v for k, v in memory.idle_since.items() if k not in chosen}
     return _decision(o, Action.SCALE_DOWN, "ScaleDown", message, target,
-                     replace(memory, idle_since=left), pending_gpus, events,
+                     replace(memory, idle_since=left), events,
                      scale_down=tuple(chosen))  # fmt: skip
 
 
@@ -262,26 +257,27 @@ def _decision(
     message: str,
     target: int,
     memory: Memory,
-    pending_gpus: int,
     events: Sequence[Explanation] = (),
     pods: Sequence[PendingPod] = (),
     *,
     warning: bool = False,
     scale_down: tuple[str, ...] = (),
 ) -> Decision:
-    """The decision, with an Event on each of ``pods`` not yet told this ``reason`` (at most
-    :data:`MAX_POD_EVENTS`); what was told is remembered for the pods still pending."""
+    """The decision, with the Events in ``events`` and one on each of ``pods``, each pod told a
+    reason once: at most :data:`MAX_POD_EVENTS` on pods (the rest at later scans); what was told
+    is remembered for the pods still pending."""
     pending = {p.uid for p in o.pending}
     told = {(uid, why) for uid, why in memory.explained if uid in pending}
-    out = list(events)
-    for pod in pods:
-        if len(out) >= MAX_POD_EVENTS:
+    for_pods = [e for e in events if e.kind == "Pod"]
+    for_pods += [_pod_event(p, reason, message, warning) for p in pods]
+    fresh: list[Explanation] = []
+    for event in for_pods:
+        if len(fresh) >= MAX_POD_EVENTS:
             break
-        if (pod.uid, reason) not in told:
-            out.append(_pod_event(pod, reason, message, warning))
-            told.add((pod.uid, reason))
-    out = [e for e in out if e.kind == "Node" or (e.uid, e.reason) not in memory.explained]
-    told |= {(e.uid, e.reason) for e in out if e.kind == "Pod"}
+        if (event.uid, event.reason) not in told:
+            fresh.append(event)
+            told.add((event.uid, event.reason))
+    out = [e for e in events if e.kind == "Node"] + fresh
     memory = replace(memory, explained=frozenset(told))
     return Decision(
         action=action,
@@ -289,7 +285,7 @@ def _decision(
         message=message,
         target=target,
         memory=memory,
-        pending_gpus=pending_gpus,
+        pending_gpus=sum(p.gpus for p in o.pending if p.needs_preemptible),
         scale_down_nodes=scale_down,
         events=tuple(out),
     )

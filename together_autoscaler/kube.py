@@ -2,7 +2,8 @@
 a node for targeted scale-down, record an Event). Every call here is one the ClusterRole of
 `together_provider.kubernetes.AutoscalerArgs`-deployed controllers grants, and nothing more:
 
-* ``list`` Nodes, ``patch`` Nodes (cordon and annotate, or undo that);
+* ``list`` Nodes (the preemptible class only, by label selector), ``patch`` Nodes (cordon
+  and annotate, or undo that);
 * ``list`` Pods in every namespace;
 * ``list`` Events in every namespace (a reclaim's ``TogetherPreemptionNotified`` on a Node) and
   ``create`` Events (the explanation of each decision).
@@ -22,9 +23,14 @@ from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import Event, Node, Pod
 from lightkube.types import PatchType
 
-from together_api.values import PREEMPTION_REASONS, TARGETED_SCALE_DOWN_ANNOTATION
+from together_api.values import (
+    COMPUTE_CLASS_LABEL,
+    PREEMPTIBLE,
+    PREEMPTION_REASONS,
+    TARGETED_SCALE_DOWN_ANNOTATION,
+)
 from together_autoscaler.model import Explanation, NodeState, PendingPod
-from together_autoscaler.pods import is_preemptible_node, node_state, pending_pod
+from together_autoscaler.pods import node_state, pending_pod
 
 __all__ = ["COMPONENT", "KubeSide"]
 
@@ -42,7 +48,7 @@ class KubeSide:
 
     def observe(self) -> tuple[tuple[NodeState, ...], tuple[PendingPod, ...]]:
         """The preemptible nodes (with what runs on each) and the Unschedulable pods."""
-        nodes = [n for n in self.client.list(Node) if is_preemptible_node(n)]
+        nodes = list(self.client.list(Node, labels={COMPUTE_CLASS_LABEL: PREEMPTIBLE}))
         pods = list(self.client.list(Pod, namespace=ALL_NS))
         on_node: defaultdict[str, list[Pod]] = defaultdict(list)
         for pod in pods:

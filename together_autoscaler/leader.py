@@ -6,6 +6,9 @@ holder's ``renewTime`` is another machine's clock, so it is never compared with 
 write carries the ``resourceVersion`` that was read, so of two replicas racing for the same Lease
 the API server lets exactly one win (409 Conflict for the other). :meth:`release` empties the
 holder on a clean exit, so a successor takes over at its next try instead of after the lease.
+:meth:`holds` tells, without I/O, whether the Lease is still this replica's: no other replica
+takes it before ``lease_seconds`` after it saw the last renewal, which was after
+``renewed_at``.
 """
 
 from __future__ import annotations
@@ -43,11 +46,20 @@ class LeaseElector:
         self._seen: tuple[str | None, str | None] | None = None
         self._seen_at = 0.0
         self.leading = False
+        self.renewed_at: float | None = None
+        """Our clock just before the last successful renewal's read: the lease runs from later."""
 
     def try_acquire_or_renew(self) -> bool:
         """One attempt; True while this replica holds the Lease."""
+        started = self.clock()
         self.leading = self._attempt()
+        self.renewed_at = started if self.leading else None
         return self.leading
+
+    def holds(self) -> bool:
+        """Whether the Lease is surely still ours (a local check, no I/O): renewed by the last
+        attempt less than ``lease_seconds`` ago, so no other replica can have taken it yet."""
+        return self.renewed_at is not None and self.clock() - self.renewed_at < self.lease_seconds
 
     def _attempt(self) -> bool:
         now = datetime.now(UTC)
@@ -106,7 +118,7 @@ class LeaseElector:
         """Give the Lease up (clean exit), if this replica holds it."""
         if not self.leading:
             return
-        self.leading = False
+        self.leading, self.renewed_at = False, None
         try:
             lease = self.client.get(Lease, self.name, namespace=self.namespace)
             if lease.spec is not None and lease.spec.holderIdentity == self.identity:

@@ -17,21 +17,23 @@ from typing import Final
 from lightkube.models.core_v1 import Container, NodeSelectorRequirement, PodSpec
 from lightkube.resources.core_v1 import Node, Pod
 
-from together_api.values import GPUS_PER_NODE, TARGETED_SCALE_DOWN_ANNOTATION
+from together_api.values import (
+    COMPUTE_CLASS_LABEL,
+    GPUS_PER_NODE,
+    PREEMPTIBLE,
+    TARGETED_SCALE_DOWN_ANNOTATION,
+)
 from together_autoscaler.model import NodeState, PendingPod
 
 __all__ = [
     "COMPUTE_CLASS_LABEL",
     "GPU_RESOURCE",
     "PREEMPTIBLE",
-    "is_preemptible_node",
     "node_state",
     "pending_pod",
     "pod_gpus",
 ]
 
-COMPUTE_CLASS_LABEL: Final = "together.ai/compute-class"
-PREEMPTIBLE: Final = "preemptible"
 GPU_RESOURCE: Final = "nvidia.com/gpu"
 MIRROR_ANNOTATION: Final = "kubernetes.io/config.mirror"
 
@@ -69,11 +71,6 @@ def node_state(node: Node, pods: Iterable[Pod], reclaimed: bool) -> NodeState:
         used_gpus=sum(pod_gpus(p.spec) for p in workload if p.spec is not None),
         workload_pods=len(workload),
     )
-
-
-def is_preemptible_node(node: Node) -> bool:
-    labels = (node.metadata.labels if node.metadata else None) or {}
-    return labels.get(COMPUTE_CLASS_LABEL) == PREEMPTIBLE
 
 
 def pod_gpus(spec: PodSpec) -> int:

@@ -21,6 +21,7 @@ import pulumi_kubernetes as k8s
 
 from together_api.errors import SpecError
 from together_provider.cluster.resource import Cluster
+from together_provider.kubernetes import off_preemptible
 
 __all__ = [
     "AUTOSCALER_RULES",
@@ -29,7 +30,6 @@ __all__ = [
     "PreemptibleAutoscalerArgs",
 ]
 
-COMPUTE_CLASS_LABEL: Final = "together.ai/compute-class"
 METRICS_PORT: Final = 8085
 
 AUTOSCALER_RULES: Final[list[dict[str, Any]]] = [
@@ -80,11 +80,10 @@ class PreemptibleAutoscaler(pulumi.ComponentResource):
         floor = args.min_preemptible_gpus
         if floor is None:
             floor = args.cluster.num_preemptible_gpus
-        ceiling = args.max_preemptible_gpus
+        # The Cluster's output is never None itself; one resolving to None is refused in _command.
+        ceiling: pulumi.Input[int | None] = args.max_preemptible_gpus
         if ceiling is None:
-            ceiling = getattr(args.cluster, "max_preemptible_gpus", None)
-        if ceiling is None:
-            raise _no_ceiling(name)
+            ceiling = args.cluster.max_preemptible_gpus
         labels = {
             "app.kubernetes.io/name": "together-autoscaler",
             "app.kubernetes.io/instance": name,
@@ -143,7 +142,7 @@ class PreemptibleAutoscaler(pulumi.ComponentResource):
                     "spec": {
                         "serviceAccountName": account_name,
                         "terminationGracePeriodSeconds": 30,
-                        "affinity": _off_preemptible(),
+                        "affinity": off_preemptible({})["affinity"],
                         "containers": [{
                             "name": "autoscaler",
                             "image": args.image,
@@ -191,11 +190,3 @@ def _command(
     if args.max_hourly_usd is not None:
         command += ["--max-hourly-usd", f"{args.max_hourly_usd:g}"]
     return command
-
-
-def _off_preemptible() -> dict[str, Any]:
-    """Required affinity ``NotIn [preemptible]``: the standard nodes (which carry no label)."""
-    expression = {"key": COMPUTE_CLASS_LABEL, "operator": "NotIn", "values": ["preemptible"]}
-    terms = [{"matchExpressions": [expression]}]
-    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": terms}}}  # fmt: skip

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from together_api.errors import SpecError
+from together_api.values import COMPUTE_CLASS_LABEL
+from together_api.values import PREEMPTIBLE as PREEMPTIBLE_VALUE
 from together_api.wire import DRAIN_WINDOW_SECONDS
 from together_provider.cluster.resource import Cluster
 
@@ -42,7 +44,6 @@ __all__ = [
     "warn_if_no_preemptible_target",
 ]
 
-COMPUTE_CLASS_LABEL: Final = "together.ai/compute-class"
 GRACE_FIELD: Final = "terminationGracePeriodSeconds"
 REQUIRED_AFFINITY: Final = "requiredDuringSchedulingIgnoredDuringExecution"
 SKIP_AWAIT: Final = "pulumi.com/skipAwait"
@@ -56,7 +57,7 @@ class ComputeClass(StrEnum):
     """The kind of node a pod needs: *standard* (never reclaimed) or *preemptible*."""
 
     STANDARD = "standard"
-    PREEMPTIBLE = "preemptible"
+    PREEMPTIBLE = PREEMPTIBLE_VALUE
 
 
 class WorkloadSpecError(SpecError):
@@ -258,11 +259,20 @@ def _excludes_preemptible(expression: Mapping[str, Any]) -> bool:
     )
 
 
-# The autoscaler's deployment lives in its own module (it needs none of the above); importable
-# from here as the workload helpers are. Last, so that module sees this one complete.
-from together_provider.autoscaler import (  # noqa: E402
-    PreemptibleAutoscaler as PreemptibleAutoscaler,
-)
-from together_provider.autoscaler import (  # noqa: E402
-    PreemptibleAutoscalerArgs as PreemptibleAutoscalerArgs,
-)
+# The autoscaler's deployment lives in its own module, which keeps itself off preemptible nodes
+# with `off_preemptible` from this one; importable from here as the workload helpers are. Loaded
+# on first use, so that whichever of the two modules is imported first, the other finds it
+# complete (an import at either top would be a cycle).
+if TYPE_CHECKING:
+    from together_provider.autoscaler import PreemptibleAutoscaler as PreemptibleAutoscaler
+    from together_provider.autoscaler import PreemptibleAutoscalerArgs as PreemptibleAutoscalerArgs
+
+_AUTOSCALER_NAMES: Final = ("PreemptibleAutoscaler", "PreemptibleAutoscalerArgs")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _AUTOSCALER_NAMES:
+        from together_provider import autoscaler
+
+        return getattr(autoscaler, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

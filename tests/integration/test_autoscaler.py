@@ -31,16 +31,17 @@ from lightkube import Client, KubeConfig
 from testkit.kube import KubeClient, kube_bin_or_skip
 from testkit.pulumi_env import REPO, PulumiEnv, Secret, provider_config
 from testkit.sim import SimulatorProcess
-from tests.kube_helpers import advancing, gpu_job, wait_until
+from tests.kube_helpers import advancing, gpu_job, started_pods, wait_until
 from tests.specs import CLUSTER_SPEC
 from together_api.client import TogetherClient
+from together_api.values import COMPUTE_CLASS_LABEL
 from together_autoscaler.leader import LeaseElector
 from together_provider.autoscaler import AUTOSCALER_RULES, LEASE_RULES
 
 KEY = "sk-autoscaler-test-4b7e"
 pytestmark = [pytest.mark.engine]
 PROGRAM = REPO / "tests" / "integration" / "programs" / "autoscaler"
-CLASS = "together.ai/compute-class"
+CLASS = COMPUTE_CLASS_LABEL
 
 
 @pytest.fixture
@@ -188,23 +189,27 @@ def test_a_burst_goes_0_to_24_in_one_put_runs_and_returns_to_the_floor(
             assert together.get_cluster(cid).desired_preemptible_gpus == 24
             wait_until(lambda: together.get_cluster(cid).allocated_preemptible_gpus == 24,
                        "the fill", sim=sim, advance=60)  # fmt: skip
+            # Stamped by the pod clock, not only Running: a pod stamped after the advance
+            # would run 600 s more.
             running = wait_until(
-                lambda: _nodes_of(admin.pods("job-name=burst"), 3, "Running"), "3 pods running"
+                lambda: _nodes_of(started_pods(admin, "job-name=burst"), 3), "3 pods started"
             )
             assert all(n.startswith("gpu-preemptible-dp-") for n in running)
             assert len(set(running)) == 3
             assert len(_puts(sim)) == 1  # one PUT for the whole burst
             sim.advance(600)  # the pods' run time
             wait_until(lambda: admin.job("burst")["status"].get("succeeded") == 3, "the Job done")
-            # Idle for the unneeded window: all three marked, the target dropped in one PUT.
+            # Idle for the unneeded window: all three marked, the target dropped to the floor.
             wait_until(lambda: together.get_cluster(cid).desired_preemptible_gpus == 0,
                        "the scale-down to the floor")  # fmt: skip
             marked = [n for n in admin.nodes() if n["metadata"].get("labels", {}).get(CLASS)]
             assert all(n["spec"].get("unschedulable") for n in marked)
             wait_until(lambda: together.get_cluster(cid).allocated_preemptible_gpus == 0,
                        "the drained nodes gone", sim=sim, advance=60)  # fmt: skip
+        # One PUT up; down, one per batch of nodes idle past the window: the pods finish one
+        # at a time, so the three may go together or in up to three PUTs.
         puts = _puts(sim)
-        assert len(puts) == 2, puts  # one up, one down (3 idle nodes at once)
+        assert 2 <= len(puts) <= 1 + 3, puts
         assert admin.events("TriggeredScaleUp") and admin.events("ScaleDown", "default")
         assert follower.metric("together_autoscaler_target_updates_total") == 0.0
         assert leaders[0].metric("together_autoscaler_target_preemptible_gpus") == 0.0

@@ -27,11 +27,12 @@ from testkit.sim import SimulatorProcess
 from tests.kube_helpers import gpu_job, wait_until
 from tests.specs import CLUSTER_SPEC
 from together_api.client import TogetherClient
+from together_api.values import COMPUTE_CLASS_LABEL
 from together_api.wire import ClusterCreateRequest
 from together_autoscaler.leader import LeaseElector
 
 KEY = "sk-behaviour-test-77aa"
-CLASS = "together.ai/compute-class"
+CLASS = COMPUTE_CLASS_LABEL
 REGION, GPU = CLUSTER_SPEC["region"], CLUSTER_SPEC["gpu_type"]
 
 
@@ -121,10 +122,16 @@ def _controller(
         sys.executable, "-m", "together_autoscaler", "--cluster-id", cid,
         "--kubeconfig", str(config), "--min-preemptible-gpus", "0",
         "--max-preemptible-gpus", "32", "--scan-interval-seconds", "0.5",
-        "--max-node-provision-seconds", "3", "--metrics-port", str(port),
+        "--max-node-provision-seconds", "10", "--metrics-port", str(port),
     ]  # fmt: skip
     with log.open("w") as out:
         return subprocess.Popen(command, env=env, stderr=out, text=True)
+
+
+def _told(admin: KubeClient, prefix: str) -> bool:
+    """Whether a pod named ``prefix...`` was told of the scarcity hold."""
+    events = admin.events("ScaleUpScarcity", "default")
+    return any(e["involvedObject"]["name"].startswith(prefix) for e in events)
 
 
 def _puts(sim: SimulatorProcess) -> int:
@@ -164,7 +171,7 @@ def test_scarcity_is_told_to_the_pods_and_a_reclaim_is_no_new_demand(
             assert together.get_cluster(cid).desired_preemptible_gpus == 24
             wait_until(lambda: together.get_cluster(cid).allocated_preemptible_gpus == 16,
                        "the two nodes there are", sim=sim, advance=60)  # fmt: skip
-            # Short for over the provisioning timeout (3 s): the waiting pod is told, no raise.
+            # Short for over the provisioning timeout (10 s): the waiting pod is told, no raise.
             [event] = wait_until(lambda: admin.events("ScaleUpScarcity", "default"),
                                  "the scarcity Event", timeout=60)  # fmt: skip
             pending = [p["metadata"]["name"] for p in admin.pods("job-name=burst")
@@ -172,6 +179,14 @@ def test_scarcity_is_told_to_the_pods_and_a_reclaim_is_no_new_demand(
             assert event["involvedObject"]["name"] in pending and event["type"] == "Warning"
             assert "allocated 16 of the 24" in event["message"]
             assert "ScaleUpScarcity" in log.read_text() and _puts(sim) == 1
+            # Demand beyond the target while held (the waiting pod alone counts as on its way):
+            # without the hold this would raise the target to 32.
+            admin.request("POST", "/apis/batch/v1/namespaces/default/jobs", _job("more", 1))
+            wait_until(lambda: _puts(sim) > 1 or _told(admin, "more-"), "the new pod told")
+            assert _puts(sim) == 1
+            admin.request("DELETE", "/apis/batch/v1/namespaces/default/jobs/more",
+                          {"propagationPolicy": "Background"})  # fmt: skip
+            wait_until(lambda: not admin.pods("job-name=more"), "the extra demand gone")
 
             sim.set_capacity(REGION, GPU, preemptible_gpus=64)
             wait_until(lambda: together.get_cluster(cid).allocated_preemptible_gpus == 24,

@@ -10,22 +10,13 @@ from typing import Any
 from testkit.kube import KubeClient
 from testkit.sim import SimulatorProcess
 from tests.integration.test_kubernetes_sim import REQUEST, _client, _pods
-from tests.kube_helpers import gpu_job
+from tests.kube_helpers import gpu_job, started_pods
 from together_api.wire import ClusterCreateRequest
-from together_sim.kube.pods import STARTED_AT
 
 
 def _job(pods: int) -> dict[str, Any]:
     """`pods` pods of 8 GPUs for ten simulated minutes, on any node (standard ones included)."""
     return gpu_job("batch", run_seconds=600, pods=pods)
-
-
-def _started(kube: KubeClient) -> list[dict[str, Any]]:
-    """Running pods the simulator's pod clock has stamped: only once stamped does a clock
-    advance count toward their run time (advancing before the stamp made a loaded run wait
-    another full run)."""
-    return [p for p in _pods(kube, "Running")
-            if STARTED_AT in (p["metadata"].get("annotations") or {})]  # fmt: skip
 
 
 def test_pending_pods_scale_standard_nodes_up_to_the_ceiling_and_idle_ones_back_to_the_floor(
@@ -43,8 +34,10 @@ def test_pending_pods_scale_standard_nodes_up_to_the_ceiling_and_idle_ones_back_
             kube.request("POST", "/apis/batch/v1/namespaces/default/jobs", _job(3))
             kube.wait_for(lambda: client.get_cluster(cid).num_gpus == 16, "a scale-up to 16")
             sim.advance(120)  # the new node boots
-            first = kube.wait_for(lambda: _started(kube) if len(_started(kube)) == 2 else None,
-                                  "two pods started")  # fmt: skip
+            first = kube.wait_for(
+                lambda: started if len(started := started_pods(kube)) == 2 else None,
+                "two pods started",
+            )
             first_names = {p["metadata"]["name"] for p in first}
             assert client.get_cluster(cid).num_gpus == 16  # never above the ceiling
             [waiting] = _pods(kube, "Pending")
@@ -53,7 +46,7 @@ def test_pending_pods_scale_standard_nodes_up_to_the_ceiling_and_idle_ones_back_
             # The work finishes; the idle node goes after the unneeded window, the floor stays.
             sim.advance(600)
             kube.wait_for(
-                lambda: [p for p in _started(kube) if p["metadata"]["name"] not in first_names],
+                lambda: [p for p in started_pods(kube) if p["metadata"]["name"] not in first_names],
                 "the third pod started",
             )
             sim.advance(600)

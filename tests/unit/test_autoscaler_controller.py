@@ -43,13 +43,20 @@ class FakeKube:
 
 @dataclass
 class FakeElector:
+    """``answers``: one per renewal (the list runs out on one too many); ``live``: what
+    :meth:`holds` says after a successful one (False: the scan outlasted the lease)."""
+
     answers: list[bool] = field(default_factory=lambda: [True] * 100)
+    live: bool = True
     leading: bool = False
     released: bool = False
 
     def try_acquire_or_renew(self) -> bool:
         self.leading = self.answers.pop(0)
         return self.leading
+
+    def holds(self) -> bool:
+        return self.leading and self.live
 
     def release(self) -> None:
         self.released = True
@@ -137,10 +144,21 @@ def test_a_replica_without_the_lease_does_nothing(make_client: MakeClient) -> No
     assert together.puts == [] and kube.calls == []
 
 
-def test_a_lease_lost_before_the_write_writes_nothing(make_client: MakeClient) -> None:
+def test_a_lease_that_may_have_expired_before_the_write_writes_nothing(
+    make_client: MakeClient,
+) -> None:
     together, kube = FakeTogether(), FakeKube(pending=burst(3))
-    assert controller(make_client, together, kube, FakeElector([True, False])).tick() is None
+    elector = FakeElector([True], live=False)
+    assert controller(make_client, together, kube, elector).tick() is None
     assert together.puts == [] and kube.calls == []
+
+
+def test_a_writing_scan_renews_the_lease_once(make_client: MakeClient) -> None:
+    together, kube = FakeTogether(desired=8), FakeKube(nodes=(NodeState("idle", 8),))
+    elector = FakeElector([True])  # a second renewal would find the list empty
+    decision = controller(make_client, together, kube, elector).tick()
+    assert decision is not None and decision.action is Action.SCALE_DOWN
+    assert together.puts == [{"num_preemptible_gpus": 0}] and elector.answers == []
 
 
 def test_the_api_key_never_reaches_a_log(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from together_autoscaler.decide import budget_ceiling, decide, nodes_missing
+from together_autoscaler.decide import MAX_POD_EVENTS, budget_ceiling, decide, nodes_missing
 from together_autoscaler.model import (
     Action,
     ClusterState,
@@ -130,6 +130,18 @@ def test_a_pod_larger_than_a_node_is_told_so_and_adds_nothing() -> None:
     assert event.reason == "NotTriggerScaleUp" and "a preemptible node has 8" in event.message
 
 
+def test_pod_events_are_capped_per_decision_whatever_their_reason() -> None:
+    too_big = tuple(pod(i, 16) for i in range(100))
+    first = decide(observed(pending=too_big))
+    assert len(first.events) == MAX_POD_EVENTS
+    assert {e.reason for e in first.events} == {"NotTriggerScaleUp"}
+    second = decide(observed(pending=too_big, memory=first.memory))
+    assert len(second.events) == MAX_POD_EVENTS  # the next pods, not the same ones again
+    assert not {e.name for e in first.events} & {e.name for e in second.events}
+    mixed = decide(observed(pending=too_big + tuple(pod(i) for i in range(100, 103))))
+    assert len(mixed.events) == MAX_POD_EVENTS and mixed.target == 24
+
+
 def test_scarcity_holds_the_target_tells_the_pods_once_and_retries_later() -> None:
     first = decide(observed(24, 8, nodes=BUSY[:1], pending=(pod(0), pod(1)), now=0))
     assert first.action is Action.NONE  # the shortfall is on its way, nothing to add yet
@@ -165,6 +177,14 @@ def test_a_node_idle_for_the_unneeded_window_is_named_and_the_target_drops_by_it
     due = decide(observed(16, nodes=(idle, busy), now=600, memory=memory))
     assert (due.action, due.target, due.scale_down_nodes) == (Action.SCALE_DOWN, 8, ("idle",))
     assert [(e.kind, e.name, e.reason) for e in due.events] == [("Node", "idle", "ScaleDown")]
+
+
+def test_three_nodes_idle_past_the_window_go_in_one_decision() -> None:
+    nodes = tuple(NodeState(f"idle-{i}", 8) for i in range(3))
+    memory = idle_history(*nodes, desired=24)
+    decision = decide(observed(24, nodes=nodes, now=600, memory=memory))
+    assert (decision.action, decision.target) == (Action.SCALE_DOWN, 0)  # -24 in one PUT
+    assert sorted(decision.scale_down_nodes) == ["idle-0", "idle-1", "idle-2"]
 
 
 def test_a_node_that_ran_a_pod_in_between_starts_its_window_again() -> None:

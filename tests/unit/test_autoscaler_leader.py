@@ -95,6 +95,20 @@ def test_of_two_replicas_taking_an_expired_lease_at_once_exactly_one_wins() -> N
     assert store.lease.spec.holderIdentity == "b"
 
 
+def test_the_lease_is_held_until_lease_seconds_after_the_renewal_began() -> None:
+    store, clock = LeaseStore(), Clock()
+    a, b = elector(store, "a", clock), elector(store, "b", clock)
+    assert a.holds() is False  # never renewed
+    assert a.try_acquire_or_renew() is True
+    assert b.try_acquire_or_renew() is False  # b sees the renewal at 0
+    clock.now = 14.9
+    assert a.holds() is True
+    clock.now = 15.0  # b may take the Lease now
+    assert a.holds() is False
+    assert b.try_acquire_or_renew() is True
+    assert a.try_acquire_or_renew() is False and a.holds() is False
+
+
 def test_release_hands_the_lease_over_at_once() -> None:
     store, clock = LeaseStore(), Clock()
     a, b = elector(store, "a", clock), elector(store, "b", clock)

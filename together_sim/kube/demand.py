@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final
 
+from together_api.values import COMPUTE_CLASS_LABEL, PREEMPTIBLE
 from together_sim.autoscale import Demand
 from together_sim.kube.pods import terminal
 from together_sim.targeting import is_marked
 
 __all__ = ["demand_of"]
 
-COMPUTE_CLASS: Final = "together.ai/compute-class"
 GPU: Final = "nvidia.com/gpu"
 Obj = dict[str, Any]
 
@@ -30,7 +30,7 @@ def _unschedulable(pod: Obj) -> bool:
 def _preemptible_only(pod: Obj) -> bool:
     """Pinned to preemptible nodes by nodeSelector or by every required affinity term."""
     spec = pod["spec"]
-    if (spec.get("nodeSelector") or {}).get(COMPUTE_CLASS) == "preemptible":
+    if (spec.get("nodeSelector") or {}).get(COMPUTE_CLASS_LABEL) == PREEMPTIBLE:
         return True
     required = (
         ((spec.get("affinity") or {}).get("nodeAffinity") or {})
@@ -38,8 +38,8 @@ def _preemptible_only(pod: Obj) -> bool:
     ).get("nodeSelectorTerms") or []  # fmt: skip
     return bool(required) and all(
         any(
-            e.get("key") == COMPUTE_CLASS and e.get("operator") == "In"
-            and e.get("values") == ["preemptible"]
+            e.get("key") == COMPUTE_CLASS_LABEL and e.get("operator") == "In"
+            and e.get("values") == [PREEMPTIBLE]
             for e in term.get("matchExpressions") or []
         )
         for term in required
@@ -66,7 +66,7 @@ def _workload(pod: Obj) -> bool:
 def demand_of(nodes: Iterable[Obj], pods: Iterable[Obj]) -> Demand:
     everything = list(pods)
     pending = sum(_gpus(p) for p in everything if _unschedulable(p) and not _preemptible_only(p))
-    standard = [n for n in nodes if COMPUTE_CLASS not in (n["metadata"].get("labels") or {})]
+    standard = [n for n in nodes if COMPUTE_CLASS_LABEL not in (n["metadata"].get("labels") or {})]
     busy = {p["spec"].get("nodeName") for p in everything if _workload(p)}
     names = {n["metadata"]["name"]: n for n in standard}
     return Demand(

@@ -31,7 +31,7 @@ from typing import Any, Final
 
 import httpx
 
-from together_api.wire import GPUS_PER_NODE
+from together_api.wire import COMPUTE_CLASS_LABEL, GPUS_PER_NODE, PREEMPTIBLE
 from together_sim.autoscale import Demand
 from together_sim.kube.client import KubeApi, KubeApiError
 from together_sim.kube.demand import demand_of
@@ -42,7 +42,6 @@ from together_sim.targeting import is_marked
 
 __all__ = ["COMPUTE_CLASS_LABEL", "ClusterMirror", "MirrorStatus", "serves_nodes", "wanted_nodes"]
 
-COMPUTE_CLASS_LABEL: Final = "together.ai/compute-class"
 DRAIN_STARTED: Final = "together-sim/drain-started"
 VOLUME_LABEL: Final = "together-sim/shared-volume"
 PASS_SECONDS: Final = 0.2
@@ -60,7 +59,7 @@ def node_object(view: ClusterView, node: NodeView) -> Obj:
         "node.kubernetes.io/instance-type": view.gpu_type,
     }
     if node.preemptible:
-        labels[COMPUTE_CLASS_LABEL] = "preemptible"
+        labels[COMPUTE_CLASS_LABEL] = PREEMPTIBLE
     resources = {
         "cpu": "208",
         "memory": "2048Gi",

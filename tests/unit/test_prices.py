@@ -1,0 +1,32 @@
+"""`together_api.prices.max_preemptible_within`: the inverse of `hourly_cost` the autoscaler's
+``--max-hourly-usd`` cap uses, checked against `hourly_cost` itself."""
+
+from __future__ import annotations
+
+import pytest
+
+from together_api.prices import PriceTable, hourly_cost, max_preemptible_within
+
+GPU = "H100_SXM"
+
+
+@pytest.mark.parametrize(
+    ("budget", "rate", "standard", "expected"),
+    [
+        (40.0, 2.0, 8, 24),  # $16 standard leaves $24: 24 GPUs at $1
+        (39.99, 2.0, 8, 16),  # a cent short of the third node
+        (16.0, 2.0, 8, 0),  # the standard GPUs use it all
+        (10.0, 2.0, 8, 0),  # over budget already: never negative
+        (100.0, 2.99, 16, 32),  # $47.84 standard, $1.495/GPU: 34.9 GPUs, whole nodes 32
+        (2.0, 0.1, 8, 24),  # 1.2 / 0.05 is 23.999... in floats: round-off loses no node
+    ],
+)
+def test_the_largest_whole_node_target_within_the_budget(
+    budget: float, rate: float, standard: int, expected: int
+) -> None:
+    table = PriceTable(rates={GPU: rate}, source="test", as_of="now")
+    got = max_preemptible_within(budget, rate, standard)
+    assert got == expected and got % 8 == 0
+    if got:
+        assert hourly_cost(table, GPU, standard, got, "t") <= budget + 1e-9
+    assert hourly_cost(table, GPU, standard, got + 8, "t") > budget
