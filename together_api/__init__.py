@@ -2,14 +2,15 @@
 
 This layer knows nothing of Pulumi or of the provider: the provider and the simulator both build
 on it, and importing it loads neither. The public API is re-exported here (`__all__`): the
-client, its retry policy, every error, the kubeconfig decoder and the wire models a caller hands
-to or gets from the client. Importing the package is cheap: the client and the wire models (which
-need httpx and pydantic) load on first use, so a Pulumi preview that only checks and diffs never
-pays for them.
+client, its retry policy and fix wording, every error, the kubeconfig decoder and the wire
+models a caller hands to or gets from the client. Importing the package is cheap: the client and
+the wire models (which need httpx and pydantic) load on first use, so a Pulumi preview that only
+checks and diffs never pays for them.
 
 Modules: `client` (one method per endpoint) over `_transport` (auth, retries, HTTP errors) and
 `waiters` (poll until Ready, available or gone); `wire` (the pydantic models); `values` (the
-API's enumerations, no pydantic); `retry`; `errors`; `kubeconfig`.
+API's enumerations, no pydantic); `retry`; `errors`; `hints` (the caller's words in the fixes);
+`kubeconfig`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from together_api import errors as _errors
 from together_api.errors import *  # noqa: F403 (the error tree, whole)
+from together_api.hints import FixHints
 from together_api.kubeconfig import KubeconfigError, decode_kube_config
 from together_api.retry import RetryPolicy
 
@@ -68,6 +70,7 @@ __all__ = [
     "ClusterCreateRequest",
     "ClusterStatus",
     "ClusterUpdateRequest",
+    "FixHints",
     "KubeconfigError",
     "Region",
     "RetryPolicy",

@@ -28,6 +28,7 @@ from together_api.errors import (
     UnexpectedResponseError,
     VolumeInUseError,
 )
+from together_api.hints import FixHints
 from together_api.retry import (
     RETRYABLE_STATUSES,
     Clock,
@@ -40,7 +41,7 @@ from together_api.retry import (
 )
 from together_api.wire import DEFAULT_BASE_URL, ErrorBody
 
-__all__ = ["API_KEY_FIX", "BASE_URL_SETTINGS", "NEVER_SENT", "RETRYABLE_STATUSES", "Transport"]
+__all__ = ["NEVER_SENT", "RETRYABLE_STATUSES", "Transport"]
 
 log = logging.getLogger("together_api.client")
 M = TypeVar("M", bound=pydantic.BaseModel)
@@ -49,13 +50,6 @@ NEVER_SENT: Final = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout
 """Transport errors raised before the request left: safe to retry, even a POST. Here, not in
 `retry`, so the retry policy (and what imports it, such as the autoscaler's `decide`) loads no
 httpx."""
-
-API_KEY_FIX: Final = "set together:apiKey as a secret or TOGETHER_API_KEY"
-BASE_URL_SETTINGS: Final = "together:baseUrl or TOGETHER_BASE_URL"
-NOT_FOUND_FIX: Final = (
-    "check the id, and that the base URL is Together's API; a cluster or volume deleted "
-    "outside this stack is gone: `pulumi refresh` removes it from the state"
-)
 
 CONFLICTS: Final[Mapping[type[ApiError], tuple[str | None, str]]] = {
     OutOfCapacityError: (None, "try another region or GPU type, fewer GPUs, or retry later"),
@@ -89,7 +83,7 @@ class Transport:
 
     ``sleep`` and ``clock`` are used both between retries and by the waiters, so tests drive
     every timing path with a fake clock and no real sleeping. ``requests_made`` counts HTTP
-    requests actually sent, retries included.
+    requests actually sent, retries included. ``hints`` is the caller's wording in the fixes.
     """
 
     def __init__(
@@ -102,10 +96,12 @@ class Transport:
         transport: httpx.BaseTransport | None,
         sleep: Sleep,
         clock: Clock,
+        hints: FixHints,
     ) -> None:
+        self.hints = hints
         key = api_key if api_key is not None else os.environ.get("TOGETHER_API_KEY")
         if not key:
-            raise AuthenticationError("no Together API key was given", fix=API_KEY_FIX)
+            raise AuthenticationError("no Together API key was given", fix=hints.api_key)
         self._api_key = key
         given = base_url or os.environ.get("TOGETHER_BASE_URL")
         self.base_url = _normalise_base_url(given or DEFAULT_BASE_URL)
@@ -179,7 +175,7 @@ class Transport:
         except httpx.TransportError as exc:
             raise ApiConnectionError(
                 f"{method} {self.base_url}{path}: no answer: {self._describe(exc)}",
-                fix=f"check the network and the base URL, {BASE_URL_SETTINGS}; "
+                fix=f"check the network and the base URL, {self.hints.base_url}; "
                 "the request may be retried",
             ) from None
         log.debug("%s %s -> %d", method, path, response.status_code)
@@ -209,15 +205,15 @@ class Transport:
         detail = self._redact(server_message or response.reason_phrase or "no message")
         message = f"{method} {self.base_url}{path} failed with HTTP {status}: {detail}"
         if status in (401, 403):
-            fix = f"check the API key; {API_KEY_FIX}"
+            fix = f"check the API key; {self.hints.api_key}"
             if self._to_together_by_default:
                 fix += (
-                    f"; no base URL is set ({BASE_URL_SETTINGS}), so this went to Together "
+                    f"; no base URL is set ({self.hints.base_url}), so this went to Together "
                     "itself: set one to use another endpoint, such as the simulator"
                 )
             return AuthenticationError(message, status=status, fix=fix)
         if status == 404:
-            return NotFoundError(message, status=status, fix=NOT_FOUND_FIX)
+            return NotFoundError(message, status=status, fix=self.hints.not_found)
         if status == 409:
             field, fix = CONFLICTS[conflict]
             return conflict(message, status=status, field=field, fix=fix)

@@ -15,8 +15,9 @@ from typing import Any, Final
 
 import httpx
 
-from together_api._transport import API_KEY_FIX, RETRYABLE_STATUSES, Transport
+from together_api._transport import RETRYABLE_STATUSES, Transport
 from together_api.errors import TogetherError, VolumeInUseError
+from together_api.hints import FixHints
 from together_api.retry import Clock, RetryPolicy, Sleep
 from together_api.waiters import Waiters
 from together_api.wire import (
@@ -33,7 +34,7 @@ from together_api.wire import (
     VolumeUpdateRequest,
 )
 
-__all__ = ["API_KEY_FIX", "RETRYABLE_STATUSES", "TogetherClient"]
+__all__ = ["RETRYABLE_STATUSES", "TogetherClient"]
 
 _VOLUMES: Final = "/compute/clusters/storage/volumes"
 
@@ -44,6 +45,8 @@ class TogetherClient(Waiters):
     ``sleep`` and ``clock`` are used both between retries and by the waiters,
     so tests drive every timing path with a fake clock and no real sleeping.
     ``requests_made`` counts HTTP requests actually sent, retries included.
+    ``hints`` words the fixes for the caller's user (:class:`FixHints`: where the key and the
+    base URL are set); the default names no caller.
     """
 
     def __init__(
@@ -56,6 +59,7 @@ class TogetherClient(Waiters):
         transport: httpx.BaseTransport | None = None,
         sleep: Sleep = time.sleep,
         clock: Clock = time.monotonic,
+        hints: FixHints | None = None,
     ) -> None:
         self._transport = Transport(
             api_key,
@@ -65,6 +69,7 @@ class TogetherClient(Waiters):
             transport=transport,
             sleep=sleep,
             clock=clock,
+            hints=hints or FixHints(),
         )
         self.base_url = self._transport.base_url
         self.retry = self._transport.retry

@@ -20,15 +20,23 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Final
 
+from together_api.hints import FixHints
 from together_api.values import GPUS_PER_NODE
 
 if TYPE_CHECKING:
     from together_autoscaler.controller import Controller
 
-__all__ = ["EXIT_GRACE_SECONDS", "main", "parse_args"]
+__all__ = ["EXIT_GRACE_SECONDS", "FIXES", "main", "parse_args"]
 
 EXIT_GRACE_SECONDS: Final = 8.0
 """How long a SIGTERM waits for the scan in progress (Kubernetes allows 30 s; we promise 10)."""
+
+FIXES: Final = FixHints(
+    api_key="set TOGETHER_API_KEY to the cluster's API key",
+    base_url="TOGETHER_BASE_URL",
+    not_found="check --cluster-id, and that the base URL (TOGETHER_BASE_URL) is Together's API",
+)
+"""The fixes of the API's errors in this command's terms: its flag and its environment."""
 
 log = logging.getLogger("together_autoscaler")
 
@@ -166,7 +174,10 @@ def _build(args: argparse.Namespace, stop: threading.Event) -> Controller:
     identity = os.environ.get("POD_NAME") or f"{socket.gethostname()}-{os.getpid()}"
     # Short timeouts, and waits that end at SIGTERM, keep a scan in progress under the grace.
     together = TogetherClient(
-        timeout=5.0, retry=RetryPolicy(attempts=4, deadline=20.0), sleep=lambda s: _wait(stop, s)
+        timeout=5.0,
+        retry=RetryPolicy(attempts=4, deadline=20.0),
+        sleep=lambda s: _wait(stop, s),
+        hints=FIXES,
     )
     cluster = together.get_cluster(args.cluster_id)
     rate = None

@@ -26,6 +26,8 @@ from together_api.errors import (
     TogetherError,
     UnexpectedResponseError,
 )
+from together_api.hints import FixHints
+from together_api.retry import RetryPolicy
 from together_api.wire import Cluster, ClusterCreateRequest, ClusterUpdateRequest
 
 
@@ -116,7 +118,7 @@ def test_missing_key_says_how_to_fix_it(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.delenv("TOGETHER_API_KEY", raising=False)
     with pytest.raises(AuthenticationError) as info:
         TogetherClient()
-    assert "TOGETHER_API_KEY" in str(info.value) and "together:apiKey" in str(info.value)
+    assert str(info.value).endswith("(fix: pass api_key or set TOGETHER_API_KEY)")
 
 
 def test_a_refused_key_says_where_the_request_went(
@@ -132,7 +134,7 @@ def test_a_refused_key_says_where_the_request_went(
     assert str(info.value).startswith(
         "GET https://api.together.ai/v1/compute/clusters failed with HTTP 401: invalid key"
     )
-    assert "no base URL is set (together:baseUrl or TOGETHER_BASE_URL)" in str(info.value)
+    assert "no base URL is set (base_url or TOGETHER_BASE_URL)" in str(info.value)
     assert "went to Together itself" in str(info.value)
 
     chosen = make_client(lambda r: refused, attempts=1)
@@ -140,6 +142,49 @@ def test_a_refused_key_says_where_the_request_went(
         chosen.list_clusters()
     assert f"GET {chosen.base_url}/compute/clusters failed with HTTP 401" in str(info.value)
     assert "went to Together itself" not in str(info.value)
+
+
+def _fixes(hints: FixHints, monkeypatch: pytest.MonkeyPatch) -> list[str | None]:
+    """The fix of each error whose wording is the caller's: no key, a refused key with no base
+    URL set, no answer, a 404."""
+    monkeypatch.delenv("TOGETHER_API_KEY", raising=False)
+    monkeypatch.delenv("TOGETHER_BASE_URL", raising=False)
+    fixes: list[str | None] = []
+    with pytest.raises(AuthenticationError) as no_key:
+        TogetherClient(hints=hints)
+    fixes.append(no_key.value.fix)
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/c-gone"):
+            return httpx.Response(404, json={"error": {"message": "not found"}})
+        if request.url.path.endswith("/c-far"):
+            raise httpx.ConnectError("refused")
+        return httpx.Response(401, json={"error": {"message": "invalid key"}})
+
+    retry = RetryPolicy(attempts=1)
+    transport = httpx.MockTransport(answer)
+    with TogetherClient("k", hints=hints, retry=retry, transport=transport) as client:
+        for cluster_id in ("c-1", "c-far", "c-gone"):
+            with pytest.raises(ApiError) as failed:
+                client.get_cluster(cluster_id)
+            fixes.append(failed.value.fix)
+    return fixes
+
+
+def test_the_fixes_are_worded_by_the_caller_and_by_default_name_none(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    own = FixHints(api_key="run login", base_url="--url", not_found="check --id")
+    assert _fixes(own, monkeypatch) == [
+        "run login",
+        "check the API key; run login; no base URL is set (--url), so this went to Together "
+        "itself: set one to use another endpoint, such as the simulator",
+        "check the network and the base URL, --url; the request may be retried",
+        "check --id",
+    ]
+    neutral = " ".join(fix or "" for fix in _fixes(FixHints(), monkeypatch))
+    assert "TOGETHER_API_KEY" in neutral and "TOGETHER_BASE_URL" in neutral
+    assert "pulumi" not in neutral.lower() and "together:" not in neutral
 
 
 @pytest.mark.parametrize(

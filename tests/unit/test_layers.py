@@ -170,10 +170,10 @@ def test_the_benchmarks_import_no_test_code() -> None:
 
 def test_the_api_package_exports_its_surface_and_stays_cheap_to_import() -> None:
     import together_api
-    from together_api import client, errors, kubeconfig, retry, wire
+    from together_api import client, errors, hints, kubeconfig, retry, wire
 
     assert set(errors.__all__) <= set(together_api.__all__)
-    modules = (client, errors, kubeconfig, retry, wire)
+    modules = (client, errors, hints, kubeconfig, retry, wire)
     for name in together_api.__all__:
         (home,) = [m for m in modules if name in m.__all__]
         assert getattr(together_api, name) is getattr(home, name), name

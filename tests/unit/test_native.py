@@ -192,6 +192,17 @@ def test_update_and_delete_pass_the_custom_timeouts_and_none_when_unset(
         assert _Recorder.seen == {"update": expected, "delete": expected}
 
 
+def test_a_missing_key_names_the_stack_config_that_sets_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same Pulumi wording as the dynamic host's (`framework.fixes`), not the API layer's."""
+    monkeypatch.delenv("TOGETHER_API_KEY", raising=False)
+    delete = DeleteRequest(URN, "c-1", _values(CLUSTER_SPEC), 0.0)
+    with pytest.raises(HostError) as refused:
+        asyncio.run(_provider().delete(delete))
+    assert "(fix: set together:apiKey as a secret or TOGETHER_API_KEY)" in refused.value.message
+
+
 PREVIEW_PROBE = """
 import asyncio, json, sys
 from concurrent.futures import ThreadPoolExecutor

@@ -6,6 +6,7 @@ import importlib.machinery
 import sys
 import traceback
 import types
+from typing import Any
 
 import httpx
 import pytest
@@ -17,7 +18,12 @@ from pytest_mock import MockerFixture
 from tests.fake_api import CLUSTERS, ONE, SPEC, FakeApi, cluster, reply
 from together_api import client as client_module
 from together_api.client import TogetherClient
-from together_api.errors import AuthenticationError, ProvisioningFailedError, SpecError
+from together_api.errors import (
+    AuthenticationError,
+    NotFoundError,
+    ProvisioningFailedError,
+    SpecError,
+)
 from together_provider.cluster.provider import ClusterProvider
 from together_provider.framework import dynamic
 from together_provider.framework.dynamic import LifecycleProvider
@@ -28,12 +34,15 @@ from together_provider.volume.provider import VolumeProvider
 def api(mocker: MockerFixture) -> FakeApi:
     fake = FakeApi()
 
-    def client(api_key: str | None = None, base_url: str | None = None) -> TogetherClient:
+    def client(
+        api_key: str | None = None, base_url: str | None = None, **options: Any
+    ) -> TogetherClient:
         return TogetherClient(
             api_key="k",
             base_url=base_url,
             transport=httpx.MockTransport(fake),
             sleep=lambda _: None,
+            **options,
         )
 
     mocker.patch.object(client_module, "TogetherClient", side_effect=client)
@@ -131,6 +140,23 @@ def test_read_returns_the_live_counts_as_inputs(api: FakeApi) -> None:
     assert result.inputs is not None
     assert (result.inputs["num_gpus"], result.inputs["num_preemptible_gpus"]) == (16, 32)
     assert "allocated_preemptible_gpus" not in result.inputs
+
+
+def test_a_cluster_deleted_outside_the_stack_is_a_404_whose_fix_is_a_refresh(api: FakeApi) -> None:
+    """The API layer's fixes name no caller: this host gives it the stack's (`framework.fixes`)."""
+    olds = {**SPEC, "cluster_id": "c-1", "status": "Ready", "kube_config": "x"}
+    with pytest.raises(NotFoundError) as gone:
+        ClusterProvider().update("c-1", olds, {**SPEC, "num_preemptible_gpus": 24.0})
+    assert "deleted outside this stack is gone: `pulumi refresh` removes it" in str(gone.value)
+
+
+def test_a_missing_key_names_the_stack_config_that_sets_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("TOGETHER_API_KEY", raising=False)
+    with pytest.raises(AuthenticationError) as refused:
+        ClusterProvider().delete("c-1", dict(SPEC))
+    assert "(fix: set together:apiKey as a secret or TOGETHER_API_KEY)" in str(refused.value)
 
 
 def test_delete_tolerates_an_already_deleted_cluster(api: FakeApi) -> None:

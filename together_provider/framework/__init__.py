@@ -5,5 +5,6 @@
 - `rulebook`: check and plan (what a change means) over any field table, plus its `Rule`s; pure;
 - `lifecycle`: the one contract both hosts drive (`Lifecycle`) and its shared base;
 - `dynamic`: the dynamic-provider host over a `Kind`;
+- `fixes`: the Pulumi wording both hosts give the client for its errors' fixes;
 - `kind`: what describes one resource kind (the registry is `together_provider.kinds`).
 """

@@ -33,6 +33,7 @@ from pulumi.dynamic import (
 )
 
 from together_api.errors import TogetherError
+from together_provider.framework.fixes import PULUMI_FIXES
 
 if TYPE_CHECKING:
     from together_provider.framework.kind import Kind
@@ -113,7 +114,7 @@ class LifecycleProvider(ResourceProvider):
         # check and diff, and should not pay for loading httpx and pydantic.
         from together_api.client import TogetherClient
 
-        client = TogetherClient(api_key=self._api_key, base_url=self._base_url)
+        client = TogetherClient(api_key=self._api_key, base_url=self._base_url, hints=PULUMI_FIXES)
         try:
             yield self.KIND.lifecycle()(client, say)
         finally:

@@ -49,6 +49,7 @@ from pulumi.provider.experimental.provider import (
 )
 
 from together_api.errors import TogetherError
+from together_provider.framework.fixes import PULUMI_FIXES
 from together_provider.framework.kind import Kind
 from together_provider.kinds import BY_TOKEN
 from together_provider.native import _import, _wire
@@ -135,6 +136,7 @@ class TogetherProvider(Provider):
             client = TogetherClient(
                 api_key=self._config.get("api_key") or os.environ.get("TOGETHER_API_KEY"),
                 base_url=self._config.get("base_url") or os.environ.get("TOGETHER_BASE_URL"),
+                hints=PULUMI_FIXES,
             )
             try:
                 return work(kind.lifecycle()(client, say))

@@ -1,0 +1,19 @@
+"""The fixes a Pulumi user is given when Together refuses the key or cannot be found: the stack
+config that sets the key and the base URL, and the refresh that drops what was deleted outside
+the stack. Both hosts (dynamic and native) hand these to every client they build; the API layer's
+own wording names no caller."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from together_api.hints import FixHints
+
+__all__ = ["PULUMI_FIXES"]
+
+PULUMI_FIXES: Final = FixHints(
+    api_key="set together:apiKey as a secret or TOGETHER_API_KEY",
+    base_url="together:baseUrl or TOGETHER_BASE_URL",
+    not_found="check the id, and that the base URL is Together's API; a cluster or volume "
+    "deleted outside this stack is gone: `pulumi refresh` removes it from the state",
+)
