@@ -4,6 +4,7 @@ the stored state hold (the ground truth a test compares the two against)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ __all__ = [
     "CLUSTER_TYPE",
     "all_clusters",
     "cluster_stack",
+    "fails",
     "live_clusters",
     "pending_operations",
     "preview_error",
@@ -28,6 +30,7 @@ __all__ = [
     "state_clusters",
     "stored_outputs",
     "successful_posts",
+    "together_client",
 ]
 
 
@@ -59,14 +62,19 @@ def set_clusters(stack: auto.Stack, clusters: dict[str, dict[str, Any]]) -> None
     stack.set_config("clusters", auto.ConfigValue(json.dumps(clusters)))
 
 
+def together_client(sim: SimulatorProcess) -> TogetherClient:
+    """A client of the simulator, with its key: what a test checks the engine's work with."""
+    return TogetherClient(api_key=sim.api_key, base_url=sim.base_url)
+
+
 def live_clusters(sim: SimulatorProcess) -> list[Cluster]:
     """Every cluster the simulator holds that is not on its way out."""
-    with TogetherClient(api_key=sim.api_key, base_url=sim.base_url) as client:
+    with together_client(sim) as client:
         return [c for c in client.list_clusters() if not c.is_deleting]
 
 
 def all_clusters(sim: SimulatorProcess) -> list[Cluster]:
-    with TogetherClient(api_key=sim.api_key, base_url=sim.base_url) as client:
+    with together_client(sim) as client:
         return client.list_clusters()
 
 
@@ -92,8 +100,13 @@ def stored_outputs(env: PulumiEnv, work: Path, stack_name: str = "test") -> dict
     return outputs
 
 
+def fails(operation: Callable[[], Any]) -> str:
+    """What the engine printed for a failing `up`, `preview`, `refresh` or `destroy`."""
+    with pytest.raises(auto.CommandError) as failed:
+        operation()
+    return str(failed.value)
+
+
 def preview_error(stack: auto.Stack) -> str:
     """What a failing `pulumi preview` printed."""
-    with pytest.raises(auto.CommandError) as failed:
-        stack.preview()
-    return str(failed.value)
+    return fails(stack.preview)

@@ -9,7 +9,8 @@ from typing import Any
 
 from testkit.kube import KubeClient
 from testkit.sim import SimulatorProcess
-from tests.integration.test_kubernetes_sim import REQUEST, _client, _pods
+from tests.clusters import together_client
+from tests.integration.test_kubernetes_sim import REQUEST, _pods
 from tests.kube_helpers import gpu_job, started_pods
 from together_api.wire import ClusterCreateRequest
 
@@ -23,7 +24,7 @@ def test_pending_pods_scale_standard_nodes_up_to_the_ceiling_and_idle_ones_back_
     frozen: SimulatorProcess,
 ) -> None:
     sim = frozen
-    with _client(sim) as client:
+    with together_client(sim) as client:
         request = ClusterCreateRequest(**REQUEST, auto_scale=True, auto_scale_max_gpus=16)
         cid = client.create_cluster(request).cluster_id
         sim.advance(360)

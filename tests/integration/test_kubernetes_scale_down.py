@@ -8,7 +8,8 @@ from typing import Any
 
 from testkit.kube import KubeClient
 from testkit.sim import SimulatorProcess
-from tests.integration.test_kubernetes_sim import REQUEST, _client, _pods, _wait_match
+from tests.clusters import together_client
+from tests.integration.test_kubernetes_sim import REQUEST, _pods, _wait_match
 from tests.kube_helpers import gpu_job
 from together_api.wire import (
     TARGETED_SCALE_DOWN_ANNOTATION,
@@ -35,7 +36,7 @@ def _mark(kube: KubeClient, node: str) -> None:
 
 
 def _preemptible_oldest_first(sim: SimulatorProcess, cid: str) -> list[str]:
-    with _client(sim) as client:
+    with together_client(sim) as client:
         nodes = client.get_cluster(cid).gpu_worker_nodes
     return [n.node_id for n in nodes if n.is_preemptible and n.status == "Ready"]
 
@@ -55,7 +56,7 @@ def test_a_lowered_target_drains_the_marked_idle_node_not_the_busy_newer_one(
     frozen: SimulatorProcess,
 ) -> None:
     sim = frozen
-    with _client(sim) as client:
+    with together_client(sim) as client:
         request = ClusterCreateRequest(**REQUEST, num_preemptible_gpus=16)
         cid = client.create_cluster(request).cluster_id
         sim.advance(360 + 120)  # Ready, then two fills: an older and a newer preemptible node

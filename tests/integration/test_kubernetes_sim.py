@@ -17,9 +17,8 @@ from typing import Any
 from testkit.kube import KubeClient, control_plane_processes
 from testkit.pulumi_env import PulumiEnv
 from testkit.sim import SimulatorProcess
-from tests.clusters import cluster_stack
+from tests.clusters import cluster_stack, together_client
 from tests.specs import CLUSTER_SPEC
-from together_api.client import TogetherClient
 from together_api.wire import (
     Cluster,
     ClusterCreateRequest,
@@ -33,10 +32,6 @@ REQUEST = {**CLUSTER_SPEC, "cluster_name": "train", "billing_type": "ON_DEMAND"}
 
 def _simulator(tmp_path: Path, kube_bin: Path, **options: Any) -> SimulatorProcess:
     return SimulatorProcess(tmp_path / "state", kubernetes=True, kube_bin=kube_bin, **options)
-
-
-def _client(sim: SimulatorProcess) -> TogetherClient:
-    return TogetherClient(api_key=sim.api_key, base_url=sim.base_url)
 
 
 def _api_nodes(cluster: Cluster) -> dict[str, str]:
@@ -62,7 +57,7 @@ def _k8s_nodes(kube: KubeClient) -> dict[str, str]:
 
 def _wait_match(sim: SimulatorProcess, kube: KubeClient, cluster_id: str) -> dict[str, str]:
     """Poll until Kubernetes' Nodes equal the API's nodes (names, classes, count)."""
-    with _client(sim) as client:
+    with together_client(sim) as client:
 
         def matched() -> dict[str, str] | None:
             api = _api_nodes(client.get_cluster(cluster_id))
@@ -88,7 +83,7 @@ def test_nodes_match_through_pulumi_up_fill_target_standard_reclaim_refill(
         )
         cid = stack.up().outputs["train_id"].value
         sim.control_plane(cid)
-        with _client(sim) as client:
+        with together_client(sim) as client:
             kube = KubeClient.from_cluster(client.get_cluster(cid))
             kube.wait_for(lambda: client.get_cluster(cid).allocated_preemptible_gpus == 16, "fill")
             filled = _wait_match(sim, kube, cid)
@@ -193,7 +188,7 @@ def test_ready_means_the_kubeconfig_answers_with_the_nodes_at_once(
     while the clock jumps to Ready, so no pass can mirror the Ready world until it resumes. The
     decision itself is unit-tested in tests/unit/test_sim_kube_mirror.py."""
     sim = frozen
-    with _client(sim) as client:
+    with together_client(sim) as client:
         cid = client.create_cluster(ClusterCreateRequest(**REQUEST)).cluster_id
         sim.advance(200)  # the data plane is up: the control plane starts; no node is up yet
         apiserver = sim.control_plane(cid)["pids"]["kube-apiserver"]
@@ -217,7 +212,7 @@ def test_a_reclaim_cordons_warns_evicts_fails_143_removes_at_5_minutes_and_refil
     frozen: SimulatorProcess,
 ) -> None:
     sim = frozen
-    with _client(sim) as client:
+    with together_client(sim) as client:
         request = ClusterCreateRequest(
             **REQUEST,
             num_preemptible_gpus=16,
@@ -353,7 +348,7 @@ def _wait_no_processes(marker: Path, timeout: float = 60.0) -> list[tuple[int, s
 
 
 def _cluster_with_control_plane(sim: SimulatorProcess) -> str:
-    with _client(sim) as client:
+    with together_client(sim) as client:
         cid = client.create_cluster(ClusterCreateRequest(**REQUEST)).cluster_id
     sim.advance(360)
     sim.control_plane(cid)
@@ -368,7 +363,7 @@ def test_no_process_outlives_a_deleted_cluster_or_a_stopped_or_killed_simulator(
         cid = _cluster_with_control_plane(sim)
         cluster_dir = sim.state_dir / "kube" / cid
         assert len(control_plane_processes(cluster_dir)) == 5  # etcd, apiserver, kcm, sched, kwok
-        with _client(sim) as client:
+        with together_client(sim) as client:
             client.delete_cluster(cid)
         assert _wait_no_processes(cluster_dir) == []
         _cluster_with_control_plane(sim)

@@ -11,30 +11,24 @@ test_cluster.py and test_volume.py.
 
 from __future__ import annotations
 
-import json
 import re
 import socket
-from collections.abc import Callable
-from typing import Any
 
 import pytest
 from pulumi import automation as auto
 
 from testkit.pulumi_env import PulumiEnv, Secret
 from testkit.sim import SimulatorProcess
+from tests.clusters import fails, set_clusters, together_client
 from tests.hosts import Host
 from tests.native import CLUSTER_TOKEN
-from tests.specs import CLUSTER_SPEC
-from together_api.client import TogetherClient
-from together_api.wire import ClusterCreateRequest
+from tests.specs import CKPT, CLUSTER_SPEC, TRAIN
 
 API_KEY = "sk-test-errors-3b8e1f"
 WRONG_KEY = "sk-wrong-key-7d0c5a"
 FAST = {"time_scale": 600, "api_key": API_KEY}
 pytestmark = [pytest.mark.engine, pytest.mark.parametrize("simulator", [FAST], indirect=True)]
 
-CKPT: dict[str, Any] = {"region": "us-central-8", "size_tib": 2, "project_id": "proj-test"}
-TRAIN: dict[str, Any] = {**CLUSTER_SPEC, "volume": "ckpt"}
 KEY_FIX = "(fix: check the API key; set together:apiKey as a secret or TOGETHER_API_KEY)"
 
 
@@ -49,13 +43,6 @@ def plain(output: str, *expected: str) -> str:
     return output
 
 
-def fails(operation: Callable[[], Any]) -> str:
-    """What the engine printed for a failing `up`, `refresh` or `destroy`."""
-    with pytest.raises(auto.CommandError) as failed:
-        operation()
-    return str(failed.value)
-
-
 def _closed_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -67,16 +54,12 @@ def _config(stack: auto.Stack, key: str, value: str, *, secret: bool = False) ->
     stack.set_config(key, auto.ConfigValue(value, secret=secret))
 
 
-def _declare(stack: auto.Stack, clusters: dict[str, Any]) -> None:
-    stack.set_config("clusters", auto.ConfigValue(json.dumps(clusters)))
-
-
 def test_every_api_error_is_one_sentence_with_its_fix(
     host: Host, env: PulumiEnv, simulator: SimulatorProcess
 ) -> None:
     stack = host.volume_stack(env, simulator, {"ckpt": CKPT}, {"train": TRAIN})
     outputs = stack.up().outputs
-    cluster_id, volume_id = outputs["train_id"].value, outputs["ckpt_volume_id"].value
+    cluster_id = outputs["train_id"].value
     base = simulator.base_url
     train = f"{base}/compute/clusters/{cluster_id}"
     grown = {"train": {**TRAIN, "num_preemptible_gpus": 8}}
@@ -85,7 +68,7 @@ def test_every_api_error_is_one_sentence_with_its_fix(
     # with the provider config that up stored), destroy and, on the native host, import.
     _config(stack, "together:apiKey", Secret(WRONG_KEY).value, secret=True)
     refused = "failed with HTTP 401: missing or invalid API key"
-    _declare(stack, {**grown, "eval": dict(CLUSTER_SPEC)})
+    set_clusters(stack, {**grown, "eval": dict(CLUSTER_SPEC)})
     up = plain(
         fails(stack.up),
         f"PUT {train} {refused} {KEY_FIX}",  # the update
@@ -102,7 +85,7 @@ def test_every_api_error_is_one_sentence_with_its_fix(
         assert imported.returncode != 0
         plain(imported.stdout + imported.stderr, f"GET {train} {refused} {KEY_FIX}")
     _config(stack, "together:apiKey", Secret(API_KEY).value, secret=True)
-    _declare(stack, grown)
+    set_clusters(stack, grown)
 
     # Nothing answers at the base URL: update and refresh, after the client's retries.
     nowhere = f"http://127.0.0.1:{_closed_port()}/v1"
@@ -122,7 +105,7 @@ def test_every_api_error_is_one_sentence_with_its_fix(
 
     # A 409: no standard capacity left for a create.
     simulator.set_capacity("us-central-8", "H100_SXM", standard_gpus=8)
-    _declare(stack, {**grown, "eval": dict(CLUSTER_SPEC)})
+    set_clusters(stack, {**grown, "eval": dict(CLUSTER_SPEC)})
     plain(
         fails(stack.up),
         f"POST {base}/compute/clusters failed with HTTP 409: Out of stock "
@@ -130,38 +113,14 @@ def test_every_api_error_is_one_sentence_with_its_fix(
     )
     simulator.set_capacity("us-central-8", "H100_SXM", standard_gpus=64)
 
-    # A 404: the cluster was deleted outside the stack, and the update's PUT finds nothing.
-    with TogetherClient(api_key=API_KEY, base_url=base) as client:
+    # A 404: the cluster was deleted outside the stack, and the update's PUT finds nothing. (The
+    # refresh its fix names drops it: test_cluster.py's drift test.)
+    with together_client(simulator) as client:
         client.delete_cluster(cluster_id)
     simulator.advance(600)
-    _declare(stack, {"train": {**TRAIN, "num_preemptible_gpus": 16}})
+    set_clusters(stack, {"train": {**TRAIN, "num_preemptible_gpus": 16}})
     plain(
         fails(stack.up),
         f"PUT {train} failed with HTTP 404",
         "`pulumi refresh` removes it from the state",
     )
-
-    # The refresh that fix names drops it. A cluster made elsewhere now holds the volume, so
-    # destroy refuses to delete the volume (a 409 at Together) and names who holds it.
-    stack.refresh()
-    _hold_the_volume(simulator, volume_id)
-    plain(
-        fails(stack.destroy),
-        f"volume 'ckpt' ({volume_id}) is attached to cluster 'holder'",
-        "(fix: delete or replace cluster 'holder' first",
-    )
-
-
-def _hold_the_volume(simulator: SimulatorProcess, volume_id: str) -> None:
-    """A cluster created outside the stack that attaches the volume."""
-    request = ClusterCreateRequest.model_validate(
-        {
-            **CLUSTER_SPEC,
-            "cluster_name": "holder",
-            "billing_type": "ON_DEMAND",
-            "volume_id": volume_id,
-        }
-    )
-    with TogetherClient(api_key=API_KEY, base_url=simulator.base_url) as client:
-        client.create_cluster(request)
-    simulator.advance(600)

@@ -13,10 +13,9 @@ from pulumi import automation as auto
 
 from testkit.pulumi_env import PulumiEnv
 from testkit.sim import SimulatorProcess
-from tests.clusters import live_clusters, preview_error, set_clusters
+from tests.clusters import live_clusters, preview_error, set_clusters, together_client
 from tests.hosts import Host
 from tests.specs import CLUSTER_SPEC as BASE
-from together_api.client import TogetherClient
 from together_api.wire import ClusterUpdateRequest
 
 FAST = {"time_scale": 600}
@@ -30,7 +29,7 @@ def _stack(host: Host, env: PulumiEnv, sim: SimulatorProcess, **spec: Any) -> au
 
 def _move_target(sim: SimulatorProcess, cluster_id: str, target: int) -> None:
     """What an autoscaler or `tg beta clusters update --num-preemptible-gpus` does."""
-    with TogetherClient(api_key=sim.api_key, base_url=sim.base_url) as client:
+    with together_client(sim) as client:
         client.update_cluster(cluster_id, ClusterUpdateRequest(num_preemptible_gpus=target))
 
 

@@ -12,10 +12,9 @@ from pulumi import automation as auto
 
 from testkit.pulumi_env import PulumiEnv
 from testkit.sim import SimulatorProcess
-from tests.clusters import live_clusters, preview_error, set_clusters
+from tests.clusters import fails, live_clusters, preview_error, set_clusters, together_client
 from tests.hosts import Host
-from tests.specs import CLUSTER_SPEC
-from together_api.client import TogetherClient
+from tests.specs import CKPT, CLUSTER_SPEC, TRAIN
 from together_api.errors import NotFoundError
 from together_api.wire import VolumeCreateRequest
 
@@ -25,8 +24,6 @@ pytestmark = [pytest.mark.engine, pytest.mark.parametrize("simulator", [FAST], i
 VOLUMES_PATH = "/v1/compute/clusters/storage/volumes"
 ONE_VOLUME = f"{VOLUMES_PATH}/{{volume_id}}"
 ONE_CLUSTER = "/v1/compute/clusters/{cluster_id}"
-CKPT: dict[str, Any] = {"region": "us-central-8", "size_tib": 2, "project_id": "proj-test"}
-TRAIN: dict[str, Any] = {**CLUSTER_SPEC, "volume": "ckpt"}
 
 
 def _set_volumes(stack: auto.Stack, volumes: dict[str, Any]) -> None:
@@ -36,10 +33,6 @@ def _set_volumes(stack: auto.Stack, volumes: dict[str, Any]) -> None:
 def _set(stack: auto.Stack, volumes: dict[str, Any], clusters: dict[str, Any]) -> None:
     _set_volumes(stack, volumes)
     set_clusters(stack, clusters)
-
-
-def _client(sim: SimulatorProcess) -> TogetherClient:
-    return TogetherClient(api_key=sim.api_key, base_url=sim.base_url)
 
 
 def _calls(sim: SimulatorProcess) -> list[tuple[str, str]]:
@@ -67,7 +60,7 @@ def test_a_volume_and_the_cluster_that_uses_it_in_one_up(
     assert outputs["ckpt_size_tib"].value == 2
     assert type(outputs["ckpt_size_tib"].value) is int
     assert _types(host, env) == sorted([host.cluster_type, host.volume_type])
-    with _client(simulator) as client:
+    with together_client(simulator) as client:
         assert client.get_volume(volume_id).status == "bound"  # the cluster is Ready
 
 
@@ -90,7 +83,7 @@ def test_growing_a_volume_is_exactly_one_put_and_leaves_its_cluster_alone(
     assert result.outputs["ckpt_volume_id"].value == volume_id
     assert result.outputs["train_id"].value == first["train_id"].value
     assert result.outputs["ckpt_size_tib"].value == 6
-    with _client(simulator) as client:
+    with together_client(simulator) as client:
         assert client.get_volume(volume_id).size_tib == 6
 
 
@@ -108,7 +101,7 @@ def test_a_shrink_fails_at_preview_and_so_does_undoing_a_grow_made_elsewhere(
     assert simulator.requests() == []
     # Someone grows it elsewhere (`tg clusters storage`): refresh shows the drift ...
     volume_id = stack.outputs()["ckpt_volume_id"].value
-    with _client(simulator) as client:
+    with together_client(simulator) as client:
         client.resize_volume(volume_id, 5)
     refresh = stack.refresh()
     assert refresh.summary.resource_changes == {"update": 1, "same": 1}
@@ -127,13 +120,11 @@ def test_a_volume_its_cluster_still_uses_is_not_deleted_and_destroy_deletes_the_
     kept = {**CLUSTER_SPEC, "volume_id": volume_id, "volume_region": CKPT["region"]}
     _set(stack, {}, {"train": kept})
     simulator.reset_requests()
-    with pytest.raises(auto.CommandError) as failed:
-        stack.up()
-    message = str(failed.value)
+    message = fails(stack.up)
     assert f"volume 'ckpt' ({volume_id}) is attached to cluster 'train' ({cluster_id}" in message
     assert "nothing was deleted" in message
     assert all(method == "GET" for method, _ in _calls(simulator))  # no DELETE was sent
-    with _client(simulator) as client:
+    with together_client(simulator) as client:
         assert client.get_volume(volume_id).status == "bound"
         assert client.get_cluster(cluster_id).status == "Ready"
     assert [v["volume_id"] for v in host.stored_volumes(env)] == [volume_id]  # still in state
@@ -146,7 +137,7 @@ def test_a_volume_its_cluster_still_uses_is_not_deleted_and_destroy_deletes_the_
     deletes = [path for method, path in _calls(simulator) if method == "DELETE"]
     assert deletes == [ONE_CLUSTER, ONE_VOLUME]
     assert live_clusters(simulator) == []
-    with _client(simulator) as client, pytest.raises(NotFoundError):
+    with together_client(simulator) as client, pytest.raises(NotFoundError):
         client.get_volume(volume_id)
 
 
@@ -163,7 +154,7 @@ def test_a_volume_in_another_region_fails_at_preview(
 def test_adopts_an_existing_volume_and_grows_it(
     host: Host, env: PulumiEnv, simulator: SimulatorProcess
 ) -> None:
-    with _client(simulator) as client:
+    with together_client(simulator) as client:
         existing = client.create_volume(
             VolumeCreateRequest(volume_name="ckpt", size_tib=1, region="us-central-8")
         )
@@ -174,5 +165,5 @@ def test_adopts_an_existing_volume_and_grows_it(
     outputs = stack.up().outputs
     assert outputs["ckpt_volume_id"].value == existing.volume_id
     assert ("POST", VOLUMES_PATH) not in _calls(simulator)
-    with _client(simulator) as client:
+    with together_client(simulator) as client:
         assert client.get_volume(existing.volume_id).size_tib == 2
