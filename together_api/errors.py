@@ -19,14 +19,16 @@ Messages never contain the API key: the client redacts it from anything the serv
     │   ├── ProvisioningFailedError   it went to Deleting or a *_FAILED phase, or disappeared
     │   ├── DeadlineExceededError     the waiter ran out of time
     │   └── VolumeNotAvailableError   a shared volume did not become usable
+    ├── KubeconfigError           kube_config is not a kubeconfig (together_api.kubeconfig)
     └── InputError                root of non-API errors: the user's input is wrong, nothing sent
         ├── SpecError             a resource spec breaks a rule (``resource``, ``field``)
         │   ├── ConfigError         the stack config (together_provider.stack_config)
         │   └── WorkloadSpecError   a workload's placement (together_provider.kubernetes)
-        └── PreviewInputError     unreadable preview JSON or prices (together_provider.preview)
+        └── PriceInputError       an unusable price table, or preview JSON priced with it
+                                  (together_api.prices; the preview calls it PreviewInputError)
 
-The errors under ``InputError`` other than ``SpecError`` live with the code that raises them, so
-this module knows nothing of Pulumi or of the provider.
+The errors drawn with a module live with the code that raises them, so this module knows nothing
+of Pulumi or of the provider.
 """
 
 from __future__ import annotations

@@ -3,6 +3,10 @@ everything under TogetherError (so `except TogetherError` is always enough)."""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+from collections.abc import Iterator
+
 import pytest
 
 from together_api import errors
@@ -39,6 +43,30 @@ def test_the_drawn_tree_names_every_error_of_the_module() -> None:
     names = [n for n in errors.__all__ if n.endswith("Error")]
     assert all(name in drawn for name in names)
     assert all(issubclass(getattr(errors, n), TogetherError) for n in names)
+
+
+PACKAGES = ("together_api", "together_provider", "together_policy", "together_autoscaler")
+
+
+def _subclasses(root: type[TogetherError]) -> Iterator[type[TogetherError]]:
+    for kind in root.__subclasses__():
+        yield kind
+        yield from _subclasses(kind)
+
+
+def test_the_drawn_tree_names_every_error_of_the_project() -> None:
+    """Those defined beside the code that raises them too (the tree is where a reader looks)."""
+    for package in PACKAGES:
+        for module in pkgutil.walk_packages(
+            importlib.import_module(package).__path__, f"{package}."
+        ):
+            if not module.name.endswith("__main__"):
+                importlib.import_module(module.name)
+    drawn = errors.__doc__ or ""
+    kinds = {kind.__name__: kind.__module__ for kind in _subclasses(TogetherError)}
+    assert {"PriceInputError", "KubeconfigError", "ConfigError"} <= set(kinds)
+    missing = {name: module for name, module in kinds.items() if f"── {name} " not in drawn}
+    assert missing == {}
 
 
 def test_every_error_of_the_api_is_exported_and_re_exported_by_the_provider() -> None:

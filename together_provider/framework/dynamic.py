@@ -62,11 +62,13 @@ class _SentenceOrTraceback:
     """The `traceback` module as the dynamic-provider host sees it once `configure()` ran.
 
     The host wraps every hook (check, diff, create, read, update, delete) in one handler that
-    aborts the call with `traceback.format_exc()`: for a wrong API key, an `up` that updated one
-    cluster and created another printed 90 lines holding six tracebacks, around the two sentences
-    that matter. A `TogetherError` is the
-    user's (a key, a URL, capacity, a conflict) and its `str()` is already the message and the
-    fix, so that is all the host sends; any other exception is a bug, and keeps its traceback.
+    aborts the call with `traceback.format_exc()`, whatever was raised: Pulumi's Python providers
+    send every exception's whole traceback, and the request to send less is still open
+    (pulumi/pulumi#10416). For a wrong API key, an `up` that updated one cluster and created
+    another printed 90 lines holding six tracebacks, around the two sentences that matter. A
+    `TogetherError` is the user's (a key, a URL, capacity, a conflict) and its `str()` is already
+    the message and the fix, so that is all the host sends; any other exception is a bug, and
+    keeps its traceback.
     """
 
     def __getattr__(self, name: str) -> Any:
