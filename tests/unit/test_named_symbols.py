@@ -9,7 +9,6 @@ up attribute by attribute.
 
 from __future__ import annotations
 
-import ast
 import importlib
 import re
 from pathlib import Path
@@ -17,19 +16,12 @@ from typing import Any
 
 import pytest
 
+from tests.source_literals import string_literals
+
 REPO = Path(__file__).resolve().parents[2]
 PACKAGES = ("together_provider", "together_policy", "together_api")
 DOCS = (REPO / "README.md", *sorted((REPO / "docs").glob("*.md")))
 DOTTED = re.compile(r"\btogether_provider(?:\.[A-Za-z_]\w*)+")
-
-
-def _string_literals(source: Path) -> list[str]:
-    """Every string constant of a module, f-strings' literal parts included."""
-    return [
-        node.value
-        for node in ast.walk(ast.parse(source.read_text(), str(source)))
-        if isinstance(node, ast.Constant) and isinstance(node.value, str)
-    ]
 
 
 def _named() -> dict[str, str]:
@@ -37,8 +29,8 @@ def _named() -> dict[str, str]:
     names: dict[str, str] = {}
     for package in PACKAGES:
         for module in sorted((REPO / package).rglob("*.py")):
-            for text in _string_literals(module):
-                for name in DOTTED.findall(text):
+            for literal in string_literals(module, docstrings=True):
+                for name in (name for text in literal for name in DOTTED.findall(text)):
                     names.setdefault(name, str(module.relative_to(REPO)))
     for page in DOCS:
         for name in DOTTED.findall(page.read_text()):
