@@ -1,5 +1,5 @@
-"""The caller's words in the fixes the client's errors give: where its user sets the key and the
-base URL, and what a 404 means to it.
+"""The caller's words in the fixes of the API layer's errors (the client's and the kubeconfig
+decoder's): where its user sets the key and the base URL, and what a 404 means to it.
 
 The API layer has no user of its own: a Pulumi stack sets the key as `together:apiKey`, the
 autoscaler as `TOGETHER_API_KEY`, and only a stack can `pulumi refresh` a deleted cluster away.

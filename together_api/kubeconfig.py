@@ -14,6 +14,7 @@ import re
 from typing import Final
 
 from together_api.errors import TogetherError
+from together_api.hints import FixHints
 
 __all__ = ["KubeconfigError", "decode_kube_config", "looks_like_kubeconfig"]
 
@@ -32,11 +33,14 @@ def looks_like_kubeconfig(text: str) -> bool:
     return _KUBECONFIG_KEY.search(text) is not None
 
 
-def decode_kube_config(value: str | None, *, cluster_id: str | None = None) -> str:
+def decode_kube_config(
+    value: str | None, *, cluster_id: str | None = None, hints: FixHints | None = None
+) -> str:
     """The kubeconfig YAML inside ``value``: base64 decoded, or ``value`` itself if it is YAML.
 
     An empty value stays empty (a cluster may have none before its control plane is up).
-    Raises :class:`KubeconfigError` when neither reading gives a kubeconfig.
+    Raises :class:`KubeconfigError` when neither reading gives a kubeconfig; its fix names where
+    the caller's user sets the base URL (``hints``, as the client's).
     """
     if not value or not value.strip():
         return ""
@@ -64,6 +68,6 @@ def decode_kube_config(value: str | None, *, cluster_id: str | None = None) -> s
         f"{where}kube_config from Together is {kind}, and not kubeconfig YAML either "
         f"({len(value)} characters; the value is a secret and is not shown)",
         field="kube_config",
-        fix="check that together:baseUrl / TOGETHER_BASE_URL points at Together's API; compare "
-        "with `tg clusters get-credentials <cluster id> --file -`",
+        fix=f"check that the base URL ({(hints or FixHints()).base_url}) points at Together's API; "
+        "compare with `tg clusters get-credentials <cluster id> --file -`",
     )

@@ -22,5 +22,8 @@ def test_outputs_carry_yaml(wire: str) -> None:
 
 def test_an_undecodable_kube_config_is_a_clear_error() -> None:
     cluster = Cluster(cluster_id="c-1", status="Ready", kube_config="%%%")
-    with pytest.raises(KubeconfigError, match="cluster c-1: kube_config"):
+    with pytest.raises(KubeconfigError, match="cluster c-1: kube_config") as raised:
         mapping.outputs({}, cluster)
+    assert "(fix: check that the base URL (together:baseUrl or TOGETHER_BASE_URL)" in str(
+        raised.value
+    )

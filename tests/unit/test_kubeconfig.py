@@ -8,6 +8,7 @@ import json
 import pytest
 
 from together_api.errors import TogetherError
+from together_api.hints import FixHints
 from together_api.kubeconfig import KubeconfigError, decode_kube_config
 
 YAML = (
@@ -55,3 +56,7 @@ def test_anything_else_is_an_error_naming_the_field_without_the_secret(
     assert error.field == "kube_config" and error.fix
     assert kind in error.message and error.message.startswith("cluster c-1: kube_config")
     assert value not in str(error)
+    assert "the base URL (base_url or TOGETHER_BASE_URL)" in str(error)  # names no caller
+    own = FixHints(base_url="--url")
+    with pytest.raises(KubeconfigError, match=r"fix: check that the base URL \(--url\)"):
+        decode_kube_config(value, hints=own)

@@ -17,6 +17,7 @@ from together_api.kubeconfig import decode_kube_config
 from together_api.values import BillingType, ClusterType, GpuType
 from together_provider.framework import validators
 from together_provider.framework.fields import adopt_id_field, ready_timeout_field
+from together_provider.framework.fixes import PULUMI_FIXES
 from together_provider.framework.schema import Policy, Schema, input_field, output_field
 
 if TYPE_CHECKING:  # the live object's type only; importing it would load pydantic in a preview
@@ -203,7 +204,9 @@ def preemption_events(cluster: Cluster) -> list[dict[str, str]]:
 
 def _kube_config(cluster: Cluster) -> str:
     """Together sends base64 (its CLI decodes it); the output and pulumi-kubernetes get YAML."""
-    return decode_kube_config(cluster.kube_config, cluster_id=cluster.cluster_id)
+    return decode_kube_config(
+        cluster.kube_config, cluster_id=cluster.cluster_id, hints=PULUMI_FIXES
+    )
 
 
 def _volume_name(cluster: Cluster) -> str:
