@@ -1,7 +1,7 @@
 """The fixes a Pulumi user is given for the API layer's errors: the stack config that sets the
 key and the base URL, and the refresh that drops what was deleted outside the stack. Both hosts
-(dynamic and native) hand these to every client they build, and the cluster's outputs to the
-kubeconfig decoder; the API layer's own wording names no caller."""
+(dynamic and native) hand these to every client they build, and the cluster's outputs hand them
+to the kubeconfig decoder; the API layer's own wording names no caller."""
 
 from __future__ import annotations
 
