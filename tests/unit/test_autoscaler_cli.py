@@ -44,10 +44,11 @@ class _Refusing(http.server.BaseHTTPRequestHandler):
 @pytest.fixture
 def together(monkeypatch: pytest.MonkeyPatch) -> Iterator[type[_Refusing]]:
     """The refusing server as TOGETHER_BASE_URL; what `main` sets up for a process (the signal
-    handlers, the root logger) is put back after."""
+    handlers, the logging) is put back after."""
     handlers = {number: signal.getsignal(number) for number in (signal.SIGTERM, signal.SIGINT)}
     root = logging.getLogger()
     logged = root.handlers[:], root.level
+    levels = {name: logging.getLogger(name).level for name in ("httpx", "httpx2")}
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Refusing)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -61,6 +62,8 @@ def together(monkeypatch: pytest.MonkeyPatch) -> Iterator[type[_Refusing]]:
         for number, handler in handlers.items():
             signal.signal(number, handler)
         root.handlers[:], root.level = logged
+        for name, level in levels.items():
+            logging.getLogger(name).setLevel(level)
 
 
 @pytest.mark.parametrize(
