@@ -33,7 +33,8 @@ from typing import Final
 
 from together_api.values import GPUS_PER_NODE
 from together_sim.errors import SimError
-from together_sim.model import SimCluster, World
+from together_sim.model import SimCluster, SimNode, World
+from together_sim.targeting import scale_down_order
 
 __all__ = ["SCALE_DOWN_UNNEEDED_SECONDS", "Demand", "bounds", "check_create", "set_count", "step"]
 
@@ -102,24 +103,24 @@ def step(world: World, c: SimCluster, demand: Demand) -> None:
         return
     idle = _idle_for(world, c, demand.idle)
     if demand.pending_gpus == 0 and idle and c.num_gpus > low:
-        world.scale_standard(c, c.num_gpus - GPUS_PER_NODE, _first(c, idle, demand.marked))
+        [chosen] = scale_down_order(idle, 1, demand.marked)
+        world.scale_standard(c, c.num_gpus - GPUS_PER_NODE, frozenset({chosen.node_id}))
 
 
-def _idle_for(world: World, c: SimCluster, idle_now: Collection[str]) -> list[str]:
-    """Nodes idle for the whole unneeded window; keeps when each became idle."""
+def _idle_for(world: World, c: SimCluster, idle_now: Collection[str]) -> list[SimNode]:
+    """The standard nodes still in the cluster and still idle that have been idle for the whole
+    unneeded window (oldest first). Keeps when each became idle, and forgets a node as soon as
+    it is busy or gone, so a node that comes back idle starts a new window."""
+    present = {n.node_id: n for n in c.live(preemptible=False)}
     since: dict[str, float] = c.autoscaler.setdefault("idle_since", {})
     for node_id in list(since):
-        if node_id not in idle_now:
+        if node_id not in idle_now or node_id not in present:
             del since[node_id]
     for node_id in idle_now:
-        since.setdefault(node_id, world.now)
-    return [n for n, t in since.items() if world.now - t >= SCALE_DOWN_UNNEEDED_SECONDS]
-
-
-def _first(c: SimCluster, idle: list[str], marked: Collection[str]) -> frozenset[str]:
-    """The idle node the scale-down takes: a marked one if any, else the newest idle one (given
-    as the only mark, so `World.scale_standard` removes exactly it)."""
-    order = [n.node_id for n in c.live(preemptible=False)]
-    newest_first = sorted(idle, key=lambda n: order.index(n) if n in order else -1, reverse=True)
-    chosen = [n for n in newest_first if n in marked] or newest_first
-    return frozenset(chosen[:1])
+        if node_id in present:
+            since.setdefault(node_id, world.now)
+    return [
+        node
+        for node_id, node in present.items()
+        if node_id in since and world.now - since[node_id] >= SCALE_DOWN_UNNEEDED_SECONDS
+    ]

@@ -126,3 +126,21 @@ def test_demand_counts_pods_a_standard_node_could_run_and_idle_standard_nodes() 
         daemon,  # a DaemonSet's pod does not keep a node busy
     ]
     assert demand_of(nodes, pods) == Demand(pending_gpus=12, idle=frozenset({"gpu-dp-b"}))
+
+
+def test_a_stale_idle_node_that_is_gone_takes_no_busy_node_with_it(sim: Sim) -> None:
+    """The pass's idle set can name a node a PUT has removed since; the scale-down then waits
+    rather than taking the newest node left, which has work."""
+    cid = sim.ready(**AUTO, num_gpus=8).cluster_id
+    world = _world(sim)
+    step(world, world.clusters[cid], Demand(pending_gpus=16, idle=frozenset()))
+    sim.advance(120)
+    first, busy, newest = _standard(sim, cid)
+    stale = Demand(pending_gpus=0, idle=frozenset({newest}))
+    step(world, world.clusters[cid], stale)
+    sim.advance(SCALE_DOWN_UNNEEDED_SECONDS)
+    assert sim.put(cid, {"num_gpus": 16}).status_code == 200  # removes the newest
+    assert _standard(sim, cid) == [first, busy]
+    step(world, world.clusters[cid], stale)  # the mirror has not seen the removal yet
+    assert _standard(sim, cid) == [first, busy]
+    assert world.clusters[cid].autoscaler["idle_since"] == {}  # no memory of a gone node
