@@ -15,9 +15,12 @@ has one:
 * ``num_gpus`` in the API's answer is the live standard count, so it moves with the autoscaler.
 * **Scale-up** (only with ``--kubernetes``, where there are pods): the GPUs that pods marked
   ``Unschedulable`` request, and that a standard node could run (not pinned to
-  ``together.ai/compute-class=preemptible``), are packed onto 8-GPU nodes; nodes still booting
-  count as already on their way; the rest is added at once (``TogetherScaledUp``), up to the
-  ceiling, each booting for the usual node boot time.
+  ``together.ai/compute-class=preemptible``), are packed (first fit, largest first,
+  :mod:`together_api.packing`) onto the free GPUs of the standard Nodes Kubernetes shows, and
+  onto every standard node it does not show Ready yet (booting or not mirrored yet) as a whole
+  node already on its way; the nodes still missing are added at once (``TogetherScaledUp``), up
+  to the ceiling, each booting for the usual node boot time. A pod asking for more than 8 GPUs
+  adds nothing: no node could run it.
 * **Scale-down**: a standard node above the floor with no workload pod (DaemonSet and mirror pods
   aside) for ``SCALE_DOWN_UNNEEDED_SECONDS`` (the Cluster Autoscaler's 10 minutes) is removed
   (``TogetherScaledDown``), one node per pass; nodes marked for targeted scale-down go first.
@@ -27,10 +30,11 @@ has one:
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
 from typing import Final
 
+from together_api.packing import nodes_to_add
 from together_api.values import GPUS_PER_NODE
 from together_sim.errors import SimError
 from together_sim.model import SimCluster, SimNode, World
@@ -45,12 +49,19 @@ SCALE_DOWN_UNNEEDED_SECONDS: Final = 600.0
 class Demand:
     """What the cluster's Kubernetes shows the autoscaler on one pass."""
 
-    pending_gpus: int
-    """GPUs requested by Unschedulable pods a standard node could run."""
-    idle: frozenset[str]
+    pending: tuple[int, ...] = ()
+    """The GPUs of each Unschedulable pod a standard node could run (none asking for 0)."""
+    free: Mapping[str, int] = field(default_factory=dict)
+    """Free GPUs of each standard Node the pass saw (0 when cordoned); a standard node the
+    world has and this does not name is not Ready in Kubernetes yet."""
+    idle: frozenset[str] = frozenset()
     """Standard nodes (Ready) with no workload pod."""
     marked: frozenset[str] = frozenset()
     """Nodes marked for targeted scale-down."""
+
+    @property
+    def pending_gpus(self) -> int:
+        return sum(self.pending)
 
 
 def check_create(auto_scale: bool | None, ceiling: int | None, num_gpus: int) -> None:
@@ -95,16 +106,23 @@ def step(world: World, c: SimCluster, demand: Demand) -> None:
     if found is None or c.deleting_since is not None or not c.provisioning_done:
         return
     low, high = found
-    booting = [n for n in c.live(preemptible=False) if n.ready_at > world.now]
-    wanted_nodes = -(-demand.pending_gpus // GPUS_PER_NODE) - len(booting)
+    missing = _nodes_missing(c, demand)
     room = (high - c.num_gpus) // GPUS_PER_NODE
-    if wanted_nodes > 0 and room > 0:
-        world.scale_standard(c, c.num_gpus + GPUS_PER_NODE * min(wanted_nodes, room))
+    if missing > 0 and room > 0:
+        world.scale_standard(c, c.num_gpus + GPUS_PER_NODE * min(missing, room))
         return
     idle = _idle_for(world, c, demand.idle)
-    if demand.pending_gpus == 0 and idle and c.num_gpus > low:
+    if not demand.pending and idle and c.num_gpus > low:
         [chosen] = scale_down_order(idle, 1, demand.marked)
         world.scale_standard(c, c.num_gpus - GPUS_PER_NODE, frozenset({chosen.node_id}))
+
+
+def _nodes_missing(c: SimCluster, demand: Demand) -> int:
+    """Standard nodes to add for the pending pods, packed onto the free GPUs of the Nodes
+    Kubernetes shows, and onto every node it does not show Ready yet as a whole node on its way
+    (booting, or not mirrored yet: the pods wait for it, so it is no reason to add another)."""
+    free = [demand.free.get(n.node_id, GPUS_PER_NODE) for n in c.live(preemptible=False)]
+    return nodes_to_add((g for g in demand.pending if g <= GPUS_PER_NODE), free)
 
 
 def _idle_for(world: World, c: SimCluster, idle_now: Collection[str]) -> list[SimNode]:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from tests.sim_app import Sim
 from together_sim.autoscale import SCALE_DOWN_UNNEEDED_SECONDS, Demand, step
 from together_sim.kube.demand import demand_of
@@ -19,6 +21,11 @@ def _world(sim: Sim) -> Any:
 
 def _standard(sim: Sim, cluster_id: str) -> list[str]:
     return [n.node_id for n in sim.get(cluster_id).gpu_worker_nodes if not n.is_preemptible]
+
+
+def _full(sim: Sim, cluster_id: str) -> dict[str, int]:
+    """Every standard Node shown in Kubernetes with no free GPU."""
+    return dict.fromkeys(_standard(sim, cluster_id), 0)
 
 
 def test_create_checks_the_autoscaling_ceiling(sim: Sim) -> None:
@@ -40,24 +47,24 @@ def test_pending_pods_add_nodes_up_to_the_ceiling_and_idle_ones_go_after_the_win
     cid = sim.ready(**AUTO).cluster_id
     world = _world(sim)
     cluster = world.clusters[cid]
-    step(world, cluster, Demand(pending_gpus=20, idle=frozenset()))  # 3 nodes' worth
+    step(world, cluster, Demand(pending=(8, 8, 4), free=_full(sim, cid)))  # 3 nodes' worth
     assert sim.get(cid).num_gpus == 32  # 8 + 24 = the ceiling
-    step(world, cluster, Demand(pending_gpus=64, idle=frozenset()))
+    step(world, cluster, Demand(pending=(8,) * 8))
     assert sim.get(cid).num_gpus == 32  # never above it
     sim.advance(120)  # booted
     nodes = _standard(sim, cid)
     assert len(nodes) == 4
     idle = frozenset(nodes[1:])  # the pods ran and finished; the first node keeps its work
-    step(world, cluster, Demand(pending_gpus=0, idle=idle))
+    step(world, cluster, Demand(idle=idle))
     sim.advance(SCALE_DOWN_UNNEEDED_SECONDS - 1)
-    step(world, cluster, Demand(pending_gpus=0, idle=idle))
+    step(world, cluster, Demand(idle=idle))
     assert sim.get(cid).num_gpus == 32  # not idle for the whole window yet
     sim.advance(1)
-    step(world, cluster, Demand(pending_gpus=0, idle=idle))
+    step(world, cluster, Demand(idle=idle))
     assert sim.get(cid).num_gpus == 24  # one node per pass, the newest idle one
     assert _standard(sim, cid) == nodes[:3]
     for _ in range(5):
-        step(world, cluster, Demand(pending_gpus=0, idle=frozenset(_standard(sim, cid)[1:])))
+        step(world, cluster, Demand(idle=frozenset(_standard(sim, cid)[1:])))
     assert sim.get(cid).num_gpus == 8  # the floor, however idle
     assert _standard(sim, cid) == nodes[:1]
 
@@ -65,19 +72,56 @@ def test_pending_pods_add_nodes_up_to_the_ceiling_and_idle_ones_go_after_the_win
 def test_a_marked_idle_node_goes_first(sim: Sim) -> None:
     cid = sim.ready(**AUTO, num_gpus=8).cluster_id
     world = _world(sim)
-    step(world, world.clusters[cid], Demand(pending_gpus=16, idle=frozenset()))
+    step(world, world.clusters[cid], Demand(pending=(8, 8), free=_full(sim, cid)))
     sim.advance(SCALE_DOWN_UNNEEDED_SECONDS + 120)
     first, second, third = _standard(sim, cid)
     both = frozenset({second, third})
-    step(world, world.clusters[cid], Demand(0, both, marked=frozenset({second})))
+    step(world, world.clusters[cid], Demand(idle=both, marked=frozenset({second})))
     sim.advance(SCALE_DOWN_UNNEEDED_SECONDS)
-    step(world, world.clusters[cid], Demand(0, both, marked=frozenset({second})))
+    step(world, world.clusters[cid], Demand(idle=both, marked=frozenset({second})))
     assert _standard(sim, cid) == [first, third]
+
+
+def test_nodes_kubernetes_does_not_show_ready_yet_are_on_their_way(sim: Sim) -> None:
+    """Two pods wait for two nodes; once those boot, the pods still wait until the Nodes are
+    mirrored and the scheduler binds them: no pass meanwhile adds more (was 8 -> 24 -> 40)."""
+    cid = sim.ready(**{**AUTO, "auto_scale_max_gpus": 64}).cluster_id
+    world = _world(sim)
+    shown = _full(sim, cid)
+    step(world, world.clusters[cid], Demand(pending=(8, 8), free=shown))
+    assert sim.get(cid).num_gpus == 24
+    step(world, world.clusters[cid], Demand(pending=(8, 8), free=shown))  # still booting
+    sim.advance(120)
+    step(world, world.clusters[cid], Demand(pending=(8, 8), free=shown))  # not mirrored yet
+    assert sim.get(cid).num_gpus == 24
+    mirrored = {**shown, **dict.fromkeys(_standard(sim, cid)[1:], 8)}
+    step(world, world.clusters[cid], Demand(pending=(8, 8), free=mirrored))  # not bound yet
+    assert sim.get(cid).num_gpus == 24
+
+
+@pytest.mark.parametrize(
+    ("pending", "free", "after"),
+    [
+        ((6, 6, 4), 0, 32),  # 6 and 6 fill two nodes' best; the 4 fits neither: three nodes
+        ((4, 4, 4, 4), 0, 24),  # two to a node
+        ((4,), 4, 8),  # fits the running node's free half: nothing added
+        ((4, 6), 4, 16),
+        ((16,), 0, 8),  # no 8-GPU node could run it
+    ],
+)
+def test_pending_pods_are_packed_onto_8_gpu_nodes(
+    sim: Sim, pending: tuple[int, ...], free: int, after: int
+) -> None:
+    cid = sim.ready(**{**AUTO, "auto_scale_max_gpus": 64}).cluster_id
+    world = _world(sim)
+    shown = dict.fromkeys(_standard(sim, cid), free)
+    step(world, world.clusters[cid], Demand(pending=pending, free=shown))
+    assert sim.get(cid).num_gpus == after
 
 
 def test_without_auto_scale_nothing_moves(sim: Sim) -> None:
     cid = sim.ready(num_gpus=8).cluster_id
-    step(_world(sim), _world(sim).clusters[cid], Demand(pending_gpus=64, idle=frozenset()))
+    step(_world(sim), _world(sim).clusters[cid], Demand(pending=(8,) * 8))
     assert sim.get(cid).num_gpus == 8
     assert (
         sim.http.post(f"/_sim/clusters/{cid}/autoscale", json={"num_gpus": 16}).status_code == 409
@@ -108,10 +152,12 @@ def _pod(name: str, *, node: str | None = None, gpus: int = 8, **spec: Any) -> d
     }  # fmt: skip
 
 
-def test_demand_counts_pods_a_standard_node_could_run_and_idle_standard_nodes() -> None:
-    nodes = [
+def test_demand_counts_pods_a_standard_node_could_run_free_gpus_and_idle_standard_nodes() -> None:
+    nodes: list[dict[str, Any]] = [
         {"metadata": {"name": "gpu-dp-a", "labels": {}}},
         {"metadata": {"name": "gpu-dp-b", "labels": {}}},
+        {"metadata": {"name": "gpu-dp-d", "labels": {}}, "spec": {"unschedulable": True}},
+        {"metadata": {"name": "gpu-dp-e", "labels": {}}},
         {"metadata": {"name": "gpu-preemptible-dp-c",
                       "labels": {"together.ai/compute-class": "preemptible"}}},
     ]  # fmt: skip
@@ -121,11 +167,17 @@ def test_demand_counts_pods_a_standard_node_could_run_and_idle_standard_nodes() 
     pods = [
         _pod("wait", gpus=8),
         _pod("wait-2", gpus=4),
+        _pod("wait-cpu", gpus=0),  # asks for no GPU: no GPU node helps it
         _pod("burst", gpus=8, **pinned),  # only preemptible nodes may take it: not ours
         _pod("run", node="gpu-dp-a"),
+        _pod("half", node="gpu-dp-e", gpus=4),
         daemon,  # a DaemonSet's pod does not keep a node busy
     ]
-    assert demand_of(nodes, pods) == Demand(pending_gpus=12, idle=frozenset({"gpu-dp-b"}))
+    assert demand_of(nodes, pods) == Demand(
+        pending=(8, 4),
+        free={"gpu-dp-a": 0, "gpu-dp-b": 8, "gpu-dp-d": 0, "gpu-dp-e": 4},  # d is cordoned
+        idle=frozenset({"gpu-dp-b", "gpu-dp-d"}),
+    )
 
 
 def test_a_stale_idle_node_that_is_gone_takes_no_busy_node_with_it(sim: Sim) -> None:
@@ -133,10 +185,10 @@ def test_a_stale_idle_node_that_is_gone_takes_no_busy_node_with_it(sim: Sim) -> 
     rather than taking the newest node left, which has work."""
     cid = sim.ready(**AUTO, num_gpus=8).cluster_id
     world = _world(sim)
-    step(world, world.clusters[cid], Demand(pending_gpus=16, idle=frozenset()))
+    step(world, world.clusters[cid], Demand(pending=(8, 8), free=_full(sim, cid)))
     sim.advance(120)
     first, busy, newest = _standard(sim, cid)
-    stale = Demand(pending_gpus=0, idle=frozenset({newest}))
+    stale = Demand(idle=frozenset({newest}))
     step(world, world.clusters[cid], stale)
     sim.advance(SCALE_DOWN_UNNEEDED_SECONDS)
     assert sim.put(cid, {"num_gpus": 16}).status_code == 200  # removes the newest
