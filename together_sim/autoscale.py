@@ -21,6 +21,8 @@ has one:
   node already on its way; the nodes still missing are added at once (``TogetherScaledUp``), up
   to the ceiling, each booting for the usual node boot time. A pod asking for more than 8 GPUs
   adds nothing: no node could run it.
+  Without the capacity (409 ``Out of stock``) the cluster waits and asks again on the next pass;
+  the other clusters are served meanwhile.
 * **Scale-down**: a standard node above the floor with no workload pod (DaemonSet and mirror pods
   aside) for ``SCALE_DOWN_UNNEEDED_SECONDS`` (the Cluster Autoscaler's 10 minutes) is removed
   (``TogetherScaledDown``), one node per pass; nodes marked for targeted scale-down go first.
@@ -30,6 +32,7 @@ has one:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Final
@@ -40,9 +43,19 @@ from together_sim.errors import SimError
 from together_sim.model import SimCluster, SimNode, World
 from together_sim.targeting import scale_down_order
 
-__all__ = ["SCALE_DOWN_UNNEEDED_SECONDS", "Demand", "bounds", "check_create", "set_count", "step"]
+__all__ = [
+    "SCALE_DOWN_UNNEEDED_SECONDS",
+    "Demand",
+    "bounds",
+    "check_create",
+    "set_count",
+    "step",
+    "step_each",
+]
 
 SCALE_DOWN_UNNEEDED_SECONDS: Final = 600.0
+
+log = logging.getLogger("together_sim.autoscale")
 
 
 @dataclass(frozen=True)
@@ -97,6 +110,26 @@ def set_count(world: World, c: SimCluster, num_gpus: int) -> None:
             param="num_gpus",
         )
     world.scale_standard(c, num_gpus)
+
+
+def step_each(world: World, demands: Mapping[str, Demand]) -> None:
+    """One pass over every cluster whose Kubernetes showed something new. A scale-up the region
+    has no capacity for (409 Out of stock) leaves that cluster as it is, to ask again on a later
+    pass, and the others are still served; it is logged once per wait."""
+    for cluster_id, demand in demands.items():
+        c = world.clusters.get(cluster_id)
+        if c is None:
+            continue
+        try:
+            step(world, c, demand)
+        except SimError as exc:
+            if exc.status != 409:
+                raise
+            if not c.autoscaler.get("waiting_for_capacity"):
+                log.warning("cluster %s: auto_scale waits for capacity: %s", cluster_id, exc)
+            c.autoscaler["waiting_for_capacity"] = True
+        else:
+            c.autoscaler.pop("waiting_for_capacity", None)
 
 
 def step(world: World, c: SimCluster, demand: Demand) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.sim_app import Sim
-from together_sim.autoscale import SCALE_DOWN_UNNEEDED_SECONDS, Demand, step
+from together_sim.autoscale import SCALE_DOWN_UNNEEDED_SECONDS, Demand, step, step_each
 from together_sim.kube.demand import demand_of
 
 AUTO = {"auto_scale": True, "auto_scale_max_gpus": 32}
@@ -196,3 +196,21 @@ def test_a_stale_idle_node_that_is_gone_takes_no_busy_node_with_it(sim: Sim) -> 
     step(world, world.clusters[cid], stale)  # the mirror has not seen the removal yet
     assert _standard(sim, cid) == [first, busy]
     assert world.clusters[cid].autoscaler["idle_since"] == {}  # no memory of a gone node
+
+
+def test_a_cluster_out_of_stock_waits_and_the_others_are_still_served(sim: Sim) -> None:
+    """The hub's pass steps every cluster: a 409 from one scale-up must not stop the rest."""
+    short = sim.ready(**AUTO, cluster_name="short").cluster_id
+    served = sim.ready(**AUTO, cluster_name="served").cluster_id
+    sim.capacity(standard_gpus=24)  # 16 in use: one more node's worth spare
+    world = _world(sim)
+    step_each(world, {
+        short: Demand(pending=(8, 8), free=_full(sim, short)),  # two nodes: out of stock
+        served: Demand(pending=(8,), free=_full(sim, served)),
+    })  # fmt: skip
+    assert (sim.get(short).num_gpus, sim.get(served).num_gpus) == (8, 16)
+    assert world.clusters[short].autoscaler["waiting_for_capacity"]
+    sim.capacity(standard_gpus=48)
+    step_each(world, {short: Demand(pending=(8, 8), free=_full(sim, short))})
+    assert sim.get(short).num_gpus == 24  # served once there is capacity
+    assert "waiting_for_capacity" not in world.clusters[short].autoscaler

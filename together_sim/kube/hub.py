@@ -163,11 +163,9 @@ class KubeHub:
     def _pass(self) -> None:
         with self._lock:
             running = dict(self._mirrors)
+        demands = {cid: d for cid, m in running.items() if (d := m.take_demand()) is not None}
         with self.runtime.transaction() as world:
-            for cluster_id, each in running.items():  # Together's autoscaler, if asked for
-                demand, cluster = each.take_demand(), world.clusters.get(cluster_id)
-                if demand is not None and cluster is not None:
-                    autoscale.step(world, cluster, demand)
+            autoscale.step_each(world, demands)  # Together's autoscaler, where asked for
             views = views_of(world)
         for cluster_id, view in views.items():
             mirror = self._mirrors.get(cluster_id)
