@@ -387,7 +387,13 @@ def admin_routes(runtime: SimulatorRuntime) -> list[Route]:
 
     async def autoscale(request: Request) -> Response:
         """Together's autoscaler moves the standard count (inside its bounds only)."""
-        num_gpus = int((await _body(request))["num_gpus"])
+        num_gpus = (await _body(request)).get("num_gpus")
+        if isinstance(num_gpus, bool) or not isinstance(num_gpus, int):
+            raise SimError(
+                400,
+                f"num_gpus must be a whole number of GPUs (a multiple of 8), got {num_gpus!r}",
+                param="num_gpus",
+            )
         with runtime.transaction() as world:
             cluster = world.get(request.path_params["cluster_id"])
             autoscaler.set_count(world, cluster, num_gpus)

@@ -137,6 +137,18 @@ def test_the_admin_endpoint_moves_the_count_only_inside_the_bounds(sim: Sim) -> 
     assert sim.get(cid).num_gpus == 24
 
 
+@pytest.mark.parametrize(
+    "body", [b"{}", b'{"num_gpus": "x"}', b'{"num_gpus": 16.5}', b'{"num_gpus": true}',
+             b'{"num_gpus": null}', b'{"num_gpus": Infinity}'],
+)  # fmt: skip
+def test_the_admin_endpoint_names_the_field_of_a_bad_body(sim: Sim, body: bytes) -> None:
+    cid = sim.ready(**AUTO).cluster_id
+    response = sim.http.post(f"/_sim/clusters/{cid}/autoscale", content=body)
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["param"] == "num_gpus"
+    assert sim.get(cid).num_gpus == 8
+
+
 def _pod(name: str, *, node: str | None = None, gpus: int = 8, **spec: Any) -> dict[str, Any]:
     status: dict[str, Any] = {"phase": "Running" if node else "Pending"}
     if node is None:
