@@ -25,7 +25,8 @@ has one:
   the other clusters are served meanwhile.
 * **Scale-down**: a standard node above the floor with no workload pod (DaemonSet and mirror pods
   aside) for ``SCALE_DOWN_UNNEEDED_SECONDS`` (the Cluster Autoscaler's 10 minutes) is removed
-  (``TogetherScaledDown``), one node per pass; nodes marked for targeted scale-down go first.
+  (``TogetherScaledDown``), one node per pass, only while no pod waits: among those idle nodes a
+  marked one (targeted scale-down) goes first, else the newest; a busy node never goes.
 * ``POST /_sim/clusters/{id}/autoscale`` sets the count as the autoscaler would (inside the
   bounds only), for tests and demos without Kubernetes.
 """

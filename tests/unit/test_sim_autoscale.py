@@ -192,6 +192,38 @@ def test_demand_counts_pods_a_standard_node_could_run_free_gpus_and_idle_standar
     )
 
 
+def test_a_marked_node_with_work_is_not_taken(sim: Sim) -> None:
+    cid = sim.ready(**AUTO, num_gpus=8).cluster_id
+    world = _world(sim)
+    step(world, world.clusters[cid], Demand(pending=(8, 8), free=_full(sim, cid)))
+    sim.advance(120)
+    first, busy, idle = _standard(sim, cid)
+    demand = Demand(idle=frozenset({idle}), marked=frozenset({busy}))
+    step(world, world.clusters[cid], demand)
+    sim.advance(SCALE_DOWN_UNNEEDED_SECONDS)
+    step(world, world.clusters[cid], demand)
+    assert _standard(sim, cid) == [first, busy]
+
+
+def test_the_window_restarts_when_a_node_runs_work_again(sim: Sim) -> None:
+    cid = sim.ready(**AUTO, num_gpus=8).cluster_id
+    world = _world(sim)
+    step(world, world.clusters[cid], Demand(pending=(8,), free=_full(sim, cid)))
+    sim.advance(120)
+    first, second = _standard(sim, cid)
+    step(world, world.clusters[cid], Demand(idle=frozenset({second})))
+    sim.advance(SCALE_DOWN_UNNEEDED_SECONDS - 60)
+    step(world, world.clusters[cid], Demand())  # a pod ran on it for a while
+    sim.advance(60)
+    step(world, world.clusters[cid], Demand(idle=frozenset({second})))
+    sim.advance(SCALE_DOWN_UNNEEDED_SECONDS - 1)
+    step(world, world.clusters[cid], Demand(idle=frozenset({second})))
+    assert _standard(sim, cid) == [first, second]
+    sim.advance(1)
+    step(world, world.clusters[cid], Demand(idle=frozenset({second})))
+    assert _standard(sim, cid) == [first]
+
+
 def test_a_stale_idle_node_that_is_gone_takes_no_busy_node_with_it(sim: Sim) -> None:
     """The pass's idle set can name a node a PUT has removed since; the scale-down then waits
     rather than taking the newest node left, which has work."""
