@@ -135,6 +135,9 @@ class MirrorStatus:
     mirrored_at: float | None
     """The simulated time of the world the last complete pass mirrored (a sync point for tests)."""
     error: str = ""
+    passes: int = 0
+    """Complete passes so far: with a frozen clock ``mirrored_at`` stays put, and a test waits
+    for two more than it saw (one of them started after it asked)."""
 
 
 class ClusterMirror:
@@ -152,6 +155,7 @@ class ClusterMirror:
         self._mirrored: ClusterView | None = None
         """The view the last complete pass mirrored."""
         self._demand: Demand | None = None
+        self._passes = 0
         self._thread = threading.Thread(
             target=self._run, name=f"kube-{view.cluster_id[:8]}", daemon=True
         )
@@ -211,6 +215,7 @@ class ClusterMirror:
             pids=pids,
             mirrored_at=self._mirrored.now if self._mirrored is not None else None,
             error=self._error,
+            passes=self._passes,
         )
 
     # ------------------------------------------------------------------- thread
@@ -234,6 +239,7 @@ class ClusterMirror:
                     try:
                         self._mirror(api, pods, view)
                         self._mirrored = view
+                        self._passes += 1
                     except (httpx.HTTPError, KubeApiError) as exc:
                         log.warning("cluster %s: %s", view.cluster_id, exc)
         except Exception as exc:  # a control plane that cannot start must not kill the simulator
