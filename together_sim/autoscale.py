@@ -73,10 +73,6 @@ class Demand:
     marked: frozenset[str] = frozenset()
     """Nodes marked for targeted scale-down."""
 
-    @property
-    def pending_gpus(self) -> int:
-        return sum(self.pending)
-
 
 def check_create(auto_scale: bool | None, ceiling: int | None, num_gpus: int) -> None:
     """The create's autoscaling settings, as the simulator validates them (400 otherwise)."""

@@ -64,6 +64,11 @@ def _workload(pod: Obj) -> bool:
     return not any(o.get("kind") == "DaemonSet" for o in meta.get("ownerReferences") or [])
 
 
+def _cordoned(node: Obj) -> bool:
+    """Takes no new pod, whatever GPUs it has free."""
+    return bool((node.get("spec") or {}).get("unschedulable"))
+
+
 def demand_of(nodes: Iterable[Obj], pods: Iterable[Obj]) -> Demand:
     everything = list(pods)
     pending = sorted(
@@ -77,14 +82,12 @@ def demand_of(nodes: Iterable[Obj], pods: Iterable[Obj]) -> Demand:
         if _workload(pod) and (node := pod["spec"].get("nodeName")):
             used[node] = used.get(node, 0) + _gpus(pod)
     names = {n["metadata"]["name"]: n for n in standard}
-    free = {
-        name: max(GPUS_PER_NODE - used.get(name, 0), 0)
-        for name, node in names.items()
-        if not (node.get("spec") or {}).get("unschedulable")  # cordoned: takes no pod
-    }
     return Demand(
         pending=tuple(pending),
-        free={name: free.get(name, 0) for name in names},
+        free={
+            name: 0 if _cordoned(node) else max(GPUS_PER_NODE - used.get(name, 0), 0)
+            for name, node in names.items()
+        },
         idle=frozenset(name for name in names if name not in used),
         marked=frozenset(name for name, node in names.items() if is_marked(node)),
     )
