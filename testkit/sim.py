@@ -206,20 +206,25 @@ class SimulatorProcess:
 
     def mirrored(self, cluster_id: str, timeout: float = 30.0) -> None:
         """Wait (real time) until the cluster's Kubernetes side has caught up with the simulated
-        clock as it is now: a pass that started after this call has finished. With a frozen
-        clock, what Kubernetes shows afterwards is what the simulator decided for that time."""
+        world as it is now: a pass that started after this call has finished. The pass in flight
+        may have started before the call, so this waits for two more complete passes (the
+        simulator's ``passes``), over a world at least as late as now: with a frozen clock,
+        ``mirrored_at`` alone is the same for a pass before the call and one after it."""
         now = self.now()
+        seen = self.kubernetes_status().get(cluster_id, {}).get("passes", 0)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             status = self.kubernetes_status().get(cluster_id, {})
-            if (status.get("mirrored_at") or 0.0) >= now:
+            if status.get("passes", 0) >= seen + 2 and (status.get("mirrored_at") or 0.0) >= now:
                 return
             time.sleep(0.05)
-        raise RuntimeError(f"Kubernetes side of {cluster_id} did not reach {now} in {timeout} s")
+        raise RuntimeError(
+            f"Kubernetes side of {cluster_id} did not pass twice over {now} in {timeout} s"
+        )
 
     def kubernetes_status(self) -> dict[str, dict[str, Any]]:
-        """Per cluster id: {"state", "server", "start_seconds", "pids", "mirrored_at", "error"}
-        (--kubernetes)."""
+        """Per cluster id: {"state", "server", "start_seconds", "pids", "mirrored_at", "error",
+        "passes"} (--kubernetes)."""
         result: dict[str, dict[str, Any]] = self._call("GET", "/_sim/kubernetes")["clusters"]
         return result
 

@@ -10,7 +10,7 @@ checks and diffs never pays for them.
 Modules: `client` (one method per endpoint) over `_transport` (auth, retries, HTTP errors) and
 `waiters` (poll until Ready, available or gone); `wire` (the pydantic models); `values` (the
 API's enumerations, no pydantic); `retry`; `errors`; `hints` (the caller's words in the fixes);
-`kubeconfig`.
+`kubeconfig`; `packing` (pending pods onto 8-GPU nodes, for both autoscalers).
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
+from together_api.packing import nodes_to_add
 from together_api.prices import max_preemptible_within
 from together_api.values import GPUS_PER_NODE
 from together_autoscaler.model import (
@@ -89,16 +90,7 @@ def nodes_missing(pods: Sequence[PendingPod], nodes: Iterable[NodeState], desire
         elif not node.cordoned:
             bins.append(max(node.gpus - node.used_gpus, 0))
     bins += [GPUS_PER_NODE] * (max(desired - shown, 0) // GPUS_PER_NODE)
-    opened = 0
-    for gpus in sorted((p.gpus for p in pods), reverse=True):
-        for i, free in enumerate(bins):
-            if gpus <= free:
-                bins[i] = free - gpus
-                break
-        else:
-            bins.append(GPUS_PER_NODE - gpus)
-            opened += 1
-    return opened
+    return nodes_to_add((p.gpus for p in pods), bins)
 
 
 def budget_ceiling(o: Observed) -> int | None:

@@ -43,6 +43,7 @@ from together_sim.operations import (
     DEFAULT_PROJECT_ID,
     create_cluster,
     create_volume,
+    lowers,
     update_cluster,
 )
 from together_sim.render import SIM_ORG_ID, render_cluster, to_datetime
@@ -219,9 +220,11 @@ def create_app(config: SimulatorConfig | None = None) -> Starlette:
     async def update(request: Request) -> Response:
         req, ignored = parse(ClusterUpdateRequest, await _body(request))
         cluster_id, marked = request.path_params["cluster_id"], frozenset[str]()
-        if runtime.kube is not None and (req.num_gpus, req.num_preemptible_gpus) != (None, None):
-            # Targeted scale-down: the marks as the cluster's API server shows them right now.
-            marked = await asyncio.to_thread(runtime.kube.marked_nodes, cluster_id)
+        if runtime.kube is not None:
+            with runtime.transaction() as world:
+                lowering = lowers(world.get(cluster_id), req)
+            if lowering:  # targeted scale-down: the marks as the API server shows them now
+                marked = await asyncio.to_thread(runtime.kube.marked_nodes, cluster_id)
         with runtime.transaction() as world:
             cluster = update_cluster(world, cluster_id, req, marked)
             return _json(render(cluster, world), ignored)
@@ -384,7 +387,13 @@ def admin_routes(runtime: SimulatorRuntime) -> list[Route]:
 
     async def autoscale(request: Request) -> Response:
         """Together's autoscaler moves the standard count (inside its bounds only)."""
-        num_gpus = int((await _body(request))["num_gpus"])
+        num_gpus = (await _body(request)).get("num_gpus")
+        if isinstance(num_gpus, bool) or not isinstance(num_gpus, int):
+            raise SimError(
+                400,
+                f"num_gpus must be a whole number of GPUs (a multiple of 8), got {num_gpus!r}",
+                param="num_gpus",
+            )
         with runtime.transaction() as world:
             cluster = world.get(request.path_params["cluster_id"])
             autoscaler.set_count(world, cluster, num_gpus)

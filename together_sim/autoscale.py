@@ -15,38 +15,60 @@ has one:
 * ``num_gpus`` in the API's answer is the live standard count, so it moves with the autoscaler.
 * **Scale-up** (only with ``--kubernetes``, where there are pods): the GPUs that pods marked
   ``Unschedulable`` request, and that a standard node could run (not pinned to
-  ``together.ai/compute-class=preemptible``), are packed onto 8-GPU nodes; nodes still booting
-  count as already on their way; the rest is added at once (``TogetherScaledUp``), up to the
-  ceiling, each booting for the usual node boot time.
+  ``together.ai/compute-class=preemptible``), are packed (first fit, largest first,
+  :mod:`together_api.packing`) onto the free GPUs of the standard Nodes Kubernetes shows, and
+  onto every standard node it does not show Ready yet (booting or not mirrored yet) as a whole
+  node already on its way; the nodes still missing are added at once (``TogetherScaledUp``), up
+  to the ceiling, each booting for the usual node boot time. A pod asking for more than 8 GPUs
+  adds nothing: no node could run it.
+  Without the capacity (409 ``Out of stock``) the cluster waits and asks again on the next pass;
+  the other clusters are served meanwhile.
 * **Scale-down**: a standard node above the floor with no workload pod (DaemonSet and mirror pods
   aside) for ``SCALE_DOWN_UNNEEDED_SECONDS`` (the Cluster Autoscaler's 10 minutes) is removed
-  (``TogetherScaledDown``), one node per pass; nodes marked for targeted scale-down go first.
+  (``TogetherScaledDown``), one node per pass, only while no pod waits: among those idle nodes a
+  marked one (targeted scale-down) goes first, else the newest; a busy node never goes.
 * ``POST /_sim/clusters/{id}/autoscale`` sets the count as the autoscaler would (inside the
   bounds only), for tests and demos without Kubernetes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from dataclasses import dataclass
+import logging
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
 from typing import Final
 
+from together_api.packing import nodes_to_add
 from together_api.values import GPUS_PER_NODE
 from together_sim.errors import SimError
-from together_sim.model import SimCluster, World
+from together_sim.model import SimCluster, SimNode, World
+from together_sim.targeting import scale_down_order
 
-__all__ = ["SCALE_DOWN_UNNEEDED_SECONDS", "Demand", "bounds", "check_create", "set_count", "step"]
+__all__ = [
+    "SCALE_DOWN_UNNEEDED_SECONDS",
+    "Demand",
+    "bounds",
+    "check_create",
+    "set_count",
+    "step",
+    "step_each",
+]
 
 SCALE_DOWN_UNNEEDED_SECONDS: Final = 600.0
+
+log = logging.getLogger("together_sim.autoscale")
 
 
 @dataclass(frozen=True)
 class Demand:
     """What the cluster's Kubernetes shows the autoscaler on one pass."""
 
-    pending_gpus: int
-    """GPUs requested by Unschedulable pods a standard node could run."""
-    idle: frozenset[str]
+    pending: tuple[int, ...] = ()
+    """The GPUs of each Unschedulable pod a standard node could run (none asking for 0)."""
+    free: Mapping[str, int] = field(default_factory=dict)
+    """Free GPUs of each standard Node the pass saw (0 when cordoned); a standard node the
+    world has and this does not name is not Ready in Kubernetes yet."""
+    idle: frozenset[str] = frozenset()
     """Standard nodes (Ready) with no workload pod."""
     marked: frozenset[str] = frozenset()
     """Nodes marked for targeted scale-down."""
@@ -87,6 +109,26 @@ def set_count(world: World, c: SimCluster, num_gpus: int) -> None:
     world.scale_standard(c, num_gpus)
 
 
+def step_each(world: World, demands: Mapping[str, Demand]) -> None:
+    """One pass over every cluster whose Kubernetes showed something new. A scale-up the region
+    has no capacity for (409 Out of stock) leaves that cluster as it is, to ask again on a later
+    pass, and the others are still served; it is logged once per wait."""
+    for cluster_id, demand in demands.items():
+        c = world.clusters.get(cluster_id)
+        if c is None:
+            continue
+        try:
+            step(world, c, demand)
+        except SimError as exc:
+            if exc.status != 409:
+                raise
+            if not c.autoscaler.get("waiting_for_capacity"):
+                log.warning("cluster %s: auto_scale waits for capacity: %s", cluster_id, exc)
+            c.autoscaler["waiting_for_capacity"] = True
+        else:
+            c.autoscaler.pop("waiting_for_capacity", None)
+
+
 def step(world: World, c: SimCluster, demand: Demand) -> None:
     """One autoscaler pass over what Kubernetes showed: add what pending pods need, remove one
     node unneeded for the window."""
@@ -94,32 +136,39 @@ def step(world: World, c: SimCluster, demand: Demand) -> None:
     if found is None or c.deleting_since is not None or not c.provisioning_done:
         return
     low, high = found
-    booting = [n for n in c.live(preemptible=False) if n.ready_at > world.now]
-    wanted_nodes = -(-demand.pending_gpus // GPUS_PER_NODE) - len(booting)
+    missing = _nodes_missing(c, demand)
     room = (high - c.num_gpus) // GPUS_PER_NODE
-    if wanted_nodes > 0 and room > 0:
-        world.scale_standard(c, c.num_gpus + GPUS_PER_NODE * min(wanted_nodes, room))
+    if missing > 0 and room > 0:
+        world.scale_standard(c, c.num_gpus + GPUS_PER_NODE * min(missing, room))
         return
     idle = _idle_for(world, c, demand.idle)
-    if demand.pending_gpus == 0 and idle and c.num_gpus > low:
-        world.scale_standard(c, c.num_gpus - GPUS_PER_NODE, _first(c, idle, demand.marked))
+    if not demand.pending and idle and c.num_gpus > low:
+        [chosen] = scale_down_order(idle, 1, demand.marked)
+        world.scale_standard(c, c.num_gpus - GPUS_PER_NODE, frozenset({chosen.node_id}))
 
 
-def _idle_for(world: World, c: SimCluster, idle_now: Collection[str]) -> list[str]:
-    """Nodes idle for the whole unneeded window; keeps when each became idle."""
+def _nodes_missing(c: SimCluster, demand: Demand) -> int:
+    """Standard nodes to add for the pending pods, packed onto the free GPUs of the Nodes
+    Kubernetes shows, and onto every node it does not show Ready yet as a whole node on its way
+    (booting, or not mirrored yet: the pods wait for it, so it is no reason to add another)."""
+    free = [demand.free.get(n.node_id, GPUS_PER_NODE) for n in c.live(preemptible=False)]
+    return nodes_to_add((g for g in demand.pending if g <= GPUS_PER_NODE), free)
+
+
+def _idle_for(world: World, c: SimCluster, idle_now: Collection[str]) -> list[SimNode]:
+    """The standard nodes still in the cluster and still idle that have been idle for the whole
+    unneeded window (oldest first). Keeps when each became idle, and forgets a node as soon as
+    it is busy or gone, so a node that comes back idle starts a new window."""
+    present = {n.node_id: n for n in c.live(preemptible=False)}
     since: dict[str, float] = c.autoscaler.setdefault("idle_since", {})
     for node_id in list(since):
-        if node_id not in idle_now:
+        if node_id not in idle_now or node_id not in present:
             del since[node_id]
     for node_id in idle_now:
-        since.setdefault(node_id, world.now)
-    return [n for n, t in since.items() if world.now - t >= SCALE_DOWN_UNNEEDED_SECONDS]
-
-
-def _first(c: SimCluster, idle: list[str], marked: Collection[str]) -> frozenset[str]:
-    """The idle node the scale-down takes: a marked one if any, else the newest idle one (given
-    as the only mark, so `World.scale_standard` removes exactly it)."""
-    order = [n.node_id for n in c.live(preemptible=False)]
-    newest_first = sorted(idle, key=lambda n: order.index(n) if n in order else -1, reverse=True)
-    chosen = [n for n in newest_first if n in marked] or newest_first
-    return frozenset(chosen[:1])
+        if node_id in present:
+            since.setdefault(node_id, world.now)
+    return [
+        node
+        for node_id, node in present.items()
+        if node_id in since and world.now - since[node_id] >= SCALE_DOWN_UNNEEDED_SECONDS
+    ]

@@ -30,7 +30,7 @@ from together_sim.model import SimCluster, World
 from together_sim.requests import SimCreateRequest
 from together_sim.volumes import SimVolume
 
-__all__ = ["DEFAULT_PROJECT_ID", "create_cluster", "create_volume", "update_cluster"]
+__all__ = ["DEFAULT_PROJECT_ID", "create_cluster", "create_volume", "lowers", "update_cluster"]
 
 DEFAULT_PROJECT_ID = "proj-sim-default"
 """The project of the simulator's API key: used when a request names none (see /v3/whoami)."""
@@ -212,6 +212,15 @@ def create_volume(world: World, req: VolumeCreateRequest) -> SimVolume:
                 param="instance_cluster_id",
             )
     return world.volumes.create(req, project_id=DEFAULT_PROJECT_ID, now=world.now)
+
+
+def lowers(cluster: SimCluster, req: ClusterUpdateRequest) -> bool:
+    """Whether the PUT lowers a count, the only change that removes nodes: only then do the
+    targeted scale-down marks matter (the simulator asks the cluster's API server for them)."""
+    return (req.num_gpus is not None and req.num_gpus < cluster.num_gpus) or (
+        req.num_preemptible_gpus is not None
+        and req.num_preemptible_gpus < cluster.desired_preemptible_gpus
+    )
 
 
 def update_cluster(

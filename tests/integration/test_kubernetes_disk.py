@@ -10,9 +10,6 @@ import stat
 import time
 from pathlib import Path
 
-import pytest
-
-from testkit.kube import kube_bin_or_skip
 from testkit.sim import SimulatorProcess
 from tests.specs import CLUSTER_SPEC
 from together_api.client import TogetherClient
@@ -21,11 +18,6 @@ from together_sim.store import DB_FILENAME
 
 REQUEST = {**CLUSTER_SPEC, "billing_type": "ON_DEMAND"}
 MB = 1 << 20
-
-
-@pytest.fixture
-def kube_bin() -> Path:
-    return kube_bin_or_skip()
 
 
 def _size(root: Path) -> int:

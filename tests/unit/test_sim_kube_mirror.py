@@ -1,6 +1,7 @@
 """What the simulator's Kubernetes side mirrors of the world, and when the API may call a cluster
 Ready, as pure functions over the in-process simulator's frozen clock (no control plane):
-`together_sim.kube.views.views_of`, `mirror.wanted_nodes`, `node_object` and `serves_nodes`.
+`together_sim.kube.views.views_of`, `mirror.wanted_nodes`, `node_object`, `serves_nodes` and
+`demand_for`.
 
 The engine tests (tests/integration/test_kubernetes_sim.py) watch a real API server follow them.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 from tests.sim_app import GPU, Sim
 from together_sim.kube.mirror import (
     COMPUTE_CLASS_LABEL,
+    demand_for,
     node_object,
     serves_nodes,
     wanted_nodes,
@@ -98,3 +100,14 @@ def test_a_deleting_cluster_is_gone(sim: Sim) -> None:
     cid = sim.ready().cluster_id
     assert sim.http.delete(f"/v1/compute/clusters/{cid}").status_code == 200
     assert view(sim, cid).gone
+
+
+def test_demand_is_built_only_for_clusters_created_with_auto_scale(sim: Sim) -> None:
+    plain = view(sim, sim.ready(cluster_name="plain").cluster_id)
+    scaled = view(sim, sim.ready(cluster_name="scaled", auto_scale=True,
+                                 auto_scale_max_gpus=16).cluster_id)  # fmt: skip
+    assert (plain.auto_scale, scaled.auto_scale) == (False, True)
+    nodes = [node_object(scaled, n) for n in wanted_nodes(scaled).values()]
+    assert demand_for(plain, nodes, []) is None
+    demand = demand_for(scaled, nodes, [])
+    assert demand is not None and demand.idle == frozenset(wanted_nodes(scaled))

@@ -1,4 +1,5 @@
-"""Targeted scale-down as a pure choice: marked nodes go first, else the newest surplus."""
+"""Targeted scale-down as a pure choice: marked nodes go first, else the newest surplus; the
+marks are read only for a PUT that lowers a count."""
 
 from __future__ import annotations
 
@@ -6,8 +7,11 @@ from typing import Any
 
 import pytest
 
+from tests.sim_app import Sim
 from together_api.values import TARGETED_SCALE_DOWN_ANNOTATION
-from together_sim.model import SimNode, World
+from together_api.wire import ClusterUpdateRequest
+from together_sim.model import SimCluster, SimNode, World
+from together_sim.operations import lowers
 from together_sim.targeting import is_marked, scale_down_order
 
 
@@ -63,8 +67,6 @@ def test_a_mark_is_a_cordon_and_the_annotation(
 
 def test_the_world_drains_the_marked_node_and_falls_back_to_the_newest() -> None:
     """`World.set_preemptible_target` and `scale_standard` use the choice (no HTTP needed)."""
-    from together_sim.model import SimCluster
-
     world = World()
     cluster = SimCluster(
         cluster_id="c", cluster_name="c", cluster_type="KUBERNETES", region="r",
@@ -82,3 +84,57 @@ def test_the_world_drains_the_marked_node_and_falls_back_to_the_newest() -> None
     assert [n.node_id for n in cluster.nodes if n.draining_since is not None] == ["p1", "p3"]
     world.scale_standard(cluster, 8, marked={"s1"})
     assert [n.node_id for n in cluster.nodes if not n.preemptible] == ["s2"]
+
+
+def _cluster(num_gpus: int, preemptible: int) -> SimCluster:
+    return SimCluster(
+        cluster_id="c", cluster_name="c", cluster_type="KUBERNETES", region="r",
+        gpu_type="H100_SXM", billing_type="ON_DEMAND", project_id="p", cuda_version="",
+        nvidia_driver_version="", nvidia_version_id="", num_gpus=num_gpus, created_at=0.0,
+        desired_preemptible_gpus=preemptible,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("body", "lowering"),
+    [
+        ({"num_gpus": 8}, True),
+        ({"num_preemptible_gpus": 8}, True),
+        ({"num_gpus": 24, "num_preemptible_gpus": 8}, True),  # one count lowered is enough
+        ({"num_gpus": 16}, False),  # the same count
+        ({"num_gpus": 24}, False),  # raised
+        ({"num_preemptible_gpus": 24}, False),
+        ({"cluster_type": "KUBERNETES"}, False),  # no count at all
+    ],
+)
+def test_lowers(body: dict[str, Any], lowering: bool) -> None:
+    assert lowers(_cluster(16, 16), ClusterUpdateRequest(**body)) is lowering
+
+
+class _Hub:
+    """The kube hub as the update route sees it, counting the reads of the marks."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+
+    def marked_nodes(self, cluster_id: str) -> frozenset[str]:
+        self.reads += 1
+        return frozenset()
+
+    def serving(self, cluster_id: str) -> bool:
+        return True
+
+    def kube_config(self, cluster_id: str) -> None:
+        return None
+
+
+def test_the_marks_are_read_only_when_a_put_lowers_a_count(sim: Sim) -> None:
+    """A raise or a PUT of other fields asks the cluster's API server nothing."""
+    cid = sim.ready(num_gpus=16).cluster_id
+    hub = _Hub()
+    sim.app.state.runtime.kube = hub
+    assert sim.put(cid, {"num_gpus": 24}).status_code == 200
+    assert sim.put(cid, {"num_gpus": 24}).status_code == 200
+    assert hub.reads == 0
+    assert sim.put(cid, {"num_gpus": 16}).status_code == 200
+    assert hub.reads == 1

@@ -1,12 +1,13 @@
 """What a cluster's Kubernetes shows Together's autoscaler (:mod:`together_sim.autoscale`): the
-GPUs pending pods need on standard nodes, and the standard nodes with no workload. Pure."""
+GPUs each pending pod needs of a standard node, the free GPUs of each standard Node, and the
+standard Nodes with no workload. Pure."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any, Final
 
-from together_api.values import COMPUTE_CLASS_LABEL, PREEMPTIBLE
+from together_api.values import COMPUTE_CLASS_LABEL, GPUS_PER_NODE, PREEMPTIBLE
 from together_sim.autoscale import Demand
 from together_sim.kube.pods import terminal
 from together_sim.targeting import is_marked
@@ -63,14 +64,30 @@ def _workload(pod: Obj) -> bool:
     return not any(o.get("kind") == "DaemonSet" for o in meta.get("ownerReferences") or [])
 
 
+def _cordoned(node: Obj) -> bool:
+    """Takes no new pod, whatever GPUs it has free."""
+    return bool((node.get("spec") or {}).get("unschedulable"))
+
+
 def demand_of(nodes: Iterable[Obj], pods: Iterable[Obj]) -> Demand:
     everything = list(pods)
-    pending = sum(_gpus(p) for p in everything if _unschedulable(p) and not _preemptible_only(p))
+    pending = sorted(
+        (gpus for p in everything
+         if _unschedulable(p) and not _preemptible_only(p) and (gpus := _gpus(p)) > 0),
+        reverse=True,
+    )  # fmt: skip
     standard = [n for n in nodes if COMPUTE_CLASS_LABEL not in (n["metadata"].get("labels") or {})]
-    busy = {p["spec"].get("nodeName") for p in everything if _workload(p)}
+    used: dict[str, int] = {}
+    for pod in everything:
+        if _workload(pod) and (node := pod["spec"].get("nodeName")):
+            used[node] = used.get(node, 0) + _gpus(pod)
     names = {n["metadata"]["name"]: n for n in standard}
     return Demand(
-        pending_gpus=pending,
-        idle=frozenset(name for name in names if name not in busy),
+        pending=tuple(pending),
+        free={
+            name: 0 if _cordoned(node) else max(GPUS_PER_NODE - used.get(name, 0), 0)
+            for name, node in names.items()
+        },
+        idle=frozenset(name for name in names if name not in used),
         marked=frozenset(name for name, node in names.items() if is_marked(node)),
     )

@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import threading
 import time
+from collections.abc import Collection
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -137,15 +138,16 @@ class KubeHub:
         for mirror in mirrors:
             mirror.plane.stop(max(0.1, deadline - time.monotonic()))
         self._thread.join(max(1.0, deadline - time.monotonic()))
-        late = [m for m in self._signal_all() if m not in mirrors]  # made by the last pass
+        late = self._signal_all(besides=mirrors)  # made by the last pass
         for mirror in mirrors + late:
             mirror.plane.stop(max(0.1, deadline - time.monotonic()))
             mirror.join(max(1.0, deadline - time.monotonic()))
         self._remove_orphans()
 
-    def _signal_all(self) -> list[ClusterMirror]:
+    def _signal_all(self, besides: Collection[ClusterMirror] = ()) -> list[ClusterMirror]:
+        """Signal every mirror not in ``besides`` (each once: those were signalled already)."""
         with self._lock:
-            mirrors = list(self._mirrors.values())
+            mirrors = [m for m in self._mirrors.values() if m not in besides]
         for mirror in mirrors:
             mirror.stop()
             mirror.plane.terminate()
@@ -163,11 +165,9 @@ class KubeHub:
     def _pass(self) -> None:
         with self._lock:
             running = dict(self._mirrors)
+        demands = {cid: d for cid, m in running.items() if (d := m.take_demand()) is not None}
         with self.runtime.transaction() as world:
-            for cluster_id, each in running.items():  # Together's autoscaler, if asked for
-                demand, cluster = each.take_demand(), world.clusters.get(cluster_id)
-                if demand is not None and cluster is not None:
-                    autoscale.step(world, cluster, demand)
+            autoscale.step_each(world, demands)  # Together's autoscaler, where asked for
             views = views_of(world)
         for cluster_id, view in views.items():
             mirror = self._mirrors.get(cluster_id)

@@ -14,9 +14,10 @@ Mirrored, on every pass (about five a second, on the simulator's clock):
 * **Targeted scale-down marks**, read the other way: :meth:`ClusterMirror.marked_nodes` asks the
   API server, when a PUT lowers a count, which Nodes are cordoned and annotated
   ``node.together.ai/delete-node-on-scale-down: "true"`` (:mod:`together_sim.targeting`).
-* **Demand**, read the other way for Together's autoscaler (``auto_scale``): the GPUs that
-  Unschedulable pods ask of standard nodes and the idle standard Nodes
-  (:mod:`together_sim.kube.demand`), handed to the world by the hub.
+* **Demand**, read the other way for Together's autoscaler, on clusters created with
+  ``auto_scale`` only: the GPUs each Unschedulable pod asks of a standard node, the free GPUs of
+  each standard Node and the idle ones (:mod:`together_sim.kube.demand`), handed to the world by
+  the hub.
 * **Shared volumes.** Each attached volume is a static ``ReadWriteMany`` PersistentVolume named
   after the volume (storage class ``""``), so a claim naming it binds.
 """
@@ -40,7 +41,14 @@ from together_sim.kube.processes import NODE_LABEL, ControlPlane
 from together_sim.kube.views import ClusterView, NodeView, VolumeView
 from together_sim.targeting import is_marked
 
-__all__ = ["COMPUTE_CLASS_LABEL", "ClusterMirror", "MirrorStatus", "serves_nodes", "wanted_nodes"]
+__all__ = [
+    "COMPUTE_CLASS_LABEL",
+    "ClusterMirror",
+    "MirrorStatus",
+    "demand_for",
+    "serves_nodes",
+    "wanted_nodes",
+]
 
 DRAIN_STARTED: Final = "together-sim/drain-started"
 VOLUME_LABEL: Final = "together-sim/shared-volume"
@@ -105,6 +113,12 @@ def wanted_nodes(view: ClusterView) -> dict[str, NodeView]:
     return {n.node_id: n for n in view.nodes if n.ready and not n.removed}
 
 
+def demand_for(view: ClusterView, nodes: list[Obj], pods: list[Obj]) -> Demand | None:
+    """What the pass shows Together's autoscaler; None (nothing built) for a cluster without
+    ``auto_scale``, which no autoscaler steps on."""
+    return demand_of(nodes, pods) if view.auto_scale else None
+
+
 def serves_nodes(state: str, mirrored: ClusterView | None) -> bool:
     """Whether the API may call the cluster Ready: its control plane answers and a complete pass
     mirrored a world in which the cluster was Ready, so its first nodes are in the API server.
@@ -121,6 +135,9 @@ class MirrorStatus:
     mirrored_at: float | None
     """The simulated time of the world the last complete pass mirrored (a sync point for tests)."""
     error: str = ""
+    passes: int = 0
+    """Complete passes so far: with a frozen clock ``mirrored_at`` stays put, and a test waits
+    for two more than it saw (one of them started after it asked)."""
 
 
 class ClusterMirror:
@@ -138,6 +155,7 @@ class ClusterMirror:
         self._mirrored: ClusterView | None = None
         """The view the last complete pass mirrored."""
         self._demand: Demand | None = None
+        self._passes = 0
         self._thread = threading.Thread(
             target=self._run, name=f"kube-{view.cluster_id[:8]}", daemon=True
         )
@@ -197,6 +215,7 @@ class ClusterMirror:
             pids=pids,
             mirrored_at=self._mirrored.now if self._mirrored is not None else None,
             error=self._error,
+            passes=self._passes,
         )
 
     # ------------------------------------------------------------------- thread
@@ -220,6 +239,7 @@ class ClusterMirror:
                     try:
                         self._mirror(api, pods, view)
                         self._mirrored = view
+                        self._passes += 1
                     except (httpx.HTTPError, KubeApiError) as exc:
                         log.warning("cluster %s: %s", view.cluster_id, exc)
         except Exception as exc:  # a control plane that cannot start must not kill the simulator
@@ -249,8 +269,10 @@ class ClusterMirror:
             drains[node.node_id] = node.draining_since
         all_pods = api.pods()
         pods.step(view.now, all_pods, drains)
-        with self._lock:
-            self._demand = demand_of([live[n] for n in live if n in wanted], all_pods)
+        demand = demand_for(view, [live[n] for n in live if n in wanted], all_pods)
+        if demand is not None:
+            with self._lock:
+                self._demand = demand
         for name in set(live) - set(wanted):
             leftovers = [
                 p for p in api.pods() if p["spec"].get("nodeName") == name and not _gone(p)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from together_api.wire import ClusterStatus
+from together_sim.autoscale import bounds
 from together_sim.model import PROVISIONING_PLAN, SimCluster, SimNode, World
 
 __all__ = ["DRAIN_REASONS", "ClusterView", "NodeView", "VolumeView", "views_of"]
@@ -49,6 +50,8 @@ class ClusterView:
     """The cluster has been Ready: its first nodes are up (they are Ready when it is)."""
     nodes: tuple[NodeView, ...]
     volumes: tuple[VolumeView, ...]
+    auto_scale: bool = False
+    """Created with ``auto_scale``: each pass reads the demand Together's autoscaler steps on."""
 
 
 def _node(c: SimCluster, node: SimNode, now: float, *, removed: bool) -> NodeView:
@@ -89,5 +92,6 @@ def views_of(world: World) -> dict[str, ClusterView]:
             provisioned=c.provisioning_done,
             nodes=tuple(nodes),
             volumes=tuple(volumes),
+            auto_scale=bounds(c) is not None,
         )
     return result
