@@ -228,6 +228,23 @@ def test_scale_down_waits_while_together_is_short_of_the_target() -> None:
     assert (decision.reason, decision.target) == ("ScaleDownShortfall", 16)
 
 
+def test_scale_down_waits_while_a_reclaim_drains_a_node() -> None:
+    # Allocated still counts the draining node, so it is no shortfall; lowering the target now
+    # would cancel the refill (Together counts only undrained nodes) and strand the marked node.
+    idle, busy = NodeState("a", 8), NodeState("b", 8, used_gpus=8, workload_pods=1)
+    reclaimed = NodeState("r", 8, cordoned=True, reclaimed=True)
+    memory = idle_history(idle, desired=24)
+    decision = decide(observed(24, nodes=(idle, busy, reclaimed), now=700, memory=memory))
+    assert (decision.action, decision.reason, decision.target) == (
+        Action.HOLD,
+        "ScaleDownReclaim",
+        24,
+    )
+    assert decision.scale_down_nodes == ()
+    after = decide(observed(24, nodes=(idle, busy, NodeState("r2", 8)), now=700, memory=memory))
+    assert (after.reason, after.target, after.scale_down_nodes) == ("ScaleDown", 16, ("a",))
+
+
 def test_cordoned_marked_and_busy_nodes_are_never_named() -> None:
     nodes = (
         NodeState("cordoned", 8, cordoned=True),
