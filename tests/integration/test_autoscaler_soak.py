@@ -86,6 +86,7 @@ def test_a_30_minute_soak_of_bursts_and_reclaims(
                 sampled.append(together.get_cluster(cid).desired_preemptible_gpus)
             assert sim.now() - start >= 30 * 60
             assert jobs and reclaimed, (jobs, reclaimed)  # the seed made both happen
+            _no_busy_node_scaled_down(recorder, together.get_cluster(cid), reclaimed)
 
             # Quiet: the work finishes, the idle nodes go, the target returns to the floor.
             wait_until(lambda: all(_complete(admin, j) for j in jobs), "every Job complete",
@@ -93,17 +94,12 @@ def test_a_30_minute_soak_of_bursts_and_reclaims(
             wait_until(lambda: _at_floor(together.get_cluster(cid)), "the target at the floor",
                        sim=sim, advance=STEP, timeout=180)  # fmt: skip
             cluster = together.get_cluster(cid)
-            histories = recorder.histories()
-        events = cluster.node_lifecycle_events or []
+            _no_busy_node_scaled_down(recorder, cluster, reclaimed)
     finally:
         scaler.stop()
 
-    scaled_down = {e.node_id for e in events if e.reason == "TogetherScaledDown"}
-    taken = reclaimed | {e.node_id for e in events if e.reason in PREEMPTION_REASONS}
-    evicted_from = {h.node for h in histories if any("DisruptionTarget" in s.conditions
-                                                    for s in h.states)}  # fmt: skip
-    assert evicted_from <= taken, f"pods evicted from {evicted_from - taken}, never reclaimed"
-    assert not evicted_from & scaled_down
+    scaled_down, taken = _removed(cluster, reclaimed)
+    _no_busy_node_scaled_down(recorder, cluster, reclaimed)
     named = {e["involvedObject"]["name"] for e in admin.events("ScaleDown", "default")}
     assert scaled_down and scaled_down <= named, (scaled_down, named)
 
@@ -119,6 +115,22 @@ def test_a_30_minute_soak_of_bursts_and_reclaims(
     admin.close()
     print(f"soak: {len(jobs)} bursts, {len(reclaimed)} reclaims, {puts} PUTs, "
           f"{len(scaled_down)} nodes scaled down, targets {sorted(set(sampled))}")  # fmt: skip
+
+
+def _removed(cluster: Cluster, reclaimed: set[str]) -> tuple[set[str], set[str]]:
+    """The nodes a lowered target removed, and those a reclaim took (ours or Together's)."""
+    events = cluster.node_lifecycle_events or []
+    scaled_down = {e.node_id for e in events if e.reason == "TogetherScaledDown"}
+    return scaled_down, reclaimed | {e.node_id for e in events if e.reason in PREEMPTION_REASONS}
+
+
+def _no_busy_node_scaled_down(recorder: PodRecorder, cluster: Cluster, reclaimed: set[str]) -> None:
+    """Every pod evicted so far (``DisruptionTarget``) was on a node a reclaim took."""
+    scaled_down, taken = _removed(cluster, reclaimed)
+    evicted_from = {h.node for h in recorder.histories()
+                    if any("DisruptionTarget" in s.conditions for s in h.states)}  # fmt: skip
+    assert evicted_from <= taken, f"pods evicted from {evicted_from - taken}, never reclaimed"
+    assert not evicted_from & scaled_down
 
 
 def _running_preemptible_nodes(admin: KubeClient) -> list[str]:
