@@ -14,10 +14,20 @@ from lightkube import Client, KubeConfig
 
 from testkit.kube import KubeClient
 from tests.integration.conftest import SIM_KEY, ReadyCluster
-from tests.kube_helpers import AutoscalerProcess, cluster_puts, surviving_job, wait_until
+from tests.kube_helpers import (
+    AutoscalerProcess,
+    cluster_puts,
+    gpu_job,
+    started_pods,
+    surviving_job,
+    wait_until,
+)
 from tests.specs import CLUSTER_SPEC
+from together_api.values import COMPUTE_CLASS_LABEL
+from together_api.wire import Cluster
 from together_autoscaler.leader import LeaseElector
 
+CLASS = COMPUTE_CLASS_LABEL
 JOBS = "/apis/batch/v1/namespaces/default/jobs"
 REGION, GPU = CLUSTER_SPEC["region"], CLUSTER_SPEC["gpu_type"]
 
@@ -141,3 +151,47 @@ def test_scarcity_is_told_to_the_pods_and_a_reclaim_is_no_new_demand(
         controller.stop()
         admin.close()
     assert SIM_KEY not in log.read_text()
+
+
+def test_no_scale_down_while_a_reclaim_drains_so_the_marked_node_is_not_stranded(
+    ready_cluster: ReadyCluster, tmp_path: Path
+) -> None:
+    """Two idle nodes, one of them reclaimed: lowering the target during the drain would only
+    cancel Together's refill (it counts undrained nodes) and leave the other node cordoned and
+    marked for good, the target stuck above the floor. Held, both go after the drain."""
+    sim, cid, config = ready_cluster.sim, ready_cluster.cluster_id, ready_cluster.kubeconfig
+    admin = KubeClient(config.read_text())
+    log = tmp_path / "controller.log"
+    controller = AutoscalerProcess(sim, SIM_KEY, cid, config, log,
+                                   **{"--scale-down-unneeded-seconds": 4})  # fmt: skip
+    preemptible = {CLASS: "preemptible"}
+    try:
+        with ready_cluster.together() as together:
+            admin.request("POST", JOBS, surviving_job("long", 1))
+            admin.request("POST", JOBS, gpu_job("short", run_seconds=3600, pods=2,
+                                                node_selector=preemptible))  # fmt: skip
+            wait_until(lambda: together.get_cluster(cid).desired_preemptible_gpus == 24,
+                       "the raise to 24")  # fmt: skip
+            wait_until(lambda: len(started_pods(admin)) == 3, "three pods started",
+                       sim=sim, advance=30)  # fmt: skip
+            short_nodes = [p["spec"]["nodeName"] for p in admin.pods("job-name=short")]
+            sim.advance(3600)  # the short pods' work is done: their two nodes fall idle
+            assert sim.reclaim(cid, node_ids=short_nodes[:1]) == short_nodes[:1]
+            wait_until(lambda: admin.job("short")["status"].get("succeeded") == 2, "short done")
+            controller.scanned(16)  # 8 s of scans: past the 4 s unneeded window
+            assert together.get_cluster(cid).desired_preemptible_gpus == 24
+            assert "ScaleDownReclaim" in log.read_text()
+            # The drain ends, Together refills to 24, then the idle nodes go: back to 8.
+            sim.advance(300)
+            wait_until(lambda: _at(together.get_cluster(cid), 8), "the target back at 8",
+                       sim=sim, advance=30)  # fmt: skip
+            wait_until(lambda: not [n for n in admin.nodes() if n["spec"].get("unschedulable")],
+                       "no node left cordoned", sim=sim, advance=30)  # fmt: skip
+            assert [p["status"]["phase"] for p in admin.pods("job-name=long")] == ["Running"]
+    finally:
+        controller.stop()
+        admin.close()
+
+
+def _at(cluster: Cluster, gpus: int) -> bool:
+    return cluster.desired_preemptible_gpus == cluster.allocated_preemptible_gpus == gpus
