@@ -217,8 +217,9 @@ def _scale_down(o: Observed, memory: Memory, events: list[Explanation]) -> Decis
         chosen.append(name)
         target -= gpus[name]
     if not chosen:
+        # The floor's own nodes idle is the steady state the range declares: no warning each scan.
         message = f"idle node(s) kept: the target {cluster.desired} is at the minimum"
-        return _decision(o, Action.HOLD, "ScaleDownMinimum", message, cluster.desired, memory,
+        return _decision(o, Action.NONE, "ScaleDownMinimum", message, cluster.desired, memory,
                          events)  # fmt: skip
     idle_for = o.now - memory.idle_since[chosen[0]]
     message = (

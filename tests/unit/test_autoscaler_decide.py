@@ -203,7 +203,7 @@ def test_scale_down_never_goes_below_the_minimum() -> None:
     decision = decide(observed(16, nodes=nodes, now=700, memory=memory, limits=limits))
     assert (decision.target, len(decision.scale_down_nodes)) == (8, 1)
     floor = decide(observed(8, nodes=nodes[:1], now=700, memory=memory, limits=limits))
-    assert (floor.action, floor.reason, floor.target) == (Action.HOLD, "ScaleDownMinimum", 8)
+    assert (floor.action, floor.reason, floor.target) == (Action.NONE, "ScaleDownMinimum", 8)
 
 
 def test_scale_down_waits_while_a_pending_pod_would_fit_on_the_idle_node() -> None:
