@@ -11,6 +11,11 @@ the controllers, which run in real time.
 
 from __future__ import annotations
 
+import os
+import signal
+import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -62,6 +67,71 @@ def gpu_job(
         "metadata": {"name": name, "namespace": "default"},
         "spec": {"completions": pods, "parallelism": pods, **spec, "template": template},
     }
+
+
+def surviving_job(name: str, pods: int, run_seconds: int = 36000) -> dict[str, Any]:
+    """Preemptible pods whose evictions (a reclaim) the Job ignores: each evicted pod is
+    replaced, and the replacement waits for Together's refill."""
+    ignore_evictions = {"rules": [
+        {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]}  # fmt: skip
+    return gpu_job(name, run_seconds=run_seconds, pods=pods,
+                   node_selector={COMPUTE_CLASS_LABEL: "preemptible"}, backoffLimit=0,
+                   podReplacementPolicy="Failed", podFailurePolicy=ignore_evictions)  # fmt: skip
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def cluster_puts(sim: SimulatorProcess) -> list[dict[str, Any]]:
+    """The simulator's logged PUTs of a cluster (the autoscaler's target updates)."""
+    return [r for r in sim.requests() if r["method"] == "PUT" and "clusters" in r["path"]]
+
+
+class AutoscalerProcess:
+    """One ``python -m together_autoscaler`` against the simulator: its metrics port and log.
+
+    ``flags`` are the CLI's own (``"--min-preemptible-gpus": 0``...); a 0.5 s scan unless given."""
+
+    def __init__(self, sim: SimulatorProcess, key: str, cluster_id: str, kubeconfig: Path,
+                 log: Path, **flags: object) -> None:  # fmt: skip
+        self.port, self.log = free_port(), log
+        env = {**os.environ, "TOGETHER_API_KEY": key, "TOGETHER_BASE_URL": sim.root_url}
+        options = {"--min-preemptible-gpus": 0, "--max-preemptible-gpus": 32,
+                   "--scan-interval-seconds": 0.5, **flags}  # fmt: skip
+        command = [sys.executable, "-m", "together_autoscaler", "--cluster-id", cluster_id,
+                   "--kubeconfig", str(kubeconfig), "--metrics-port", str(self.port)]  # fmt: skip
+        command += [str(part) for flag, value in options.items() for part in (flag, value)]
+        with log.open("w") as out:
+            self.process = subprocess.Popen(command, env=env, stderr=out)
+
+    def metrics(self) -> str:
+        try:
+            return httpx.get(f"http://127.0.0.1:{self.port}/metrics", timeout=5).text
+        except httpx.HTTPError:
+            return ""
+
+    def metric(self, name: str) -> float | None:
+        for line in self.metrics().splitlines():
+            if line.startswith(f"{name} "):
+                return float(line.split()[1])
+        return None
+
+    def decisions(self) -> float:
+        """Decisions made so far (one per scan while leading)."""
+        return sum(float(line.split()[-1]) for line in self.metrics().splitlines()
+                   if line.startswith("together_autoscaler_decisions_total{"))  # fmt: skip
+
+    def scanned(self, scans: int = 2) -> None:
+        """Wait (real time) until ``scans`` more decisions: it has looked at what is there now."""
+        seen = self.decisions()
+        wait_until(lambda: self.decisions() >= seen + scans, f"{scans} autoscaler scans")
+
+    def stop(self) -> int:
+        self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(timeout=10)
 
 
 def started_pods(api: KubeClient, selector: str = "") -> list[dict[str, Any]]:

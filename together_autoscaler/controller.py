@@ -3,8 +3,10 @@
 One scan per ``scan_interval`` seconds, only while this replica holds the Lease (renewed before
 each scan; before any write the elector checks, without I/O, that the lease cannot have expired
 since, so a replica whose scan outlasted it writes nothing). A scale
-down marks the chosen nodes first and lowers the target after, in one PUT; when the PUT fails the
-marks are taken back, so no node stays cordoned for a drop that never happened. Every decision
+down marks the chosen nodes first, looks again, and lowers the target after, in one PUT: a pod
+the scheduler bound to a node between the scan and its cordon keeps that node (unmarked, its GPUs
+not dropped), as the Cluster Autoscaler re-checks a node after tainting it. When the PUT fails
+the marks are taken back, so no node stays cordoned for a drop that never happened. Every decision
 other than "nothing to do" is a log line, a metric and Events on the pods or nodes it concerns.
 """
 
@@ -129,9 +131,11 @@ class Controller:
                 for node in decision.scale_down_nodes:
                     self.kube.mark(node)
                     marked.append(node)
-                request = ClusterUpdateRequest(num_preemptible_gpus=decision.target)
-                self.together.update_cluster(self.cluster_id, request)
-                self.metrics.puts.inc()
+                target = decision.target + self._kept(marked)
+                if target != desired:
+                    request = ClusterUpdateRequest(num_preemptible_gpus=target)
+                    self.together.update_cluster(self.cluster_id, request)
+                    self.metrics.puts.inc()
             except Exception:
                 for node in marked:
                     self._undo(node)
@@ -141,6 +145,20 @@ class Controller:
                 self.kube.record(explanation)
             except Exception as error:  # an Event that cannot be written must not stop scaling
                 self._failed("event", error)
+
+    def _kept(self, marked: list[str]) -> int:
+        """GPUs of the just-marked nodes that a workload pod reached before the cordon: each is
+        unmarked (and dropped from ``marked``) and keeps its GPUs in the target."""
+        if not marked:
+            return 0
+        nodes, _ = self.kube.observe()
+        busy = [n for n in nodes if n.name in marked and n.workload_pods]
+        for node in busy:
+            log.warning("cluster %s: node %s got a workload pod before its cordon; keeping it",
+                        self.cluster_id, node.name)  # fmt: skip
+            self._undo(node.name)
+            marked.remove(node.name)
+        return sum(n.gpus for n in busy)
 
     def _undo(self, node: str) -> None:
         try:

@@ -12,8 +12,10 @@ Modelled on the Cluster Autoscaler's ``RunOnce``, for one node group of 8-GPU pr
   the target is not raised further for one more timeout; the pods are told why.
 * **Scale down.** A preemptible node with no workload pod for the unneeded window is named for
   Together's targeted scale-down (the loop cordons and annotates it, then lowers the target by
-  its GPUs), never below the minimum, never while Together is short of the target (the drop
-  would not remove it), and never while a pending pod would fit on it.
+  its GPUs), never below the minimum, never while Together is short of the target or a reclaim
+  is draining a node (either way the drop would not remove the marked node: Together drops the
+  refill instead, and the marked node stays cordoned while the evicted pods wait), and never
+  while a pending pod would fit on it.
 """
 
 from __future__ import annotations
@@ -190,6 +192,14 @@ def _scale_down(o: Observed, memory: Memory, events: list[Explanation]) -> Decis
         )
         return _decision(o, Action.HOLD, "ScaleDownShortfall", message, cluster.desired,
                          memory, events)  # fmt: skip
+    draining = [n.name for n in o.nodes if n.reclaimed]
+    if draining:
+        message = (
+            f"a reclaim is draining {', '.join(draining)}: Together refills toward the target, "
+            "and lowering it now would cancel the refill, not remove the idle node(s)"
+        )
+        return _decision(o, Action.HOLD, "ScaleDownReclaim", message, cluster.desired,
+                         memory, events)  # fmt: skip
     gpus = {n.name: n.gpus for n in o.nodes}
     chosen: list[str] = []
     target = cluster.desired
@@ -199,8 +209,9 @@ def _scale_down(o: Observed, memory: Memory, events: list[Explanation]) -> Decis
         chosen.append(name)
         target -= gpus[name]
     if not chosen:
+        # The floor's own nodes idle is the steady state the range declares: no warning each scan.
         message = f"idle node(s) kept: the target {cluster.desired} is at the minimum"
-        return _decision(o, Action.HOLD, "ScaleDownMinimum", message, cluster.desired, memory,
+        return _decision(o, Action.NONE, "ScaleDownMinimum", message, cluster.desired, memory,
                          events)  # fmt: skip
     idle_for = o.now - memory.idle_since[chosen[0]]
     message = (

@@ -3,7 +3,9 @@ frozen-clock ``--kubernetes`` simulator (the other shared fixtures are in tests/
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,12 @@ import pytest
 from testkit.kube import kube_bin_or_skip
 from testkit.pulumi_env import PulumiEnv, install_k8s_plugin, k8s_plugin_bin
 from testkit.sim import SimulatorProcess
+from tests.specs import CLUSTER_SPEC
+from together_api.client import TogetherClient
+from together_api.wire import ClusterCreateRequest
+
+SIM_KEY = "sk-kube-test-77aa"
+"""The API key of :func:`ready_cluster`'s simulator (a test checks no log shows it)."""
 
 PROGRAMS = Path(__file__).parent / "programs"
 
@@ -43,3 +51,31 @@ def frozen(tmp_path: Path, kube_bin: Path) -> Iterator[SimulatorProcess]:
     with SimulatorProcess(tmp_path / "state", kubernetes=True, kube_bin=kube_bin,
                           time_scale=0) as sim:  # fmt: skip
         yield sim
+
+
+@dataclass(frozen=True)
+class ReadyCluster:
+    sim: SimulatorProcess
+    cluster_id: str
+    kubeconfig: Path
+    """The cluster's admin kubeconfig, on disk."""
+
+    def together(self) -> TogetherClient:
+        return TogetherClient(api_key=SIM_KEY, base_url=self.sim.base_url)
+
+
+@pytest.fixture
+def ready_cluster(tmp_path: Path, kube_bin: Path) -> Iterator[ReadyCluster]:
+    """A frozen-clock --kubernetes simulator (API key :data:`SIM_KEY`) with one Ready cluster
+    (one standard node, no preemptible target) whose control plane runs."""
+    with SimulatorProcess(tmp_path / "state", kubernetes=True, kube_bin=kube_bin, time_scale=0,
+                          api_key=SIM_KEY) as sim:  # fmt: skip
+        with TogetherClient(api_key=SIM_KEY, base_url=sim.base_url) as together:
+            request = ClusterCreateRequest(**CLUSTER_SPEC, cluster_name="b",
+                                           billing_type="ON_DEMAND")  # fmt: skip
+            cid = together.create_cluster(request).cluster_id
+            sim.advance(360)
+            sim.control_plane(cid)
+            config = tmp_path / "admin.kubeconfig"
+            config.write_text(base64.b64decode(together.get_cluster(cid).kube_config).decode())
+        yield ReadyCluster(sim, cid, config)

@@ -14,16 +14,10 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import signal
-import socket
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import yaml
 from lightkube import Client, KubeConfig
@@ -31,7 +25,14 @@ from lightkube import Client, KubeConfig
 from testkit.kube import KubeClient, kube_bin_or_skip
 from testkit.pulumi_env import REPO, PulumiEnv, Secret, provider_config
 from testkit.sim import SimulatorProcess
-from tests.kube_helpers import advancing, gpu_job, started_pods, wait_until
+from tests.kube_helpers import (
+    AutoscalerProcess,
+    advancing,
+    cluster_puts,
+    gpu_job,
+    started_pods,
+    wait_until,
+)
 from tests.specs import CLUSTER_SPEC
 from together_api.client import TogetherClient
 from together_api.values import COMPUTE_CLASS_LABEL
@@ -51,12 +52,6 @@ def sim(tmp_path: Path) -> Iterator[SimulatorProcess]:
         api_key=KEY,
     ) as simulator:  # fmt: skip
         yield simulator
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _token_kubeconfig(admin: KubeClient, admin_config: str, ns: str, account: str) -> str:
@@ -79,36 +74,10 @@ def _job(name: str, pods: int, run_seconds: int) -> dict[str, Any]:
                    node_selector={CLASS: "preemptible"}, backoffLimit=0)  # fmt: skip
 
 
-class Replica:
-    """One controller process, its metrics port and its log file."""
-
-    def __init__(self, sim: SimulatorProcess, kubeconfig: Path, cluster_id: str, ns: str,
-                 log: Path) -> None:  # fmt: skip
-        self.port, self.log = _free_port(), log
-        env = {**os.environ, "TOGETHER_API_KEY": KEY, "TOGETHER_BASE_URL": sim.root_url}
-        command = [
-            sys.executable, "-m", "together_autoscaler", "--cluster-id", cluster_id,
-            "--kubeconfig", str(kubeconfig), "--min-preemptible-gpus", "0",
-            "--max-preemptible-gpus", "32", "--scan-interval-seconds", "0.5",
-            "--scale-down-unneeded-seconds", "2", "--metrics-port", str(self.port),
-            "--lease-namespace", ns,
-        ]  # fmt: skip
-        with log.open("w") as out:
-            self.process = subprocess.Popen(command, env=env, stderr=out)
-
-    def metric(self, name: str) -> float | None:
-        try:
-            text = httpx.get(f"http://127.0.0.1:{self.port}/metrics", timeout=5).text
-        except httpx.HTTPError:
-            return None
-        for line in text.splitlines():
-            if line.startswith(f"{name} "):
-                return float(line.split()[1])
-        return None
-
-    def stop(self) -> int:
-        self.process.send_signal(signal.SIGTERM)
-        return self.process.wait(timeout=10)
+def _replica(sim: SimulatorProcess, kubeconfig: Path, cluster_id: str, ns: str,
+             log: Path) -> AutoscalerProcess:  # fmt: skip
+    return AutoscalerProcess(sim, KEY, cluster_id, kubeconfig, log, **{
+        "--scale-down-unneeded-seconds": 2, "--lease-namespace": ns})  # fmt: skip
 
 
 def test_the_component_renders_least_privilege_rbac_and_the_range(
@@ -170,7 +139,7 @@ def test_a_burst_goes_0_to_24_in_one_put_runs_and_returns_to_the_floor(
 
     kubeconfig = tmp_path / "autoscaler.kubeconfig"
     kubeconfig.write_text(_token_kubeconfig(admin, admin_config, ns, account))
-    replicas = [Replica(sim, kubeconfig, cid, ns, tmp_path / f"replica-{i}.log") for i in (0, 1)]
+    replicas = [_replica(sim, kubeconfig, cid, ns, tmp_path / f"replica-{i}.log") for i in (0, 1)]
     try:
         attempts = "together_autoscaler_lease_attempts_total"
         wait_until(lambda: all((r.metric(attempts) or 0) >= 3 for r in replicas),
@@ -184,7 +153,7 @@ def test_a_burst_goes_0_to_24_in_one_put_runs_and_returns_to_the_floor(
 
         sim.reset_requests()
         admin.request("POST", "/apis/batch/v1/namespaces/default/jobs", _job("burst", 3, 600))
-        wait_until(lambda: _puts(sim), "the scale-up PUT")
+        wait_until(lambda: cluster_puts(sim), "the scale-up PUT")
         with TogetherClient(api_key=KEY, base_url=sim.base_url) as together:
             assert together.get_cluster(cid).desired_preemptible_gpus == 24
             wait_until(lambda: together.get_cluster(cid).allocated_preemptible_gpus == 24,
@@ -196,7 +165,7 @@ def test_a_burst_goes_0_to_24_in_one_put_runs_and_returns_to_the_floor(
             )
             assert all(n.startswith("gpu-preemptible-dp-") for n in running)
             assert len(set(running)) == 3
-            assert len(_puts(sim)) == 1  # one PUT for the whole burst
+            assert len(cluster_puts(sim)) == 1  # one PUT for the whole burst
             sim.advance(600)  # the pods' run time
             wait_until(lambda: admin.job("burst")["status"].get("succeeded") == 3, "the Job done")
             # Idle for the unneeded window: all three marked, the target dropped to the floor.
@@ -208,7 +177,7 @@ def test_a_burst_goes_0_to_24_in_one_put_runs_and_returns_to_the_floor(
                        "the drained nodes gone", sim=sim, advance=60)  # fmt: skip
         # One PUT up; down, one per batch of nodes idle past the window: the pods finish one
         # at a time, so the three may go together or in up to three PUTs.
-        puts = _puts(sim)
+        puts = cluster_puts(sim)
         assert 2 <= len(puts) <= 1 + 3, puts
         assert admin.events("TriggeredScaleUp") and admin.events("ScaleDown", "default")
         assert follower.metric("together_autoscaler_target_updates_total") == 0.0
@@ -234,7 +203,3 @@ def _nodes_of(pods: list[dict[str, Any]], count: int, phase: str | None = None) 
         if p["spec"].get("nodeName") and (phase is None or p["status"].get("phase") == phase)
     ]
     return nodes if len(nodes) == count else []
-
-
-def _puts(sim: SimulatorProcess) -> list[dict[str, Any]]:
-    return [r for r in sim.requests() if r["method"] == "PUT" and "clusters" in r["path"]]

@@ -7,32 +7,28 @@ controllers, which run in real time (the controller's windows are seconds here).
 
 from __future__ import annotations
 
-import base64
-import os
-import signal
-import socket
-import subprocess
-import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import httpx
-import pytest
 from lightkube import Client, KubeConfig
 
-from testkit.kube import KubeClient, kube_bin_or_skip
-from testkit.sim import SimulatorProcess
-from tests.kube_helpers import gpu_job, wait_until
+from testkit.kube import KubeClient
+from tests.integration.conftest import SIM_KEY, ReadyCluster
+from tests.kube_helpers import (
+    AutoscalerProcess,
+    cluster_puts,
+    gpu_job,
+    started_pods,
+    surviving_job,
+    wait_until,
+)
 from tests.specs import CLUSTER_SPEC
-from together_api.client import TogetherClient
 from together_api.values import COMPUTE_CLASS_LABEL
-from together_api.wire import ClusterCreateRequest
+from together_api.wire import Cluster
 from together_autoscaler.leader import LeaseElector
 
-KEY = "sk-behaviour-test-77aa"
 CLASS = COMPUTE_CLASS_LABEL
+JOBS = "/apis/batch/v1/namespaces/default/jobs"
 REGION, GPU = CLUSTER_SPEC["region"], CLUSTER_SPEC["gpu_type"]
 
 
@@ -44,31 +40,13 @@ class Clock:
         return self.now
 
 
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[tuple[SimulatorProcess, str, Path]]:
-    """A frozen-clock simulator with one Ready cluster; its admin kubeconfig on disk."""
-    with SimulatorProcess(tmp_path / "state", kubernetes=True, kube_bin=kube_bin_or_skip(),
-                          time_scale=0, api_key=KEY) as sim:  # fmt: skip
-        with TogetherClient(api_key=KEY, base_url=sim.base_url) as together:
-            request = ClusterCreateRequest(**CLUSTER_SPEC, cluster_name="b",
-                                           billing_type="ON_DEMAND")  # fmt: skip
-            cid = together.create_cluster(request).cluster_id
-            sim.advance(360)
-            sim.control_plane(cid)
-            config = tmp_path / "admin.kubeconfig"
-            config.write_text(base64.b64decode(together.get_cluster(cid).kube_config).decode())
-        yield sim, cid, config
-
-
 def _elector(config: Path, identity: str, clock: Clock, name: str) -> LeaseElector:
     client = Client(KubeConfig.from_file(config))
     return LeaseElector(client, "default", identity, name=name, lease_seconds=15, clock=clock)
 
 
-def test_two_replicas_never_both_hold_the_lease(
-    cluster: tuple[SimulatorProcess, str, Path],
-) -> None:
-    _, _, config = cluster
+def test_two_replicas_never_both_hold_the_lease(ready_cluster: ReadyCluster) -> None:
+    config = ready_cluster.kubeconfig
     clock_a, clock_b = Clock(), Clock()
     for round_ in range(5):  # both race for a missing Lease: the API server lets one win
         name = f"race-{round_}"
@@ -105,69 +83,30 @@ def _race(a: LeaseElector, b: LeaseElector) -> dict[str, bool]:
     return results
 
 
-def _job(name: str, pods: int) -> dict[str, Any]:
-    """Long pods whose evictions (a reclaim) the Job ignores: their replacements wait."""
-    ignore_evictions = {"rules": [
-        {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]}  # fmt: skip
-    return gpu_job(name, run_seconds=36000, pods=pods, node_selector={CLASS: "preemptible"},
-                   backoffLimit=0, podReplacementPolicy="Failed",
-                   podFailurePolicy=ignore_evictions)  # fmt: skip
-
-
-def _controller(
-    sim: SimulatorProcess, cid: str, config: Path, log: Path, port: int
-) -> subprocess.Popen[str]:
-    env = {**os.environ, "TOGETHER_API_KEY": KEY, "TOGETHER_BASE_URL": sim.root_url}
-    command = [
-        sys.executable, "-m", "together_autoscaler", "--cluster-id", cid,
-        "--kubeconfig", str(config), "--min-preemptible-gpus", "0",
-        "--max-preemptible-gpus", "32", "--scan-interval-seconds", "0.5",
-        "--max-node-provision-seconds", "10", "--metrics-port", str(port),
-    ]  # fmt: skip
-    with log.open("w") as out:
-        return subprocess.Popen(command, env=env, stderr=out, text=True)
-
-
 def _told(admin: KubeClient, prefix: str) -> bool:
     """Whether a pod named ``prefix...`` was told of the scarcity hold."""
     events = admin.events("ScaleUpScarcity", "default")
     return any(e["involvedObject"]["name"].startswith(prefix) for e in events)
 
 
-def _puts(sim: SimulatorProcess) -> int:
-    return sum(1 for r in sim.requests() if r["method"] == "PUT" and "clusters" in r["path"])
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _decisions(port: int) -> float:
-    """Decisions made so far (one per scan while leading), from the metrics endpoint."""
-    try:
-        text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
-    except httpx.HTTPError:
-        return 0.0
-    return sum(float(line.split()[-1]) for line in text.splitlines()
-               if line.startswith("together_autoscaler_decisions_total{"))  # fmt: skip
-
-
 def test_scarcity_is_told_to_the_pods_and_a_reclaim_is_no_new_demand(
-    cluster: tuple[SimulatorProcess, str, Path], tmp_path: Path
+    ready_cluster: ReadyCluster, tmp_path: Path
 ) -> None:
-    sim, cid, config = cluster
+    sim, cid, config = ready_cluster.sim, ready_cluster.cluster_id, ready_cluster.kubeconfig
     sim.set_capacity(REGION, GPU, preemptible_gpus=16)  # two nodes' worth, for three pods
     admin = KubeClient(config.read_text())
     log = tmp_path / "controller.log"
-    port = _free_port()
-    controller = _controller(sim, cid, config, log, port)
+    controller = AutoscalerProcess(sim, SIM_KEY, cid, config, log,
+                                   **{"--max-node-provision-seconds": 10})  # fmt: skip
+
+    def puts() -> int:
+        return len(cluster_puts(sim))
+
     try:
         sim.reset_requests()
-        admin.request("POST", "/apis/batch/v1/namespaces/default/jobs", _job("burst", 3))
-        wait_until(lambda: _puts(sim) == 1, "the scale-up PUT")
-        with TogetherClient(api_key=KEY, base_url=sim.base_url) as together:
+        admin.request("POST", JOBS, surviving_job("burst", 3))
+        wait_until(lambda: puts() == 1, "the scale-up PUT")
+        with ready_cluster.together() as together:
             assert together.get_cluster(cid).desired_preemptible_gpus == 24
             wait_until(lambda: together.get_cluster(cid).allocated_preemptible_gpus == 16,
                        "the two nodes there are", sim=sim, advance=60)  # fmt: skip
@@ -178,12 +117,12 @@ def test_scarcity_is_told_to_the_pods_and_a_reclaim_is_no_new_demand(
                        if not p["spec"].get("nodeName")]  # fmt: skip
             assert event["involvedObject"]["name"] in pending and event["type"] == "Warning"
             assert "allocated 16 of the 24" in event["message"]
-            assert "ScaleUpScarcity" in log.read_text() and _puts(sim) == 1
+            assert "ScaleUpScarcity" in log.read_text() and puts() == 1
             # Demand beyond the target while held (the waiting pod alone counts as on its way):
             # without the hold this would raise the target to 32.
-            admin.request("POST", "/apis/batch/v1/namespaces/default/jobs", _job("more", 1))
-            wait_until(lambda: _puts(sim) > 1 or _told(admin, "more-"), "the new pod told")
-            assert _puts(sim) == 1
+            admin.request("POST", JOBS, surviving_job("more", 1))
+            wait_until(lambda: puts() > 1 or _told(admin, "more-"), "the new pod told")
+            assert puts() == 1
             admin.request("DELETE", "/apis/batch/v1/namespaces/default/jobs/more",
                           {"propagationPolicy": "Background"})  # fmt: skip
             wait_until(lambda: not admin.pods("job-name=more"), "the extra demand gone")
@@ -199,18 +138,60 @@ def test_scarcity_is_told_to_the_pods_and_a_reclaim_is_no_new_demand(
             wait_until(lambda: any(not p["spec"].get("nodeName")
                                    for p in admin.pods("job-name=burst")),
                        "the evicted pod's replacement pending")  # fmt: skip
-            seen = _decisions(port)
-            wait_until(lambda: _decisions(port) >= seen + 6, "six scans over the pending pod")
-            assert _puts(sim) == 1  # the refill is Together's: no PUT
+            controller.scanned(6)  # six scans over the pending pod
+            assert puts() == 1  # the refill is Together's: no PUT
             sim.advance(300)  # the drain window: the node goes, Together refills
             wait_until(lambda: together.get_cluster(cid).allocated_preemptible_gpus == 24,
                        "the refill", sim=sim, advance=60)  # fmt: skip
             wait_until(lambda: len([p for p in admin.pods("job-name=burst")
                                     if p["status"].get("phase") == "Running"]) == 3,
                        "the replacement running")  # fmt: skip
-            assert _puts(sim) == 1
+            assert puts() == 1
     finally:
-        controller.send_signal(signal.SIGTERM)
-        controller.wait(timeout=10)
+        controller.stop()
         admin.close()
-    assert KEY not in log.read_text()
+    assert SIM_KEY not in log.read_text()
+
+
+def test_no_scale_down_while_a_reclaim_drains_so_the_marked_node_is_not_stranded(
+    ready_cluster: ReadyCluster, tmp_path: Path
+) -> None:
+    """Two idle nodes, one of them reclaimed: lowering the target during the drain would only
+    cancel Together's refill (it counts undrained nodes) and leave the other node cordoned and
+    marked for good, the target stuck above the floor. Held, both go after the drain."""
+    sim, cid, config = ready_cluster.sim, ready_cluster.cluster_id, ready_cluster.kubeconfig
+    admin = KubeClient(config.read_text())
+    log = tmp_path / "controller.log"
+    controller = AutoscalerProcess(sim, SIM_KEY, cid, config, log,
+                                   **{"--scale-down-unneeded-seconds": 4})  # fmt: skip
+    preemptible = {CLASS: "preemptible"}
+    try:
+        with ready_cluster.together() as together:
+            admin.request("POST", JOBS, surviving_job("long", 1))
+            admin.request("POST", JOBS, gpu_job("short", run_seconds=3600, pods=2,
+                                                node_selector=preemptible))  # fmt: skip
+            wait_until(lambda: together.get_cluster(cid).desired_preemptible_gpus == 24,
+                       "the raise to 24")  # fmt: skip
+            wait_until(lambda: len(started_pods(admin)) == 3, "three pods started",
+                       sim=sim, advance=30)  # fmt: skip
+            short_nodes = [p["spec"]["nodeName"] for p in admin.pods("job-name=short")]
+            sim.advance(3600)  # the short pods' work is done: their two nodes fall idle
+            assert sim.reclaim(cid, node_ids=short_nodes[:1]) == short_nodes[:1]
+            wait_until(lambda: admin.job("short")["status"].get("succeeded") == 2, "short done")
+            controller.scanned(16)  # 8 s of scans: past the 4 s unneeded window
+            assert together.get_cluster(cid).desired_preemptible_gpus == 24
+            assert "ScaleDownReclaim" in log.read_text()
+            # The drain ends, Together refills to 24, then the idle nodes go: back to 8.
+            sim.advance(300)
+            wait_until(lambda: _at(together.get_cluster(cid), 8), "the target back at 8",
+                       sim=sim, advance=30)  # fmt: skip
+            wait_until(lambda: not [n for n in admin.nodes() if n["spec"].get("unschedulable")],
+                       "no node left cordoned", sim=sim, advance=30)  # fmt: skip
+            assert [p["status"]["phase"] for p in admin.pods("job-name=long")] == ["Running"]
+    finally:
+        controller.stop()
+        admin.close()
+
+
+def _at(cluster: Cluster, gpus: int) -> bool:
+    return cluster.desired_preemptible_gpus == cluster.allocated_preemptible_gpus == gpus

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import httpx
@@ -136,6 +136,35 @@ def test_scale_down_marks_the_node_before_the_put_and_unmarks_it_when_the_put_fa
     kube = FakeKube(nodes=(NodeState("idle", 8),))
     assert controller(make_client, refused, kube, FakeElector()).tick() is None
     assert kube.calls == [("mark", "idle"), ("unmark", "idle")] and refused.puts == []
+
+
+@dataclass
+class RacingKube(FakeKube):
+    """The scheduler binds a pod to ``node`` between the scan and the cordon."""
+
+    node: str = ""
+
+    def mark(self, node: str) -> None:
+        super().mark(node)
+        if node == self.node:
+            self.nodes = tuple(replace(n, workload_pods=1, used_gpus=8) if n.name == node else n
+                               for n in self.nodes)  # fmt: skip
+
+
+def test_a_node_a_pod_reached_before_its_cordon_is_unmarked_and_kept(
+    make_client: MakeClient,
+) -> None:
+    together = FakeTogether(desired=16)
+    kube = RacingKube(nodes=(NodeState("a", 8), NodeState("b", 8)), node="a")
+    decision = controller(make_client, together, kube, FakeElector()).tick()
+    assert decision is not None and set(decision.scale_down_nodes) == {"a", "b"}
+    assert together.puts == [{"num_preemptible_gpus": 8}]  # only b's GPUs dropped
+    assert ("unmark", "a") in kube.calls and ("unmark", "b") not in kube.calls
+
+    both = RacingKube(nodes=(NodeState("a", 8),), node="a")
+    racing = FakeTogether(desired=8)
+    controller(make_client, racing, both, FakeElector()).tick()
+    assert racing.puts == [] and both.calls[:2] == [("mark", "a"), ("unmark", "a")]
 
 
 def test_a_replica_without_the_lease_does_nothing(make_client: MakeClient) -> None:

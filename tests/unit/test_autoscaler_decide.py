@@ -203,7 +203,7 @@ def test_scale_down_never_goes_below_the_minimum() -> None:
     decision = decide(observed(16, nodes=nodes, now=700, memory=memory, limits=limits))
     assert (decision.target, len(decision.scale_down_nodes)) == (8, 1)
     floor = decide(observed(8, nodes=nodes[:1], now=700, memory=memory, limits=limits))
-    assert (floor.action, floor.reason, floor.target) == (Action.HOLD, "ScaleDownMinimum", 8)
+    assert (floor.action, floor.reason, floor.target) == (Action.NONE, "ScaleDownMinimum", 8)
 
 
 def test_scale_down_waits_while_a_pending_pod_would_fit_on_the_idle_node() -> None:
@@ -226,6 +226,23 @@ def test_scale_down_waits_while_together_is_short_of_the_target() -> None:
     memory = idle_history(idle, desired=16)
     decision = decide(observed(16, 8, nodes=(idle,), now=700, memory=memory))
     assert (decision.reason, decision.target) == ("ScaleDownShortfall", 16)
+
+
+def test_scale_down_waits_while_a_reclaim_drains_a_node() -> None:
+    # Allocated still counts the draining node, so it is no shortfall; lowering the target now
+    # would cancel the refill (Together counts only undrained nodes) and strand the marked node.
+    idle, busy = NodeState("a", 8), NodeState("b", 8, used_gpus=8, workload_pods=1)
+    reclaimed = NodeState("r", 8, cordoned=True, reclaimed=True)
+    memory = idle_history(idle, desired=24)
+    decision = decide(observed(24, nodes=(idle, busy, reclaimed), now=700, memory=memory))
+    assert (decision.action, decision.reason, decision.target) == (
+        Action.HOLD,
+        "ScaleDownReclaim",
+        24,
+    )
+    assert decision.scale_down_nodes == ()
+    after = decide(observed(24, nodes=(idle, busy, NodeState("r2", 8)), now=700, memory=memory))
+    assert (after.reason, after.target, after.scale_down_nodes) == ("ScaleDown", 16, ("a",))
 
 
 def test_cordoned_marked_and_busy_nodes_are_never_named() -> None:
