@@ -100,7 +100,7 @@ def _resources(out: str, verb: str) -> list[str]:
     (`Updating` for an up, `Refreshing` for a refresh): ["3 unchanged"] when nothing changed,
     ["~ 1 updated", "2 unchanged"] when one did. A bare "3 unchanged" anywhere in ``out`` could
     come from another command, or another count's "13 unchanged"."""
-    found = re.search(rf"^{verb} \(dev\):\n.*?^Resources:\n((?:    \S.*\n)+)", out, re.M | re.S)
+    found = re.search(rf"^{verb} \(dev\):\n.*?^Resources:\n((?:    \S[^\n]*\n)+)", out, re.M | re.S)
     assert found is not None, f"no Resources summary after {verb} (dev):\n{out}"
     return [line.strip() for line in found[1].splitlines()]
 
