@@ -326,8 +326,8 @@ def _the_autoscaler_kept_to_the_floors_the_walkthrough_set(demo: Path) -> None:
     walked = (demo / "autoscaler.before-workloads.log").read_text()
     before_burst = (demo / "autoscaler.before-burst.log").read_text()
     context = f"\n--- autoscaler log before the burst page ---\n{before_burst[-6000:]}"
-    assert "stack dev is locked" in walked, context  # each up and refresh paused it
     assert not re.findall(r": (?:BelowMinimum|ScaleDown): ", walked), context
+    assert "stack dev is locked" in walked, context  # each up and refresh paused it
     assert ": BelowMinimum: " not in before_burst, context
     lowered = re.findall(r": ScaleDown: .*: target (\d+ -> \d+)$", before_burst, re.M)
     assert set(lowered) <= {"24 -> 16"}, context
