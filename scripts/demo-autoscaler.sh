@@ -9,9 +9,11 @@
 # that moves the Cluster's floor or ceiling rolls the Deployment with the new range. Here this
 # script plays that part: it reads the range from the stack's state (the Cluster's applied
 # num_preemptible_gpus and max_preemptible_gpus) each time the state changes, and restarts the
-# controller with it. A cluster that declares no max_preemptible_gpus gets no controller. (A
-# floor raised above the live target is PUT by the up; should the old controller lower the target
-# before it is stopped, the new one raises it back to its floor: BelowMinimum.)
+# controller with it. A cluster that declares no max_preemptible_gpus gets no controller.
+# While the stack is locked (a `pulumi up`, refresh or destroy runs: the file backend's lock file
+# exists) the controller is stopped, and it starts again once the lock is gone, with the range the
+# state then holds: the controller of the old range never sees what the up PUTs (a raised floor's
+# target, which it would lower again). Another backend's lock is not seen.
 #
 # The API key and base URL reach the controller through the environment (.demo/env), never its
 # command line: any local user can read a command line (ps), a process's environment only its
@@ -97,13 +99,41 @@ find_state_file() {
       ;;
   esac
 }
+# Whether the stack is locked: a lock file of the file backend, beside its state file
+# (.pulumi/stacks/<project>/<stack>.json, .pulumi/locks/organization/<project>/<stack>/<id>.json).
+stack_locked() {
+  local file project
+  [ -n "$STATE_FILE" ] || return 1
+  project="$(basename "$(dirname "$STATE_FILE")")"
+  for file in "${STATE_FILE%/.pulumi/stacks/*}/.pulumi/locks/organization/$project/$STACK"/*.json; do
+    [ -e "$file" ] && return 0
+  done
+  return 1
+}
 STATE_FILE="$(find_state_file)"
 rm -f "$MARK"
 CURRENT=""
 RESTART=1
 TICKS=0
+PAUSED=0
 while :; do
+  if stack_locked; then
+    if [ "$PAUSED" = 0 ]; then
+      say "stack $STACK is locked (a pulumi up, refresh or destroy runs): controller paused"
+      stop_controller
+      PAUSED=1
+      RESTART=1  # once the lock is gone, whatever the range then is
+    fi
+    sleep 0.5 &
+    wait $!
+    continue
+  fi
   due=0
+  if [ "$PAUSED" = 1 ]; then
+    say "stack $STACK unlocked: the controller starts again with the range in the state"
+    PAUSED=0
+    due=1
+  fi
   [ -n "$STATE_FILE" ] && [ "$STATE_FILE" -nt "$MARK" ] && due=1
   if [ $((TICKS % 10)) -eq 0 ]; then
     [ -n "$STATE_FILE" ] || STATE_FILE="$(find_state_file)"

@@ -80,18 +80,22 @@ sim_up() {
   curl -fsS -o /dev/null -H "Authorization: Bearer $TOGETHER_API_KEY" "$TOGETHER_BASE_URL/v1/compute/regions" 2>/dev/null
 }
 
-# The simulator this demo started, if it still runs: the pid in .demo/simulator.pid, checked to be
-# a together_sim on this state directory (a pid can be reused once its process is gone).
-SIM_STATE="$DEMO/simulator"
-sim_pid() {
+# The pid in FILE, if that process still runs and its command line matches the glob PATTERN (a
+# pid can be reused once its process is gone).
+pid_of() {  # pid_of FILE PATTERN
   local pid cmd
-  pid="$(cat "$DEMO/simulator.pid" 2>/dev/null)" || return 1
+  pid="$(cat "$1" 2>/dev/null)" || return 1
   cmd="$({ tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null)" || return 1
+  # shellcheck disable=SC2254
   case "$cmd" in
-    *together_sim*"--state-dir $SIM_STATE "*) echo "$pid" ;;
+    $2) echo "$pid" ;;
     *) return 1 ;;
   esac
 }
+
+# The simulator this demo started, if it still runs: a together_sim on this state directory.
+SIM_STATE="$DEMO/simulator"
+sim_pid() { pid_of "$DEMO/simulator.pid" "*together_sim*--state-dir $SIM_STATE *"; }
 
 # The simulator's control-plane processes (etcd, kube-apiserver, ...): every process whose
 # command line names a file under the state directory's kube/ (they run in sessions of their own).
@@ -178,16 +182,6 @@ stop_simulator() {
 # The autoscaler this demo started (scripts/demo-autoscaler.sh, which runs the controller), and
 # the controller itself: each pid checked against its command line, as the simulator's is.
 AUTOSCALER="$REPO/scripts/demo-autoscaler.sh"
-pid_of() {  # pid_of FILE PATTERN
-  local pid cmd
-  pid="$(cat "$1" 2>/dev/null)" || return 1
-  cmd="$({ tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null)" || return 1
-  # shellcheck disable=SC2254
-  case "$cmd" in
-    $2) echo "$pid" ;;
-    *) return 1 ;;
-  esac
-}
 autoscaler_pid() { pid_of "$DEMO/autoscaler.pid" "*$AUTOSCALER*"; }
 controller_pid() { pid_of "$DEMO/autoscaler-controller.pid" "*together_autoscaler*--kubeconfig $DEMO/kubeconfig *"; }
 

@@ -31,7 +31,14 @@ as_server() {
   if is_root; then runuser -u "$SERVER_USER" -- "$@"; else "$@"; fi
 }
 
-newest_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1; }
+# The highest-versioned /usr/lib/postgresql/<version>/bin, or nothing (and status 0, so that
+# set -e lets ensure_installed install it) when there is none.
+newest_bin() {
+  local dir
+  for dir in /usr/lib/postgresql/*/bin; do
+    if [ -d "$dir" ]; then printf '%s\n' "$dir"; fi
+  done | sort -V | tail -1
+}
 
 ensure_installed() {
   PG_BIN="${PG_BIN:-$(newest_bin)}"
