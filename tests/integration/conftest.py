@@ -5,12 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from testkit.kube import kube_bin_or_skip
 from testkit.pulumi_env import PulumiEnv, install_k8s_plugin, k8s_plugin_bin
 from testkit.sim import SimulatorProcess
+
+if TYPE_CHECKING:
+    from tests.hosts import HostName
 
 PROGRAMS = Path(__file__).parent / "programs"
 
@@ -26,11 +30,21 @@ def k8s_env(pulumi_env: PulumiEnv, k8s_plugin_dir: Path) -> PulumiEnv:
     """The isolated environment, with the plugin in its Pulumi home's plugin cache (not on PATH,
     which the engine warns about on every run) and no ambient kubeconfig (a program reaches a
     cluster only through the kubeconfig it is given)."""
-    return with_k8s_plugin(pulumi_env)
+    return _with_k8s_plugin(pulumi_env)
 
 
-def with_k8s_plugin(env: PulumiEnv) -> PulumiEnv:
-    """`env` made a `k8s_env` (for an environment some other fixture built)."""
+@pytest.fixture
+def host_k8s_env(
+    host_name: HostName, tmp_path: Path, engine: Path, k8s_plugin_dir: Path
+) -> PulumiEnv:
+    """`k8s_env` for the host a test is parametrized with (`host_name`, see tests/hosts.py):
+    the native host's also has `pulumi-resource-together` on PATH."""
+    from tests.hosts import HOSTS  # not at the top: tests.hosts imports this module's PROGRAMS
+
+    return _with_k8s_plugin(HOSTS[host_name].env(tmp_path, engine))
+
+
+def _with_k8s_plugin(env: PulumiEnv) -> PulumiEnv:
     install_k8s_plugin(env.home)
     env.extra_env["KUBECONFIG"] = str(env.root / "no-kubeconfig")
     return env

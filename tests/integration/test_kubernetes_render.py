@@ -7,7 +7,6 @@ plugin is found ambiently on PATH; automatic plugin downloads stay disabled.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +17,6 @@ from testkit.pulumi_env import REPO, PulumiEnv, provider_config
 from testkit.sim import SimulatorProcess
 from tests.clusters import live_clusters, preview_error
 from tests.hosts import HOSTS, HostName
-from tests.integration.conftest import with_k8s_plugin
 
 API_KEY = "sk-test-key-5f1e9c3a7b"
 FAST = {"time_scale": 600, "api_key": API_KEY}
@@ -40,15 +38,6 @@ def _stack(env: PulumiEnv, sim: SimulatorProcess, example: str, **config: Any) -
             **config,
         },
     )
-
-
-@pytest.fixture
-def host_k8s_env(
-    host_name: HostName, tmp_path: Path, engine: Path, k8s_plugin_dir: Path
-) -> PulumiEnv:
-    """`k8s_env` for the host a test is parametrized with (`host_name`, see tests/hosts.py):
-    the native host's also has `pulumi-resource-together` on PATH."""
-    return with_k8s_plugin(HOSTS[host_name].env(tmp_path, engine))
 
 
 def _manifests(env: PulumiEnv) -> dict[tuple[str, str], dict[str, Any]]:
