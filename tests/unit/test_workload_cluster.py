@@ -4,8 +4,8 @@ Checked twice: by mypy (`HOSTS` below builds each host's cluster as the protocol
 lacks a member, or types one differently, fails `make lint`), and here at run time through
 pulumi.runtime mocks: each member is there, unset inputs included, and a `CheckpointingWorker`
 on either host's cluster declared with a shared volume binds its claim to the volume's
-PersistentVolume. The engine-level check is tests/integration/test_kubernetes_render.py's sweep,
-run on each host.
+PersistentVolume. Through the engine: the sweep rendered (tests/integration/
+test_kubernetes_render.py) and applied (test_kubernetes_workloads.py) on each host.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from together_provider.kubernetes import (
     PreemptibleAutoscaler,
     PreemptibleAutoscalerArgs,
     WorkloadCluster,
+    cluster_provider,
 )
 from together_provider.workloads import CheckpointingWorker, CheckpointingWorkerArgs
 
@@ -170,3 +171,17 @@ def test_an_unset_ceiling_resolves_to_none_on_either_host(
         assert ceiling is None
 
     return _cluster(host, None).max_preemptible_gpus.apply(check)
+
+
+class _Outputs:
+    """Every member of the protocol, on something that is no Pulumi resource."""
+
+    has_volume = False
+
+    def __getattr__(self, name: str) -> pulumi.Output[Any]:
+        return pulumi.Output.from_input("x")
+
+
+def test_a_kubernetes_provider_needs_a_cluster_resource_to_depend_on() -> None:
+    with pytest.raises(TypeError, match=r"cluster_provider\('k8s'\): .* is not a resource"):
+        cluster_provider("k8s", _Outputs())
