@@ -20,8 +20,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from together_api.errors import SpecError
-from together_provider.cluster.resource import Cluster
-from together_provider.kubernetes import off_preemptible
+from together_provider.kubernetes import WorkloadCluster, off_preemptible
 
 __all__ = [
     "AUTOSCALER_RULES",
@@ -52,7 +51,7 @@ class PreemptibleAutoscalerArgs:
     controller's image (the repository's ``Dockerfile.autoscaler``). ``base_url`` is a host such
     as ``https://api.together.ai`` (None: Together's own)."""
 
-    cluster: Cluster
+    cluster: WorkloadCluster
     api_key: pulumi.Input[str]
     image: pulumi.Input[str]
     min_preemptible_gpus: pulumi.Input[int] | None = None

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -25,7 +25,6 @@ from together_api.errors import SpecError
 from together_api.values import COMPUTE_CLASS_LABEL
 from together_api.values import PREEMPTIBLE as PREEMPTIBLE_VALUE
 from together_api.wire import DRAIN_WINDOW_SECONDS
-from together_provider.cluster.resource import Cluster
 
 __all__ = [
     "COMPUTE_CLASS_LABEL",
@@ -33,6 +32,7 @@ __all__ = [
     "ComputeClass",
     "PreemptibleAutoscaler",
     "PreemptibleAutoscalerArgs",
+    "WorkloadCluster",
     "WorkloadSpecError",
     "check_pod_spec",
     "cluster_provider",
@@ -60,6 +60,33 @@ class ComputeClass(StrEnum):
     PREEMPTIBLE = PREEMPTIBLE_VALUE
 
 
+@runtime_checkable
+class WorkloadCluster(Protocol):
+    """What the Kubernetes helpers read from a cluster: the dynamic `together_provider.Cluster`
+    and the native `together_provider.native.Cluster` both have all of it, so every helper takes
+    either host's cluster. A host that lacks a member fails mypy where its cluster is passed
+    (tests/unit/test_workload_cluster.py passes both), not silently at `pulumi up`.
+
+    ``has_volume`` is known when the program runs (from ``ClusterArgs.volume_id``, even while
+    the volume's id is unknown), because the shape of a checkpoint claim is decided then.
+    """
+
+    @property
+    def cluster_name(self) -> pulumi.Output[str]: ...
+    @property
+    def cluster_id(self) -> pulumi.Output[str]: ...
+    @property
+    def num_preemptible_gpus(self) -> pulumi.Output[int]: ...
+    @property
+    def max_preemptible_gpus(self) -> pulumi.Output[int | None]: ...
+    @property
+    def kube_config(self) -> pulumi.Output[str]: ...
+    @property
+    def volume_name(self) -> pulumi.Output[str]: ...
+    @property
+    def has_volume(self) -> bool: ...
+
+
 class WorkloadSpecError(SpecError):
     """A workload's pod spec breaks a scheduling rule of preemptible nodes.
 
@@ -69,7 +96,7 @@ class WorkloadSpecError(SpecError):
 
 def cluster_provider(
     resource_name: str,
-    cluster: Cluster,
+    cluster: WorkloadCluster,
     *,
     render_yaml_to_directory: str | None = None,
     opts: pulumi.ResourceOptions | None = None,
@@ -82,6 +109,8 @@ def cluster_provider(
     would send ``$KUBECONFIG`` as one. Rendering needs no cluster. The provider still depends on
     the cluster, so both modes order operations the same way.
     """
+    if not isinstance(cluster, pulumi.Resource):
+        raise TypeError(f"cluster_provider({resource_name!r}): {cluster!r} is not a resource")
     merged = pulumi.ResourceOptions.merge(pulumi.ResourceOptions(depends_on=[cluster]), opts)
     if render_yaml_to_directory is not None:
         return k8s.Provider(
@@ -191,7 +220,7 @@ def pod_template(
 
 
 def warn_if_no_preemptible_target(
-    workload: str, cluster: Cluster, resource: pulumi.Resource | None = None
+    workload: str, cluster: WorkloadCluster, resource: pulumi.Resource | None = None
 ) -> None:
     """Warn (at preview too) when a preemptible workload targets a cluster whose preemptible
     target is 0: its pods would stay Pending, which Kubernetes reports only as a scheduling event.

@@ -14,13 +14,13 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from together_provider.cluster.resource import Cluster
 from together_provider.kubernetes import (
     DRAIN_WINDOW_SECONDS,
     GRACE_FIELD,
     SKIP_AWAIT,
     WAIT_FOR,
     ComputeClass,
+    WorkloadCluster,
     pod_template,
     warn_if_no_preemptible_target,
 )
@@ -61,7 +61,7 @@ class CheckpointingWorkerArgs:
     command: Sequence[pulumi.Input[str]]
     completions: int
     parallelism: int
-    cluster: Cluster
+    cluster: WorkloadCluster
     compute_class: ComputeClass = ComputeClass.PREEMPTIBLE
     resources: Mapping[str, Any] | None = None
     env: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
@@ -109,7 +109,7 @@ class CheckpointingWorker(pulumi.ComponentResource):
                 "resources": {"requests": {"storage": args.checkpoint_size}},
             }
             claim_annotations: dict[str, str] = {}
-            if getattr(args.cluster, "has_volume", False):
+            if args.cluster.has_volume:
                 # Together exposes the cluster's shared volume as a static ReadWriteMany
                 # PersistentVolume named after the volume: bind to it, provision nothing.
                 claim_spec["storageClassName"] = ""
@@ -196,7 +196,7 @@ class ServingReplicasArgs:
     image: pulumi.Input[str]
     replicas: int
     compute_class: ComputeClass
-    cluster: Cluster
+    cluster: WorkloadCluster
     app: str | None = None
     port: int = 8000
     args: Sequence[pulumi.Input[str]] = ()

@@ -19,16 +19,19 @@ checkpoints on the standard node, which is never reclaimed.
 Config: `projectId` (Together needs a project for a preemptible target) and, optionally,
 `cluster` (ClusterArgs fields, overriding the defaults below), `checkpointTib`, `image`,
 `trials`, `parallelism`, `backoffLimit`, `drainSeconds`, `podAnnotations` (an object, put on
-every trial pod), `servingReplicas`, `servingImage` and `renderYamlTo`, a directory to write
-the manifests to instead of applying them (no Kubernetes cluster needed). Without
-`renderYamlTo` the workloads are applied to the cluster's API server through its kubeconfig.
+every trial pod), `servingReplicas`, `servingImage`, `renderYamlTo`, a directory to write
+the manifests to instead of applying them (no Kubernetes cluster needed), and `host`: `native`
+declares the volume and the cluster through the native plugin (`pulumi-resource-together`)
+instead of the dynamic host; the workloads are the same on either. Without `renderYamlTo` the
+workloads are applied to the cluster's API server through its kubeconfig.
 """
 
 from typing import Any
 
 import pulumi
 
-from together_provider import Cluster, ClusterArgs, SharedVolume, SharedVolumeArgs
+import together_provider
+from together_provider import native
 from together_provider.kubernetes import ComputeClass, cluster_provider
 from together_provider.workloads import (
     CheckpointingWorker,
@@ -47,19 +50,22 @@ CLUSTER_DEFAULTS: dict[str, Any] = {
 }
 
 config = pulumi.Config()
+host = native if config.get("host") == "native" else together_provider
 CLUSTER_DEFAULTS["project_id"] = config.get("projectId")  # needed for a preemptible target
 cluster_args = {**CLUSTER_DEFAULTS, **(config.get_object("cluster") or {})}
-checkpoints = SharedVolume(
+checkpoints = host.SharedVolume(
     "sweep-checkpoints",
-    SharedVolumeArgs(
+    host.SharedVolumeArgs(
         region=cluster_args["region"],
         size_tib=config.get_int("checkpointTib", 2),
         project_id=cluster_args["project_id"],
     ),
 )
-cluster = Cluster(
+cluster = host.Cluster(
     "sweep",
-    ClusterArgs(**cluster_args, volume_id=checkpoints.volume_id, volume_region=checkpoints.region),
+    host.ClusterArgs(
+        **cluster_args, volume_id=checkpoints.volume_id, volume_region=checkpoints.region
+    ),
 )
 provider = cluster_provider(
     "sweep-k8s", cluster, render_yaml_to_directory=config.get("renderYamlTo")

@@ -7,6 +7,7 @@ import base64
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -19,6 +20,9 @@ from together_api.wire import ClusterCreateRequest
 
 SIM_KEY = "sk-kube-test-77aa"
 """The API key of :func:`ready_cluster`'s simulator (a test checks no log shows it)."""
+
+if TYPE_CHECKING:
+    from tests.hosts import HostName
 
 PROGRAMS = Path(__file__).parent / "programs"
 
@@ -34,9 +38,24 @@ def k8s_env(pulumi_env: PulumiEnv, k8s_plugin_dir: Path) -> PulumiEnv:
     """The isolated environment, with the plugin in its Pulumi home's plugin cache (not on PATH,
     which the engine warns about on every run) and no ambient kubeconfig (a program reaches a
     cluster only through the kubeconfig it is given)."""
-    install_k8s_plugin(pulumi_env.home)
-    pulumi_env.extra_env["KUBECONFIG"] = str(pulumi_env.root / "no-kubeconfig")
-    return pulumi_env
+    return _with_k8s_plugin(pulumi_env)
+
+
+@pytest.fixture
+def host_k8s_env(
+    host_name: HostName, tmp_path: Path, engine: Path, k8s_plugin_dir: Path
+) -> PulumiEnv:
+    """`k8s_env` for the host a test is parametrized with (`host_name`, see tests/hosts.py):
+    the native host's also has `pulumi-resource-together` on PATH."""
+    from tests.hosts import HOSTS  # not at the top: tests.hosts imports this module's PROGRAMS
+
+    return _with_k8s_plugin(HOSTS[host_name].env(tmp_path, engine))
+
+
+def _with_k8s_plugin(env: PulumiEnv) -> PulumiEnv:
+    install_k8s_plugin(env.home)
+    env.extra_env["KUBECONFIG"] = str(env.root / "no-kubeconfig")
+    return env
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ from pulumi import automation as auto
 from testkit.pulumi_env import REPO, PulumiEnv, provider_config
 from testkit.sim import SimulatorProcess
 from tests.clusters import live_clusters, preview_error
+from tests.hosts import HOSTS, HostName
 
 API_KEY = "sk-test-key-5f1e9c3a7b"
 FAST = {"time_scale": 600, "api_key": API_KEY}
@@ -93,19 +94,23 @@ def test_burst_inference_renders_standard_serving_and_preemptible_burst(
         assert service["selector"].items() <= deployment["template"]["metadata"]["labels"].items()
 
 
+@pytest.mark.parametrize("host_name", sorted(HOSTS))
 def test_sweep_renders_a_checkpointing_job_array_on_preemptible_nodes(
-    k8s_env: PulumiEnv, simulator: SimulatorProcess
+    host_k8s_env: PulumiEnv, simulator: SimulatorProcess, host_name: HostName
 ) -> None:
+    """On either host's Cluster: the workloads read the same attributes of both
+    (`kubernetes.WorkloadCluster`), so the claim binds the shared volume on both."""
     stack = _stack(
-        k8s_env,
+        host_k8s_env,
         simulator,
         "sweep",
+        host=host_name,
         trials="12",
         parallelism="3",
         podAnnotations='{"together-sim/run-seconds": 600}',
     )
     assert stack.up().outputs["job"].value == "sweep"
-    manifests = _manifests(k8s_env)
+    manifests = _manifests(host_k8s_env)
 
     job = manifests[("Job", "sweep")]
     assert job["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true"

@@ -20,6 +20,7 @@ from testkit.kube import KubeClient, kube_bin_or_skip
 from testkit.pulumi_env import REPO, PulumiEnv, provider_config
 from testkit.sim import SimulatorProcess
 from tests.clusters import live_clusters
+from tests.hosts import HOSTS, HostName
 from tests.kube_helpers import (
     RUN_SECONDS_ANNOTATION,
     PodHistory,
@@ -287,6 +288,37 @@ def test_sweep_survives_reclaims_without_using_its_backoff_limit(
         for p in live.api.pods("app.kubernetes.io/instance=sweep-eval")
     } == serving_pods
     assert {h.name for h in serving} == set(serving_pods)
+
+
+@pytest.mark.parametrize("host_name", sorted(HOSTS))
+def test_the_checkpoint_claim_binds_the_shared_volume_on_either_hosts_cluster(
+    host_k8s_env: PulumiEnv, simulator: SimulatorProcess, host_name: HostName
+) -> None:
+    """The sweep's claim is Bound to the volume's static PersistentVolume whichever host
+    declares the cluster (`kubernetes.WorkloadCluster`), not provisioned from a storage class."""
+    stack = _stack(
+        host_k8s_env,
+        simulator,
+        "sweep",
+        host=host_name,
+        cluster=json.dumps({"num_gpus": 8, "num_preemptible_gpus": 8}),
+        trials="1",
+        parallelism="1",
+        servingReplicas="0",
+    )
+    up = advancing(stack.up, simulator, STEP)
+    assert "no storage class found" not in up.stdout + up.stderr
+    api = cluster_api(simulator)
+    assert api is not None, "the cluster's API server never answered"
+    try:
+        claim = api.get("/api/v1/namespaces/default/persistentvolumeclaims/sweep-checkpoints")
+        assert claim["status"]["phase"] == "Bound"
+        assert claim["spec"]["volumeName"] == "sweep-checkpoints"  # the volume's static PV
+        assert claim["spec"]["storageClassName"] == ""
+        volume = api.get("/api/v1/persistentvolumes/sweep-checkpoints")
+        assert volume["spec"]["claimRef"]["name"] == "sweep-checkpoints"
+    finally:
+        api.close()
 
 
 def test_burst_inference_applies_and_destroy_stops_the_control_plane(

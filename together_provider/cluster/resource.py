@@ -46,6 +46,12 @@ class ClusterArgs:
     ready_timeout_seconds: pulumi.Input[float] = 1800
     adopt_cluster_id: pulumi.Input[str] | None = None
 
+    @property
+    def has_volume(self) -> bool:
+        """Declared with a shared volume: known when the program runs, even while the volume's
+        id is not. Both hosts' `Cluster.has_volume`, which the workload helpers read."""
+        return self.volume_id is not None
+
 
 class Cluster(Resource, module=TYPE_MODULE, name=TYPE_NAME):
     """A Together GPU cluster (`pulumi-python:dynamic/together:Cluster`).
@@ -83,10 +89,11 @@ class Cluster(Resource, module=TYPE_MODULE, name=TYPE_NAME):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         # Not dataclasses.asdict: it deep-copies, and Outputs must be passed through untouched.
-        props: dict[str, Any] = {
-            f.name: getattr(args, f.name) for f in fields(args) if getattr(args, f.name) is not None
-        }
-        props.setdefault("cluster_name", resource_name)
+        # Unset inputs stay (the SDK sends no None), so each is an output resolving to None:
+        # the autoscaler reads `max_preemptible_gpus` whether or not the program set it.
+        props: dict[str, Any] = {f.name: getattr(args, f.name) for f in fields(args)}
+        if props["cluster_name"] is None:
+            props["cluster_name"] = resource_name
         props.update(dict.fromkeys(CLUSTER.output_names))
         secret = pulumi.ResourceOptions(additional_secret_outputs=list(CLUSTER.secret_outputs))
         super().__init__(
@@ -95,6 +102,5 @@ class Cluster(Resource, module=TYPE_MODULE, name=TYPE_NAME):
             props,
             pulumi.ResourceOptions.merge(secret, opts),
         )
-        # Known when the program runs (even if the id is not): workloads mount the volume's
-        # PersistentVolume only on a cluster declared with one.
-        self.has_volume = args.volume_id is not None
+        # Workloads mount the volume's PersistentVolume only on a cluster declared with one.
+        self.has_volume = args.has_volume

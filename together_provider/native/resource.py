@@ -49,11 +49,9 @@ class NativeResource(pulumi.CustomResource):
         self, resource_name: str, args: Any, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         # Not dataclasses.asdict: it deep-copies, and Outputs must be passed through untouched.
-        props: dict[str, Any] = {
-            f.name: getattr(args, f.name)
-            for f in dataclasses.fields(args)
-            if getattr(args, f.name) is not None
-        }
+        # Unset inputs stay (the SDK sends no None), so each is an output resolving to None
+        # rather than the class's bare property.
+        props: dict[str, Any] = {f.name: getattr(args, f.name) for f in dataclasses.fields(args)}
         props.update(dict.fromkeys(self.kind.schema.output_names))
         super().__init__(self.kind.token, resource_name, props, opts)
 
@@ -73,10 +71,15 @@ class Cluster(NativeResource, kind=kinds.CLUSTER):
     one `pulumi up` wait on any number of clusters at once.
     """
 
+    has_volume: bool
+
     def __init__(
         self, resource_name: str, args: ClusterArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__(resource_name, args, opts)
+        # As on the dynamic host: workloads mount the volume's PersistentVolume only on a
+        # cluster declared with one (`kubernetes.WorkloadCluster`).
+        self.has_volume = args.has_volume
 
 
 class SharedVolume(NativeResource, kind=kinds.VOLUME):
