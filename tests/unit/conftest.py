@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,3 +30,13 @@ def fake_time() -> FakeTime:
 def make_client(fake_time: FakeTime) -> Iterator[MakeClient]:
     """`make_client(handler, base_url=..., **retry_policy)`: a client over a MockTransport."""
     yield from client_maker(fake_time)
+
+
+@pytest.fixture
+def mocks_loop() -> Iterator[asyncio.AbstractEventLoop]:
+    """An event loop of its own for a program run under ``pulumi.runtime`` mocks: its Outputs
+    are futures of the current loop, and an earlier test's ``asyncio.run`` leaves none set. Left
+    open: closing it would drop the mocks' last RPCs unawaited."""
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    yield loop

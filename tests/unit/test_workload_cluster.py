@@ -58,7 +58,7 @@ class Recorder(pulumi.runtime.Mocks):
 
 
 @pytest.fixture
-def mocks() -> Iterator[Recorder]:
+def mocks(mocks_loop: object) -> Iterator[Recorder]:
     recorder = Recorder()
     pulumi.runtime.set_mocks(recorder, preview=False)
     yield recorder
