@@ -11,7 +11,6 @@ from typing import Final
 
 from together_api.wire import DRAIN_WINDOW_SECONDS
 from together_provider.framework.schema import Failure, Unknown, is_unknown
-from together_provider.kinds import CLUSTER, VOLUME
 from together_provider.kubernetes import (
     COMPUTE_CLASS_LABEL,
     GRACE_FIELD,
@@ -22,6 +21,7 @@ from together_provider.kubernetes import (
     requires_preemptible,
 )
 from together_provider.preview.prices import PriceTable, hourly_cost, load_price_table
+from together_provider.registry import CLUSTER, VOLUME
 
 CLUSTER_RULEBOOK: Final = CLUSTER.rulebook
 CLUSTER_TOKEN: Final = CLUSTER.token

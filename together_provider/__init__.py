@@ -8,7 +8,7 @@ and the PR preview can be imported without Pulumi's grpc and dill.
 
 Layout (`ls together_provider`): `framework/` (the shared machinery: field tables, rulebook,
 lifecycle contract, dynamic host, `Kind`), one package per resource kind with the same files
-(`cluster/`, `volume/`), `kinds.py` (the registry every consumer loops over), the native plugin
+(`cluster/`, `volume/`), `registry.py` (the registry every consumer loops over), the native plugin
 (`native/`), and the features: `stack_config`, `preview/` (PR comments), `docs` (generated
 tables), `kubernetes` and `workloads` (need the `[kubernetes]` extra). `provider.py` and
 `volume_provider.py` only keep old state loadable. The simulator is the separate `together_sim`
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from together_api import errors as _errors
 from together_api.errors import *  # noqa: F403 (the error tree is re-exported whole, never copied)
-from together_provider.kinds import KINDS as _KINDS
+from together_provider.registry import KINDS as _KINDS
 
 if TYPE_CHECKING:
     from together_provider.cluster.resource import Cluster as Cluster

@@ -17,7 +17,7 @@ from typing import Any, Final, Protocol
 from together_provider.framework.fields import InputField, without_none
 from together_provider.framework.kind import Kind
 from together_provider.framework.schema import Schema
-from together_provider.kinds import CLUSTER, KINDS
+from together_provider.registry import CLUSTER, KINDS
 
 PAGE: Final = "docs/reference.md"
 """The page that holds the tables (`--write` updates it); the README links to it."""

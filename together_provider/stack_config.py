@@ -31,7 +31,7 @@ from together_api.errors import SpecError
 from together_provider.cluster.rules import RULEBOOK as CLUSTER_RULES
 from together_provider.cluster.schema import CLUSTER
 from together_provider.framework.schema import UNKNOWN, Schema
-from together_provider.kinds import KINDS
+from together_provider.registry import KINDS
 from together_provider.volume.rules import RULEBOOK as VOLUME_RULES
 from together_provider.volume.schema import VOLUME
 

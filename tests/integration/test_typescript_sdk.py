@@ -12,8 +12,8 @@ from pathlib import Path
 
 from testkit.pulumi_env import REPO
 from tests.native import PLUGIN_DIR, ts_codegen_bin
-from together_provider import kinds
-from together_provider.native._wire import camel
+from together_provider import registry
+from together_provider.native._properties import camel
 from together_provider.native.package_schema import (
     NPM_PACKAGE,
     package_schema,
@@ -52,7 +52,7 @@ def test_regenerating_the_typescript_sdk_gives_the_checked_in_one(tmp_path: Path
 
 def test_the_sdk_documents_every_field_with_its_table_doc() -> None:
     """Each resource's class says what each field is, in the words of its field table."""
-    for kind, source in ((kinds.CLUSTER, "cluster.ts"), (kinds.VOLUME, "sharedVolume.ts")):
+    for kind, source in ((registry.CLUSTER, "cluster.ts"), (registry.VOLUME, "sharedVolume.ts")):
         code = (SDK / source).read_text()
         docs = {f.name: f.doc for f in kind.schema.inputs}
         docs.update({f.name: f.doc for f in kind.schema.outputs})

@@ -101,7 +101,7 @@ def test_importing_the_simulator_loads_no_pulumi_and_no_provider() -> None:
 
 PULUMI_FREE = (
     "together_provider",
-    "together_provider.kinds",
+    "together_provider.registry",
     "together_provider.framework.lifecycle",
     "together_provider.cluster.lifecycle",
     "together_provider.cluster.rules",
@@ -131,7 +131,7 @@ def test_the_rules_stay_away_from_the_io_lifecycle() -> None:
 
 def test_the_lazy_public_names_still_resolve() -> None:
     import together_provider
-    from together_provider.kinds import KINDS
+    from together_provider.registry import KINDS
 
     assert together_provider.Cluster.__name__ == "Cluster"
     assert together_provider.ClusterArgs.__name__ == "ClusterArgs"

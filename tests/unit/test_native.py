@@ -24,7 +24,7 @@ from tests.specs import CLUSTER_SPEC
 from together_api.errors import DeadlineExceededError
 from together_provider.cluster.schema import CLUSTER
 from together_provider.framework.lifecycle import Applied
-from together_provider.native import CLUSTER_TOKEN, VOLUME_TOKEN, _import, _wire
+from together_provider.native import CLUSTER_TOKEN, VOLUME_TOKEN, _import, _properties
 from together_provider.native.package_schema import package_schema
 from together_provider.native.provider import HostError, TogetherProvider
 from together_provider.stack_config import ConfigError, load
@@ -34,7 +34,7 @@ URN = f"urn:pulumi:dev::proj::{CLUSTER_TOKEN}::train"
 
 
 def _values(props: dict[str, Any]) -> dict[str, PropertyValue]:
-    return _wire.to_values(props)
+    return _properties.to_values(props)
 
 
 def _provider() -> TogetherProvider:
@@ -42,18 +42,18 @@ def _provider() -> TogetherProvider:
 
 
 def test_wire_names_are_camel_case_and_counts_travel_as_doubles() -> None:
-    values = _wire.to_values({"num_gpus": 8, "kube_config": "k"}, secret=("kube_config",))
+    values = _properties.to_values({"num_gpus": 8, "kube_config": "k"}, secret=("kube_config",))
     assert values["numGpus"] == PropertyValue(8.0)
     assert values["kubeConfig"].is_secret
-    assert _wire.to_props(values) == {"num_gpus": 8.0, "kube_config": "k"}
-    assert _wire.snake("numGpu") == "numGpu"  # unknown names reach check, which names them
+    assert _properties.to_props(values) == {"num_gpus": 8.0, "kube_config": "k"}
+    assert _properties.snake("numGpu") == "numGpu"  # unknown names reach check, which names them
 
 
 def test_schema_declares_every_field_of_the_table() -> None:
     cluster = package_schema()["resources"][CLUSTER_TOKEN]
-    assert set(cluster["inputProperties"]) == {_wire.camel(n) for n in CLUSTER.input_names}
+    assert set(cluster["inputProperties"]) == {_properties.camel(n) for n in CLUSTER.input_names}
     assert set(cluster["properties"]) == {
-        _wire.camel(n) for n in (*CLUSTER.input_names, *CLUSTER.output_names)
+        _properties.camel(n) for n in (*CLUSTER.input_names, *CLUSTER.output_names)
     }
     assert cluster["properties"]["kubeConfig"]["secret"] is True
     assert cluster["inputProperties"]["numGpus"]["type"] == "integer"
@@ -65,9 +65,9 @@ def test_schema_declares_both_resources_from_their_tables() -> None:
     resources = package_schema()["resources"]
     assert set(resources) == {CLUSTER_TOKEN, VOLUME_TOKEN}
     volume = resources[VOLUME_TOKEN]
-    assert set(volume["inputProperties"]) == {_wire.camel(n) for n in VOLUME.input_names}
+    assert set(volume["inputProperties"]) == {_properties.camel(n) for n in VOLUME.input_names}
     assert set(volume["properties"]) == {
-        _wire.camel(n) for n in (*VOLUME.input_names, *VOLUME.output_names)
+        _properties.camel(n) for n in (*VOLUME.input_names, *VOLUME.output_names)
     }
     assert volume["inputProperties"]["sizeTib"]["type"] == "integer"
     assert volume["inputProperties"]["isLifecycleIndependent"]["default"] is True
@@ -159,7 +159,7 @@ def test_stack_config_host_defaults_to_dynamic_and_rejects_unknown_hosts() -> No
 
 
 def _camel(props: dict[str, Any]) -> dict[str, Any]:
-    return {_wire.camel(k): v for k, v in props.items()}
+    return {_properties.camel(k): v for k, v in props.items()}
 
 
 class _Recorder:
@@ -207,12 +207,12 @@ PREVIEW_PROBE = """
 import asyncio, json, sys
 from concurrent.futures import ThreadPoolExecutor
 from pulumi.provider.experimental.provider import CheckRequest, DiffRequest
-from together_provider.native import Cluster, ClusterArgs, _wire
+from together_provider.native import Cluster, ClusterArgs, _properties
 from together_provider.native.plugin import Servicer
 from together_provider.native.provider import TogetherProvider
 provider = TogetherProvider(ThreadPoolExecutor(1))
 urn = "urn:pulumi:s::p::together:index:Cluster::t"
-news = _wire.to_values(dict(region="r", gpu_type="H100_SXM", num_gpus=8, cuda_version="12.8",
+news = _properties.to_values(dict(region="r", gpu_type="H100_SXM", num_gpus=8, cuda_version="12.8",
                             nvidia_driver_version="570"))
 checked = asyncio.run(provider.check(CheckRequest(urn, {}, news, b"")))
 assert not checked.failures and checked.inputs

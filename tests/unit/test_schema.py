@@ -16,7 +16,7 @@ from together_provider.cluster.schema import CLUSTER, ClusterOutputs, ClusterSpe
 from together_provider.framework.fields import without_none
 from together_provider.framework.kind import Kind
 from together_provider.framework.schema import Policy, Schema, Unknown, input_field, output_field
-from together_provider.kinds import KINDS
+from together_provider.registry import KINDS
 
 
 def _arg_annotation(annotation: Any, optional: bool) -> str:

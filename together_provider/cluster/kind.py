@@ -1,4 +1,4 @@
-"""The Cluster kind: its entry in the registry (`together_provider.kinds`)."""
+"""The Cluster kind: its entry in the registry (`together_provider.registry`)."""
 
 from __future__ import annotations
 

@@ -6,5 +6,5 @@
 - `lifecycle`: the one contract both hosts drive (`Lifecycle`) and its shared base;
 - `dynamic`: the dynamic-provider host over a `Kind`;
 - `fixes`: the Pulumi wording both hosts give the client for its errors' fixes;
-- `kind`: what describes one resource kind (the registry is `together_provider.kinds`).
+- `kind`: what describes one resource kind (the registry is `together_provider.registry`).
 """

@@ -2,7 +2,7 @@
 
 A resource kind (a Cluster, a SharedVolume) is its own subpackage (`cluster/`, `volume/`) with
 the same files, and one `Kind` in its `kind.py` naming them. The registry
-`together_provider.kinds.KINDS` lists every kind once; the docs generator, the lazy exports of
+`together_provider.registry.KINDS` lists every kind once; the docs generator, the lazy exports of
 `together_provider`, the dynamic and native hosts, stack config, the PR preview and the tests
 loop over it instead of naming kinds by hand.
 

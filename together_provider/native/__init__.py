@@ -7,14 +7,14 @@ the one-import switch from the dynamic `together_provider` resources. The plugin
 (`together_provider.native.plugin`).
 """
 
-from together_provider import kinds
+from together_provider import registry
 from together_provider.cluster.resource import ClusterArgs
 from together_provider.framework.kind import PACKAGE
 from together_provider.native.resource import Cluster, SharedVolume
 from together_provider.volume.resource import SharedVolumeArgs
 
-CLUSTER_TOKEN = kinds.CLUSTER.token
-VOLUME_TOKEN = kinds.VOLUME.token
+CLUSTER_TOKEN = registry.CLUSTER.token
+VOLUME_TOKEN = registry.VOLUME.token
 
 __all__ = [
     "CLUSTER_TOKEN",

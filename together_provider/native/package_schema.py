@@ -3,8 +3,8 @@
 The schema is what lets programs in other languages use the plugin: Pulumi YAML type-checks a
 program against it, `pulumi import` and SDK generators read it. Property names are the camelCase
 form of the tables' snake_case fields; types, descriptions, defaults, which are required and
-which are secret all come from each resource kind's field table (`together_provider.kinds.KINDS`),
-never from a second list here.
+which are secret all come from each resource kind's field table
+(`together_provider.registry.KINDS`), never from a second list here.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Any, Final, Literal
 
 from together_provider.framework.fields import without_none
 from together_provider.framework.kind import PACKAGE, Kind
-from together_provider.kinds import KINDS
-from together_provider.native._wire import camel
+from together_provider.native._properties import camel
+from together_provider.registry import KINDS
 
 CONFIG: Final[dict[str, dict[str, Any]]] = {
     "apiKey": {

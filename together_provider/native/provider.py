@@ -1,7 +1,7 @@
 """The native plugin's provider: Pulumi's async provider interface over the lifecycles.
 
 A thin adapter, like the dynamic providers, and one for every resource kind of
-`together_provider.kinds.KINDS` (`together:index:Cluster` over `cluster.lifecycle`,
+`together_provider.registry.KINDS` (`together:index:Cluster` over `cluster.lifecycle`,
 `together:index:SharedVolume` over `volume.lifecycle`): every decision (rules, duplicate guard,
 lost answers, adoption, waits) is the lifecycle's. What this host adds is what the dynamic host
 cannot do:
@@ -51,9 +51,9 @@ from pulumi.provider.experimental.provider import (
 from together_api.errors import TogetherError
 from together_provider.framework.fixes import PULUMI_FIXES
 from together_provider.framework.kind import Kind
-from together_provider.kinds import BY_TOKEN
-from together_provider.native import _import, _wire
+from together_provider.native import _import, _properties
 from together_provider.native.package_schema import package_schema_json
+from together_provider.registry import BY_TOKEN
 
 if TYPE_CHECKING:
     from together_provider.framework.lifecycle import Lifecycle
@@ -158,7 +158,7 @@ class TogetherProvider(Provider):
 
     async def configure(self, request: ConfigureRequest) -> ConfigureResponse:
         # Secrets arrive decrypted, in this process only; nothing here is ever written to state.
-        args = _wire.to_props(request.args)
+        args = _properties.to_props(request.args)
         for key, name in CONFIG_KEYS.items():
             value = args.get(key) or request.variables.get(f"together:config:{key}")
             if isinstance(value, str) and value:
@@ -168,21 +168,23 @@ class TogetherProvider(Provider):
 
     async def check(self, request: CheckRequest) -> CheckResponse:
         kind = self._kind(request.type)
-        news = _wire.to_props(request.new_inputs)
+        news = _properties.to_props(request.new_inputs)
         if news.get(kind.named_after_resource) is None:
             news[kind.named_after_resource] = request.name  # as the dynamic resources do
-        inputs, failures = kind.rulebook.check_resource(_wire.to_props(request.old_inputs), news)
+        inputs, failures = kind.rulebook.check_resource(
+            _properties.to_props(request.old_inputs), news
+        )
         return CheckResponse(
-            inputs=_wire.to_values(inputs),
-            failures=[CheckFailure(_wire.camel(f.field), f.reason) for f in failures],
+            inputs=_properties.to_values(inputs),
+            failures=[CheckFailure(_properties.camel(f.field), f.reason) for f in failures],
         )
 
     async def diff(self, request: DiffRequest) -> DiffResponse:
-        news = _wire.to_props(request.new_inputs)
-        olds = _import.completed(_wire.to_props(request.old_state), news)
+        news = _properties.to_props(request.new_inputs)
+        olds = _import.completed(_properties.to_props(request.old_state), news)
         plan = self._kind(request.type).rulebook.plan(olds, news)
         kinds = {
-            _wire.camel(name): PropertyDiff(
+            _properties.camel(name): PropertyDiff(
                 PropertyDiffKind.UPDATE_REPLACE
                 if name in plan.replaces
                 else PropertyDiffKind.UPDATE,
@@ -192,24 +194,24 @@ class TogetherProvider(Provider):
         }
         return DiffResponse(
             changes=plan.has_changes,
-            replaces=[_wire.camel(name) for name in plan.replaces],
+            replaces=[_properties.camel(name) for name in plan.replaces],
             delete_before_replace=plan.delete_before_replace,
             diffs=list(kinds),
             detailed_diff=kinds,
         )
 
     async def create(self, request: CreateRequest) -> CreateResponse:
-        inputs = _wire.to_props(request.properties)
+        inputs = _properties.to_props(request.properties)
         if request.preview:
             return CreateResponse(None, request.properties)
         timeout = _timeout(request.timeout)
         applied = await self._apply(request, lambda lc: lc.create(inputs, timeout_seconds=timeout))
         secret = self._kind(request.type).schema.secret_outputs
-        return CreateResponse(applied.id, _wire.to_values(applied.outputs, secret))
+        return CreateResponse(applied.id, _properties.to_values(applied.outputs, secret))
 
     async def update(self, request: UpdateRequest) -> UpdateResponse:
-        news = _wire.to_props(request.news)
-        olds = _import.completed(_wire.to_props(request.olds), news)
+        news = _properties.to_props(request.news)
+        olds = _import.completed(_properties.to_props(request.olds), news)
         if request.preview:
             return UpdateResponse(request.news)
         timeout = _timeout(request.timeout)
@@ -218,13 +220,13 @@ class TogetherProvider(Provider):
             lambda lc: lc.update(request.resource_id, olds, news, timeout_seconds=timeout),
         )
         secret = self._kind(request.type).schema.secret_outputs
-        return UpdateResponse(_wire.to_values(applied.outputs, secret))
+        return UpdateResponse(_properties.to_values(applied.outputs, secret))
 
     async def read(self, request: ReadRequest) -> ReadResponse:
         kind = self._kind(request.type)
         props: Mapping[str, Any] = {
-            **_wire.to_props(request.inputs),
-            **_wire.to_props(request.properties),
+            **_properties.to_props(request.inputs),
+            **_properties.to_props(request.properties),
         }
         observed = await self._apply(
             request,
@@ -234,12 +236,12 @@ class TogetherProvider(Provider):
             return ReadResponse(None)
         return ReadResponse(
             observed.id,
-            _wire.to_values(observed.outputs, kind.schema.secret_outputs),
-            _wire.to_values(observed.inputs),
+            _properties.to_values(observed.outputs, kind.schema.secret_outputs),
+            _properties.to_values(observed.inputs),
         )
 
     async def delete(self, request: DeleteRequest) -> None:
-        props = _wire.to_props(request.properties)
+        props = _properties.to_props(request.properties)
         timeout = _timeout(request.timeout)
         await self._apply(
             request,

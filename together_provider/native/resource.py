@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import pulumi
 
-from together_provider import kinds
+from together_provider import registry
 from together_provider.cluster.resource import ClusterArgs
 from together_provider.framework.kind import Kind
-from together_provider.native._wire import camel, snake
+from together_provider.native._properties import camel, snake
 from together_provider.native.package_schema import python_type
 from together_provider.volume.resource import SharedVolumeArgs
 
@@ -62,7 +62,7 @@ class NativeResource(pulumi.CustomResource):
         return camel(prop)
 
 
-class Cluster(NativeResource, kind=kinds.CLUSTER):
+class Cluster(NativeResource, kind=registry.CLUSTER):
     """A Together GPU cluster through the native plugin (`together:index:Cluster`).
 
     Changing `num_gpus` or `num_preemptible_gpus` updates it in place; changing what the cluster
@@ -82,7 +82,7 @@ class Cluster(NativeResource, kind=kinds.CLUSTER):
         self.has_volume = args.has_volume
 
 
-class SharedVolume(NativeResource, kind=kinds.VOLUME):
+class SharedVolume(NativeResource, kind=registry.VOLUME):
     """A Together shared volume through the native plugin (`together:index:SharedVolume`).
 
     Growing `size_tib` is one in-place PUT; a shrink is rejected at preview; changing the name,

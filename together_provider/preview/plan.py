@@ -24,7 +24,6 @@ from typing import Any, Final
 from together_provider.cluster import rules
 from together_provider.framework.rulebook import Plan
 from together_provider.framework.schema import UNKNOWN
-from together_provider.kinds import BY_TYPE, CLUSTER, VOLUME
 from together_provider.preview.guardrails import GuardrailBreach
 from together_provider.preview.policy import PolicyViolation
 from together_provider.preview.prices import (
@@ -34,6 +33,7 @@ from together_provider.preview.prices import (
     stack_overrides,
 )
 from together_provider.preview.volumes import VolumeChange, volume_change
+from together_provider.registry import BY_TYPE, CLUSTER, VOLUME
 
 _REPLACE_OPS: Final = frozenset({"replace", "create-replacement", "delete-replaced"})
 _MONITOR_NOISE: Final = "Resource monitor has terminated"

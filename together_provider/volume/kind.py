@@ -1,4 +1,4 @@
-"""The SharedVolume kind: its entry in the registry (`together_provider.kinds`)."""
+"""The SharedVolume kind: its entry in the registry (`together_provider.registry`)."""
 
 from __future__ import annotations
 

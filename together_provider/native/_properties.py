@@ -15,7 +15,7 @@ from pulumi.provider.experimental.property_value import Computed, PropertyValue
 
 from together_provider.framework.fields import to_camel
 from together_provider.framework.schema import UNKNOWN
-from together_provider.kinds import KINDS
+from together_provider.registry import KINDS
 
 PROPERTIES: tuple[str, ...] = tuple(
     dict.fromkeys(name for k in KINDS for name in (*k.schema.input_names, *k.schema.output_names))
