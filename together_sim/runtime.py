@@ -73,7 +73,7 @@ class SimulatorRuntime:
         else:
             self._kube_tmp = tempfile.mkdtemp(prefix="together-sim-kube-")
             root = Path(self._kube_tmp)
-        self.kube = KubeHub(self, bin_dir, root).start()
+        self.kube = KubeHub(self.transaction, bin_dir, root).start()
 
     def kube_config(self, cluster_id: str) -> str | None:
         """The working kubeconfig of the cluster's control plane, or None without one."""

@@ -36,7 +36,7 @@ class _Mirror:
 
 
 def test_close_signals_each_control_plane_once(sim: Sim, tmp_path: Path) -> None:
-    hub = KubeHub(sim.app.state.runtime, tmp_path / "bin", tmp_path / "kube").start()
+    hub = KubeHub(sim.app.state.runtime.transaction, tmp_path / "bin", tmp_path / "kube").start()
     mirrors: dict[str, Any] = {"a": _Mirror(), "b": _Mirror()}
     with hub._lock:
         hub._mirrors.update(mirrors)
