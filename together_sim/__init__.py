@@ -12,7 +12,8 @@ lifecycle over the virtual clock), ``volumes`` (shared volumes and their binding
 ``requests`` (how bodies are read: known fields typed, unknown ones ignored),
 ``errors``, ``operations`` (create/update validation),
 ``render`` (state -> wire JSON), ``store`` (SQLite), ``faults`` (injected
-faults, request log), ``runtime`` (ties them together), ``app`` (HTTP),
+faults, request log), ``runtime`` (ties them together), ``app`` (the ``/v1`` handlers and
+``create_app``), ``admin`` (the ``/_sim`` handlers), ``web`` (what both share),
 ``__main__`` (CLI). The simulator imports nothing from the provider except
 the wire schema.
 """
