@@ -37,7 +37,7 @@ class SimulatorConfig:
     kubernetes: bool = False
     """Run a real control plane per cluster (:mod:`together_sim.kube`)."""
     kube_bin: Path | None = None
-    """Where etcd, kube-apiserver, ... are; None: ``$TOGETHER_KUBE_BIN`` or tools/kube's cache."""
+    """Where etcd, kube-apiserver, ... are; None: ``$TOGETHER_KUBE_BIN`` (one of them is needed)."""
 
 
 class SimulatorRuntime:

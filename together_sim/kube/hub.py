@@ -17,7 +17,6 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Collection
@@ -39,28 +38,25 @@ Transaction = Callable[[], AbstractContextManager[World]]
 that, so it imports nothing of the runtime that owns it."""
 
 KUBE_BIN_ENV: Final = "TOGETHER_KUBE_BIN"
-_BUILD_SCRIPT: Final = Path(__file__).resolve().parents[2] / "tools" / "kube" / "build.sh"
 _POLL_SECONDS: Final = 0.2
 
 log = logging.getLogger("together_sim.kube")
 
 
 def find_kube_bin(explicit: Path | None = None) -> Path:
-    """``--kube-bin``, else ``$TOGETHER_KUBE_BIN``, else where tools/kube/build.sh caches them."""
+    """``--kube-bin``, else ``$TOGETHER_KUBE_BIN``: an installed simulator knows no checkout, so
+    where the binaries are is always said (``make`` exports it from tools/kube/build.sh)."""
     candidate = explicit
     if candidate is None and os.environ.get(KUBE_BIN_ENV):
         candidate = Path(os.environ[KUBE_BIN_ENV])
-    if candidate is None and _BUILD_SCRIPT.exists():
-        out = subprocess.run(
-            ["bash", str(_BUILD_SCRIPT), "--where"], capture_output=True, text=True, check=False
-        )
-        candidate = Path(out.stdout.strip()) if out.returncode == 0 else None
     missing = [b for b in BINARIES if candidate is None or not (candidate / b).exists()]
     if candidate is None or missing:
         raise SystemExit(
             f"together_sim --kubernetes: no {', '.join(missing) or 'control plane'} in "
-            f"{candidate or '(nowhere)'}; build them with `make engine` (tools/kube/build.sh) "
-            f"or point --kube-bin / ${KUBE_BIN_ENV} at a directory holding {', '.join(BINARIES)}"
+            f"{candidate or '(nowhere: neither --kube-bin nor $' + KUBE_BIN_ENV + ' is set)'}; "
+            f"build them with `make engine` and point --kube-bin or ${KUBE_BIN_ENV} at the "
+            f"directory holding {', '.join(BINARIES)}: in a checkout, "
+            f'`export {KUBE_BIN_ENV}="$(tools/kube/build.sh)"`'
         )
     return candidate
 
