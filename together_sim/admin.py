@@ -11,9 +11,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from together_sim import autoscale as autoscaler
+from together_sim.clusters.render import to_datetime
 from together_sim.errors import SimError
 from together_sim.faults import Faults
-from together_sim.render import to_datetime
 from together_sim.runtime import SimulatorRuntime
 from together_sim.web import Handler, body_of, error_response, json_response, render, runtime_of
 

@@ -32,16 +32,10 @@ from together_api.wire import (
     VolumeUpdateRequest,
 )
 from together_sim.admin import ADMIN_ROUTES
-from together_sim.catalogue import REGIONS
+from together_sim.catalogue import DEFAULT_PROJECT_ID, REGIONS
+from together_sim.clusters.operations import create_cluster, lowers, update_cluster
+from together_sim.clusters.render import SIM_ORG_ID
 from together_sim.errors import SimError
-from together_sim.operations import (
-    DEFAULT_PROJECT_ID,
-    create_cluster,
-    create_volume,
-    lowers,
-    update_cluster,
-)
-from together_sim.render import SIM_ORG_ID
 from together_sim.requests import SimCreateRequest, parse
 from together_sim.runtime import SimulatorConfig, SimulatorRuntime
 from together_sim.web import (
@@ -195,7 +189,10 @@ async def whoami(request: Request) -> Response:
 async def create_storage(request: Request) -> Response:
     req, ignored = parse(VolumeCreateRequest, await body_of(request))
     with runtime_of(request).transaction() as world:
-        return volume_json(create_volume(world, req).render(world.now), ignored)
+        volume = world.volumes.create(
+            req, project_id=DEFAULT_PROJECT_ID, now=world.now, clusters=world.clusters
+        )
+        return volume_json(volume.render(world.now), ignored)
 
 
 async def list_storage(request: Request) -> Response:

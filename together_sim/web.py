@@ -12,9 +12,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from together_api.wire import Cluster
+from together_sim.clusters.render import render_cluster
+from together_sim.clusters.state import SimCluster
 from together_sim.errors import SimError
-from together_sim.model import SimCluster, World
-from together_sim.render import render_cluster
+from together_sim.model import World
 from together_sim.requests import IGNORED_HEADER
 from together_sim.runtime import SimulatorRuntime
 
