@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from testkit.kube import kube_bin_or_skip
 from testkit.langhost import missing_extras_reason
 from testkit.pulumi_env import PulumiEnv, engine_bin, native_pulumi_env
 from testkit.sim import SimulatorProcess
@@ -16,9 +17,12 @@ from testkit.sim import SimulatorProcess
 def simulator(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SimulatorProcess]:
     """A fresh simulator subprocess (admin on, own state dir), stopped after the test.
 
-    Options such as ``{"time_scale": 60}`` come from indirect parametrisation.
+    Options such as ``{"time_scale": 60}`` come from indirect parametrisation; with
+    ``"kubernetes": True`` it gets the built control plane (or the test skips with the fix).
     """
     options = getattr(request, "param", None) or {}
+    if options.get("kubernetes") and "kube_bin" not in options:
+        options = {**options, "kube_bin": kube_bin_or_skip()}
     with SimulatorProcess(tmp_path / "simulator-state", **options) as sim:
         yield sim
 

@@ -7,12 +7,13 @@ with the JSON shapes of :mod:`together_api.wire` (checked against Together's own
 keeps its state in SQLite under ``--state-dir`` and models time with a
 virtual clock that tests move explicitly through ``POST /_sim/clock/advance``.
 
-Modules: ``catalogue`` (regions, drivers, capacity), ``model`` (pure
-lifecycle over the virtual clock), ``volumes`` (shared volumes and their binding),
+Modules, by object: ``clusters`` (a cluster's state, create/update validation, wire JSON),
+``volumes`` (shared volumes and their binding); around them ``catalogue`` (regions, drivers,
+capacity), ``model`` (the world: pure lifecycle over the virtual clock),
 ``requests`` (how bodies are read: known fields typed, unknown ones ignored),
-``errors``, ``operations`` (create/update validation),
-``render`` (state -> wire JSON), ``store`` (SQLite), ``faults`` (injected
-faults, request log), ``runtime`` (ties them together), ``app`` (HTTP),
+``errors``, ``store`` (SQLite), ``faults`` (injected faults, request log), ``runtime``
+(ties them together), ``app`` (the ``/v1`` handlers and ``create_app``), ``admin`` (the
+``/_sim`` handlers), ``web`` (what both share),
 ``__main__`` (CLI). The simulator imports nothing from the provider except
 the wire schema.
 """

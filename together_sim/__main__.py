@@ -184,8 +184,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--kube-bin",
         type=Path,
         default=None,
-        help="directory with etcd, kube-apiserver, ... (default: $TOGETHER_KUBE_BIN, else "
-        "where tools/kube/build.sh caches them)",
+        help="directory with etcd, kube-apiserver, ... (default: $TOGETHER_KUBE_BIN; "
+        'in a checkout: "$(tools/kube/build.sh)")',
     )
     return parser.parse_args(argv)
 

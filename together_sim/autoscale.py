@@ -40,8 +40,9 @@ from typing import Final
 
 from together_api.packing import nodes_to_add
 from together_api.values import GPUS_PER_NODE
+from together_sim.clusters.state import SimCluster, SimNode
 from together_sim.errors import SimError
-from together_sim.model import SimCluster, SimNode, World
+from together_sim.model import World
 from together_sim.targeting import scale_down_order
 
 __all__ = [

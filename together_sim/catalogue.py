@@ -15,6 +15,7 @@ from together_api.wire import DriverVersion, Region
 
 __all__ = [
     "DEFAULT_PREEMPTIBLE_GPUS",
+    "DEFAULT_PROJECT_ID",
     "DEFAULT_STANDARD_GPUS",
     "REGIONS",
     "Capacity",
@@ -22,6 +23,8 @@ __all__ = [
     "region_by_name",
 ]
 
+DEFAULT_PROJECT_ID: Final = "proj-sim-default"
+"""The project of the simulator's API key: used when a request names none (see /v3/whoami)."""
 DEFAULT_STANDARD_GPUS: Final = 256
 DEFAULT_PREEMPTIBLE_GPUS: Final = 64
 

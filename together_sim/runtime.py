@@ -37,7 +37,7 @@ class SimulatorConfig:
     kubernetes: bool = False
     """Run a real control plane per cluster (:mod:`together_sim.kube`)."""
     kube_bin: Path | None = None
-    """Where etcd, kube-apiserver, ... are; None: ``$TOGETHER_KUBE_BIN`` or tools/kube's cache."""
+    """Where etcd, kube-apiserver, ... are; None: ``$TOGETHER_KUBE_BIN`` (one of them is needed)."""
 
 
 class SimulatorRuntime:
@@ -73,7 +73,7 @@ class SimulatorRuntime:
         else:
             self._kube_tmp = tempfile.mkdtemp(prefix="together-sim-kube-")
             root = Path(self._kube_tmp)
-        self.kube = KubeHub(self, bin_dir, root).start()
+        self.kube = KubeHub(self.transaction, bin_dir, root).start()
 
     def kube_config(self, cluster_id: str) -> str | None:
         """The working kubeconfig of the cluster's control plane, or None without one."""

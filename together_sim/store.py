@@ -12,7 +12,8 @@ import sqlite3
 from pathlib import Path
 
 from together_sim.catalogue import Capacity
-from together_sim.model import SimCluster, World
+from together_sim.clusters.state import SimCluster
+from together_sim.model import World
 from together_sim.volumes import SimVolume
 
 __all__ = ["DB_FILENAME", "Store"]

@@ -20,12 +20,14 @@ Modelling choices (Together documents the endpoints and the status enum, not the
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from typing import Final
 
 from pydantic import BaseModel, Field
 
 from together_api.wire import SharedVolume, VolumeCreateRequest, VolumeStatus, VolumeUpdateRequest
 from together_sim.catalogue import region_by_name
+from together_sim.clusters.state import SimCluster
 from together_sim.errors import SimError
 
 __all__ = [
@@ -89,8 +91,31 @@ class Volumes:
         if not req.volume_name.strip():
             raise SimError(400, "volume_name must not be empty", param="volume_name")
 
-    def create(self, req: VolumeCreateRequest, *, project_id: str, now: float) -> SimVolume:
-        """``POST .../volumes``: check the request, then provision it."""
+    def create(
+        self,
+        req: VolumeCreateRequest,
+        *,
+        project_id: str,
+        now: float,
+        clusters: Mapping[str, SimCluster],
+    ) -> SimVolume:
+        """``POST .../volumes``: check the request (an ``instance_cluster_id`` must be one of
+        ``clusters``, in the volume's region), then provision it."""
+        if req.instance_cluster_id is not None:
+            placed = clusters.get(req.instance_cluster_id)
+            if placed is None:
+                raise SimError(
+                    400,
+                    f"instance_cluster_id {req.instance_cluster_id} is not a cluster",
+                    param="instance_cluster_id",
+                )
+            if placed.region != req.region:
+                raise SimError(
+                    400,
+                    f"instance_cluster_id {placed.cluster_id} is in {placed.region}, the volume's "
+                    f"region is {req.region}",
+                    param="instance_cluster_id",
+                )
         self.check_create(req)
         return self.provision(req, project_id=project_id, now=now)
 

@@ -35,7 +35,7 @@ from tests.kube_helpers import (
 )
 
 API_KEY = "sk-test-key-5f1e9c3a7b"
-KUBERNETES = {"time_scale": 0, "api_key": API_KEY, "extra_args": ("--kubernetes",)}
+KUBERNETES = {"time_scale": 0, "api_key": API_KEY, "kubernetes": True}
 pytestmark = [pytest.mark.engine, pytest.mark.parametrize("simulator", [KUBERNETES], indirect=True)]
 
 RUN_SECONDS = 1800

@@ -179,3 +179,121 @@ def test_the_api_package_exports_its_surface_and_stays_cheap_to_import() -> None
         assert getattr(together_api, name) is getattr(home, name), name
     # The client and the wire models load on first use: importing the package loads neither.
     assert {"httpx", "pydantic"} & _loaded_after("import together_api") == set()
+
+
+def _module_graph(package: str) -> dict[str, set[str]]:
+    """Each module of the package and the package's modules it imports anywhere: at run time,
+    inside a function, or under `if TYPE_CHECKING:` (a cycle there is still a tangle)."""
+    modules = {
+        ".".join(source.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): source
+        for source in (ROOT / package).rglob("*.py")
+    }
+    graph: dict[str, set[str]] = {}
+    for module, source in modules.items():
+        graph[module] = set()
+        for node in ast.walk(ast.parse(source.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                named = {f"{node.module}.{alias.name}" for alias in node.names}
+                graph[module] |= (named & modules.keys()) or {node.module} & modules.keys()
+            elif isinstance(node, ast.Import):
+                graph[module] |= {alias.name for alias in node.names} & modules.keys()
+        graph[module].discard(module)
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of the graph (a package's own `__init__` left out: its submodules import
+    through it by name only), or None."""
+    done: set[str] = set()
+
+    def visit(module: str, path: list[str]) -> list[str] | None:
+        if module in path:
+            return [*path[path.index(module) :], module]
+        if module in done:
+            return None
+        for imported in sorted(graph[module]):
+            if imported not in graph or module.startswith(f"{imported}."):
+                continue
+            if found := visit(imported, [*path, module]):
+                return found
+        done.add(module)
+        return None
+
+    for module in sorted(graph):
+        if "." in module and (found := visit(module, [])):
+            return found
+    return None
+
+
+def test_the_simulator_has_no_import_cycle() -> None:
+    """Each module of the simulator can be read on its own: the dependencies run one way, from
+    the HTTP layer through the runtime and the control-plane hub down to the model."""
+    assert _cycle(_module_graph("together_sim")) is None
+
+
+def test_the_cycle_check_finds_a_cycle() -> None:
+    assert _cycle({"p.a": {"p.b"}, "p.b": {"p.c"}, "p.c": {"p.a"}}) == ["p.a", "p.b", "p.c", "p.a"]
+
+
+INSTALLED = (
+    "together_api",
+    "together_provider",
+    "together_sim",
+    "together_autoscaler",
+    "together_policy",
+)
+
+
+def _levels_up(node: ast.AST, parents: dict[int, ast.AST]) -> int:
+    """How many directories above the file ``Path(__file__)`` at `node` climbs (``.parent``,
+    ``.parents[k]``; ``.resolve()`` and ``.absolute()`` stay)."""
+    levels = 0
+    while (up := parents.get(id(node))) is not None:
+        if isinstance(up, ast.Attribute) and up.attr == "parent":
+            levels += 1
+        elif isinstance(up, ast.Attribute) and up.attr == "parents":
+            index = parents.get(id(up))
+            if not (isinstance(index, ast.Subscript) and isinstance(index.slice, ast.Constant)):
+                return 10**6  # parents[i]: anywhere
+            levels, up = levels + int(str(index.slice.value)) + 1, index
+        elif isinstance(up, ast.Attribute) and up.attr in {"resolve", "absolute"}:
+            up = parents.get(id(up), up)  # the call
+        else:
+            return levels
+        node = up
+    return levels
+
+
+def _outside_reaches(package: str) -> list[str]:
+    """Each ``Path(__file__)`` in the package that climbs above the package's own directory."""
+    reaches = []
+    for source in (ROOT / package).rglob("*.py"):
+        tree = ast.parse(source.read_text())
+        parents = {
+            id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)
+        }
+        depth = len(source.relative_to(ROOT / package).parts)  # ups that reach the package
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Call)
+                and ast.unparse(node) == "Path(__file__)"
+                and _levels_up(node, parents) > depth
+            ):
+                reaches.append(f"{source.relative_to(ROOT)}:{node.lineno}")
+    return reaches
+
+
+@pytest.mark.parametrize("package", INSTALLED)
+def test_an_installed_package_reads_only_its_own_files(package: str) -> None:
+    """A wheel holds no tools/, tests/ or docs/: what a package reads is package data beside
+    it, and anything else (a binary directory, a page to write) an explicit setting."""
+    assert _outside_reaches(package) == []
+
+
+def test_the_reach_check_sees_a_climb_out_of_the_package() -> None:
+    tree = ast.parse('A = Path(__file__).resolve().parents[2] / "tools"\nB = Path(__file__).parent')
+    parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    calls = [
+        n for n in ast.walk(tree) if isinstance(n, ast.Call) and ast.unparse(n) == "Path(__file__)"
+    ]
+    assert sorted(_levels_up(call, parents) for call in calls) == [1, 3]

@@ -224,6 +224,23 @@ def test_auth_is_required(sim: Sim, header: str | None) -> None:
     assert response.json()["error"]["type"] == "authentication_error"
 
 
+def test_two_apps_in_one_process_serve_their_own_state_and_keys(tmp_path: Path) -> None:
+    """The handlers are module functions: each app serves the runtime in its own state."""
+    first, second = Sim(tmp_path / "a"), Sim(tmp_path / "b")
+    first.create()
+    first.advance(3600)
+    assert len(first.http.get("/v1/compute/clusters").json()["clusters"]) == 1
+    assert second.http.get("/v1/compute/clusters").json()["clusters"] == []
+    assert (
+        first.http.get("/_sim/clock").json()["epoch"]
+        > second.http.get("/_sim/clock").json()["epoch"]
+    )
+    other_key = create_app(SimulatorConfig(api_keys=("other",)))
+    with TestClient(other_key, headers={"Authorization": f"Bearer {KEY}"}) as client:
+        assert client.get("/v1/compute/clusters").status_code == 401
+        assert client.get("/_sim/clock").status_code == 404  # no --admin: no admin routes
+
+
 def test_state_survives_a_restart(sim: Sim) -> None:
     cluster = sim.ready(num_preemptible_gpus=8, project_id="p")
     sim.advance(60)

@@ -10,8 +10,9 @@ import pytest
 from tests.sim_app import Sim
 from together_api.values import TARGETED_SCALE_DOWN_ANNOTATION
 from together_api.wire import ClusterUpdateRequest
-from together_sim.model import SimCluster, SimNode, World
-from together_sim.operations import lowers
+from together_sim.clusters.operations import lowers
+from together_sim.clusters.state import SimCluster, SimNode
+from together_sim.model import World
 from together_sim.targeting import is_marked, scale_down_order
 
 

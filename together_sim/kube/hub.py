@@ -17,54 +17,53 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import subprocess
 import threading
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
+from contextlib import AbstractContextManager
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from together_sim import autoscale
 from together_sim.kube.mirror import ClusterMirror
 from together_sim.kube.processes import BINARIES, ControlPlane
 from together_sim.kube.views import views_of
+from together_sim.model import World
 
-if TYPE_CHECKING:
-    from together_sim.runtime import SimulatorRuntime
+__all__ = ["KUBE_BIN_ENV", "KubeHub", "Transaction", "find_kube_bin"]
 
-__all__ = ["KUBE_BIN_ENV", "KubeHub", "find_kube_bin"]
+Transaction = Callable[[], AbstractContextManager[World]]
+"""The runtime's :meth:`~together_sim.runtime.SimulatorRuntime.transaction`: the hub needs only
+that, so it imports nothing of the runtime that owns it."""
 
 KUBE_BIN_ENV: Final = "TOGETHER_KUBE_BIN"
-_BUILD_SCRIPT: Final = Path(__file__).resolve().parents[2] / "tools" / "kube" / "build.sh"
 _POLL_SECONDS: Final = 0.2
 
 log = logging.getLogger("together_sim.kube")
 
 
 def find_kube_bin(explicit: Path | None = None) -> Path:
-    """``--kube-bin``, else ``$TOGETHER_KUBE_BIN``, else where tools/kube/build.sh caches them."""
+    """``--kube-bin``, else ``$TOGETHER_KUBE_BIN``: an installed simulator knows no checkout, so
+    where the binaries are is always said (``make`` exports it from tools/kube/build.sh)."""
     candidate = explicit
     if candidate is None and os.environ.get(KUBE_BIN_ENV):
         candidate = Path(os.environ[KUBE_BIN_ENV])
-    if candidate is None and _BUILD_SCRIPT.exists():
-        out = subprocess.run(
-            ["bash", str(_BUILD_SCRIPT), "--where"], capture_output=True, text=True, check=False
-        )
-        candidate = Path(out.stdout.strip()) if out.returncode == 0 else None
     missing = [b for b in BINARIES if candidate is None or not (candidate / b).exists()]
     if candidate is None or missing:
         raise SystemExit(
             f"together_sim --kubernetes: no {', '.join(missing) or 'control plane'} in "
-            f"{candidate or '(nowhere)'}; build them with `make engine` (tools/kube/build.sh) "
-            f"or point --kube-bin / ${KUBE_BIN_ENV} at a directory holding {', '.join(BINARIES)}"
+            f"{candidate or '(nowhere: neither --kube-bin nor $' + KUBE_BIN_ENV + ' is set)'}; "
+            f"build them with `make engine` and point --kube-bin or ${KUBE_BIN_ENV} at the "
+            f"directory holding {', '.join(BINARIES)}: in a checkout, "
+            f'`export {KUBE_BIN_ENV}="$(tools/kube/build.sh)"`'
         )
     return candidate
 
 
 class KubeHub:
-    def __init__(self, runtime: SimulatorRuntime, bin_dir: Path, root: Path) -> None:
-        self.runtime = runtime
+    def __init__(self, transaction: Transaction, bin_dir: Path, root: Path) -> None:
+        self.transaction = transaction
         self.bin_dir = bin_dir
         self.root = root
         self._planes: dict[str, ControlPlane] = {}
@@ -85,7 +84,7 @@ class KubeHub:
         """Delete the directory of every cluster the world no longer has; returns the name of
         each cluster it has, by id. Only at start and at close: no create runs then, so no
         directory is newer than the world."""
-        with self.runtime.transaction() as world:
+        with self.transaction() as world:
             names = {c.cluster_id: c.cluster_name for c in world.clusters.values()}
         for entry in self.root.iterdir() if self.root.is_dir() else ():
             if entry.is_dir() and entry.name not in names:
@@ -166,7 +165,7 @@ class KubeHub:
         with self._lock:
             running = dict(self._mirrors)
         demands = {cid: d for cid, m in running.items() if (d := m.take_demand()) is not None}
-        with self.runtime.transaction() as world:
+        with self.transaction() as world:
             autoscale.step_each(world, demands)  # Together's autoscaler, where asked for
             views = views_of(world)
         for cluster_id, view in views.items():

@@ -21,7 +21,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from together_sim.render import kubeconfig
+from together_sim.clusters.render import kubeconfig
 
 __all__ = ["PRIVATE_UMASK", "ClusterPki", "ensure_pki", "kubeconfig_yaml", "write_private"]
 

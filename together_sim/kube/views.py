@@ -8,7 +8,8 @@ from typing import Final
 
 from together_api.wire import ClusterStatus
 from together_sim.autoscale import bounds
-from together_sim.model import PROVISIONING_PLAN, SimCluster, SimNode, World
+from together_sim.clusters.state import PROVISIONING_PLAN, SimCluster, SimNode
+from together_sim.model import World
 
 __all__ = ["DRAIN_REASONS", "ClusterView", "NodeView", "VolumeView", "views_of"]
 

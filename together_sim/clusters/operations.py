@@ -1,4 +1,5 @@
-"""Create and update as Together validates them, on top of the lifecycle in ``model``.
+"""Create and update as Together validates them, on top of the lifecycle in
+:mod:`together_sim.model`.
 
 Rules enforced (HTTP 400 unless noted), per Together's docs and SDK:
 ``num_gpus`` >= 8 and a multiple of 8; ``num_preemptible_gpus`` >= 0 and a
@@ -21,19 +22,15 @@ from together_api.wire import (
     ClusterStatus,
     ClusterUpdateRequest,
     DriverVersion,
-    VolumeCreateRequest,
 )
 from together_sim.autoscale import check_create as check_auto_scale
-from together_sim.catalogue import find_driver, region_by_name
+from together_sim.catalogue import DEFAULT_PROJECT_ID, find_driver, region_by_name
+from together_sim.clusters.state import SimCluster
 from together_sim.errors import SimError
-from together_sim.model import SimCluster, World
+from together_sim.model import World
 from together_sim.requests import SimCreateRequest
-from together_sim.volumes import SimVolume
 
-__all__ = ["DEFAULT_PROJECT_ID", "create_cluster", "create_volume", "lowers", "update_cluster"]
-
-DEFAULT_PROJECT_ID = "proj-sim-default"
-"""The project of the simulator's API key: used when a request names none (see /v3/whoami)."""
+__all__ = ["create_cluster", "lowers", "update_cluster"]
 
 _CREATE_ONLY = frozenset(
     {
@@ -192,26 +189,6 @@ def _check_volumes(world: World, req: ClusterCreateRequest) -> None:
                 param="shared_volume.region",
             )
         world.volumes.check_create(req.shared_volume)
-
-
-def create_volume(world: World, req: VolumeCreateRequest) -> SimVolume:
-    """``POST /compute/clusters/storage/volumes``: validate, then provision."""
-    if req.instance_cluster_id is not None:
-        placed = world.clusters.get(req.instance_cluster_id)
-        if placed is None:
-            raise SimError(
-                400,
-                f"instance_cluster_id {req.instance_cluster_id} is not a cluster",
-                param="instance_cluster_id",
-            )
-        if placed.region != req.region:
-            raise SimError(
-                400,
-                f"instance_cluster_id {placed.cluster_id} is in {placed.region}, the volume's "
-                f"region is {req.region}",
-                param="instance_cluster_id",
-            )
-    return world.volumes.create(req, project_id=DEFAULT_PROJECT_ID, now=world.now)
 
 
 def lowers(cluster: SimCluster, req: ClusterUpdateRequest) -> bool:

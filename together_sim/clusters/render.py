@@ -19,7 +19,8 @@ from together_api.wire import (
     PhaseTransition,
     Volume,
 )
-from together_sim.model import PROVISIONING_PLAN, SimCluster, SimNode, Timings, World
+from together_sim.clusters.state import PROVISIONING_PLAN, SimCluster, SimNode
+from together_sim.model import Timings, World
 
 __all__ = ["kube_config_yaml", "render_cluster", "to_datetime"]
 

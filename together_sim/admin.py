@@ -1,0 +1,165 @@
+"""The ``/_sim`` admin endpoints (``--admin``): clock, faults, capacity, reclaim, fail,
+autoscale, Kubernetes status and the request log. They need no key; a bad body is a 400."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from pydantic import ValidationError
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from together_sim import autoscale as autoscaler
+from together_sim.clusters.render import to_datetime
+from together_sim.errors import SimError
+from together_sim.faults import Faults
+from together_sim.runtime import SimulatorRuntime
+from together_sim.web import Handler, body_of, error_response, json_response, render, runtime_of
+
+__all__ = ["ADMIN_ROUTES"]
+
+
+def admin(handler: Handler) -> Handler:
+    async def wrapped(request: Request) -> Response:
+        try:
+            return await handler(request)
+        except SimError as exc:
+            return error_response(exc.status, exc.message, param=exc.param)
+        except (ValidationError, ValueError, KeyError, TypeError) as exc:
+            return error_response(400, f"bad admin request: {exc}")
+
+    return wrapped
+
+
+def _clock_body(runtime: SimulatorRuntime) -> dict[str, Any]:
+    now = runtime.clock.now()
+    return {"now": to_datetime(now).isoformat(), "epoch": now}
+
+
+async def get_clock(request: Request) -> Response:
+    return JSONResponse(_clock_body(runtime_of(request)))
+
+
+async def advance(request: Request) -> Response:
+    runtime = runtime_of(request)
+    runtime.advance(float((await body_of(request))["seconds"]))
+    return JSONResponse(_clock_body(runtime))
+
+
+async def set_faults(request: Request) -> Response:
+    faults = runtime_of(request).faults
+    faults.faults = Faults.model_validate(await body_of(request))
+    return JSONResponse(faults.faults.model_dump())
+
+
+async def clear_faults(request: Request) -> Response:
+    faults = runtime_of(request).faults
+    faults.faults = Faults()
+    return JSONResponse(faults.faults.model_dump())
+
+
+async def get_faults(request: Request) -> Response:
+    return JSONResponse(runtime_of(request).faults.faults.model_dump())
+
+
+async def set_capacity(request: Request) -> Response:
+    body = await body_of(request)
+    region, gpu_type = str(body["region"]), str(body["gpu_type"])
+    with runtime_of(request).transaction() as world:
+        capacity = world.capacity_of(region, gpu_type)
+        if body.get("standard_gpus") is not None:
+            capacity.standard_gpus = int(body["standard_gpus"])
+        if body.get("preemptible_gpus") is not None:
+            capacity.preemptible_gpus = int(body["preemptible_gpus"])
+        return JSONResponse(
+            {
+                "region": region,
+                "gpu_type": gpu_type,
+                "standard_gpus": capacity.standard_gpus,
+                "preemptible_gpus": capacity.preemptible_gpus,
+                "standard_spare": world.standard_spare(region, gpu_type),
+                "preemptible_spare": world.preemptible_spare(region, gpu_type),
+            }
+        )
+
+
+async def reclaim(request: Request) -> Response:
+    body = await body_of(request)
+    node_ids = body.get("node_ids")
+    if node_ids is not None and (
+        not isinstance(node_ids, list) or not all(isinstance(n, str) for n in node_ids)
+    ):
+        raise SimError(400, "node_ids must be a list of node ids", param="node_ids")
+    count = int(body.get("nodes", len(node_ids) if node_ids else 1))
+    drain = body.get("drain_seconds")
+    if drain is not None and (
+        isinstance(drain, bool) or not isinstance(drain, int | float) or drain <= 0
+    ):
+        raise SimError(
+            400,
+            f"drain_seconds must be a number of simulated seconds above 0, not {drain!r} "
+            "(leave it out for Together's 300 s drain window)",
+            param="drain_seconds",
+        )
+    with runtime_of(request).transaction() as world:
+        cluster_id = request.path_params["cluster_id"]
+        nodes = world.reclaim(cluster_id, count, node_ids, None if drain is None else float(drain))
+    return JSONResponse({"reclaimed": nodes})
+
+
+async def autoscale(request: Request) -> Response:
+    """Together's autoscaler moves the standard count (inside its bounds only)."""
+    num_gpus = (await body_of(request)).get("num_gpus")
+    if isinstance(num_gpus, bool) or not isinstance(num_gpus, int):
+        raise SimError(
+            400,
+            f"num_gpus must be a whole number of GPUs (a multiple of 8), got {num_gpus!r}",
+            param="num_gpus",
+        )
+    runtime = runtime_of(request)
+    with runtime.transaction() as world:
+        cluster = world.get(request.path_params["cluster_id"])
+        autoscaler.set_count(world, cluster, num_gpus)
+        return json_response(render(runtime, cluster, world))
+
+
+async def kubernetes(request: Request) -> Response:
+    kube = runtime_of(request).kube
+    if kube is None:
+        raise SimError(404, "the simulator runs no Kubernetes control planes (--kubernetes)")
+    return JSONResponse({"clusters": kube.status()})
+
+
+async def fail(request: Request) -> Response:
+    cluster_id, runtime = request.path_params["cluster_id"], runtime_of(request)
+    with runtime.transaction() as world:
+        world.fail(cluster_id)
+        cluster = world.get(cluster_id)
+        return json_response(render(runtime, cluster, world))
+
+
+async def get_requests(request: Request) -> Response:
+    return JSONResponse(runtime_of(request).requests.snapshot())
+
+
+async def reset_requests(request: Request) -> Response:
+    runtime_of(request).requests.reset()
+    return JSONResponse({"total": 0})
+
+
+ADMIN_ROUTES: Final = (
+    Route("/_sim/clock", admin(get_clock), methods=["GET"]),
+    Route("/_sim/clock/advance", admin(advance), methods=["POST"]),
+    Route("/_sim/faults", admin(get_faults), methods=["GET"]),
+    Route("/_sim/faults", admin(set_faults), methods=["PUT"]),
+    Route("/_sim/faults", admin(clear_faults), methods=["DELETE"]),
+    Route("/_sim/capacity", admin(set_capacity), methods=["PUT"]),
+    Route("/_sim/clusters/{cluster_id}/reclaim", admin(reclaim), methods=["POST"]),
+    Route("/_sim/clusters/{cluster_id}/fail", admin(fail), methods=["POST"]),
+    Route("/_sim/clusters/{cluster_id}/autoscale", admin(autoscale), methods=["POST"]),
+    Route("/_sim/kubernetes", admin(kubernetes), methods=["GET"]),
+    Route("/_sim/requests", admin(get_requests), methods=["GET"]),
+    Route("/_sim/requests", admin(reset_requests), methods=["DELETE"]),
+)
+"""Mounted by `create_app` only with ``admin=True``."""
