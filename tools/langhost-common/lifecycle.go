@@ -6,8 +6,9 @@
 //
 // It is its own module, which both hosts' go.mod reach by a `replace` directive; its requirements
 // are the lower of the two hosts' pins (the Node.js host's sdk v3.248.0), so it never raises
-// either host's versions. Both build.sh list its files among their INPUTS: a change here rebuilds
-// both hosts.
+// either host's versions. It has no go.sum: it is only ever built inside a host's module, whose
+// go.sum covers it. Both build.sh list its files among their INPUTS: a change here rebuilds both
+// hosts.
 package langhost
 
 import (
