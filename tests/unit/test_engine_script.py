@@ -107,6 +107,22 @@ def test_every_language_host_source_keys_the_cache(tmp_path: Path) -> None:
         before = after
 
 
+@pytest.mark.parametrize("build", ["pulumi-engine", "nodejs-langhost"])
+def test_the_shared_language_host_code_keys_both_hosts(tmp_path: Path, build: str) -> None:
+    """Both language hosts compile tools/langhost-common: a change to it rebuilds each of them."""
+    tools = copy_tools(tmp_path / "tools")
+    script = tools / build / "build.sh"
+    shared = tools / "langhost-common"
+    sources = [*sorted(shared.glob("*.go")), shared / "go.mod"]
+    assert len(sources) > 1, f"no shared Go sources in {shared}"
+    before = key_of(script, tmp_path / "c")
+    for source in sources:
+        source.write_text(source.read_text() + "// changed\n")
+        after = key_of(script, tmp_path / "c")
+        assert after != before, f"a change to {source.name} (langhost-common) keeps {build}'s build"
+        before = after
+
+
 @pytest.mark.parametrize("build", BUILDS)
 def test_the_key_follows_the_build_inputs_not_their_comments(tmp_path: Path, build: str) -> None:
     tools = copy_tools(tmp_path / "tools")

@@ -5,7 +5,8 @@
 #   build.sh --where   print the bin directory it is (or would be) in; build nothing
 #
 # The host is built from ./*.go (see main.go: the upstream host's Go module is not served by the
-# Go module proxy), with this directory's go.mod as its module: pulumi's sdk/v3 and pkg/v3 at
+# Go module proxy) and the code it shares with our Python host, ../langhost-common (a module go.mod
+# reaches by `replace`), with this directory's go.mod as its module: pulumi's sdk/v3 and pkg/v3 at
 # v3.248.0, the @pulumi/pulumi npm version the SDK runs on, not the engine's v3.274.1, because
 # the host also generates TypeScript for `pulumi import` and generator and runtime are released
 # together (see tools/ts-codegen/build.sh). The host talks to the newer engine over the versioned
@@ -21,7 +22,7 @@ set -euo pipefail
 NAME="nodejs-langhost"
 VERSION="3.248.0"  # pulumi's sdk/pkg = the @pulumi/pulumi the SDK runs on (tools/ts-codegen)
 CACHE_ROOT="${TOGETHER_NODEJS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/together-gpu-clusters/nodejs-langhost}"
-INPUTS=(go.mod go.sum '*.go')
+INPUTS=(go.mod go.sum '*.go' ../langhost-common/go.mod '../langhost-common/*.go')
 
 installed() { dir_on_path pulumi-language-nodejs; }
 

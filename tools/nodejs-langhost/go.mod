@@ -6,8 +6,12 @@ require (
 	github.com/google/shlex v0.0.0-20191202100458-e7afc7fbc510
 	github.com/pulumi/pulumi/pkg/v3 v3.248.0
 	github.com/pulumi/pulumi/sdk/v3 v3.248.0
-	google.golang.org/grpc v1.81.1
-	google.golang.org/protobuf v1.36.11
+	local.invalid/langhost-common v0.0.0
+)
+
+require (
+	google.golang.org/grpc v1.81.1 // indirect
+	google.golang.org/protobuf v1.36.11 // indirect
 )
 
 require (
@@ -128,3 +132,7 @@ require (
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	lukechampine.com/frand v1.5.1 // indirect
 )
+
+// The code both our language hosts share (see ../langhost-common/lifecycle.go).
+replace local.invalid/langhost-common => ../langhost-common
+

@@ -10,67 +10,20 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/google/shlex"
-	"github.com/pulumi/pulumi/sdk/v3/go/common/util/rpcutil"
-	"github.com/pulumi/pulumi/sdk/v3/go/common/version"
 	"github.com/pulumi/pulumi/sdk/v3/nodejs/npm"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
-	"google.golang.org/protobuf/types/known/emptypb"
+	langhost "local.invalid/langhost-common"
 )
-
-// userActionableExit is the exit code @pulumi/pulumi/cmd/run uses after it has already reported
-// the error to the engine; the engine must then not print a second error.
-const userActionableExit = 32
 
 // runModule is the program runner @pulumi/pulumi ships; PULUMI_LANGUAGE_NODEJS_RUN_PATH
 // overrides it, as upstream allows.
 const runModule = "@pulumi/pulumi/cmd/run"
 
+// host is the Node.js language host: the shared RPCs (tools/langhost-common) and Node.js's.
 type host struct {
-	pulumirpc.UnimplementedLanguageRuntimeServer
-	tracing string
-	life    *lifecycle
-
-	mu            sync.Mutex
-	engineAddress string
-}
-
-func (h *host) engine() string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.engineAddress
-}
-
-func (h *host) GetPluginInfo(context.Context, *emptypb.Empty) (*pulumirpc.PluginInfo, error) {
-	return &pulumirpc.PluginInfo{Version: version.Version}, nil
-}
-
-// Handshake is how an engine that attaches to a running host passes its address; the host then
-// watches that engine as it watches one given on the command line.
-func (h *host) Handshake(
-	_ context.Context, req *pulumirpc.LanguageHandshakeRequest,
-) (*pulumirpc.LanguageHandshakeResponse, error) {
-	h.mu.Lock()
-	previous := h.engineAddress
-	if req.GetEngineAddress() != "" {
-		h.engineAddress = req.GetEngineAddress()
-	}
-	h.mu.Unlock()
-	if previous == "" && req.GetEngineAddress() != "" {
-		if err := h.life.watchEngine(req.GetEngineAddress()); err != nil {
-			return nil, fmt.Errorf("could not start the health check of the engine: %w", err)
-		}
-	}
-	return &pulumirpc.LanguageHandshakeResponse{}, nil
-}
-
-// Cancel is the engine asking the host to shut down: it stops taking requests and exits once
-// the running program, if any, has finished.
-func (h *host) Cancel(context.Context, *emptypb.Empty) (*emptypb.Empty, error) {
-	h.life.stop()
-	return &emptypb.Empty{}, nil
+	*langhost.Host
 }
 
 // GetRequiredPackages reports no packages, as our Python host does: upstream lists the resource
@@ -113,11 +66,7 @@ func (h *host) GetProgramDependencies(
 	if err != nil {
 		return nil, fmt.Errorf("failed to list the program's npm packages: %w", err)
 	}
-	deps := make([]*pulumirpc.DependencyInfo, 0, len(packages))
-	for _, p := range packages {
-		deps = append(deps, &pulumirpc.DependencyInfo{Name: p.Name, Version: p.Version})
-	}
-	return &pulumirpc.GetProgramDependenciesResponse{Dependencies: deps}, nil
+	return langhost.Dependencies(packages), nil
 }
 
 // InstallDependencies is `pulumi install`: the package manager's install in the program
@@ -129,18 +78,11 @@ func (h *host) InstallDependencies(
 	if err != nil {
 		return err
 	}
-	closer, stdout, stderr, err := rpcutil.MakeInstallDependenciesStreams(server, req.GetIsTerminal())
-	if err != nil {
+	return langhost.InstallDependencies(req, server, func(stdout, stderr io.Writer) error {
+		_, err := npm.Install(server.Context(), opts.packagemanager, req.GetInfo().GetProgramDirectory(),
+			false, stdout, stderr)
 		return err
-	}
-	defer closer.Close()
-	fmt.Fprint(stdout, "Installing dependencies...\n\n")
-	if _, err := npm.Install(server.Context(), opts.packagemanager, req.GetInfo().GetProgramDirectory(),
-		false, stdout, stderr); err != nil {
-		return err
-	}
-	fmt.Fprint(stdout, "Finished installing dependencies\n\n")
-	return closer.Close()
+	})
 }
 
 // locateRunner asks node where the program's @pulumi/pulumi keeps its runner, resolving from the
@@ -185,7 +127,7 @@ func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.R
 	if err != nil {
 		return &pulumirpc.RunResponse{Error: fmt.Sprintf("the nodejs runtime option nodeargs does not parse: %v", err)}, nil
 	}
-	args := append(nodeargs, runArguments(req, runner, h.engine(), h.tracing)...)
+	args := append(nodeargs, runArguments(req, runner, h.Engine(), h.Tracing)...)
 
 	env, err := runEnv(req, opts)
 	if err != nil {
@@ -199,23 +141,7 @@ func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.R
 	cmd.Stdout = struct{ io.Writer }{os.Stdout}
 	cmd.Stderr = struct{ io.Writer }{os.Stderr}
 
-	if err := cmd.Run(); err != nil {
-		_ = os.Stdout.Sync()
-		_ = os.Stderr.Sync()
-		var exitErr *exec.ExitError
-		if errors.As(err, &exitErr) {
-			if exitErr.ExitCode() == userActionableExit {
-				return &pulumirpc.RunResponse{Bail: true}, nil
-			}
-			return &pulumirpc.RunResponse{
-				Error: fmt.Sprintf("program exited with non-zero exit code: %d", exitErr.ExitCode()),
-			}, nil
-		}
-		return &pulumirpc.RunResponse{
-			Error: fmt.Sprintf("problem executing program (could not run node): %v", err),
-		}, nil
-	}
-	return &pulumirpc.RunResponse{}, nil
+	return langhost.RunResult(cmd.Run(), "node"), nil
 }
 
 // runArguments is the runner's command line, as @pulumi/pulumi/cmd/run parses it (minimist):
@@ -259,15 +185,11 @@ func runEnv(req *pulumirpc.RunRequest, opts nodeOptions) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to serialize configuration: %w", err)
 	}
-	keys := req.GetConfigSecretKeys()
-	if keys == nil {
-		keys = []string{}
-	}
-	rawKeys, err := json.Marshal(keys)
+	keys, err := langhost.SecretKeysEnv(req)
 	if err != nil {
-		return nil, fmt.Errorf("failed to serialize configuration secret keys: %w", err)
+		return nil, err
 	}
-	env := []string{"PULUMI_CONFIG=" + string(rawConfig), "PULUMI_CONFIG_SECRET_KEYS=" + string(rawKeys)}
+	env := []string{"PULUMI_CONFIG=" + string(rawConfig), keys}
 	if opts.typescript {
 		env = append(env, "PULUMI_NODEJS_TYPESCRIPT=true")
 	}

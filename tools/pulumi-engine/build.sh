@@ -8,7 +8,8 @@
 # A `pulumi` on PATH at v3.272 or newer (any later 3.x) with the Python host beside it, as a release
 # install has, is used as it is. Otherwise the CLI is built from Go modules through the Go module
 # proxy, with this directory's go.mod as the wrapper module, and the Python language host is built
-# from ./langhost (the upstream host's module is not served; see langhost/main.go). The result is
+# from ./langhost (the upstream host's module is not served; see langhost/main.go) and the code it
+# shares with the Node.js host, ../langhost-common (a module go.mod reaches by `replace`). The result is
 # cached OUTSIDE the repository, keyed by the engine version and a hash of the build's inputs
 # (../lib.sh), so every clone on the machine (CI included) reuses it:
 #   ${TOGETHER_ENGINE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/together-gpu-clusters/engine}/<key>/bin
@@ -18,7 +19,7 @@ NAME="engine"
 VERSION="3.274.1"
 MIN_MINOR=272  # the oldest v3 CLI the Python SDK pin (pulumi==3.272.0) is tested with
 CACHE_ROOT="${TOGETHER_ENGINE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/together-gpu-clusters/engine}"
-INPUTS=(go.mod go.sum 'langhost/*.go')
+INPUTS=(go.mod go.sum 'langhost/*.go' ../langhost-common/go.mod '../langhost-common/*.go')
 
 # "v3.272.0", "v3.280.1-dev.0", "3.300.0": v3 at minor MIN_MINOR or later.
 supported_version() {

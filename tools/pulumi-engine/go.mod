@@ -4,8 +4,12 @@ go 1.26.6
 
 require (
 	github.com/pulumi/pulumi/sdk/v3 v3.274.1
-	google.golang.org/grpc v1.85.0
-	google.golang.org/protobuf v1.36.12
+	local.invalid/langhost-common v0.0.0
+)
+
+require (
+	google.golang.org/grpc v1.85.0 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
 )
 
 require (
@@ -284,3 +288,6 @@ require (
 )
 
 tool github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
+
+// The code both our language hosts share (see ../langhost-common/lifecycle.go).
+replace local.invalid/langhost-common => ../langhost-common

@@ -3,68 +3,20 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"io"
 	"os"
-	"os/exec"
 	"strconv"
-	"sync"
 
-	"github.com/pulumi/pulumi/sdk/v3/go/common/util/rpcutil"
-	"github.com/pulumi/pulumi/sdk/v3/go/common/version"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"github.com/pulumi/pulumi/sdk/v3/python/toolchain"
-	"google.golang.org/protobuf/types/known/emptypb"
+	langhost "local.invalid/langhost-common"
 )
 
-// userActionableExit is the exit code pulumi-language-python-exec uses after it has already
-// reported the error to the engine; the engine must then not print a second error.
-const userActionableExit = 32
-
+// host is the Python language host: the shared RPCs (tools/langhost-common) and Python's.
 type host struct {
-	pulumirpc.UnimplementedLanguageRuntimeServer
-	tracing  string
+	*langhost.Host
 	executor string
-	life     *lifecycle
-
-	mu            sync.Mutex
-	engineAddress string
-}
-
-func (h *host) engine() string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.engineAddress
-}
-
-func (h *host) GetPluginInfo(context.Context, *emptypb.Empty) (*pulumirpc.PluginInfo, error) {
-	return &pulumirpc.PluginInfo{Version: version.Version}, nil
-}
-
-// Handshake is how an engine that attaches to a running host (PULUMI_DEBUG_LANGUAGES) passes
-// its address; the host then watches that engine as it watches one given on the command line.
-func (h *host) Handshake(
-	_ context.Context, req *pulumirpc.LanguageHandshakeRequest,
-) (*pulumirpc.LanguageHandshakeResponse, error) {
-	h.mu.Lock()
-	previous := h.engineAddress
-	if req.GetEngineAddress() != "" {
-		h.engineAddress = req.GetEngineAddress()
-	}
-	h.mu.Unlock()
-	if previous == "" && req.GetEngineAddress() != "" {
-		if err := h.life.watchEngine(req.GetEngineAddress()); err != nil {
-			return nil, fmt.Errorf("could not start the health check of the engine: %w", err)
-		}
-	}
-	return &pulumirpc.LanguageHandshakeResponse{}, nil
-}
-
-// Cancel is the engine asking the host to shut down (e.g. Ctrl-C during `pulumi up`): the host
-// stops taking requests and exits once the running program, if any, has finished.
-func (h *host) Cancel(context.Context, *emptypb.Empty) (*emptypb.Empty, error) {
-	h.life.stop()
-	return &emptypb.Empty{}, nil
 }
 
 // GetRequiredPackages makes sure the program's virtualenv exists first, as upstream does (a fresh
@@ -127,11 +79,7 @@ func (h *host) GetProgramDependencies(
 	if err != nil {
 		return nil, fmt.Errorf("failed to get python dependencies: %w", err)
 	}
-	deps := make([]*pulumirpc.DependencyInfo, 0, len(packages))
-	for _, p := range packages {
-		deps = append(deps, &pulumirpc.DependencyInfo{Name: p.Name, Version: p.Version})
-	}
-	return &pulumirpc.GetProgramDependenciesResponse{Dependencies: deps}, nil
+	return langhost.Dependencies(packages), nil
 }
 
 // InstallDependencies is `pulumi install`: create the virtualenv and install requirements.txt.
@@ -142,18 +90,10 @@ func (h *host) InstallDependencies(
 	if err != nil {
 		return err
 	}
-	closer, stdout, stderr, err := rpcutil.MakeInstallDependenciesStreams(server, req.GetIsTerminal())
-	if err != nil {
-		return err
-	}
-	defer closer.Close()
-	fmt.Fprint(stdout, "Installing dependencies...\n\n")
-	if err := tc.InstallDependencies(server.Context(), req.GetInfo().GetProgramDirectory(),
-		req.GetUseLanguageVersionTools(), true, stdout, stderr); err != nil {
-		return err
-	}
-	fmt.Fprint(stdout, "Finished installing dependencies\n\n")
-	return closer.Close()
+	return langhost.InstallDependencies(req, server, func(stdout, stderr io.Writer) error {
+		return tc.InstallDependencies(server.Context(), req.GetInfo().GetProgramDirectory(),
+			req.GetUseLanguageVersionTools(), true, stdout, stderr)
+	})
 }
 
 func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.RunResponse, error) {
@@ -176,14 +116,14 @@ func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.R
 		}
 	}
 	add("monitor", req.GetMonitorAddress())
-	add("engine", h.engine())
+	add("engine", h.Engine())
 	add("project", req.GetProject())
 	add("root_directory", info.GetRootDirectory())
 	add("stack", req.GetStack())
 	add("pwd", req.GetPwd())
 	add("dry_run", strconv.FormatBool(req.GetDryRun()))
 	add("parallel", strconv.Itoa(int(req.GetParallel())))
-	add("tracing", h.tracing)
+	add("tracing", h.Tracing)
 	add("organization", req.GetOrganization())
 	args = append(args, info.GetEntryPoint())
 	args = append(args, req.GetArgs()...)
@@ -203,24 +143,7 @@ func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.R
 	cmd.Dir = req.GetPwd()
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 
-	if err := cmd.Run(); err != nil {
-		// A Python program that crashes early may leave output unflushed: flush ours first.
-		_ = os.Stdout.Sync()
-		_ = os.Stderr.Sync()
-		var exitErr *exec.ExitError
-		if errors.As(err, &exitErr) {
-			if exitErr.ExitCode() == userActionableExit {
-				return &pulumirpc.RunResponse{Bail: true}, nil
-			}
-			return &pulumirpc.RunResponse{
-				Error: fmt.Sprintf("program exited with non-zero exit code: %d", exitErr.ExitCode()),
-			}, nil
-		}
-		return &pulumirpc.RunResponse{
-			Error: fmt.Sprintf("problem executing program (could not run language executor): %v", err),
-		}, nil
-	}
-	return &pulumirpc.RunResponse{}, nil
+	return langhost.RunResult(cmd.Run(), "language executor"), nil
 }
 
 // configEnv passes stack config the way the Python SDK reads it: PULUMI_CONFIG (a JSON object)
@@ -235,13 +158,9 @@ func configEnv(req *pulumirpc.RunRequest) ([]string, error) {
 		}
 		env = append(env, "PULUMI_CONFIG="+string(raw))
 	}
-	keys := req.GetConfigSecretKeys()
-	if keys == nil {
-		keys = []string{}
-	}
-	raw, err := json.Marshal(keys)
+	keys, err := langhost.SecretKeysEnv(req)
 	if err != nil {
-		return nil, fmt.Errorf("failed to serialize configuration secret keys: %w", err)
+		return nil, err
 	}
-	return append(env, "PULUMI_CONFIG_SECRET_KEYS="+string(raw)), nil
+	return append(env, keys), nil
 }
