@@ -27,11 +27,11 @@ The contract:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol
 
 from together_provider.framework.rulebook import Plan, Rulebook
-from together_provider.framework.schema import Failure, Schema, without_host_keys
+from together_provider.framework.schema import Schema, without_host_keys
 
 if TYPE_CHECKING:  # a preview (check and diff) must not load httpx or pydantic
     from together_api.client import TogetherClient
@@ -39,7 +39,6 @@ if TYPE_CHECKING:  # a preview (check and diff) must not load httpx or pydantic
 __all__ = [
     "DELETE_TIMEOUT_SECONDS",
     "Applied",
-    "Checked",
     "Lifecycle",
     "Observed",
     "Props",
@@ -60,14 +59,6 @@ Say = Callable[[str], None]
 def silent(_message: str) -> None:
     """The default `Say`: no progress lines."""
     return None
-
-
-@dataclass(frozen=True)
-class Checked:
-    """What `check` decided: the inputs to store (normalised; raw on failure) and every failure."""
-
-    inputs: dict[str, Any]
-    failures: list[Failure] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -103,20 +94,15 @@ LifecycleType = Callable[["TogetherClient", Say], Lifecycle]
 
 
 class ResourceLifecycle:
-    """What every resource's lifecycle shares: a caller-owned client, progress, check/diff (which
-    ask the resource's `RULEBOOK` and need no client), and the outputs an update keeps."""
+    """What every resource's lifecycle shares: a caller-owned client, progress, the update's plan
+    (from the resource's `RULEBOOK`: hosts check and diff through the rulebook itself), and the
+    outputs an update keeps."""
 
     RULEBOOK: ClassVar[Rulebook[Any]]
 
     def __init__(self, client: TogetherClient, say: Say = silent) -> None:
         self._client = client
         self._say = say
-
-    @classmethod
-    def check(cls, olds: Props, news: Props) -> Checked:
-        """Normalise and validate `news` against the previous inputs `olds` ({} on create)."""
-        inputs, failures = cls.RULEBOOK.check_resource(olds, news)
-        return Checked(inputs, failures)
 
     @classmethod
     def diff(cls, olds: Props, news: Props) -> Plan:
