@@ -213,8 +213,9 @@ def test_the_preview_comments_once_per_stack_and_gates_the_replacement(gitops: G
     run = gitops.run("together-preview.yml", "pull_request", gitops.pull_request([]), gitops.pr)
     assert run.jobs() == {"dev": "success", "staging": "failure", "prod": "success"}, run.log()
     assert run.steps("staging")["Gate on the preview"] == "failure"
-    assert "staging replaces or deletes a cluster: add the approve-replacement label" in (
-        run.output("staging")
+    staging = run.output("staging")  # whole in the message: pytest cuts a long `in` short
+    assert "staging replaces or deletes a cluster: add the approve-replacement label" in staging, (
+        staging
     )
     comments = _comments(gitops)
     assert sorted(comments) == ["dev", "prod", "staging"]
