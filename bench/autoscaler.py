@@ -179,6 +179,9 @@ def _unschedulable_to_put(repeats: int) -> float:
         def observe(self) -> Any:
             return (), self.pending
 
+        def workload_pods(self, node: str) -> int:
+            return 0
+
         def mark(self, node: str) -> None: ...
         def unmark(self, node: str) -> None: ...
         def record(self, explanation: Any) -> None: ...

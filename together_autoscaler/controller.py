@@ -42,6 +42,7 @@ log = logging.getLogger("together_autoscaler")
 
 class Kube(Protocol):
     def observe(self) -> tuple[tuple[NodeState, ...], tuple[PendingPod, ...]]: ...
+    def workload_pods(self, node: str) -> int: ...
     def mark(self, node: str) -> None: ...
     def unmark(self, node: str) -> None: ...
     def record(self, explanation: Explanation) -> None: ...
@@ -110,12 +111,12 @@ class Controller:
             memory=self.memory,
         )
         decision = decide(observed)
-        self._act(decision, observed.cluster.desired)
+        self._act(decision, observed.cluster.desired, {n.name: n.gpus for n in nodes})
         self.memory = decision.memory
         self.metrics.observe(observed.cluster.allocated, decision)
         return decision
 
-    def _act(self, decision: Decision, desired: int) -> None:
+    def _act(self, decision: Decision, desired: int, gpus: dict[str, int]) -> None:
         if decision.action is not Action.NONE:
             level = logging.WARNING if decision.action is Action.HOLD else logging.INFO
             log.log(level, "cluster %s: %s: %s", self.cluster_id, decision.reason,
@@ -131,7 +132,7 @@ class Controller:
                 for node in decision.scale_down_nodes:
                     self.kube.mark(node)
                     marked.append(node)
-                target = decision.target + self._kept(marked)
+                target = decision.target + sum(gpus[n] for n in self._kept(marked))
                 if target != desired:
                     request = ClusterUpdateRequest(num_preemptible_gpus=target)
                     self.together.update_cluster(self.cluster_id, request)
@@ -146,19 +147,16 @@ class Controller:
             except Exception as error:  # an Event that cannot be written must not stop scaling
                 self._failed("event", error)
 
-    def _kept(self, marked: list[str]) -> int:
-        """GPUs of the just-marked nodes that a workload pod reached before the cordon: each is
-        unmarked (and dropped from ``marked``) and keeps its GPUs in the target."""
-        if not marked:
-            return 0
-        nodes, _ = self.kube.observe()
-        busy = [n for n in nodes if n.name in marked and n.workload_pods]
+    def _kept(self, marked: list[str]) -> list[str]:
+        """The just-marked nodes a workload pod reached before the cordon: each is unmarked (and
+        dropped from ``marked``), and keeps its GPUs in the target."""
+        busy = [node for node in marked if self.kube.workload_pods(node)]
         for node in busy:
             log.warning("cluster %s: node %s got a workload pod before its cordon; keeping it",
-                        self.cluster_id, node.name)  # fmt: skip
-            self._undo(node.name)
-            marked.remove(node.name)
-        return sum(n.gpus for n in busy)
+                        self.cluster_id, node)  # fmt: skip
+            self._undo(node)
+            marked.remove(node)
+        return busy
 
     def _undo(self, node: str) -> None:
         try:

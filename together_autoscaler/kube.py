@@ -30,7 +30,7 @@ from together_api.values import (
     TARGETED_SCALE_DOWN_ANNOTATION,
 )
 from together_autoscaler.model import Explanation, NodeState, PendingPod
-from together_autoscaler.pods import node_state, pending_pod
+from together_autoscaler.pods import node_state, pending_pod, running_workloads
 
 __all__ = ["COMPONENT", "KubeSide"]
 
@@ -68,6 +68,12 @@ class KubeSide:
         )
         pending = tuple(p for p in map(pending_pod, pods) if p is not None)
         return states, pending
+
+    def workload_pods(self, node: str) -> int:
+        """Workload pods bound to ``node`` now: one list by field selector, for the re-check
+        after a cordon (not a whole observation)."""
+        pods = self.client.list(Pod, namespace=ALL_NS, fields={"spec.nodeName": node})
+        return len(running_workloads(pods))
 
     def mark(self, node: str) -> None:
         """Cordon and annotate ``node``: Together removes it first when the target drops."""

@@ -32,6 +32,7 @@ __all__ = [
     "node_state",
     "pending_pod",
     "pod_gpus",
+    "running_workloads",
 ]
 
 GPU_RESOURCE: Final = "nvidia.com/gpu"
@@ -60,7 +61,7 @@ def node_state(node: Node, pods: Iterable[Pod], reclaimed: bool) -> NodeState:
     cordoned = bool(spec and spec.unschedulable)
     allocatable = (status.allocatable if status else None) or {}
     conditions = (status.conditions if status else None) or []
-    workload = [p for p in pods if _workload(p) and not _ended(p)]
+    workload = running_workloads(pods)
     return NodeState(
         name=(meta.name if meta else None) or "",
         gpus=_quantity(allocatable.get(GPU_RESOURCE), GPUS_PER_NODE),
@@ -71,6 +72,11 @@ def node_state(node: Node, pods: Iterable[Pod], reclaimed: bool) -> NodeState:
         used_gpus=sum(pod_gpus(p.spec) for p in workload if p.spec is not None),
         workload_pods=len(workload),
     )
+
+
+def running_workloads(pods: Iterable[Pod]) -> list[Pod]:
+    """The pods that keep a node busy: not ended, DaemonSet and mirror pods aside."""
+    return [p for p in pods if _workload(p) and not _ended(p)]
 
 
 def pod_gpus(spec: PodSpec) -> int:

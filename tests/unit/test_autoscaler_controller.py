@@ -31,6 +31,9 @@ class FakeKube:
     def observe(self) -> tuple[tuple[NodeState, ...], tuple[PendingPod, ...]]:
         return self.nodes, self.pending
 
+    def workload_pods(self, node: str) -> int:
+        return sum(n.workload_pods for n in self.nodes if n.name == node)
+
     def mark(self, node: str) -> None:
         self.calls.append(("mark", node))
 
