@@ -26,7 +26,7 @@ from testkit.pulumi_env import PulumiEnv, native_pulumi_env
 from testkit.sim import SimulatorProcess
 from tests.clusters import CLUSTER_TYPE, cluster_stack
 from tests.native import CLUSTER_TOKEN, VOLUME_TOKEN
-from together_provider.volume.schema import VOLUME_TYPE
+from together_provider.volume.table import VOLUME_TYPE
 
 HostName = Literal["dynamic", "native"]
 VOLUMES_PROGRAM = "volumes"  # config `host: native` switches it to the plugin

@@ -29,11 +29,11 @@ from typing import Any, Final
 
 from together_api.errors import SpecError
 from together_provider.cluster.rules import RULEBOOK as CLUSTER_RULES
-from together_provider.cluster.schema import CLUSTER
+from together_provider.cluster.table import CLUSTER
 from together_provider.framework.schema import UNKNOWN, Schema
 from together_provider.registry import KINDS
 from together_provider.volume.rules import RULEBOOK as VOLUME_RULES
-from together_provider.volume.schema import VOLUME
+from together_provider.volume.table import VOLUME
 
 SETTINGS: Final[Mapping[str, str]] = CLUSTER.config_keys
 """Each cluster setting's config key (camelCase) -> its property, from the field table."""

@@ -13,8 +13,8 @@ from testkit.pulumi_env import REPO, PulumiEnv
 from testkit.sim import SimulatorProcess
 from tests.clusters import live_clusters
 from tests.native import CLUSTER_TOKEN, VOLUME_TOKEN
-from together_provider.cluster.schema import CLUSTER_TYPE
-from together_provider.volume.schema import VOLUME_TYPE
+from together_provider.cluster.table import CLUSTER_TYPE
+from together_provider.volume.table import VOLUME_TYPE
 
 pytestmark = [
     pytest.mark.engine,

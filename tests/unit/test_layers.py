@@ -123,7 +123,7 @@ def test_the_provider_package_and_its_pulumi_free_modules_load_no_pulumi() -> No
 def test_the_rules_stay_away_from_the_io_lifecycle() -> None:
     """Each kind's rules are pure: nothing of the API client, the wire models or a lifecycle."""
     for package in ("together_provider/cluster", "together_provider/volume"):
-        for rules in ("rules", "schema", "kind"):
+        for rules in ("rules", "table", "kind"):
             imported = _imports_of(ROOT / package / f"{rules}.py")
             assert not {m for m in imported if m.endswith(".lifecycle")}, (package, rules)
             assert {"together_api.client", "together_api.wire", "httpx"} & imported == set()

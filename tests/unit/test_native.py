@@ -22,13 +22,13 @@ from pulumi.provider.experimental.provider import (
 
 from tests.specs import CLUSTER_SPEC
 from together_api.errors import DeadlineExceededError
-from together_provider.cluster.schema import CLUSTER
+from together_provider.cluster.table import CLUSTER
 from together_provider.framework.lifecycle import Applied
 from together_provider.native import CLUSTER_TOKEN, VOLUME_TOKEN, _import, _properties
 from together_provider.native.package_schema import package_schema
 from together_provider.native.provider import HostError, TogetherProvider
 from together_provider.stack_config import ConfigError, load
-from together_provider.volume.schema import VOLUME
+from together_provider.volume.table import VOLUME
 
 URN = f"urn:pulumi:dev::proj::{CLUSTER_TOKEN}::train"
 

@@ -19,7 +19,7 @@ import pytest
 
 from testkit.github_server import GitHubServer
 from tests.fake_time import FakeTime
-from together_provider.cluster.schema import CLUSTER_TYPE
+from together_provider.cluster.table import CLUSTER_TYPE
 from together_provider.preview import MARKER, load_price_table
 from together_provider.preview.__main__ import main
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.unit.test_preview_render import SPEC, _doc, _plan, _step
-from together_provider.cluster.schema import CLUSTER_TYPE
+from together_provider.cluster.table import CLUSTER_TYPE
 from together_provider.preview import load_price_table, render
 
 RANGE = {**SPEC, "num_preemptible_gpus": 8, "max_preemptible_gpus": 32}

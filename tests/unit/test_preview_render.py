@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from together_provider.cluster import rules
-from together_provider.cluster.schema import CLUSTER_TYPE
+from together_provider.cluster.table import CLUSTER_TYPE
 from together_provider.framework.schema import UNKNOWN
 from together_provider.preview import (
     BAD_INPUT_EXIT,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from together_provider.cluster.schema import CLUSTER_TYPE
+from together_provider.cluster.table import CLUSTER_TYPE
 from together_provider.preview import Outcome, build_plan, load_price_table, render
-from together_provider.volume.schema import VOLUME_TYPE
+from together_provider.volume.table import VOLUME_TYPE
 
 PROJECT = "together-gpu-clusters"
 STORAGE = load_price_table().storage_per_tib_month

@@ -11,7 +11,7 @@ import pytest
 
 from tests.specs import ENGINE_PROPS as BASE
 from together_provider.cluster.rules import Plan, plan, validate
-from together_provider.cluster.schema import CLUSTER
+from together_provider.cluster.table import CLUSTER
 
 RANGE: dict[str, Any] = BASE | {
     "num_preemptible_gpus": 8,

@@ -18,7 +18,7 @@ from together_provider.cluster.rules import (
     plan,
     validate,
 )
-from together_provider.cluster.schema import CLUSTER
+from together_provider.cluster.table import CLUSTER
 from together_provider.docs import policy_table_markdown
 from together_provider.framework.schema import UNKNOWN, Failure, Policy
 

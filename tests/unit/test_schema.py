@@ -12,7 +12,7 @@ from typing import Any, Literal
 import pytest
 
 from together_provider.cluster.resource import Cluster
-from together_provider.cluster.schema import CLUSTER, ClusterOutputs, ClusterSpec
+from together_provider.cluster.table import CLUSTER, ClusterOutputs, ClusterSpec
 from together_provider.framework.fields import without_none
 from together_provider.framework.kind import Kind
 from together_provider.framework.schema import Policy, Schema, Unknown, input_field, output_field

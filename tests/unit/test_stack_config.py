@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from together_provider.cluster.schema import CLUSTER
+from together_provider.cluster.table import CLUSTER
 from together_provider.stack_config import SETTINGS, ConfigError, load, project_values
 
 REPO = Path(__file__).resolve().parents[2]

@@ -13,7 +13,7 @@ from tests.specs import CLUSTER_SPEC
 from together_provider.cluster import rules
 from together_provider.framework.schema import UNKNOWN, Policy
 from together_provider.volume import rules as volume_rules
-from together_provider.volume.schema import VOLUME
+from together_provider.volume.table import VOLUME
 
 VOLUME_PROPS: dict[str, Any] = {"volume_name": "ckpt", "region": "us-central-8", "size_tib": 4.0}
 
@@ -146,7 +146,7 @@ def test_the_region_rule_passes_a_match_and_skips_what_is_not_known(
 
 
 def test_the_volume_region_is_never_sent_to_together() -> None:
-    from together_provider.cluster.schema import CLUSTER
+    from together_provider.cluster.table import CLUSTER
 
     spec = CLUSTER.resolve(
         {"cluster_name": "t", **CLUSTER_SPEC, "volume_id": "v", "volume_region": "us-central-8"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 from together_provider.cluster.rules import RULEBOOK
-from together_provider.cluster.schema import CLUSTER, TYPE_NAME
+from together_provider.cluster.table import CLUSTER, TYPE_NAME
 from together_provider.framework.kind import Kind
 
 KIND: Final = Kind(

@@ -24,7 +24,7 @@ from together_api.errors import (
 from together_api.kubeconfig import KubeconfigError
 from together_api.wire import Cluster
 from together_provider.cluster import mapping, rules
-from together_provider.cluster.schema import CLUSTER, ClusterSpec
+from together_provider.cluster.table import CLUSTER, ClusterSpec
 from together_provider.framework.lifecycle import (
     DELETE_TIMEOUT_SECONDS,
     Applied,

@@ -1,6 +1,6 @@
 """Translate between the Cluster's properties and Together's wire models. Pure: no I/O.
 
-Which property is which API field is declared in the field table (`cluster.schema`); this module
+Which property is which API field is declared in the field table (`cluster.table`); this module
 only binds the table's views to the wire models, so it can be unit tested without an engine.
 """
 
@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from together_api.wire import Cluster, ClusterCreateRequest, ClusterUpdateRequest
-from together_provider.cluster.schema import CLUSTER, ClusterSpec
+from together_provider.cluster.table import CLUSTER, ClusterSpec
 
 
 def create_request(spec: ClusterSpec) -> ClusterCreateRequest:

@@ -9,7 +9,7 @@ import pulumi
 from pulumi.dynamic import Resource
 
 from together_provider.cluster.provider import ClusterProvider
-from together_provider.cluster.schema import CLUSTER, CLUSTER_TYPE, TYPE_MODULE, TYPE_NAME
+from together_provider.cluster.table import CLUSTER, CLUSTER_TYPE, TYPE_MODULE, TYPE_NAME
 
 __all__ = ["CLUSTER_TYPE", "Cluster", "ClusterArgs"]
 
@@ -18,7 +18,7 @@ __all__ = ["CLUSTER_TYPE", "Cluster", "ClusterArgs"]
 class ClusterArgs:
     """A Together GPU cluster: `num_gpus` standard GPUs plus a preemptible target.
 
-    The typed mirror of the field table (`cluster.schema.ClusterSpec`), for editors and type
+    The typed mirror of the field table (`cluster.table.ClusterSpec`), for editors and type
     checkers; a unit test fails when the two differ, so the table stays the one declaration.
 
     `num_gpus` counts standard GPUs (never preempted; at least one 8-GPU node).

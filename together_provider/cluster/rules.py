@@ -1,7 +1,7 @@
 """What a change to a Cluster means: update in place, replace, or reject. Pure: no I/O, no Pulumi.
 
 Two tables drive everything, the way a Terraform schema's plan modifiers and validators do: the
-field table's policies (`cluster.schema.CLUSTER`: per field in place, replace or provider-only)
+field table's policies (`cluster.table.CLUSTER`: per field in place, replace or provider-only)
 and `RULES` here (what is rejected). The provider's `check` calls `check_inputs`, its `diff` and
 `update` call `plan`, and adoption asks both, so every path that changes a live cluster answers
 to the same rules. The reference table (docs/reference.md) is rendered from the same tables
@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from together_provider.cluster.schema import CLUSTER, ClusterSpec
+from together_provider.cluster.table import CLUSTER, ClusterSpec
 from together_provider.framework.rulebook import Plan, Rule, Rulebook, replacing_fields, wanted
 from together_provider.framework.schema import Draft, Policy, Unknown, is_unknown
 from together_provider.framework.validators import NODE_GPUS

@@ -6,7 +6,7 @@ from typing import Final
 
 from together_provider.framework.kind import Kind
 from together_provider.volume.rules import RULEBOOK
-from together_provider.volume.schema import TYPE_NAME, VOLUME
+from together_provider.volume.table import TYPE_NAME, VOLUME
 
 KIND: Final = Kind(
     type_name=TYPE_NAME,

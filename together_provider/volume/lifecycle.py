@@ -5,7 +5,7 @@ The volume counterpart of `cluster.lifecycle.ClusterLifecycle`, with the same co
 alike:
 
 - `VolumeLifecycle(client, say)`; `check` and `diff` are static and make no API call.
-- Properties are plain dicts keyed by the snake_case fields of `volume.schema.VolumeSpec`; only
+- Properties are plain dicts keyed by the snake_case fields of `volume.table.VolumeSpec`; only
   `check` and `diff` may receive unknowns.
 - `create(inputs) -> Applied` waits until the volume is `available`; `update` is exactly one PUT
   of `size_tib` (a shrink never gets here: `check` rejects it); `read -> Observed | None` reads
@@ -38,7 +38,7 @@ from together_provider.framework.lifecycle import (
 )
 from together_provider.framework.schema import without_host_keys
 from together_provider.volume import rules
-from together_provider.volume.schema import VOLUME, LiveVolume, VolumeSpec
+from together_provider.volume.table import VOLUME, LiveVolume, VolumeSpec
 
 __all__ = ["VolumeLifecycle"]
 

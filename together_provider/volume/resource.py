@@ -20,7 +20,7 @@ import pulumi
 from pulumi.dynamic import Resource
 
 from together_provider.volume.provider import VolumeProvider
-from together_provider.volume.schema import TYPE_MODULE, TYPE_NAME, VOLUME, VOLUME_TYPE
+from together_provider.volume.table import TYPE_MODULE, TYPE_NAME, VOLUME, VOLUME_TYPE
 
 __all__ = ["VOLUME_TYPE", "SharedVolume", "SharedVolumeArgs"]
 
@@ -29,7 +29,7 @@ __all__ = ["VOLUME_TYPE", "SharedVolume", "SharedVolumeArgs"]
 class SharedVolumeArgs:
     """A Together shared volume: `size_tib` whole TiB in `region`, growable in place.
 
-    The typed mirror of the field table (`volume.schema.VolumeSpec`); a unit test keeps the two
+    The typed mirror of the field table (`volume.table.VolumeSpec`); a unit test keeps the two
     equal.
     """
 

@@ -1,6 +1,6 @@
 """What a change to a SharedVolume means: grow in place, replace, or reject. Pure: no I/O.
 
-The same shape as `cluster.rules`: the field table's policies (`volume.schema.VOLUME`) say
+The same shape as `cluster.rules`: the field table's policies (`volume.table.VOLUME`) say
 what updates in place and what replaces, and `RULES` here what is rejected, so check, diff,
 adoption and the docs all read one answer. Unknown values are never rejected.
 
@@ -17,7 +17,7 @@ from typing import Final
 
 from together_provider.framework.rulebook import Plan, Rule, Rulebook, replacing_fields
 from together_provider.framework.schema import Draft, Policy
-from together_provider.volume.schema import VOLUME, VolumeSpec
+from together_provider.volume.table import VOLUME, VolumeSpec
 
 VolumeDraft = Draft[VolumeSpec]
 

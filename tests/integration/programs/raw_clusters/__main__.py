@@ -11,7 +11,7 @@ import pulumi
 from pulumi.dynamic import Resource
 
 from together_provider.cluster.provider import ClusterProvider
-from together_provider.cluster.schema import CLUSTER
+from together_provider.cluster.table import CLUSTER
 
 
 class RawCluster(Resource, module="together", name="Cluster"):

@@ -1,6 +1,6 @@
 """The SharedVolume resource's field table: the one place a shared-volume field is declared.
 
-Same mechanism as `cluster.schema`: each input is one `input_field` entry, each output one
+Same mechanism as `cluster.table`: each input is one `input_field` entry, each output one
 `output_field`, and `VOLUME` derives the specs, policies, outputs, adoption checks and README
 table. What Together's volume API allows decides the policies: only `size_tib` is in the resize
 request (and it only grows); the name, region, project and lifecycle independence are fixed at
