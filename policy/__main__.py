@@ -7,7 +7,7 @@ with the provider whose rules they call. See docs/policy.md.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pulumi_policy import (
@@ -24,6 +24,7 @@ from pulumi_policy import (
 
 from together_policy.pack import PACK_NAME, POLICIES, PolicySpec
 from together_policy.resources import Res, with_unknowns
+from together_policy.workloads import Violation
 
 LEVELS = {
     "advisory": EnforcementLevel.ADVISORY,
@@ -50,48 +51,39 @@ def _res(type_: str, urn: str, name: str, props: Any, deps: Mapping[str, Any] | 
     return Res(type_, urn, name, with_unknowns(plain(props)), depends_on)
 
 
-def _resource_policy(spec: PolicySpec) -> ResourceValidationPolicy:
-    check = spec.resource_check
-    assert check is not None
+def _policy(spec: PolicySpec) -> ResourceValidationPolicy | StackValidationPolicy:
+    """The pulumi-policy policy for `spec`: a resource check sees each resource alone, a stack
+    check every resource of the stack and the policy's config."""
+    about: dict[str, Any] = {
+        "name": spec.name,
+        "description": spec.description,
+        "enforcement_level": LEVELS[spec.level],
+    }
+    resource_check, stack_check = spec.resource_check, spec.stack_check
+    if resource_check is not None:
 
-    def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
-        res = _res(args.resource_type, args.urn, args.name, args.props)
-        for violation in check(res):
-            report(violation.message, violation.urn)
+        def validate_resource(args: ResourceValidationArgs, report: ReportViolation) -> None:
+            res = _res(args.resource_type, args.urn, args.name, args.props)
+            _report(resource_check(res), report)
 
-    return ResourceValidationPolicy(
-        name=spec.name,
-        description=spec.description,
-        validate=validate,
-        enforcement_level=LEVELS[spec.level],
-    )
+        return ResourceValidationPolicy(validate=validate_resource, **about)
+    assert stack_check is not None
 
-
-def _stack_policy(spec: PolicySpec) -> StackValidationPolicy:
-    check = spec.stack_check
-    assert check is not None
-
-    def validate(args: StackValidationArgs, report: ReportViolation) -> None:
+    def validate_stack(args: StackValidationArgs, report: ReportViolation) -> None:
         resources = [
             _res(r.resource_type, r.urn, r.name, r.props, r.property_dependencies)
             for r in args.resources
             if isinstance(r, PolicyResource)
         ]
-        for violation in check(resources, args.get_config() or {}):
-            report(violation.message, violation.urn)
+        _report(stack_check(resources, args.get_config() or {}), report)
 
-    return StackValidationPolicy(
-        name=spec.name,
-        description=spec.description,
-        validate=validate,
-        enforcement_level=LEVELS[spec.level],
-        config_schema=PolicyConfigSchema(properties=dict(spec.config)) if spec.config else None,
-    )
+    schema = PolicyConfigSchema(properties=dict(spec.config)) if spec.config else None
+    return StackValidationPolicy(validate=validate_stack, config_schema=schema, **about)
 
 
-PolicyPack(
-    name=PACK_NAME,
-    policies=[
-        _resource_policy(p) if p.resource_check is not None else _stack_policy(p) for p in POLICIES
-    ],
-)
+def _report(violations: Iterable[Violation], report: ReportViolation) -> None:
+    for violation in violations:
+        report(violation.message, violation.urn)
+
+
+PolicyPack(name=PACK_NAME, policies=[_policy(p) for p in POLICIES])

@@ -10,7 +10,6 @@ available or gone). The API key never leaves the ``Authorization`` header: it is
 from __future__ import annotations
 
 import time
-from types import TracebackType
 from typing import Any, Final
 
 import httpx
@@ -96,12 +95,7 @@ class TogetherClient(Waiters):
     def __enter__(self) -> TogetherClient:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def _request(self, method: str, path: str, **options: Any) -> Any:

@@ -15,6 +15,7 @@ from typing import Final
 from together_api.errors import (
     ApiConnectionError,
     ApiError,
+    ClusterStateError,
     DeadlineExceededError,
     NotFoundError,
     ProvisioningFailedError,
@@ -31,6 +32,21 @@ log = logging.getLogger("together_api.client")
 
 _TRANSIENT: Final = (ServerError, RateLimitedError, ApiConnectionError)
 """Errors a waiter's poll may skip: each already survived the request's own retries."""
+
+TimedOut = Callable[[str, str, str | None, str], ClusterStateError]
+"""Builds a waiter's timeout error from (message, id, last status, fix)."""
+
+
+def _deadline_exceeded(message: str, id_: str, status: str | None, fix: str) -> ClusterStateError:
+    """Every waiter's timeout but one; a volume's id stands in `cluster_id` for a volume."""
+    return DeadlineExceededError(message, cluster_id=id_, last_status=status, fix=fix)
+
+
+def _volume_timed_out(message: str, id_: str, status: str | None, fix: str) -> ClusterStateError:
+    """Waiting for a volume to be available, a timeout is one more way it did not become usable."""
+    return VolumeNotAvailableError(
+        message, volume_id=id_, last_status=status, timed_out=True, fix=fix
+    )
 
 
 class Waiters:
@@ -82,16 +98,15 @@ class Waiters:
                     last_status=status,
                     fix="delete it and create it again, or ask Together support",
                 )
-            remaining = deadline - self.clock()
-            if remaining <= 0:
-                raise VolumeNotAvailableError(
-                    f"volume {volume_id} was not available in time (last status: {status})",
-                    volume_id=volume_id,
-                    last_status=status,
-                    timed_out=True,
-                    fix="raise the timeout; Together may still finish in the background",
-                )
-            self.sleep(min(self.retry.poll_interval(poll), remaining))
+            self._wait_or_give_up(
+                deadline,
+                poll,
+                f"volume {volume_id}",
+                volume_id,
+                status,
+                "available",
+                timed_out=_volume_timed_out,
+            )
             poll += 1
 
     def wait_until_ready(
@@ -191,16 +206,24 @@ class Waiters:
         return failed
 
     def _wait_or_give_up(
-        self, deadline: float, poll: int, subject: str, id_: str, status: str | None, goal: str
+        self,
+        deadline: float,
+        poll: int,
+        subject: str,
+        id_: str,
+        status: str | None,
+        goal: str,
+        *,
+        timed_out: TimedOut = _deadline_exceeded,
     ) -> None:
-        """Sleep one poll interval, or raise DeadlineExceededError (its `cluster_id` is `id_`,
-        a volume's id for a volume) when the deadline has passed."""
+        """Sleep one poll interval, or raise the `timed_out` error when the deadline has passed:
+        DeadlineExceededError unless the waiter names another."""
         remaining = deadline - self.clock()
         if remaining <= 0:
-            raise DeadlineExceededError(
+            raise timed_out(
                 f"{subject} was not {goal} in time (last status: {status})",
-                cluster_id=id_,
-                last_status=status,
-                fix="raise the timeout; Together may still finish in the background",
+                id_,
+                status,
+                "raise the timeout; Together may still finish in the background",
             )
         self.sleep(min(self.retry.poll_interval(poll), remaining))

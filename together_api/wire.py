@@ -20,19 +20,13 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 # The value sets and constants live in `values` (no pydantic), so the provider's check and diff
-# can read them without loading pydantic; they are re-exported here as part of the wire schema.
+# can read them without loading pydantic. Every one of them is also part of the wire schema:
+# re-exported here by the star import and `__all__ += values.__all__`, so `values` alone lists them.
+from together_api import values
+from together_api.values import *  # noqa: F403
 from together_api.values import (
-    BILLING_TYPES,
-    CLUSTER_TYPES,
-    COMPUTE_CLASS_LABEL,
-    DEFAULT_BASE_URL,
-    DRAIN_WINDOW_SECONDS,
-    GPU_TYPES,
     GPUS_PER_NODE,
-    LIFECYCLE_REASONS,
-    PREEMPTIBLE,
     PREEMPTION_REASONS,
-    TARGETED_SCALE_DOWN_ANNOTATION,
     BillingType,
     ClusterType,
     GpuType,
@@ -40,34 +34,20 @@ from together_api.values import (
 )
 
 __all__ = [
-    "BILLING_TYPES",
-    "CLUSTER_TYPES",
-    "COMPUTE_CLASS_LABEL",
-    "DEFAULT_BASE_URL",
-    "DRAIN_WINDOW_SECONDS",
-    "GPUS_PER_NODE",
-    "GPU_TYPES",
-    "LIFECYCLE_REASONS",
-    "PREEMPTIBLE",
-    "PREEMPTION_REASONS",
-    "TARGETED_SCALE_DOWN_ANNOTATION",
     "AcceptanceTestsParams",
     "AddOn",
     "AddOnRequest",
-    "BillingType",
     "Cluster",
     "ClusterConfig",
     "ClusterCreateRequest",
     "ClusterDeleteResponse",
     "ClusterList",
     "ClusterStatus",
-    "ClusterType",
     "ClusterUpdateRequest",
     "ControlPlaneNode",
     "DriverVersion",
     "ErrorBody",
     "ErrorDetail",
-    "GpuType",
     "GpuWorkerNode",
     "NodeLifecycleEvent",
     "NodePhaseTransition",
@@ -84,6 +64,7 @@ __all__ = [
     "VolumeUpdateRequest",
     "is_failed_phase",
 ]
+__all__ += values.__all__
 
 
 class ClusterStatus:

@@ -97,23 +97,18 @@ class PreemptibleAutoscaler(pulumi.ComponentResource):
         subject = [{"kind": "ServiceAccount", "name": account_name, "namespace": ns}]
         role = k8s.rbac.v1.ClusterRole(f"{name}-role", rules=AUTOSCALER_RULES, opts=child)
         k8s.rbac.v1.ClusterRoleBinding(
-            f"{name}-binding",
-            role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                      "name": role.metadata.name},
-            subjects=subject,
-            opts=child,
-        )  # fmt: skip
+            f"{name}-binding", role_ref=_role_ref(role), subjects=subject, opts=child
+        )
         lease_role = k8s.rbac.v1.Role(
             f"{name}-lease", metadata={"namespace": ns}, rules=LEASE_RULES, opts=child
         )
         k8s.rbac.v1.RoleBinding(
             f"{name}-lease",
             metadata={"namespace": ns},
-            role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
-                      "name": lease_role.metadata.name},
+            role_ref=_role_ref(lease_role),
             subjects=subject,
             opts=child,
-        )  # fmt: skip
+        )
         secret = k8s.core.v1.Secret(
             f"{name}-key",
             metadata={"namespace": ns},
@@ -159,6 +154,12 @@ class PreemptibleAutoscaler(pulumi.ComponentResource):
         self.namespace_name = ns
         self.service_account_name = account_name
         self.register_outputs({"namespace": ns, "service_account": account_name})
+
+
+def _role_ref(role: k8s.rbac.v1.ClusterRole | k8s.rbac.v1.Role) -> dict[str, Any]:
+    """A binding's ``roleRef`` to `role`: the ClusterRole or Role it grants the ServiceAccount."""
+    kind = "ClusterRole" if isinstance(role, k8s.rbac.v1.ClusterRole) else "Role"
+    return {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": role.metadata.name}
 
 
 def _no_ceiling(name: str) -> SpecError:

@@ -11,6 +11,7 @@ Config: `projectId` (Together needs a project for a preemptible target) and, opt
 directory to write the manifests to instead of applying them (no Kubernetes cluster needed).
 """
 
+from dataclasses import replace
 from typing import Any
 
 import pulumi
@@ -41,31 +42,23 @@ on_cluster = pulumi.ResourceOptions(provider=provider)
 
 image = config.get("image") or "vllm/vllm-openai:v0.6.3"
 one_gpu = {"limits": {"nvidia.com/gpu": 1}}
-serving = ServingReplicas(
-    "llm-serve",
-    ServingReplicasArgs(
-        image=image,
-        replicas=config.get_int("servingReplicas", 2),
-        compute_class=ComputeClass.STANDARD,
-        cluster=cluster,
-        app="llm",
-        resources=one_gpu,
-    ),
-    opts=on_cluster,
+serving_args = ServingReplicasArgs(
+    image=image,
+    replicas=config.get_int("servingReplicas", 2),
+    compute_class=ComputeClass.STANDARD,
+    cluster=cluster,
+    app="llm",
+    resources=one_gpu,
 )
-burst = ServingReplicas(
-    "llm-burst",
-    ServingReplicasArgs(
-        image=image,
-        replicas=config.get_int("burstReplicas", 4),
-        compute_class=ComputeClass.PREEMPTIBLE,
-        cluster=cluster,
-        app="llm",
-        resources=one_gpu,
-        grace_seconds=config.get_int("burstGraceSeconds", 60),
-    ),
-    opts=on_cluster,
+serving = ServingReplicas("llm-serve", serving_args, opts=on_cluster)
+# The same server on preemptible nodes: more replicas, and a grace period for the drain window.
+burst_args = replace(
+    serving_args,
+    replicas=config.get_int("burstReplicas", 4),
+    compute_class=ComputeClass.PREEMPTIBLE,
+    grace_seconds=config.get_int("burstGraceSeconds", 60),
 )
+burst = ServingReplicas("llm-burst", burst_args, opts=on_cluster)
 # Selects on the shared `app` label only, so traffic spreads over standard and burst replicas.
 service = k8s.core.v1.Service(
     "llm",
