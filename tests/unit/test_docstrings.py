@@ -10,7 +10,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 MAX_LINES = 3
-CHECKED = ("together_api", "together_autoscaler", "together_policy")
+CHECKED = ("together_api", "together_autoscaler", "together_policy", "testkit")
 """Packages (every module) and single modules whose docstrings are held to `MAX_LINES`."""
 
 
