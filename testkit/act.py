@@ -1,14 +1,5 @@
-"""Run a GitHub Actions workflow under nektos/act (tools/act) in host mode and read what it did.
-
-Host mode (``-P ubuntu-latest=-self-hosted``) runs each job's steps as processes on this machine,
-each job in a fresh workspace under act's cache directory, with the environment act itself was
-started with. The actions the example workflows use from GitHub are replaced through
-``--local-repository`` by the stand-ins in tests/gitops/actions (documented in each action.yml and
-in examples/gitops/README.md); ``--no-skip-checkout`` makes act run the checkout stand-in, which
-copies the tree ``checkout`` names into the job's workspace, instead of its own copy of the
-working directory. ``--json`` logs one record per line; :class:`ActRun` reads job and step results
-and each job's output from them.
-"""
+"""Run a GitHub Actions workflow under nektos/act (tools/act) in host mode and read what it did, so
+the example GitOps workflows are tested as GitHub would run them, with no GitHub."""
 
 from __future__ import annotations
 
@@ -115,6 +106,14 @@ def run_act(
     `env` is the environment act (and so every step) runs with; `github_env` goes to act's
     ``--env`` (GITHUB_REPOSITORY, GITHUB_API_URL, ...); `matrix` restricts the matrix
     (``stack:dev``). Secrets and variables go through files, not the command line.
+
+    Host mode (``-P ubuntu-latest=-self-hosted``) runs each job's steps as processes on this
+    machine, each job in a fresh workspace under act's cache directory, with the environment act
+    itself was started with. The actions the workflows use from GitHub are replaced through
+    ``--local-repository`` by the stand-ins in tests/gitops/actions (`standins`);
+    ``--no-skip-checkout`` makes act run the checkout stand-in, which copies the tree `checkout`
+    names into the job's workspace, instead of its own copy of the working directory. ``--json``
+    logs one record per line, which :class:`ActRun` reads.
     """
     root.mkdir(parents=True, exist_ok=True)
     event_file = root / "event.json"

@@ -1,8 +1,5 @@
-"""The contract server's state and GitHub's answer shapes: issues, comments, pages, errors.
-
-Kept apart from the routes (`testkit.github_server`, whose docstring cites GitHub's REST docs)
-so each file has one job: this one is what GitHub stores and how it answers.
-"""
+"""The contract server's state and GitHub's answer shapes (issues, comments, pages, errors), apart
+from the routes (`testkit.github_server.create_app`, which cites GitHub's REST docs)."""
 
 from __future__ import annotations
 

@@ -1,43 +1,5 @@
-"""A local GitHub REST contract server: the issue and comment endpoints the GitOps workflows call.
-
-    python -m testkit.github_server --port 0 --token T [--repo owner/name ...]
-
-prints one line, ``github contract server listening on http://HOST:PORT``; point
-``GITHUB_API_URL`` at that URL. In tests, :class:`GitHubServer` runs it on a free port in a
-thread and reads its state back.
-
-What it serves, after GitHub's REST reference (docs.github.com/rest, API version 2022-11-28):
-
-- ``/repos/{owner}/{repo}/issues``: list (``state``, ``labels``, pull requests included, as
-  GitHub does) and create. "REST API endpoints for issues", docs.github.com/rest/issues/issues.
-- ``/issues/{number}/comments``: list (ascending id) and create; ``/issues/comments/{id}``:
-  update, delete (204). "REST API endpoints for issue comments", docs.github.com/rest/issues/
-  comments. A body over 65,536 characters is refused with 422 "body is too long (maximum is
-  65536 characters)", the answer GitHub gives.
-- ``/issues/{number}/labels``: list. docs.github.com/rest/issues/labels.
-- Pagination ("Using pagination in the REST API"): ``per_page`` (default 30, at most 100) and
-  ``page``; a ``Link`` header with ``prev``, ``next``, ``last`` and ``first`` whenever there
-  is more than one page, none otherwise.
-- Auth ("Authenticating to the REST API"): ``Authorization: Bearer T`` or ``token T``; none is
-  401 "Requires authentication", another token 401 "Bad credentials".
-- Errors ("Troubleshooting the REST API"): ``{"message", "documentation_url", "status"}``, plus
-  ``errors`` on a 422 "Validation Failed"; 400 "Problems parsing JSON".
-- Rate limits ("Rate limits for the REST API"): a secondary limit is 403 with ``retry-after``
-  and a message naming it; a primary one is 403 with ``x-ratelimit-remaining: 0`` and
-  ``x-ratelimit-reset``.
-
-Test hooks (no auth, never faulted, never in the request log), also as methods of
-:class:`GitHubServer`:
-
-    POST   /_test/repos/{owner}/{repo}/pulls              {"number"?, "title"?, "labels"?}
-    POST   /_test/repos/{owner}/{repo}/issues/{n}/comments {"bodies": [...], "user"?}
-    PUT    /_test/repos/{owner}/{repo}/issues/{n}/labels   {"labels": [...]}
-    GET|POST|DELETE /_test/faults   {"status", "count"?: 1, "method"?, "path"? (a substring),
-                                     "kind"?: "status"|"secondary"|"primary", "retry_after"?,
-                                     "message"?}: answer the next matching requests so
-    GET|DELETE /_test/state         repositories with their issues and comments, and the request
-                                    log (method, path, query, status); DELETE clears the log
-"""
+"""A local GitHub REST contract server for the issue and comment endpoints the GitOps workflows
+call, so those calls are tested against GitHub's documented answers, faults included, offline."""
 
 from __future__ import annotations
 
@@ -65,7 +27,28 @@ _BANNER: Final = "github contract server listening on "
 
 
 def create_app(state: m.State) -> Starlette:
-    """The API routes over ``state`` plus the ``/_test`` hooks."""
+    """The API routes over ``state`` plus the ``/_test`` hooks (`_hooks`).
+
+    What it serves, after GitHub's REST reference (docs.github.com/rest, API version 2022-11-28):
+
+    - ``/repos/{owner}/{repo}/issues``: list (``state``, ``labels``, pull requests included, as
+      GitHub does) and create. "REST API endpoints for issues", docs.github.com/rest/issues/issues.
+    - ``/issues/{number}/comments``: list (ascending id) and create; ``/issues/comments/{id}``:
+      update, delete (204). "REST API endpoints for issue comments", docs.github.com/rest/issues/
+      comments. A body over 65,536 characters is refused with 422 "body is too long (maximum is
+      65536 characters)", the answer GitHub gives.
+    - ``/issues/{number}/labels``: list. docs.github.com/rest/issues/labels.
+    - Pagination ("Using pagination in the REST API"): ``per_page`` (default 30, at most 100) and
+      ``page``; a ``Link`` header with ``prev``, ``next``, ``last`` and ``first`` whenever there
+      is more than one page, none otherwise.
+    - Auth ("Authenticating to the REST API"): ``Authorization: Bearer T`` or ``token T``; none is
+      401 "Requires authentication", another token 401 "Bad credentials".
+    - Errors ("Troubleshooting the REST API"): ``{"message", "documentation_url", "status"}``, plus
+      ``errors`` on a 422 "Validation Failed"; 400 "Problems parsing JSON".
+    - Rate limits ("Rate limits for the REST API"): a secondary limit is 403 with ``retry-after``
+      and a message naming it; a primary one is 403 with ``x-ratelimit-remaining: 0`` and
+      ``x-ratelimit-reset``.
+    """
 
     def api(handler: Handler) -> Handler:
         async def wrapped(request: Request) -> Response:
@@ -168,6 +151,20 @@ def create_app(state: m.State) -> Starlette:
 
 
 def _hooks(state: m.State) -> list[Route]:
+    """The test hooks (no auth, never faulted, never in the request log), also as methods of
+    :class:`GitHubServer`::
+
+        POST   /_test/repos/{owner}/{repo}/pulls              {"number"?, "title"?, "labels"?}
+        POST   /_test/repos/{owner}/{repo}/issues/{n}/comments {"bodies": [...], "user"?}
+        PUT    /_test/repos/{owner}/{repo}/issues/{n}/labels   {"labels": [...]}
+        GET|POST|DELETE /_test/faults   {"status", "count"?: 1, "method"?, "path"? (a substring),
+                                         "kind"?: "status"|"secondary"|"primary", "retry_after"?,
+                                         "message"?}: answer the next matching requests so
+        GET|DELETE /_test/state         repositories with their issues and comments, and the
+                                        request log (method, path, query, status); DELETE clears
+                                        the log
+    """
+
     async def seed_pull(request: Request) -> Response:
         body = await m.body(request)
         repo = f"{request.path_params['owner']}/{request.path_params['repo']}"
@@ -313,6 +310,9 @@ class GitHubServer:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m testkit.github_server --port 0 --token T [--repo owner/name ...]`` prints one
+    line, ``github contract server listening on http://HOST:PORT``; point ``GITHUB_API_URL`` at
+    that URL. In tests, :class:`GitHubServer` runs it on a free port in a thread instead."""
     parser = argparse.ArgumentParser(
         prog="python -m testkit.github_server",
         description=__doc__,

@@ -1,12 +1,5 @@
-"""Reach a simulated cluster's Kubernetes API server (``python -m together_sim --kubernetes``).
-
-    kube = KubeClient.from_cluster(client.get_cluster(cluster_id))
-    kube.wait_for(lambda: len(kube.nodes()) == 2, "two Nodes")
-    kube.nodes()        # [{"metadata": {"name": "gpu-dp-...", "labels": ...}, ...}, ...]
-
-Waiting here is for real processes (the API server, the controllers, KWOK) to catch up with the
-simulator's clock, never for simulated time: tests move that with ``SimulatorProcess.advance``.
-"""
+"""Reach a simulated cluster's Kubernetes API server (``python -m together_sim --kubernetes``) from
+a test, with a small client instead of kubectl, so that a poll costs a request, not a process."""
 
 from __future__ import annotations
 
@@ -66,7 +59,12 @@ def control_plane_processes(marker: Path) -> list[tuple[int, str]]:
 
 class KubeClient:
     """A small client for one cluster's API server, authenticated as its kubeconfig says
-    (client certificate or token; no kubectl, so a poll costs a request, not a process)."""
+    (client certificate or token; no kubectl, so a poll costs a request, not a process)::
+
+        kube = KubeClient.from_cluster(client.get_cluster(cluster_id))
+        kube.wait_for(lambda: len(kube.nodes()) == 2, "two Nodes")
+        kube.nodes()        # [{"metadata": {"name": "gpu-dp-...", "labels": ...}, ...}, ...]
+    """
 
     def __init__(self, kubeconfig: str) -> None:
         config = yaml.safe_load(kubeconfig)
@@ -147,7 +145,11 @@ class KubeClient:
                     yield json.loads(line)
 
     def wait_for(self, check: Callable[[], Any], what: str, timeout: float = 120.0) -> Any:
-        """Poll ``check`` until it returns something truthy (API errors count as not yet)."""
+        """Poll ``check`` until it returns something truthy (API errors count as not yet).
+
+        Waiting here is for real processes (the API server, the controllers, KWOK) to catch up
+        with the simulator's clock, never for simulated time: tests move that with
+        ``SimulatorProcess.advance``."""
         deadline = time.monotonic() + timeout
         last: Any = None
         while time.monotonic() < deadline:

@@ -1,14 +1,5 @@
-"""Which Python language host the engine runs: ours (tools/pulumi-engine/langhost) or upstream's.
-
-`make test` takes a release Pulumi when one is first on PATH (tools/pulumi-engine/build.sh), and
-a release ships upstream's host. A few tests check what only our host does (its *extras*: Cancel
-ends it; TOGETHER_LANGHOST_HEALTH_INTERVAL sets how often it probes the engine). They name the
-extras they need (`@pytest.mark.langhost_extras(...)`, see tests/conftest.py) and skip on a host
-that does not list them, instead of failing for a contributor with an ordinary install.
-
-Our host lists its extras, one per line, for `pulumi-language-python -together-extras`;
-upstream's rejects the unknown flag (exit 2), which lists none.
-"""
+"""Which Python language host the engine runs, ours (tools/pulumi-engine/langhost) or upstream's, so
+a test of what only ours does skips on a release install instead of failing (docs/engine.md)."""
 
 from __future__ import annotations
 
@@ -26,7 +17,10 @@ HOST = "pulumi-language-python"
 
 @functools.cache
 def host_extras(bin_dir: Path) -> frozenset[str]:
-    """The extras the Python host in `bin_dir` lists (none for upstream's, or no host at all)."""
+    """The extras the Python host in `bin_dir` lists (none for upstream's, or no host at all).
+
+    Our host lists its extras, one per line, for ``pulumi-language-python -together-extras``;
+    upstream's rejects the unknown flag (exit 2), which lists none."""
     try:
         out = subprocess.run(
             [str(bin_dir / HOST), EXTRAS_FLAG],
@@ -43,7 +37,12 @@ def host_extras(bin_dir: Path) -> frozenset[str]:
 
 
 def missing_extras_reason(bin_dir: Path, needed: tuple[str, ...]) -> str | None:
-    """Why a test needing `needed` cannot run on the engine in `bin_dir`; None when it can."""
+    """Why a test needing `needed` cannot run on the engine in `bin_dir`; None when it can.
+
+    `make test` takes a release Pulumi when one is first on PATH (tools/pulumi-engine/build.sh),
+    and a release ships upstream's host. Tests of our host's extras (Cancel ends it;
+    TOGETHER_LANGHOST_HEALTH_INTERVAL sets how often it probes the engine) name the extras they
+    need (`@pytest.mark.langhost_extras(...)`, see tests/conftest.py) and skip with this reason."""
     missing = sorted(set(needed) - host_extras(bin_dir))
     if not missing:
         return None

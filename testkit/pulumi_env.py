@@ -1,11 +1,5 @@
-"""An isolated Pulumi environment for tests that drive the real engine.
-
-Each environment has its own PULUMI_HOME, a ``file://`` backend in a temp dir, a passphrase, no
-update check and no plugin downloads, with the engine built by ``tools/pulumi-engine/build.sh``
-first on PATH. Stacks are driven through the Automation API with *local* programs (a work dir
-holding Pulumi.yaml), never inline programs: inline programs cannot load a dynamic provider by
-reference (pulumi/pulumi#7960).
-"""
+"""An isolated Pulumi environment for tests that drive the real engine, so a test never reads or
+writes the developer's Pulumi home, backend or plugins."""
 
 from __future__ import annotations
 
@@ -106,7 +100,11 @@ def fresh_clone(destination: Path) -> Path:
 
 @dataclass
 class PulumiEnv:
-    """One isolated Pulumi home + backend; `stack()` opens stacks of a local program in it."""
+    """One isolated Pulumi home + backend; `stack()` opens stacks of a local program in it.
+
+    Each has its own PULUMI_HOME, a ``file://`` backend in a temp dir, a passphrase, no update
+    check and no plugin downloads, with the engine built by ``tools/pulumi-engine/build.sh``
+    first on PATH."""
 
     root: Path
     bin_dir: Path
@@ -173,7 +171,10 @@ class PulumiEnv:
     def stack(
         self, work_dir: Path, stack_name: str = "test", config: Mapping[str, Any] | None = None
     ) -> auto.Stack:
-        """Create or select `stack_name` of the program in `work_dir`, with `config` set."""
+        """Create or select `stack_name` of the program in `work_dir`, with `config` set.
+
+        A *local* program (a work dir holding Pulumi.yaml), never an inline one: inline programs
+        cannot load a dynamic provider by reference (pulumi/pulumi#7960)."""
         self.backend_dir.mkdir(parents=True, exist_ok=True)
         self.home.mkdir(parents=True, exist_ok=True)
         opts = auto.LocalWorkspaceOptions(

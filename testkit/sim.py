@@ -1,21 +1,5 @@
-"""Run the Together simulator as a subprocess and drive its ``/_sim`` admin API.
-
-Used by the ``simulator`` fixture in ``tests/conftest.py``::
-
-    def test_something(simulator: SimulatorProcess) -> None:
-        client = TogetherClient(simulator.api_key, simulator.base_url)
-        cluster = client.create_cluster(...)
-        simulator.advance(360)            # provisioning takes 6 simulated minutes
-        assert client.get_cluster(cluster.cluster_id).is_ready
-
-For another time scale use indirect parametrisation::
-
-    @pytest.mark.parametrize("simulator", [{"time_scale": 60}], indirect=True)
-
-``kubernetes=True`` runs ``--kubernetes`` (a real control plane per cluster; pass ``kube_bin``,
-e.g. :func:`testkit.kube.kube_bin_or_skip`); :meth:`SimulatorProcess.control_plane` waits for
-one cluster's, and ``testkit.kube.KubeClient`` talks to it.
-"""
+"""Run the Together simulator as a subprocess and drive its ``/_sim`` admin API, so tests talk to it
+over real HTTP as a user would, and move its virtual clock instead of sleeping."""
 
 from __future__ import annotations
 
@@ -38,7 +22,22 @@ class SimulatorProcess:
     """``python -m together_sim --port 0 --admin`` on 127.0.0.1.
 
     ``base_url`` ends in ``/v1`` (for :class:`TogetherClient`); ``root_url`` has
-    no path (for the official SDK, which adds ``/v1`` itself).
+    no path (for the official SDK, which adds ``/v1`` itself). Used by the ``simulator`` fixture
+    in ``tests/conftest.py``::
+
+        def test_something(simulator: SimulatorProcess) -> None:
+            client = TogetherClient(simulator.api_key, simulator.base_url)
+            cluster = client.create_cluster(...)
+            simulator.advance(360)            # provisioning takes 6 simulated minutes
+            assert client.get_cluster(cluster.cluster_id).is_ready
+
+    For another time scale use indirect parametrisation::
+
+        @pytest.mark.parametrize("simulator", [{"time_scale": 60}], indirect=True)
+
+    ``kubernetes=True`` runs ``--kubernetes`` (a real control plane per cluster; pass ``kube_bin``,
+    e.g. :func:`testkit.kube.kube_bin_or_skip`); :meth:`control_plane` waits for one cluster's,
+    and ``testkit.kube.KubeClient`` talks to it.
     """
 
     def __init__(

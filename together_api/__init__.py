@@ -1,17 +1,6 @@
-"""Together's GPU clusters API as Python: wire schema, httpx client, retry policy, errors.
-
-This layer knows nothing of Pulumi or of the provider: the provider and the simulator both build
-on it, and importing it loads neither. The public API is re-exported here (`__all__`): the
-client, its retry policy and fix wording, every error, the kubeconfig decoder and the wire
-models a caller hands to or gets from the client. Importing the package is cheap: the client and
-the wire models (which need httpx and pydantic) load on first use, so a Pulumi preview that only
-checks and diffs never pays for them.
-
-Modules: `client` (one method per endpoint) over `_transport` (auth, retries, HTTP errors) and
-`waiters` (poll until Ready, available or gone); `wire` (the pydantic models); `values` (the
-API's enumerations, no pydantic); `retry`; `errors`; `hints` (the caller's words in the fixes);
-`kubeconfig`; `packing` (pending pods onto 8-GPU nodes, for both autoscalers).
-"""
+"""Together's GPU clusters API as Python (wire schema, client, retries, errors; public: `__all__`),
+the layer the provider, the simulator and the autoscaler share: it imports no Pulumi and no
+provider code, and httpx and pydantic load only with the client or a wire model."""
 
 from __future__ import annotations
 
@@ -53,7 +42,8 @@ _LAZY = {
         "together_api.wire",
     ),
 }
-"""Public names that need httpx or pydantic -> the module they load from on first use."""
+"""Public names that need httpx or pydantic -> the module they load from on first use, so a
+Pulumi preview that only checks and diffs never pays for them."""
 
 
 def __getattr__(name: str) -> Any:

@@ -1,10 +1,5 @@
-"""The HTTP transport under `TogetherClient`: auth, timeouts, retries, errors. Private.
-
-Transport concerns live here and nowhere else: bearer auth, timeouts, retries (one
-:class:`RetryPolicy`), and mapping HTTP failures onto :mod:`together_api.errors`. The API key
-never leaves the ``Authorization`` header: it is absent from ``repr``, logs and exception text
-(server echoes are redacted).
-"""
+"""The HTTP transport under `TogetherClient`. Private. Transport concerns (bearer auth, timeouts,
+retries, HTTP failures mapped onto :mod:`together_api.errors`) live here and nowhere else."""
 
 from __future__ import annotations
 
@@ -84,6 +79,8 @@ class Transport:
     ``sleep`` and ``clock`` are used both between retries and by the waiters, so tests drive
     every timing path with a fake clock and no real sleeping. ``requests_made`` counts HTTP
     requests actually sent, retries included. ``hints`` is the caller's wording in the fixes.
+    The API key never leaves the ``Authorization`` header: `_redact` takes it out of anything the
+    server echoes into an exception, and no log line or ``repr`` carries it.
     """
 
     def __init__(

@@ -1,11 +1,5 @@
-"""Synchronous client for Together's GPU clusters API: one method per endpoint.
-
-`TogetherClient` is the API's endpoints (clusters, regions, shared volumes) over a private
-`_transport.Transport` (auth, timeouts, retries, HTTP errors mapped onto
-:mod:`together_api.errors`), plus the waiters of :mod:`together_api.waiters` (poll until Ready,
-available or gone). The API key never leaves the ``Authorization`` header: it is absent from
-``repr``, logs and exception text (server echoes are redacted).
-"""
+"""Synchronous client for Together's GPU clusters API: one method per endpoint (clusters, regions,
+shared volumes) over the private transport, with the waiters mixed in so polls share its retries."""
 
 from __future__ import annotations
 
@@ -45,7 +39,8 @@ class TogetherClient(Waiters):
     so tests drive every timing path with a fake clock and no real sleeping.
     ``requests_made`` counts HTTP requests actually sent, retries included.
     ``hints`` words the fixes for the caller's user (:class:`FixHints`: where the key and the
-    base URL are set); the default names no caller.
+    base URL are set); the default names no caller. The API key is absent from ``repr``, logs
+    and exception text (the transport redacts server echoes).
     """
 
     def __init__(

@@ -1,35 +1,5 @@
-"""One exception hierarchy for everything this project raises.
-
-``except TogetherError`` is always enough. Every error carries a ``message`` and, when there is
-one, a ``fix`` a human can act on (``str(error)`` shows both) and the ``field`` it is about.
-Messages never contain the API key: the client redacts it from anything the server echoes.
-
-    TogetherError                 root: every error of the API client, the waiters and the provider
-    ├── ApiError                  Together answered with an error, or not at all (``status``)
-    │   ├── AuthenticationError   401/403: the key is missing, wrong or lacks access
-    │   ├── NotFoundError         404: the cluster does not exist (callers decide if that is fine)
-    │   ├── OutOfCapacityError    409: no standard capacity for this GPU type in this region
-    │   ├── InvalidRequestError   400/422: the server rejected the body
-    │   ├── RateLimitedError      429, still after the retry policy gave up
-    │   ├── ServerError           5xx/408, still after every retry
-    │   ├── ApiConnectionError    no answer at all (connect/read failure) after every retry
-    │   ├── UnexpectedResponseError  an answer that does not parse, or an unmapped status
-    │   └── VolumeInUseError      409: a shared volume cannot be deleted while a cluster uses it
-    ├── ClusterStateError         a cluster or volume did not reach the state a waiter waited for
-    │   ├── ProvisioningFailedError   it went to Deleting or a *_FAILED phase, or disappeared
-    │   ├── DeadlineExceededError     the waiter ran out of time
-    │   └── VolumeNotAvailableError   a shared volume did not become usable
-    ├── KubeconfigError           kube_config is not a kubeconfig (together_api.kubeconfig)
-    └── InputError                root of non-API errors: the user's input is wrong, nothing sent
-        ├── SpecError             a resource spec breaks a rule (``resource``, ``field``)
-        │   ├── ConfigError         the stack config (together_provider.stack_config)
-        │   └── WorkloadSpecError   a workload's placement (together_provider.kubernetes)
-        └── PriceInputError       an unusable price table, or preview JSON priced with it
-                                  (together_api.prices; the preview calls it PreviewInputError)
-
-The errors drawn with a module live with the code that raises them, so this module knows nothing
-of Pulumi or of the provider.
-"""
+"""One exception hierarchy for everything this project raises (drawn at `TogetherError`). It knows
+nothing of Pulumi or of the provider: errors drawn with a module live with the code raising them."""
 
 from __future__ import annotations
 
@@ -55,10 +25,36 @@ __all__ = [
 
 
 class TogetherError(Exception):
-    """Root of every error this project raises; see the tree in the module docstring.
+    """Root of every error this project raises, so ``except TogetherError`` is always enough.
 
-    ``str(error)`` is the message followed by the fix (when there is one), so a
-    log line or a Pulumi diagnostic is actionable on its own.
+    Every error carries a ``message`` and, when there is one, a ``fix`` a human can act on and the
+    ``field`` it is about. ``str(error)`` is the message followed by the fix, so a log line or a
+    Pulumi diagnostic is actionable on its own. Messages never contain the API key: the client
+    redacts it from anything the server echoes. The whole tree (tests/unit/test_errors.py holds it
+    to every subclass in the project):
+
+        TogetherError               root: every error of the API client, the waiters, the provider
+        ├── ApiError                Together answered with an error, or not at all (``status``)
+        │   ├── AuthenticationError     401/403: the key is missing, wrong or lacks access
+        │   ├── NotFoundError           404: the cluster does not exist (callers decide if fine)
+        │   ├── OutOfCapacityError      409: no standard capacity for this GPU type in this region
+        │   ├── InvalidRequestError     400/422: the server rejected the body
+        │   ├── RateLimitedError        429, still after the retry policy gave up
+        │   ├── ServerError             5xx/408, still after every retry
+        │   ├── ApiConnectionError      no answer at all (connect/read failure) after every retry
+        │   ├── UnexpectedResponseError an answer that does not parse, or an unmapped status
+        │   └── VolumeInUseError        409: a shared volume cannot be deleted while in use
+        ├── ClusterStateError       a cluster or volume did not reach the state a waiter waited for
+        │   ├── ProvisioningFailedError it went to Deleting or a *_FAILED phase, or disappeared
+        │   ├── DeadlineExceededError   the waiter ran out of time
+        │   └── VolumeNotAvailableError a shared volume did not become usable
+        ├── KubeconfigError         kube_config is not a kubeconfig (together_api.kubeconfig)
+        └── InputError              root of non-API errors: the user's input is wrong, nothing sent
+            ├── SpecError               a resource spec breaks a rule (``resource``, ``field``)
+            │   ├── ConfigError         the stack config (together_provider.stack_config)
+            │   └── WorkloadSpecError   a workload's placement (together_provider.kubernetes)
+            └── PriceInputError         an unusable price table, or preview JSON priced with it
+                                        (together_api.prices; the preview's PreviewInputError)
     """
 
     def __init__(self, message: str, *, field: str | None = None, fix: str | None = None) -> None:

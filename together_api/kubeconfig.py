@@ -1,10 +1,5 @@
-"""Turn the ``kube_config`` field of a cluster into kubeconfig YAML. Pure: no I/O.
-
-Together's API returns ``kube_config`` base64-encoded: the official CLI (``tg clusters
-get-credentials``, together 3.1.1) base64-decodes it before writing the file. No document pins the
-encoding, though, so a value that already is a kubeconfig (YAML, or its JSON form) is accepted as
-it is. Anything else is an error that names the field and never echoes the (secret) value.
-"""
+"""Turn the ``kube_config`` field of a cluster into kubeconfig YAML, leniently, since no document
+pins its encoding. Pure: no I/O."""
 
 from __future__ import annotations
 
@@ -38,9 +33,13 @@ def decode_kube_config(
 ) -> str:
     """The kubeconfig YAML inside ``value``: base64 decoded, or ``value`` itself if it is YAML.
 
-    An empty value stays empty (a cluster may have none before its control plane is up).
-    Raises :class:`KubeconfigError` when neither reading gives a kubeconfig; its fix names where
-    the caller's user sets the base URL (``hints``, as the client's).
+    Together's API returns ``kube_config`` base64-encoded: the official CLI (``tg clusters
+    get-credentials``, together 3.1.1) base64-decodes it before writing the file. No document pins
+    the encoding, though, so a value that already is a kubeconfig (YAML, or its JSON form) is
+    accepted as it is. An empty value stays empty (a cluster may have none before its control
+    plane is up). Raises :class:`KubeconfigError` when neither reading gives a kubeconfig; its fix
+    names where the caller's user sets the base URL (``hints``, as the client's). The error never
+    echoes the value: it is a secret.
     """
     if not value or not value.strip():
         return ""

@@ -1,10 +1,6 @@
 """Pending pods packed onto 8-GPU nodes, as the Cluster Autoscaler simulates the scheduler. Pure.
-
-Both autoscalers ask it how many nodes a burst still needs: the simulator's model of Together's
-``auto_scale`` (standard nodes) and ``together_autoscaler`` (preemptible nodes). Each says which
-free GPUs count (Ready nodes' spare GPUs, nodes on their way as whole nodes); the packing is the
-same first fit, largest pod first.
-"""
+Here so that both autoscalers (the simulator's ``auto_scale`` of standard nodes and
+``together_autoscaler`` of preemptible ones) count the nodes a burst still needs the same way."""
 
 from __future__ import annotations
 
@@ -21,7 +17,9 @@ def nodes_to_add(
     """New nodes of ``node_gpus`` GPUs needed so that every request (a pod's GPUs) has room,
     after first-fit-decreasing packing onto the ``free`` GPUs of the nodes there already.
 
-    Every request must fit one node (a caller sets larger ones aside: no node could run them)."""
+    Every request must fit one node (a caller sets larger ones aside: no node could run them).
+    Which free GPUs count is the caller's to say (Ready nodes' spare GPUs, nodes on their way as
+    whole nodes); the packing is the same first fit, largest pod first."""
     bins = list(free)
     opened = 0
     for gpus in sorted(requests, reverse=True):

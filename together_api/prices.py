@@ -1,12 +1,5 @@
-"""On-demand GPU prices and the hourly cost of a cluster: the one price table every layer reads.
-
-Why here: the PR preview and the policy pack (in `together_provider`) and the autoscaler's
-``--max-hourly-usd`` cap (in `together_autoscaler`, which may import only this layer) price
-clusters the same way, from one file. Why a data file: prices change more often than code, and
-a reader must be able to see where a figure came from; `prices.json` names its source and date.
-Preemptible GPUs cost a fixed 50% of the on-demand rate of their GPU type (Together's
-preemptible-compute announcement).
-"""
+"""On-demand GPU prices and the hourly cost of a cluster: here, the one layer the PR preview, the
+policy pack and the autoscaler's ``--max-hourly-usd`` cap may all import, so they price alike."""
 
 from __future__ import annotations
 
@@ -33,8 +26,11 @@ __all__ = [
 ]
 
 DEFAULT_PRICES_FILE: Final = Path(__file__).with_name("prices.json")
+"""A data file, not code: prices change more often than code, and a reader must be able to see
+where a figure came from (the file names its source and date)."""
 PREEMPTIBLE_PRICE_FACTOR: Final = 0.5
-"""Preemptible GPUs bill at a flat 50% of the on-demand rate (not a spot market)."""
+"""Preemptible GPUs bill at a flat 50% of the on-demand rate of their GPU type, not a spot market
+(Together's preemptible-compute announcement)."""
 
 STORAGE_KEY: Final = "storage_usd_per_tib_month"
 """The price file's shared-volume storage rate (optional)."""

@@ -1,13 +1,5 @@
-"""One retry and poll policy, reused by every API call and every waiter.
-
-Why not ``stamina`` (or ``tenacity`` beneath it)? Both fit the retry loop, but
-both measure their overall deadline on the real monotonic clock and stamina
-adds jitter on top of the backoff instead of drawing it from ``[0, backoff]``.
-We need three things they don't give together: full jitter, an overall
-deadline that honours ``Retry-After`` and one injectable ``sleep``/``clock``
-pair shared with the cluster waiters, so that tests can check every bound
-without sleeping. The arithmetic is a few lines, so it lives here.
-"""
+"""One retry and poll policy, reused by every API call and every waiter, on one injectable clock so
+that tests check every bound without sleeping (why not ``stamina``: see `RetryPolicy`)."""
 
 from __future__ import annotations
 
@@ -85,6 +77,13 @@ class RetryPolicy:
     request still failed after its retries (5xx, 429, no answer) is skipped, up
     to ``poll_failures`` in a row: one lost answer must not fail a wait of
     many minutes, but an API that stays down must.
+
+    Why not ``stamina`` (or ``tenacity`` beneath it)? Both fit the retry loop, but
+    both measure their overall deadline on the real monotonic clock and stamina
+    adds jitter on top of the backoff instead of drawing it from ``[0, backoff]``.
+    We need three things they don't give together: full jitter, an overall
+    deadline that honours ``Retry-After`` and one injectable ``sleep``/``clock``
+    pair shared with the cluster waiters. The arithmetic is a few lines, so it lives here.
     """
 
     attempts: int = 5

@@ -1,9 +1,6 @@
-"""The value sets and constants of Together's GPU clusters API: part of the wire schema.
-
-Kept apart from the pydantic models in `wire.py` (which re-exports every name here) so that code
-needing only the vocabulary, such as the provider's `check` and `diff` during a preview, does not
-load pydantic.
-"""
+"""The value sets and constants of Together's GPU clusters API, part of the wire schema but apart
+from the pydantic models in `wire` (which re-exports them), so a preview's `check` and `diff`
+never load pydantic."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""The waiters: poll a cluster until it is Ready or gone, a volume until it is available or gone.
-
-A mixin of `TogetherClient`: every poll is one of the client's own GETs (so it has the client's
-retries), and the pause between polls is the retry policy's `poll_interval` on the client's
-clock (fake in tests). A poll lost to a transient error (each already survived the request's own
-retries) is skipped, up to `RetryPolicy.poll_failures` in a row.
-"""
+"""The waiters: poll a cluster until it is Ready or gone, a volume until it is available or gone,
+with the client's own GETs (so its retries) on its clock (fake in tests)."""
 
 from __future__ import annotations
 
@@ -50,7 +45,10 @@ def _volume_timed_out(message: str, id_: str, status: str | None, fix: str) -> C
 
 
 class Waiters:
-    """The polling half of `TogetherClient`; see the module docstring."""
+    """The polling half of `TogetherClient`, a mixin: every poll is one of the client's own GETs
+    (so it has the client's retries), and the pause between polls is the retry policy's
+    `poll_interval` on the client's clock. A poll lost to a transient error (each already survived
+    the request's own retries) is skipped, up to `RetryPolicy.poll_failures` in a row."""
 
     retry: RetryPolicy
 

@@ -1,16 +1,5 @@
-"""The JSON wire schema of Together's GPU clusters API, shared by client and simulator.
-
-This is the only place the schema lives. Field names follow the official
-``together`` SDK 3.1.1 (generated from Together's OpenAPI spec).
-
-Two deliberate asymmetries:
-
-* Request models are strict (``extra="forbid"``, enums as ``Literal``): a typo
-  in what *we* send is a bug we want to see at once.
-* Response models are lenient (``extra="allow"``, enums and ``status`` as plain
-  ``str``, most fields defaulted): a new API field, GPU type or status must
-  never break a user's ``pulumi up``.
-"""
+"""The JSON wire schema of Together's GPU clusters API, in one place for client and simulator: field
+names follow the official ``together`` SDK 3.1.1 (generated from Together's OpenAPI spec)."""
 
 from __future__ import annotations
 
@@ -104,6 +93,9 @@ def is_failed_phase(phase: str | None) -> bool:
 
 
 class _Request(BaseModel):
+    """Request models are strict (``extra="forbid"``, enums as ``Literal``): a typo in what *we*
+    send is a bug we want to see at once."""
+
     model_config = ConfigDict(extra="forbid")
 
     def to_json(self) -> dict[str, Any]:
@@ -262,6 +254,10 @@ class ClusterUpdateRequest(_Request):
 
 
 class _Response(BaseModel):
+    """Response models are lenient (``extra="allow"``, enums and ``status`` as plain ``str``, most
+    fields defaulted): a new API field, GPU type or status must never break a user's ``pulumi up``.
+    """
+
     model_config = ConfigDict(extra="allow")
 
 

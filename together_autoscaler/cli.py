@@ -1,10 +1,5 @@
-"""The command: ``python -m together_autoscaler`` (also the ``together-autoscaler`` script).
-
-``TOGETHER_API_KEY`` and ``TOGETHER_BASE_URL`` (a host, e.g. ``https://api.together.ai``) come
-from the environment; with no ``--kubeconfig`` the in-cluster config (the pod's service account)
-is used. SIGTERM or SIGINT ends the loop: the scan in progress finishes (or is abandoned after
-:data:`EXIT_GRACE_SECONDS`), the Lease is released and the process exits 0.
-"""
+"""The command, ``python -m together_autoscaler`` (also the ``together-autoscaler`` script): flags,
+environment and signals, with the API's fixes worded in their terms (see docs/autoscaling.md)."""
 
 from __future__ import annotations
 
@@ -115,6 +110,8 @@ class _Redact(logging.Filter):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the controller until SIGTERM or SIGINT: then the scan in progress finishes (or is
+    abandoned after :data:`EXIT_GRACE_SECONDS`), the Lease is released and the process exits 0."""
     args = parse_args(argv)
     key = os.environ.get("TOGETHER_API_KEY", "")
     handler = logging.StreamHandler(sys.stderr)

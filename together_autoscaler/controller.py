@@ -1,14 +1,5 @@
-"""The thin loop around `decide`: observe Together and Kubernetes, decide, act, explain.
-
-One scan per ``scan_interval`` seconds, only while this replica holds the Lease (renewed before
-each scan; before any write the elector checks, without I/O, that the lease cannot have expired
-since, so a replica whose scan outlasted it writes nothing). A scale
-down marks the chosen nodes first, looks again, and lowers the target after, in one PUT: a pod
-the scheduler bound to a node between the scan and its cordon keeps that node (unmarked, its GPUs
-not dropped), as the Cluster Autoscaler re-checks a node after tainting it. When the PUT fails
-the marks are taken back, so no node stays cordoned for a drop that never happened. Every decision
-other than "nothing to do" is a log line, a metric and Events on the pods or nodes it concerns.
-"""
+"""The thin loop around `decide`: observe Together and Kubernetes, decide, act, explain. Every I/O
+of a scan is here, so the decision stays a pure function tested with no cluster."""
 
 from __future__ import annotations
 
@@ -56,6 +47,10 @@ class Elector(Protocol):
 
 @dataclass
 class Controller:
+    """One scan per ``scan_interval`` seconds, only while this replica holds the Lease (renewed
+    before each scan). Every decision other than "nothing to do" is a log line, a metric and
+    Events on the pods or nodes it concerns."""
+
     together: TogetherClient
     kube: Kube
     elector: Elector
@@ -117,6 +112,15 @@ class Controller:
         return decision
 
     def _act(self, decision: Decision, desired: int, gpus: dict[str, int]) -> None:
+        """Carry ``decision`` out. Before any write the elector checks, without I/O, that the
+        lease cannot have expired since its renewal: a replica whose scan outlasted it writes
+        nothing.
+
+        A scale down marks the chosen nodes first, looks again, and lowers the target after, in
+        one PUT: a pod the scheduler bound to a node between the scan and its cordon keeps that
+        node (unmarked, its GPUs not dropped), as the Cluster Autoscaler re-checks a node after
+        tainting it. When the PUT fails the marks are taken back, so no node stays cordoned for
+        a drop that never happened."""
         if decision.action is not Action.NONE:
             level = logging.WARNING if decision.action is Action.HOLD else logging.INFO
             log.log(level, "cluster %s: %s: %s", self.cluster_id, decision.reason,

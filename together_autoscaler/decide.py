@@ -1,22 +1,5 @@
-"""The autoscaler's decision: a pure function from what one scan observed to what to do.
-
-Modelled on the Cluster Autoscaler's ``RunOnce``, for one node group of 8-GPU preemptible nodes:
-
-* **Scale up.** Pods that need preemptible nodes and that the scheduler marked Unschedulable are
-  packed (first fit, largest first) onto the free GPUs of Ready preemptible nodes, then onto the
-  capacity already on its way: the part of the target no Node shows yet, nodes not Ready yet,
-  and nodes a reclaim is taking back (Together refills toward the same target, so the pods
-  they evicted are not new demand). The target is raised by exactly the nodes still
-  missing, capped at the maximum and at the hourly budget: one PUT per burst.
-* **Scarcity.** When allocated has stayed below desired for longer than the provisioning timeout,
-  the target is not raised further for one more timeout; the pods are told why.
-* **Scale down.** A preemptible node with no workload pod for the unneeded window is named for
-  Together's targeted scale-down (the loop cordons and annotates it, then lowers the target by
-  its GPUs), never below the minimum, never while Together is short of the target or a reclaim
-  is draining a node (either way the drop would not remove the marked node: Together drops the
-  refill instead, and the marked node stays cordoned while the evicted pods wait), and never
-  while a pending pod would fit on it.
-"""
+"""The autoscaler's decision: a pure function from what one scan observed to what to do, modelled on
+the Cluster Autoscaler's ``RunOnce`` for one node group of 8-GPU preemptible nodes."""
 
 from __future__ import annotations
 
@@ -44,7 +27,23 @@ MAX_POD_EVENTS = 20
 
 
 def decide(observed: Observed) -> Decision:
-    """What to do now; never raises, never does I/O."""
+    """What to do now; never raises, never does I/O.
+
+    * **Scale up.** Pods that need preemptible nodes and that the scheduler marked Unschedulable
+      are packed (first fit, largest first) onto the free GPUs of Ready preemptible nodes, then
+      onto the capacity already on its way (`nodes_missing`): reclaimed nodes count, as Together
+      refills toward the same target, so the pods they evicted are not new demand. The target is
+      raised by exactly the nodes still missing, capped at the maximum and at the hourly budget:
+      one PUT per burst. A target below the minimum is raised to it first.
+    * **Scarcity.** When allocated has stayed below desired for longer than the provisioning
+      timeout, the target is not raised further for one more timeout; the pods are told why.
+    * **Scale down.** A preemptible node with no workload pod for the unneeded window is named
+      for Together's targeted scale-down (the loop cordons and annotates it, then lowers the
+      target by its GPUs), never below the minimum, never while Together is short of the target
+      or a reclaim is draining a node (either way the drop would not remove the marked node:
+      Together drops the refill instead, and the marked node stays cordoned while the evicted
+      pods wait), and never while a pending pod would fit on it.
+    """
     o, limits, cluster = observed, observed.limits, observed.cluster
     memory = _remember_shortfall(o)
     idle_since = {n.name: memory.idle_since.get(n.name, o.now) for n in o.nodes if _idle(n)}

@@ -1,15 +1,5 @@
-"""The autoscaler's side of the API server: observe (Nodes, pods, reclaim Events) and act (mark
-a node for targeted scale-down, record an Event). Every call here is one the ClusterRole of
-`together_provider.kubernetes.AutoscalerArgs`-deployed controllers grants, and nothing more:
-
-* ``list`` Nodes (the preemptible class only, by label selector), ``patch`` Nodes (cordon
-  and annotate, or undo that);
-* ``list`` Pods in every namespace;
-* ``list`` Events in every namespace (a reclaim's ``TogetherPreemptionNotified`` on a Node) and
-  ``create`` Events (the explanation of each decision).
-
-The Lease of leader election is in `together_autoscaler.leader`.
-"""
+"""The autoscaler's side of the API server: observe (Nodes, pods, reclaim Events) and act (mark a
+node for targeted scale-down, record an Event), with only the calls its ClusterRole grants."""
 
 from __future__ import annotations
 
@@ -40,7 +30,15 @@ NODE_EVENT_NAMESPACE: Final = "default"
 
 
 class KubeSide:
-    """One lightkube client; ``identity`` names this replica in the Events it records."""
+    """One lightkube client; ``identity`` names this replica in the Events it records.
+
+    Every call here is one the ClusterRole (`together_provider.autoscaler.AUTOSCALER_RULES`)
+    grants, and nothing more: ``list`` Nodes (the preemptible class only, by label selector) and
+    ``patch`` them (cordon and annotate, or undo that); ``list`` Pods in every namespace; ``list``
+    Events in every namespace (a reclaim's ``TogetherPreemptionNotified`` on a Node) and
+    ``create`` Events (the explanation of each decision). The Lease is in
+    `together_autoscaler.leader`.
+    """
 
     def __init__(self, client: Client, identity: str) -> None:
         self.client = client

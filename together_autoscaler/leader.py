@@ -1,15 +1,5 @@
-"""Leader election through a ``coordination.k8s.io/v1`` Lease, as client-go's leaderelection does.
-
-Only the replica holding the Lease acts. A replica takes the Lease when it is missing, already
-its own, or unchanged for ``lease_seconds`` on the replica's own clock (client-go's rule: the
-holder's ``renewTime`` is another machine's clock, so it is never compared with ours). Every
-write carries the ``resourceVersion`` that was read, so of two replicas racing for the same Lease
-the API server lets exactly one win (409 Conflict for the other). :meth:`release` empties the
-holder on a clean exit, so a successor takes over at its next try instead of after the lease.
-:meth:`holds` tells, without I/O, whether the Lease is still this replica's: no other replica
-takes it before ``lease_seconds`` after it saw the last renewal, which was after
-``renewed_at``.
-"""
+"""Leader election through a ``coordination.k8s.io/v1`` Lease, as client-go's leaderelection does,
+so that of the controller's replicas only one acts."""
 
 from __future__ import annotations
 
@@ -31,6 +21,13 @@ log = logging.getLogger("together_autoscaler.leader")
 
 
 class LeaseElector:
+    """Only the replica holding the Lease acts. A replica takes the Lease when it is missing,
+    already its own, or unchanged for its ``leaseDurationSeconds`` (``lease_seconds`` if unset) on
+    the replica's own clock (client-go's rule: the holder's ``renewTime`` is another machine's
+    clock, so it is never compared with ours). Every write carries the ``resourceVersion`` that
+    was read, so of two replicas racing for the same Lease the API server lets exactly one win
+    (409 Conflict for the other)."""
+
     def __init__(
         self,
         client: Client,
@@ -115,7 +112,8 @@ class LeaseElector:
         return True
 
     def release(self) -> None:
-        """Give the Lease up (clean exit), if this replica holds it."""
+        """Give the Lease up (clean exit), if this replica holds it: the holder is emptied, so a
+        successor takes over at its next try instead of after the lease."""
         if not self.leading:
             return
         self.leading, self.renewed_at = False, None

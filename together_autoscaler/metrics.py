@@ -1,6 +1,6 @@
-"""Prometheus metrics, as the Cluster Autoscaler exposes them: the target, what is allocated, the
-GPUs pending pods wait for, and a count of decisions by action and reason (each also explained by
-an Event). One registry per controller, so tests can run several in one process."""
+"""Prometheus metrics, as the Cluster Autoscaler exposes them, so that every decision (each also
+explained by an Event) can be graphed and alerted on. One registry per controller, so tests can run
+several in one process."""
 
 from __future__ import annotations
 

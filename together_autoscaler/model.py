@@ -1,10 +1,5 @@
-"""What one scan observed and what it decided: plain, immutable data (no I/O, no clients).
-
-`decide` is a function from an :class:`Observed` to a :class:`Decision`. What must survive from
-one scan to the next (how long a node has been idle, since when Together has been short of the
-target) travels as :class:`Memory` inside both, so the function stays pure and a test can play
-any history by handing it the memory it wants.
-"""
+"""What one scan observed and what it decided: plain, immutable data (no I/O, no clients), so that
+`decide` is a pure function from an :class:`Observed` to a :class:`Decision`."""
 
 from __future__ import annotations
 
@@ -80,7 +75,9 @@ class NodeState:
 
 @dataclass(frozen=True)
 class Memory:
-    """What one scan hands the next."""
+    """What one scan hands the next (how long a node has been idle, since when Together has been
+    short of the target), inside both :class:`Observed` and :class:`Decision`: so `decide` stays
+    pure, and a test can play any history by handing it the memory it wants."""
 
     idle_since: Mapping[str, float] = field(default_factory=dict)
     shortfall_since: float | None = None

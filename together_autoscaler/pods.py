@@ -1,13 +1,5 @@
-"""What a pod needs and where it may run, and what a node holds: read from Kubernetes objects.
-
-The rules match `together_provider.kubernetes` (which this package may not import): Together
-labels preemptible nodes ``together.ai/compute-class=preemptible``. A pod *needs* preemptible
-capacity when a ``nodeSelector`` or every required node-affinity term asks for that label, or
-when it tolerates a taint on it (a cluster that taints its preemptible nodes); it *may use* it
-unless its selector or affinity keeps it off. GPUs are ``nvidia.com/gpu`` requests (an extended
-resource's request defaults to its limit), the larger of the containers' sum and any init
-container. DaemonSet and mirror pods are no workload: they run on every node and go with it.
-"""
+"""What a pod needs and where it may run, and what a node holds, read from Kubernetes objects by the
+rules of `together_provider.kubernetes` (which this package may not import)."""
 
 from __future__ import annotations
 
@@ -40,7 +32,12 @@ MIRROR_ANNOTATION: Final = "kubernetes.io/config.mirror"
 
 
 def pending_pod(pod: Pod) -> PendingPod | None:
-    """The pod as scale-up demand, when the scheduler marked it Unschedulable; else None."""
+    """The pod as scale-up demand, when the scheduler marked it Unschedulable; else None.
+
+    Together labels preemptible nodes ``together.ai/compute-class=preemptible``. A pod *needs*
+    preemptible capacity when a ``nodeSelector`` or every required node-affinity term asks for
+    that label, or when it tolerates a taint on it (a cluster that taints its preemptible nodes);
+    it *may use* it unless its selector or affinity keeps it off."""
     if not _unschedulable(pod) or pod.metadata is None or pod.spec is None:
         return None
     requires, forbids = _requires_preemptible(pod.spec), _forbids_preemptible(pod.spec)
@@ -80,7 +77,8 @@ def running_workloads(pods: Iterable[Pod]) -> list[Pod]:
 
 
 def pod_gpus(spec: PodSpec) -> int:
-    """``nvidia.com/gpu`` the pod requests: the containers' sum, or an init container's if more."""
+    """``nvidia.com/gpu`` the pod requests: the containers' sum, or an init container's if more
+    (an extended resource's request defaults to its limit)."""
     running = sum(_container_gpus(c) for c in spec.containers or [])
     init = max((_container_gpus(c) for c in spec.initContainers or []), default=0)
     return max(running, init)

@@ -1,10 +1,5 @@
-"""Checks of Together clusters and shared volumes, from either host. Pure functions.
-
-The cluster rules are the provider's (`together_provider.cluster.rules.RULEBOOK`), called on the
-inputs the policy sees: at least one standard node, counts in multiples of 8, no preemptible
-capacity on Slurm, a project for a preemptible target, and the rest of the rulebook. The budget
-prices clusters with the PR comment's price table (`together_api/prices.json`).
-"""
+"""Checks of Together clusters and shared volumes, from either host. Pure functions that call the
+provider's own rulebook and price table, so the pack and the provider never disagree."""
 
 from __future__ import annotations
 
@@ -38,7 +33,8 @@ BUDGET_KEYS: Final = (MAX_STANDARD_GPUS, MAX_PREEMPTIBLE_GPUS, MAX_USD_PER_HOUR)
 
 
 def cluster_rules(res: Res) -> list[Violation]:
-    """The provider's rules over one cluster's inputs (as on create: no previous inputs)."""
+    """The provider's rules (`together_provider.cluster.rules.RULEBOOK`, called, not copied) over
+    one cluster's inputs, as on create: no previous inputs."""
     if not res.is_cluster:
         return []
     failures = CLUSTER_RULEBOOK.check_resource({}, snake_inputs(res))[1]
@@ -74,7 +70,8 @@ def budget(
     """Standard GPUs, preemptible targets and the estimated $/h of every cluster in the stack,
     against the stack's caps. A declared range counts at its ceiling (`max_preemptible_gpus`,
     `auto_scale_max_gpus`): what an autoscaler may reach without a diff is what the budget must
-    allow. Clusters with an unknown count are left out of the sums (named)."""
+    allow. Clusters with an unknown count are left out of the sums (named). Prices are the PR
+    comment's (`together_api/prices.json`, or ``prices``)."""
     clusters = [r for r in resources if r.is_cluster]
     standard = preemptible = 0
     cost = 0.0

@@ -1,14 +1,5 @@
-"""The pack's policies: name, description, default enforcement level and check.
-
-Declared here without `pulumi_policy` (the pack's `policy/__main__.py` turns each into a
-`ResourceValidationPolicy` or `StackValidationPolicy`), so the tests, the docs and the pack read
-one list. A *resource* policy runs as each resource is registered, so a mandatory one stops
-`pulumi up` before the resource's provider is called; a *stack* policy needs other resources (a
-budget, a PodDisruptionBudget, a cluster's target) and runs once every resource is registered.
-
-Each stack sets a level (`advisory`, `mandatory`, `disabled`) or the budget caps in the pack's
-config file: `pulumi preview --policy-pack policy --policy-pack-config policy/config/<stack>.json`.
-"""
+"""The pack's policies (name, description, default level, check), declared without `pulumi_policy`
+so the tests, the docs and the pack (`policy/__main__.py`) read one list."""
 
 from __future__ import annotations
 
@@ -29,6 +20,12 @@ StackCheck = Callable[[list[Res], Mapping[str, Any]], list[Violation]]
 
 @dataclass(frozen=True)
 class PolicySpec:
+    """One policy. A *resource* policy (``resource_check``) runs as each resource is registered,
+    so a mandatory one stops `pulumi up` before the resource's provider is called; a *stack*
+    policy (``stack_check``) needs other resources (a budget, a PodDisruptionBudget, a cluster's
+    target) and runs once every resource is registered. ``level`` is the default: a stack's
+    `policy/config/<stack>.json` may set another, and the budget caps."""
+
     name: str
     description: str
     level: Level

@@ -1,9 +1,5 @@
-"""Everything the policy pack takes from the provider, imported in this one module.
-
-The pack enforces the provider's own rules and placement checks rather than a second copy of
-them, so a rule changed in the provider changes the policy too. When the provider's modules move,
-only the imports below change.
-"""
+"""Everything the policy pack takes from the provider, in this one module: the pack enforces the
+provider's own rules rather than a copy, and a move in the provider changes only these imports."""
 
 from __future__ import annotations
 

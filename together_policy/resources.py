@@ -1,14 +1,5 @@
-"""The resources a policy looks at, as plain dicts, whichever host or library declared them.
-
-A policy sees a resource as its type token, URN, name and input properties. Unknown values
-(computed by another resource, only known after apply) arrive as the engine's sentinel strings;
-`Res.props` holds `Unknown.VALUE` in their place, which the provider's rules already skip.
-
-Clusters and shared volumes come from two hosts: the dynamic provider
-(`pulumi-python:dynamic/together:Cluster`, snake_case properties plus the host's `__provider`)
-and the native plugin (`together:index:Cluster`, camelCase properties). `cluster_inputs` and
-`volume_inputs` give both in the snake_case the rules read.
-"""
+"""The resources a policy looks at, as plain dicts in one shape (`Res`), whichever host or library
+declared them, so each check is written once."""
 
 from __future__ import annotations
 
@@ -61,7 +52,10 @@ def with_unknowns(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class Res:
-    """One resource as a policy sees it. `depends_on` maps a property to the URNs it came from."""
+    """One resource as a policy sees it: type token, URN, name and input properties. `depends_on`
+    maps a property to the URNs it came from. Unknown values (computed by another resource) arrive
+    as the engine's sentinel strings; `props` holds `Unknown.VALUE` in their place
+    (`with_unknowns`), which the provider's rules already skip."""
 
     type: str
     urn: str
@@ -92,8 +86,9 @@ def _snake(name: str) -> str:
 
 
 def snake_inputs(res: Res) -> dict[str, Any]:
-    """A Together resource's inputs in snake_case (native camelCase renamed, host keys dropped),
-    with the dependencies of each property under the same snake_case name."""
+    """A Together resource's inputs in the snake_case the rules read, from either host: the
+    dynamic provider's (`pulumi-python:dynamic/together:Cluster`, snake_case plus host keys such
+    as `__provider`, dropped) or the native plugin's (`together:index:Cluster`, camelCase)."""
     return {_snake(k): v for k, v in res.props.items() if not k.startswith("__")}
 
 

@@ -1,17 +1,5 @@
-"""Checks of Kubernetes workloads (any Pod, Deployment, StatefulSet, Job or CronJob) against the
-drain window of preemptible nodes. Pure functions over plain dicts (the resources' inputs in
-Kubernetes JSON, as pulumi-kubernetes sends them), so they hold for workloads declared with plain
-pulumi-kubernetes by people who never import this package.
-
-Placement is read with the provider's own helpers (`together_provider.kubernetes`): a pod
-*requires* preemptible nodes when its nodeSelector or every required affinity term asks for
-`together.ai/compute-class=preemptible`, *forbids* them when it selects another class or
-excludes `preemptible`, and otherwise may land on either.
-
-A workload is **critical** when it, or its pod template, carries the label
-`together.ai/critical: "true"`, or when a PodDisruptionBudget in the same program selects its
-pods: a budget says "do not take these pods down", which a reclaim ignores.
-"""
+"""Checks of Kubernetes workloads against the drain window of preemptible nodes, over plain dicts of
+their inputs, so they hold for workloads declared with plain pulumi-kubernetes too."""
 
 from __future__ import annotations
 
@@ -76,7 +64,8 @@ def job_spec(res: Res) -> Mapping[str, Any] | None:
 
 
 def pod_template(res: Res) -> Mapping[str, Any]:
-    """The pod (template) of a workload: its `metadata` and `spec`, as a pod has them."""
+    """The pod (template) of a workload (any Pod, Deployment, StatefulSet, Job or CronJob, its
+    inputs in Kubernetes JSON as pulumi-kubernetes sends them): its `metadata` and `spec`."""
     if res.type == POD:
         return res.props
     if res.type in (DEPLOYMENT, STATEFUL_SET):
@@ -97,6 +86,9 @@ def _namespace(res: Res) -> object:
 
 
 def is_marked_critical(res: Res) -> bool:
+    """The workload, or its pod template, carries `together.ai/critical: "true"` (a
+    PodDisruptionBudget selecting its pods makes it critical too: see
+    `disruption_budget_off_preemptible`)."""
     own = _dict(_dict(res.props.get("metadata")).get("labels"))
     return "true" in (
         str(own.get(CRITICAL_LABEL)).lower(),
@@ -245,7 +237,8 @@ def _selects(budget: Res, workload: Res) -> bool:
 
 
 def disruption_budget_off_preemptible(resources: Iterable[Res]) -> list[Violation]:
-    """A workload whose pods a PodDisruptionBudget protects is critical: kept off preemptible."""
+    """A workload whose pods a PodDisruptionBudget in the program selects is critical, kept off
+    preemptible nodes: a budget says "do not take these pods down", which a reclaim ignores."""
     everything = list(resources)
     budgets = [r for r in everything if r.type == POD_DISRUPTION_BUDGET]
     found = []

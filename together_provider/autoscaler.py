@@ -1,15 +1,6 @@
-"""The preemptible autoscaler deployed on a cluster's standard nodes (`PreemptibleAutoscaler`).
-
-What it creates, in its own namespace: a ServiceAccount; a ClusterRole granting exactly the calls
-`together_autoscaler` makes cluster-wide (list Nodes, patch Nodes to cordon and annotate them,
-list Pods, list and create Events) and a Role for its Lease (get, create, update, in its own
-namespace only); a Secret holding the API key, taken from a Pulumi secret; and a Deployment of
-``replicas`` controllers (leader election lets one act) kept off preemptible nodes, a reclaim
-must never take the autoscaler with the capacity it manages. The range defaults to the
-Cluster's own floor (``num_preemptible_gpus``) and ceiling (``max_preemptible_gpus``).
-
-Re-exported by `together_provider.kubernetes`. Importing this module creates nothing.
-"""
+"""The preemptible autoscaler (`PreemptibleAutoscaler`), deployed on a cluster's standard nodes: a
+reclaim must never take the autoscaler with the capacity it manages. Re-exported by
+`together_provider.kubernetes`; importing this module creates nothing."""
 
 from __future__ import annotations
 
@@ -65,6 +56,13 @@ class PreemptibleAutoscalerArgs:
 
 
 class PreemptibleAutoscaler(pulumi.ComponentResource):
+    """`together_autoscaler` on the cluster. In its own namespace: a ServiceAccount; a ClusterRole
+    granting exactly the calls it makes cluster-wide (:data:`AUTOSCALER_RULES`) and a Role for its
+    Lease (:data:`LEASE_RULES`, in its own namespace only); a Secret holding the API key, taken
+    from a Pulumi secret; and a Deployment of ``replicas`` controllers (leader election lets one
+    act) kept off preemptible nodes. The range defaults to the Cluster's own floor
+    (``num_preemptible_gpus``) and ceiling (``max_preemptible_gpus``)."""
+
     namespace_name: pulumi.Output[str]
     service_account_name: pulumi.Output[str]
 

@@ -1,16 +1,6 @@
-"""Kubernetes workloads on a Together cluster's standard or preemptible nodes.
-
-Together labels preemptible nodes ``together.ai/compute-class=preemptible`` and reclaims one with a
-drain window: at T+0 the node is cordoned and its pods get SIGTERM; at T+300 s the node is removed
-whatever its pods are doing, and ``terminationGracePeriodSeconds`` is capped at 300 s. The helpers
-here turn that into pod specs: interruptible work is pinned to preemptible nodes, critical work is
-kept off them, and a pod that may land on a preemptible node is checked against the drain window
-while the program runs (so at preview), before anything is registered.
-
-Pod specs are plain Kubernetes-JSON dicts (camelCase keys, as in a manifest): pulumi_kubernetes
-passes such keys through unchanged, so what a test asserts on is what the API server receives.
-Importing this module creates nothing.
-"""
+"""Kubernetes workloads on a Together cluster's standard or preemptible nodes: pod-spec helpers that
+pin interruptible work to preemptible nodes, keep critical work off them, and check a pod against
+the drain window while the program runs, so at preview. Importing this module creates nothing."""
 
 from __future__ import annotations
 
@@ -51,6 +41,8 @@ WAIT_FOR: Final = "pulumi.com/waitFor"
 """pulumi-kubernetes waits for this condition instead of its own await logic for the kind."""
 
 PodSpec = dict[str, Any]
+"""A plain Kubernetes-JSON dict (camelCase keys, as in a manifest): pulumi_kubernetes passes such
+keys through unchanged, so what a test asserts on is what the API server receives."""
 
 
 class ComputeClass(StrEnum):
@@ -167,7 +159,9 @@ def check_pod_spec(workload: str, pod_spec: Mapping[str, Any]) -> ComputeClass |
 
     Raises :class:`WorkloadSpecError` when the spec both requires and forbids preemptible nodes
     (nothing could schedule it), or when a pod that may run on a preemptible node asks for a grace
-    period longer than the 300 s drain window (Together would cut it short).
+    period longer than the 300 s drain window (Together would cut it short): Together reclaims a
+    preemptible node by cordoning it and sending its pods SIGTERM at T+0, removes it at T+300 s
+    whatever its pods are doing, and caps ``terminationGracePeriodSeconds`` at 300 s.
     """
     requires, forbids = requires_preemptible(pod_spec), forbids_preemptible(pod_spec)
     if requires and forbids:
@@ -241,7 +235,8 @@ def warn_if_no_preemptible_target(
 
 def requires_preemptible(spec: Mapping[str, Any]) -> str | None:
     """Which part of ``spec`` requires a preemptible node, if any (for error messages; the policy
-    pack asks the same question of any workload)."""
+    pack asks the same question of any workload): its nodeSelector, or every required affinity
+    term, asks for ``together.ai/compute-class=preemptible``."""
     if spec.get("nodeSelector", {}).get(COMPUTE_CLASS_LABEL) == ComputeClass.PREEMPTIBLE:
         return f"nodeSelector {COMPUTE_CLASS_LABEL}={ComputeClass.PREEMPTIBLE.value}"
     terms = _required_terms(spec)
@@ -251,7 +246,9 @@ def requires_preemptible(spec: Mapping[str, Any]) -> str | None:
 
 
 def forbids_preemptible(spec: Mapping[str, Any]) -> str | None:
-    """Which part of ``spec`` keeps it off preemptible nodes, if any (for error messages)."""
+    """Which part of ``spec`` keeps it off preemptible nodes, if any (for error messages): its
+    nodeSelector picks another class, or every required affinity term excludes ``preemptible``. A
+    spec that neither requires nor forbids them may land on either kind of node."""
     value = spec.get("nodeSelector", {}).get(COMPUTE_CLASS_LABEL)
     if value is not None and value != ComputeClass.PREEMPTIBLE:
         return f"nodeSelector {COMPUTE_CLASS_LABEL}={value}"

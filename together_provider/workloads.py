@@ -1,9 +1,6 @@
-"""Components for Together workloads: a checkpointing job array and serving replicas.
-
-Built on the placement rules in `together_provider.kubernetes`: interruptible pods pinned to
-preemptible nodes, critical pods kept off them, and the 300 s drain window checked at preview.
-Importing this module creates nothing.
-"""
+"""Components for Together workloads (a checkpointing job array, serving replicas), built on the
+placement rules of `together_provider.kubernetes`, so their pods are placed and checked against
+the drain window at preview like any other. Importing this module creates nothing."""
 
 from __future__ import annotations
 

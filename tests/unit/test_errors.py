@@ -39,7 +39,7 @@ def test_input_errors_are_not_http_flavoured(kind: type[TogetherError]) -> None:
 
 
 def test_the_drawn_tree_names_every_error_of_the_module() -> None:
-    drawn = errors.__doc__ or ""
+    drawn = errors.TogetherError.__doc__ or ""
     names = [n for n in errors.__all__ if n.endswith("Error")]
     assert all(name in drawn for name in names)
     assert all(issubclass(getattr(errors, n), TogetherError) for n in names)
@@ -62,7 +62,7 @@ def test_the_drawn_tree_names_every_error_of_the_project() -> None:
         ):
             if not module.name.endswith("__main__"):
                 importlib.import_module(module.name)
-    drawn = errors.__doc__ or ""
+    drawn = errors.TogetherError.__doc__ or ""
     kinds = {kind.__name__: kind.__module__ for kind in _subclasses(TogetherError)}
     assert {"PriceInputError", "KubeconfigError", "ConfigError"} <= set(kinds)
     missing = {name: module for name, module in kinds.items() if f"── {name} " not in drawn}
