@@ -24,27 +24,22 @@ from together_api.errors import (
     VolumeInUseError,
 )
 from together_api.hints import FixHints
+from together_api.resend import send_with_retry
 from together_api.retry import (
     RETRYABLE_STATUSES,
     Clock,
     RetryDecision,
     RetryPolicy,
     Sleep,
-    call_with_retry,
     retry_after,
     retryable_status,
 )
 from together_api.wire import DEFAULT_BASE_URL, ErrorBody
 
-__all__ = ["NEVER_SENT", "RETRYABLE_STATUSES", "Transport"]
+__all__ = ["RETRYABLE_STATUSES", "Transport"]
 
 log = logging.getLogger("together_api.client")
 M = TypeVar("M", bound=pydantic.BaseModel)
-
-NEVER_SENT: Final = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
-"""Transport errors raised before the request left: safe to retry, even a POST. Here, not in
-`retry`, so the retry policy (and what imports it, such as the autoscaler's `decide`) loads no
-httpx."""
 
 CONFLICTS: Final[Mapping[type[ApiError], tuple[str | None, str]]] = {
     OutOfCapacityError: (None, "try another region or GPU type, fewer GPUs, or retry later"),
@@ -57,12 +52,11 @@ CONFLICTS: Final[Mapping[type[ApiError], tuple[str | None, str]]] = {
 with the field and fix it reports. Out of capacity by default; "attached" for a volume DELETE."""
 
 
-class _RetryableStatus(Exception):
-    """Internal: a response whose status the policy may retry."""
-
-    def __init__(self, response: httpx.Response) -> None:
-        super().__init__(response.status_code)
-        self.response = response
+def _rate_limit(response: httpx.Response) -> RetryDecision | None:
+    """A 429 was refused before any work: safe to resend, after its `Retry-After`."""
+    if response.status_code != 429:
+        return None
+    return RetryDecision(retry_after(response.headers))
 
 
 def _normalise_base_url(url: str) -> str:
@@ -130,48 +124,31 @@ class Transport:
     ) -> Any:
         """Send one request under the retry policy; the JSON body, or the error it maps to
         (`conflict`: what a 409 from this endpoint means)."""
-        idempotent = method != "POST"
 
         def send() -> httpx.Response:
             self.requests_made += 1
-            response = self._http.request(method, path, json=json, params=params)
-            if retryable_status(response.status_code):
-                raise _RetryableStatus(response)
-            return response
+            return self._http.request(method, path, json=json, params=params)
 
-        def classify(exc: Exception) -> RetryDecision | None:
-            if isinstance(exc, NEVER_SENT):
-                return RetryDecision()
-            if isinstance(exc, _RetryableStatus) and exc.response.status_code == 429:
-                # Rate limited means refused before any work: safe to retry, even a POST.
-                return RetryDecision(retry_after(exc.response.headers))
-            if not idempotent:
-                return None
-            if isinstance(exc, httpx.TransportError):
-                return RetryDecision()
-            if isinstance(exc, _RetryableStatus):
-                return RetryDecision(retry_after(exc.response.headers))
-            return None
-
-        def on_retry(attempt: int, exc: Exception, wait: float) -> None:
+        def on_retry(attempt: int, what: str, wait: float) -> None:
             log.warning(
-                "%s %s: %s; retry %d in %.1fs", method, path, self._describe(exc), attempt, wait
+                "%s %s: %s; retry %d in %.1fs", method, path, self._redact(what), attempt, wait
             )
 
         try:
-            response = call_with_retry(
+            response = send_with_retry(
                 send,
                 policy=self.retry,
-                classify=classify,
+                idempotent=method != "POST",
+                rate_limit=_rate_limit,
+                retryable=lambda answer: retryable_status(answer.status_code),
                 sleep=self.sleep,
                 clock=self.clock,
                 on_retry=on_retry,
             )
-        except _RetryableStatus as exc:
-            response = exc.response
         except httpx.TransportError as exc:
             raise ApiConnectionError(
-                f"{method} {self.base_url}{path}: no answer: {self._describe(exc)}",
+                f"{method} {self.base_url}{path}: no answer: "
+                + self._redact(f"{type(exc).__name__}: {exc}"),
                 fix=f"check the network and the base URL, {self.hints.base_url}; "
                 "the request may be retried",
             ) from None
@@ -179,11 +156,6 @@ class Transport:
         if response.is_success:
             return response.json() if response.content else {}
         raise self._error(method, path, response, conflict)
-
-    def _describe(self, exc: Exception) -> str:
-        if isinstance(exc, _RetryableStatus):
-            return f"HTTP {exc.response.status_code}"
-        return self._redact(f"{type(exc).__name__}: {exc}")
 
     def _redact(self, text: str) -> str:
         return text.replace(self._api_key, "***")

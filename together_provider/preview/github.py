@@ -19,13 +19,12 @@ from typing import Any, Final
 
 import httpx
 
-from together_api._transport import NEVER_SENT
+from together_api.resend import send_with_retry
 from together_api.retry import (
     Clock,
     RetryDecision,
     RetryPolicy,
     Sleep,
-    call_with_retry,
     retry_after,
     retryable_status,
 )
@@ -78,12 +77,6 @@ class GitHubSettings:
         return cls(api_url.rstrip("/"), repository, token)
 
 
-class _Retryable(Exception):
-    def __init__(self, response: httpx.Response, wait: float | None) -> None:
-        super().__init__(response.status_code)
-        self.response, self.wait = response, wait
-
-
 def _message(response: httpx.Response) -> str:
     try:
         body = response.json()
@@ -99,17 +92,17 @@ def _message(response: httpx.Response) -> str:
     return ": ".join([str(body.get("message") or response.reason_phrase), *details])
 
 
-def _rate_limit_wait(response: httpx.Response) -> float | None:
-    """Seconds to wait on a secondary rate limit; None when this is no secondary limit."""
+def _rate_limit(response: httpx.Response) -> RetryDecision | None:
+    """The wait on a secondary rate limit; None when this is no secondary limit."""
     if response.status_code not in (403, 429):
         return None
     after = retry_after(response.headers)
     if after is not None:
-        return after
+        return RetryDecision(after)
     if response.headers.get("x-ratelimit-remaining") == "0":
         return None  # the primary limit: resets within the hour, not worth waiting for
     if "secondary rate limit" in _message(response).lower() or response.status_code == 429:
-        return _SECONDARY_WAIT
+        return RetryDecision(_SECONDARY_WAIT)
     return None
 
 
@@ -162,41 +155,22 @@ class GitHubClient:
         """One call under the retry policy; a GitHubError for anything but a 2xx."""
         where = self._redact(f"{method} {httpx.URL(url).path or url}")
 
-        def send() -> httpx.Response:
-            response = self._http.request(method, url, json=json)
-            wait = _rate_limit_wait(response)
-            if wait is not None or _retryable_error(response):
-                raise _Retryable(response, wait)
-            return response
-
-        def classify(exc: Exception) -> RetryDecision | None:
-            if isinstance(exc, _Retryable):
-                # A POST answered 5xx may have been done (a comment, an issue): only a rate
-                # limit, refused before any work, is safe to send again.
-                if method == "POST" and exc.wait is None:
-                    return None
-                return RetryDecision(exc.wait)
-            if isinstance(exc, NEVER_SENT) or (
-                isinstance(exc, httpx.TransportError) and method != "POST"
-            ):
-                return RetryDecision()
-            return None
-
-        def on_retry(attempt: int, exc: Exception, wait: float) -> None:
-            what = f"HTTP {exc.response.status_code}" if isinstance(exc, _Retryable) else str(exc)
+        def on_retry(attempt: int, what: str, wait: float) -> None:
             self._warn(self._redact(f"GitHub: {where}: {what}; retry {attempt} in {wait:.1f}s"))
 
         try:
-            response = call_with_retry(
-                send,
+            # A POST answered 5xx may have been done (a comment, an issue): only a rate limit,
+            # refused before any work, is safe to send again.
+            response = send_with_retry(
+                lambda: self._http.request(method, url, json=json),
                 policy=self._policy,
-                classify=classify,
+                idempotent=method != "POST",
+                rate_limit=_rate_limit,
+                retryable=_retryable_error,
                 sleep=self._sleep,
                 clock=self._clock,
                 on_retry=on_retry,
             )
-        except _Retryable as exc:
-            response = exc.response
         except httpx.TransportError as exc:
             raise GitHubError(
                 self._redact(f"{where}: no answer from {self.settings.api_url}: {exc}"),
@@ -222,7 +196,7 @@ class GitHubClient:
             reset = response.headers.get("x-ratelimit-reset", "")
             when = time.strftime("%H:%M UTC", time.gmtime(int(reset))) if reset.isdigit() else ""
             fix = f"the token's API rate limit is used up; it resets at {when or 'the hour'}"
-        elif _rate_limit_wait(response) is not None or (resent and _retryable_error(response)):
+        elif _rate_limit(response) is not None or (resent and _retryable_error(response)):
             message += f" (still failing after retries for {self._policy.deadline:.0f}s at most)"
         elif _retryable_error(response):
             message += " (not sent again: GitHub may have made it)"
