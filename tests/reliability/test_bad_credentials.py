@@ -11,7 +11,7 @@ from pulumi import automation as auto
 
 from testkit.pulumi_env import PulumiEnv, Secret
 from testkit.sim import SimulatorProcess
-from tests.clusters import CLUSTER_TYPE, cluster_stack, live_clusters, set_clusters
+from tests.clusters import CLUSTER_TYPE, cluster_stack, fails, live_clusters, set_clusters
 from tests.reliability.helpers import API_KEY
 from tests.specs import CLUSTER_SPEC as BASE
 
@@ -56,10 +56,7 @@ def test_wrong_api_key_names_the_setting_and_changes_nothing(
     # One in-place update (PUT) and one create (list + POST) that must both be refused.
     set_clusters(stack, {"train": {**BASE, "num_preemptible_gpus": 16}, "eval": dict(BASE)})
     simulator.reset_requests()
-    with pytest.raises(auto.CommandError) as failed:
-        stack.up()
-
-    error = str(failed.value)
+    error = fails(stack.up)
     assert "HTTP 401" in error
     assert "together:apiKey" in error
     assert "TOGETHER_API_KEY" in error
