@@ -9,6 +9,7 @@ import pulumi
 import pytest
 from pytest_mock import MockerFixture
 
+from tests.kube_helpers import assert_checkpointing_job_spec
 from tests.specs import CLUSTER_SPEC
 from together_provider import Cluster, ClusterArgs
 from together_provider.kubernetes import (
@@ -199,12 +200,7 @@ def test_worker_job_requeues_reclaimed_pods(mocks: Recorder) -> pulumi.Output[An
     def check(_: Any) -> None:
         (job,) = mocks.of_type("kubernetes:batch/v1:Job")
         spec = job["spec"]
-        assert spec["completionMode"] == "Indexed"
-        assert (spec["completions"], spec["parallelism"], spec["backoffLimit"]) == (8, 4, 3)
-        assert spec["podFailurePolicy"] == {
-            "rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]
-        }
-        assert spec["podReplacementPolicy"] == "Failed"
+        assert_checkpointing_job_spec(spec, completions=8, parallelism=4)
         pod = spec["template"]["spec"]
         assert pod["restartPolicy"] == "Never"
         assert pod["terminationGracePeriodSeconds"] == 300
