@@ -4,6 +4,7 @@ the stored state hold (the ground truth a test compares the two against)."""
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 import pytest
 from pulumi import automation as auto
 
-from testkit.pulumi_env import PulumiEnv, provider_config
+from testkit.pulumi_env import REPO, PulumiEnv, provider_config
 from testkit.sim import SimulatorProcess
 from tests.integration.conftest import PROGRAMS
 from together_api.client import TogetherClient
@@ -26,6 +27,7 @@ __all__ = [
     "live_clusters",
     "pending_operations",
     "preview_error",
+    "repo_program",
     "set_clusters",
     "state_clusters",
     "stored_outputs",
@@ -56,6 +58,26 @@ def cluster_stack(
         },
     )
     return stack, work
+
+
+DEMO_PASSPHRASE = "demo-passphrase"  # the committed stack files' salts belong to it
+
+
+def repo_program(env: PulumiEnv, sim: SimulatorProcess, source: Path) -> Path:
+    """The repo's own program and its committed stack files (copied to `source`), set up in
+    `env` against `sim`: its work dir, whose stacks are `dev`, `staging` and `prod`."""
+    source.mkdir()
+    for name in ("Pulumi.yaml", "__main__.py"):
+        shutil.copy(REPO / name, source / name)
+    shutil.copytree(REPO / "stacks", source / "stacks")
+    env.extra_env.update(
+        {
+            "PULUMI_CONFIG_PASSPHRASE": DEMO_PASSPHRASE,
+            "TOGETHER_API_KEY": sim.api_key,
+            "TOGETHER_BASE_URL": sim.base_url,
+        }
+    )
+    return env.project(source, name="together-gpu-clusters")
 
 
 def set_clusters(stack: auto.Stack, clusters: dict[str, dict[str, Any]]) -> None:

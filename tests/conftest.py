@@ -12,6 +12,9 @@ from testkit.langhost import missing_extras_reason
 from testkit.pulumi_env import PulumiEnv, engine_bin, native_pulumi_env
 from testkit.sim import SimulatorProcess
 
+# A shared assertion helper's failure shows the values it compared, as a test's own assert does.
+pytest.register_assert_rewrite("tests.kube_helpers")
+
 
 @pytest.fixture
 def simulator(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SimulatorProcess]:

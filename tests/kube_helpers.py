@@ -79,7 +79,26 @@ def surviving_job(name: str, pods: int, run_seconds: int = 36000) -> dict[str, A
                    podReplacementPolicy="Failed", podFailurePolicy=ignore_evictions)  # fmt: skip
 
 
+def assert_checkpointing_job_spec(
+    spec: dict[str, Any], *, completions: int, parallelism: int
+) -> None:
+    """`spec` is a `CheckpointingWorker`'s Job: an indexed array of `completions` pods,
+    `parallelism` at a time, whose reclaimed pods are replaced without spending the backoff
+    limit (a disruption is ignored; a pod is replaced only once it has failed)."""
+    assert spec["completionMode"] == "Indexed"
+    assert (spec["completions"], spec["parallelism"], spec["backoffLimit"]) == (
+        completions,
+        parallelism,
+        3,
+    )
+    assert spec["podFailurePolicy"] == {
+        "rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]
+    }
+    assert spec["podReplacementPolicy"] == "Failed"
+
+
 def free_port() -> int:
+    """A loopback port nothing listens on (free when asked)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])

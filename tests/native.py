@@ -14,7 +14,9 @@ from pulumi import automation as auto
 
 from testkit.pulumi_env import PLUGIN_DIR, PulumiEnv, native_pulumi_env, tool_bin
 from testkit.sim import SimulatorProcess
-from tests.clusters import cluster_stack
+from tests.clusters import cluster_stack, together_client
+from tests.specs import CLUSTER_SPEC
+from together_api.wire import ClusterCreateRequest
 from together_provider.native import CLUSTER_TOKEN, VOLUME_TOKEN
 
 PROGRAM = "native_cluster"
@@ -23,6 +25,8 @@ __all__ = [
     "CLUSTER_TOKEN",
     "PLUGIN_DIR",
     "VOLUME_TOKEN",
+    "import_legacy",
+    "legacy_cluster",
     "native_pulumi_env",
     "native_stack",
     "nodejs_langhost_bin",
@@ -41,6 +45,28 @@ def native_stack(
 ) -> tuple[auto.Stack, Path]:
     """A stack of the native `cluster` program declaring `clusters` (name -> args)."""
     return cluster_stack(env, sim, clusters, program=PROGRAM, stack_name=stack_name)
+
+
+def legacy_cluster(sim: SimulatorProcess) -> str:
+    """The id of a Ready cluster, `legacy` (`CLUSTER_SPEC`), made outside Pulumi: what a user
+    brings under a program with `pulumi import`."""
+    with together_client(sim) as client:
+        request = ClusterCreateRequest(
+            **CLUSTER_SPEC, cluster_name="legacy", billing_type="ON_DEMAND"
+        )
+        cluster_id = client.create_cluster(request).cluster_id
+    sim.advance(600)
+    return cluster_id
+
+
+def import_legacy(env: PulumiEnv, work: Path, cluster_id: str, out: Path) -> str:
+    """`pulumi import` of the cluster `cluster_id` as `legacy` into the `test` stack of the
+    program in `work`, on the plugin; returns the code it wrote to `out` for the program."""
+    env.run(
+        work, "import", CLUSTER_TOKEN, "legacy", cluster_id,
+        "--yes", "--stack", "test", "--out", str(out),
+    )  # fmt: skip
+    return out.read_text()
 
 
 def yaml_langhost_bin() -> Path:

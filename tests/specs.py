@@ -14,6 +14,28 @@ CLUSTER_SPEC: Final[dict[str, Any]] = {
 }
 """A valid Cluster spec (one 8-GPU standard node, no preemptible target) the simulator accepts."""
 
+RESERVED_CREATE: Final[dict[str, Any]] = {
+    "region": "us-central-2",
+    "gpu_type": "RTX_6000_PCI",
+    "num_gpus": 8,
+    "billing_type": "RESERVED",
+    "duration_days": 3,
+    "cuda_version": "12.8",
+    "nvidia_driver_version": "570",
+}
+"""A create request's body for a 3-day reservation that names its driver by CUDA and driver
+version (the SDK's legacy variant), not by `nvidia_version_id`."""
+
+OIDC: Final[dict[str, str]] = {
+    "client_id": "k8s",
+    "issuer_url": "https://idp.invalid",
+    "username_claim": "email",
+    "username_prefix": "oidc:",
+    "group_claim": "groups",
+    "group_prefix": "oidc:",
+}
+"""A cluster's `oidc_config` with every field set, as Together's clients send it."""
+
 CKPT: Final[dict[str, Any]] = {"region": "us-central-8", "size_tib": 2, "project_id": "proj-test"}
 """A valid SharedVolume spec, declared as `ckpt` in the cluster's region."""
 

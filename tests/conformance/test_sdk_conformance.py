@@ -22,6 +22,7 @@ from together.types.cluster_list_regions_response import ClusterListRegionsRespo
 from together.types.cluster_list_response import ClusterListResponse
 
 from testkit.sim import SimulatorProcess
+from tests.specs import RESERVED_CREATE
 from together_api import wire
 from together_api.client import TogetherClient
 from together_api.errors import ApiConnectionError, ServerError
@@ -161,13 +162,7 @@ def test_client_requests_use_only_sdk_keys_and_drive_a_lifecycle(sim: SimulatorP
         created = client.create_cluster(
             ClusterCreateRequest(
                 cluster_name="client",
-                region="us-central-2",
-                gpu_type="RTX_6000_PCI",
-                num_gpus=8,
-                billing_type="RESERVED",
-                duration_days=3,
-                cuda_version="12.8",
-                nvidia_driver_version="570",
+                **RESERVED_CREATE,
                 cluster_type="KUBERNETES",
                 num_preemptible_gpus=8,
                 project_id="proj-2",

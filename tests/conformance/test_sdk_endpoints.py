@@ -37,6 +37,7 @@ from together.types.clusters import (
 )
 
 from testkit.sim import SimulatorProcess
+from tests.specs import OIDC, RESERVED_CREATE
 from together_api import wire
 
 VOLUMES = "/v1/compute/clusters/storage/volumes"
@@ -54,14 +55,6 @@ ROUTES: tuple[tuple[str, str, type[BaseModel]], ...] = (
     ("PUT", "/v1/compute/clusters/{id}", sdk_cluster.Cluster),
     ("DELETE", "/v1/compute/clusters/{id}", ClusterDeleteResponse),
 )
-OIDC = {
-    "client_id": "k8s",
-    "issuer_url": "https://idp.invalid",
-    "username_claim": "email",
-    "username_prefix": "oidc:",
-    "group_claim": "groups",
-    "group_prefix": "oidc:",
-}
 
 
 @dataclass
@@ -158,13 +151,7 @@ def test_every_endpoint_answers_in_the_sdks_models(
     assert by_id.oidc_config is not None and by_id.oidc_config.issuer_url == OIDC["issuer_url"]
     legacy = sdk.clusters.create(
         cluster_name="legacy",
-        region="us-central-2",
-        gpu_type="RTX_6000_PCI",
-        num_gpus=8,
-        billing_type="RESERVED",
-        duration_days=3,
-        cuda_version="12.8",
-        nvidia_driver_version="570",
+        **RESERVED_CREATE,
         cluster_type="SLURM",
         slurm_shm_size_gib=64,
         slurm_image="slurm:24",

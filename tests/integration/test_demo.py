@@ -11,7 +11,6 @@ import os
 import queue
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -22,16 +21,9 @@ import pytest
 
 from testkit.kube import control_plane_processes
 from testkit.pulumi_env import REPO
-from tests.kube_helpers import demo_bins_env
+from tests.kube_helpers import demo_bins_env, free_port
 
 pytestmark = pytest.mark.engine
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @pytest.fixture
@@ -72,7 +64,7 @@ def _run(work: Path, command: str, *, check: bool = True) -> subprocess.Complete
 @pytest.fixture(autouse=True)
 def _demo_env(monkeypatch: pytest.MonkeyPatch, engine: Path) -> None:
     monkeypatch.setenv("TOGETHER_ENGINE_BIN", str(engine))
-    monkeypatch.setenv("DEMO_SIM_PORT", str(_free_port()))
+    monkeypatch.setenv("DEMO_SIM_PORT", str(free_port()))
     for name, value in demo_bins_env().items():
         monkeypatch.setenv(name, value)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -13,16 +12,9 @@ from pathlib import Path
 import pytest
 
 from testkit.pulumi_env import REPO
-from tests.kube_helpers import demo_bins_env
+from tests.kube_helpers import demo_bins_env, free_port
 
 pytestmark = pytest.mark.engine
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def demo_copy(work: Path) -> Path:

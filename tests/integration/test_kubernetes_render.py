@@ -17,6 +17,7 @@ from testkit.pulumi_env import REPO, PulumiEnv, provider_config
 from testkit.sim import SimulatorProcess
 from tests.clusters import live_clusters, preview_error
 from tests.hosts import HOSTS, HostName
+from tests.kube_helpers import assert_checkpointing_job_spec
 
 API_KEY = "sk-test-key-5f1e9c3a7b"
 FAST = {"time_scale": 600, "api_key": API_KEY}
@@ -115,12 +116,7 @@ def test_sweep_renders_a_checkpointing_job_array_on_preemptible_nodes(
     job = manifests[("Job", "sweep")]
     assert job["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true"
     spec = job["spec"]
-    assert spec["completionMode"] == "Indexed"
-    assert (spec["completions"], spec["parallelism"], spec["backoffLimit"]) == (12, 3, 3)
-    assert spec["podFailurePolicy"] == {
-        "rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]
-    }
-    assert spec["podReplacementPolicy"] == "Failed"
+    assert_checkpointing_job_spec(spec, completions=12, parallelism=3)
     assert spec["template"]["metadata"]["labels"][LABEL] == "preemptible"
     assert spec["template"]["metadata"]["annotations"] == {"together-sim/run-seconds": "600"}
     pod = spec["template"]["spec"]

@@ -3,15 +3,14 @@ the way a stack's existing clusters and volumes move from the dynamic host to th
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 from pulumi import automation as auto
 
-from testkit.pulumi_env import REPO, PulumiEnv
+from testkit.pulumi_env import PulumiEnv
 from testkit.sim import SimulatorProcess
-from tests.clusters import live_clusters
+from tests.clusters import live_clusters, repo_program
 from tests.native import CLUSTER_TOKEN, VOLUME_TOKEN
 from together_provider.cluster.table import CLUSTER_TYPE
 from together_provider.volume.table import VOLUME_TYPE
@@ -20,24 +19,11 @@ pytestmark = [
     pytest.mark.engine,
     pytest.mark.parametrize("simulator", [{"time_scale": 600}], indirect=True),
 ]
-DEMO_PASSPHRASE = "demo-passphrase"  # the committed stack files' salts belong to it
 
 
 @pytest.fixture
 def program(tmp_path: Path, native_env: PulumiEnv, simulator: SimulatorProcess) -> Path:
-    source = tmp_path / "source"
-    source.mkdir()
-    for name in ("Pulumi.yaml", "__main__.py"):
-        shutil.copy(REPO / name, source / name)
-    shutil.copytree(REPO / "stacks", source / "stacks")
-    native_env.extra_env.update(
-        {
-            "PULUMI_CONFIG_PASSPHRASE": DEMO_PASSPHRASE,
-            "TOGETHER_API_KEY": simulator.api_key,
-            "TOGETHER_BASE_URL": simulator.base_url,
-        }
-    )
-    return native_env.project(source, name="together-gpu-clusters")
+    return repo_program(native_env, simulator, tmp_path / "source")
 
 
 def _types(env: PulumiEnv, work: Path, stack: str) -> list[str]:

@@ -22,10 +22,17 @@ from pulumi import automation as auto
 from testkit.pulumi_env import REPO, PulumiEnv, provider_config
 from testkit.sim import SimulatorProcess
 from tests.clusters import live_clusters, preview_error
-from tests.native import CLUSTER_TOKEN, PLUGIN_DIR, VOLUME_TOKEN, nodejs_langhost_bin, pin_plugin
-from tests.specs import CLUSTER_SPEC
+from tests.native import (
+    CLUSTER_TOKEN,
+    PLUGIN_DIR,
+    VOLUME_TOKEN,
+    import_legacy,
+    legacy_cluster,
+    nodejs_langhost_bin,
+    pin_plugin,
+)
 from together_api.client import TogetherClient
-from together_api.wire import ClusterCreateRequest, ClusterUpdateRequest
+from together_api.wire import ClusterUpdateRequest
 
 EXAMPLE = REPO / "examples" / "typescript"
 SDK = REPO / "sdk" / "typescript"
@@ -161,32 +168,19 @@ def test_typescript_preview_rejects_a_zero_standard_spec_without_api_calls(
 
 @with_simulator
 def test_typescript_import_writes_a_program_that_previews_no_changes(
-    ts_env: PulumiEnv,
-    simulator: SimulatorProcess,
-    client: TogetherClient,
-    installed_example: Path,
+    ts_env: PulumiEnv, simulator: SimulatorProcess, installed_example: Path
 ) -> None:
-    existing = client.create_cluster(
-        ClusterCreateRequest.model_validate(
-            {**CLUSTER_SPEC, "cluster_name": "legacy", "billing_type": "ON_DEMAND"}
-        )
-    )
-    simulator.advance(600)
+    existing_id = legacy_cluster(simulator)
     # An empty program: the stack holds nothing until the import.
     work = _project(ts_env, installed_example, program="export {};\n")
     stack = _stack(ts_env, simulator, work)
-    generated = ts_env.root / "legacy.ts"
-    ts_env.run(
-        work, "import", CLUSTER_TOKEN, "legacy", existing.cluster_id,
-        "--yes", "--stack", "test", "--out", str(generated),
-    )  # fmt: skip
-    code = generated.read_text()
+    code = import_legacy(ts_env, work, existing_id, ts_env.root / "legacy.ts")
     assert 'import * as together from "@together-gpu-clusters/together";' in code
     assert 'new together.Cluster("legacy"' in code
     assert "numGpus: 8," in code
     (work / "index.ts").write_text(code)
     assert stack.preview().change_summary == {auto.OpType.SAME: 2}
-    assert [c.cluster_id for c in live_clusters(simulator)] == [existing.cluster_id]
+    assert [c.cluster_id for c in live_clusters(simulator)] == [existing_id]
 
 
 @with_simulator

@@ -16,10 +16,13 @@ from pulumi import automation as auto
 from testkit.pulumi_env import REPO, PulumiEnv, provider_config
 from testkit.sim import SimulatorProcess
 from tests.clusters import live_clusters, preview_error
-from tests.native import CLUSTER_TOKEN, PLUGIN_DIR, pin_plugin, yaml_langhost_bin
-from tests.specs import CLUSTER_SPEC
-from together_api.client import TogetherClient
-from together_api.wire import ClusterCreateRequest
+from tests.native import (
+    PLUGIN_DIR,
+    import_legacy,
+    legacy_cluster,
+    pin_plugin,
+    yaml_langhost_bin,
+)
 
 EXAMPLE = REPO / "examples" / "yaml"
 pytestmark = [
@@ -77,23 +80,12 @@ def test_yaml_preview_rejects_a_zero_standard_spec_without_api_calls(
 def test_yaml_import_writes_a_program_that_previews_no_changes(
     yaml_env: PulumiEnv, simulator: SimulatorProcess
 ) -> None:
-    with TogetherClient(api_key=simulator.api_key, base_url=simulator.base_url) as client:
-        existing = client.create_cluster(
-            ClusterCreateRequest.model_validate(
-                {**CLUSTER_SPEC, "cluster_name": "legacy", "billing_type": "ON_DEMAND"}
-            )
-        )
-    simulator.advance(600)
+    existing_id = legacy_cluster(simulator)
     work = _project(yaml_env, {"name": "together-yaml", "runtime": "yaml"})
     stack = _stack(yaml_env, simulator, work)
-    generated = yaml_env.root / "legacy.yaml"
-    yaml_env.run(
-        work, "import", CLUSTER_TOKEN, "legacy", existing.cluster_id,
-        "--yes", "--stack", "test", "--out", str(generated),
-    )  # fmt: skip
-    code = yaml.safe_load(generated.read_text())
+    code = yaml.safe_load(import_legacy(yaml_env, work, existing_id, yaml_env.root / "legacy.yaml"))
     assert code["resources"]["legacy"]["properties"]["numGpus"] == 8
     settings = yaml.safe_load((work / "Pulumi.yaml").read_text())
     (work / "Pulumi.yaml").write_text(yaml.safe_dump({**settings, **code}, sort_keys=False))
     assert stack.preview().change_summary == {auto.OpType.SAME: 2}
-    assert [c.cluster_id for c in live_clusters(simulator)] == [existing.cluster_id]
+    assert [c.cluster_id for c in live_clusters(simulator)] == [existing_id]

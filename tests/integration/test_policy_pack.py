@@ -34,6 +34,7 @@ from testkit.pulumi_env import (
 )
 from testkit.sim import SimulatorProcess
 from tests.integration.conftest import PROGRAMS
+from tests.specs import CLUSTER_SPEC
 from together_policy.pack import POLICIES
 from together_provider.preview.__main__ import main as preview_main
 from together_provider.preview.policy import PolicyViolation, read_policy_events
@@ -100,7 +101,13 @@ def preview(
     pack: Path = PACK,
 ) -> Run:
     env.stack(
-        work, scenario, config={"scenario": scenario, "renderYamlTo": str(env.root / scenario)}
+        work,
+        scenario,
+        config={
+            "scenario": scenario,
+            "cluster": json.dumps(CLUSTER_SPEC),
+            "renderYamlTo": str(env.root / scenario),
+        },
     )
     events, out = env.root / f"{scenario}.events", env.root / f"{scenario}.json"
     args = ["preview", "--json", "--stack", scenario, "--policy-pack", str(pack)]
@@ -228,6 +235,7 @@ def test_a_mandatory_violation_stops_up_before_any_api_call(
             "up",
             config={
                 "scenario": "up",
+                "cluster": json.dumps(CLUSTER_SPEC),
                 "renderYamlTo": str(policy_env.root / "up"),
                 **provider_config(sim),
             },

@@ -8,21 +8,16 @@ behaviours are in tests/unit/test_preview_poster.py.
 
 from __future__ import annotations
 
-import json
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pulumi import automation as auto
 
 from testkit.github_server import GitHubServer
-from testkit.pulumi_env import PulumiEnv, provider_config
-from testkit.sim import SimulatorProcess
-from tests.integration.conftest import PROGRAMS
+from tests.previews import Previews, record_previews, rendered, table_row
 from tests.specs import CLUSTER_SPEC
-from together_provider.preview import Outcome, build_plan, load_price_table, render
+from together_provider.preview import Outcome, load_price_table
 from together_provider.preview.__main__ import main
 
 pytestmark = pytest.mark.engine
@@ -41,40 +36,17 @@ SCENARIOS: dict[str, dict[str, Any]] = {
 
 
 @pytest.fixture(scope="module")
-def previews(
-    engine: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[dict[str, subprocess.CompletedProcess[str]]]:
+def previews(engine: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Previews]:
     """`pulumi preview --json` of every scenario, against one stack created once."""
-    root = tmp_path_factory.mktemp("preview-comment")
-    env = PulumiEnv(root=root, bin_dir=engine)
-    with SimulatorProcess(root / "simulator", time_scale=600, api_key="sk-preview") as sim:
-        work = env.project(PROGRAMS / "cluster")
-        stack = env.stack(
-            work,
-            config={
-                "clusters": json.dumps({"train": BASE}),
-                **provider_config(sim),
-            },
-        )
-        stack.up()
-        sim.advance(600)  # let the preemptible target fill, then record it in the state
-        stack.refresh()
-        results = {}
-        for name, clusters in SCENARIOS.items():
-            stack.set_config("clusters", auto.ConfigValue(json.dumps(clusters)))
-            results[name] = env.run(work, "preview", "--json", "--stack", "test", check=False)
-            (root / f"{name}.json").write_text(results[name].stdout)
-        yield results
-
-
-def _render(previews: dict[str, subprocess.CompletedProcess[str]], name: str) -> tuple[Any, str]:
-    plan = build_plan(json.loads(previews[name].stdout), f"{name}.json", load_price_table())
-    return plan, render([plan])
-
-
-def _row(comment: str) -> list[str]:
-    line = next(row for row in comment.splitlines() if row.startswith("| `train`"))
-    return [cell.strip() for cell in line.strip("|").split("|")]
+    yield from record_previews(
+        tmp_path_factory.mktemp("preview-comment"),
+        engine,
+        "cluster",
+        {"clusters": {"train": BASE}},
+        {name: {"clusters": clusters} for name, clusters in SCENARIOS.items()},
+        api_key="sk-preview",
+        settle_seconds=600,  # let the preemptible target fill, then record it in the state
+    )
 
 
 def _cost(gpus: float) -> str:
@@ -82,10 +54,10 @@ def _cost(gpus: float) -> str:
 
 
 def test_target_raised_is_an_in_place_update_with_its_cost(previews: Any) -> None:
-    plan, comment = _render(previews, "target_raised")
+    plan, comment = rendered(previews, "target_raised")
     assert previews["target_raised"].returncode == 0
     assert plan.outcome is Outcome.CHANGES
-    assert _row(comment) == [
+    assert table_row(comment, "train") == [
         "`train`", "in-place update", "H100_SXM", "8", "8 → 24", "8",
         f"{_cost(8 + 4)} → {_cost(8 + 12)}", f"+{_cost(8)}",
     ]  # fmt: skip
@@ -94,18 +66,20 @@ def test_target_raised_is_an_in_place_update_with_its_cost(previews: Any) -> Non
 
 
 def test_standard_scaled_is_an_in_place_update(previews: Any) -> None:
-    plan, comment = _render(previews, "standard_scaled")
+    plan, comment = rendered(previews, "standard_scaled")
     assert plan.outcome is Outcome.CHANGES
-    assert _row(comment)[1:] == [
+    assert table_row(comment, "train")[1:] == [
         "in-place update", "H100_SXM", "8 → 16", "8", "8",
         f"{_cost(12)} → {_cost(20)}", f"+{_cost(8)}",
     ]  # fmt: skip
 
 
 def test_region_change_is_a_replacement_that_needs_approval(previews: Any) -> None:
-    plan, comment = _render(previews, "region_changed")
+    plan, comment = rendered(previews, "region_changed")
     assert plan.outcome is Outcome.REPLACEMENT
-    assert _row(comment)[1:] == ["**replace**", "H100_SXM", "8", "8", "8", _cost(12), "±$0.00"]
+    assert table_row(comment, "train")[1:] == [
+        "**replace**", "H100_SXM", "8", "8", "8", _cost(12), "±$0.00",
+    ]  # fmt: skip
     assert "> - `train` is **replaced** (because of `region`)" in comment
     assert "8 standard GPUs and 8 allocated preemptible GPUs" in comment
     assert "`train`.`region`: `us-central-8` → `us-west-2` (forces replacement)" in comment
@@ -113,7 +87,7 @@ def test_region_change_is_a_replacement_that_needs_approval(previews: Any) -> No
 
 def test_conversion_is_blocked_with_the_providers_reason(previews: Any) -> None:
     assert previews["conversion"].returncode != 0
-    plan, comment = _render(previews, "conversion")
+    plan, comment = rendered(previews, "conversion")
     assert plan.outcome is Outcome.BLOCKED
     (rejection,) = plan.rejections
     assert rejection.cluster == "train"
@@ -124,23 +98,23 @@ def test_conversion_is_blocked_with_the_providers_reason(previews: Any) -> None:
 
 def test_zero_standard_is_blocked(previews: Any) -> None:
     assert previews["zero_standard"].returncode != 0
-    plan, comment = _render(previews, "zero_standard")
+    plan, comment = rendered(previews, "zero_standard")
     assert plan.outcome is Outcome.BLOCKED
     assert "> - `train`: cluster 'train': num_gpus=0 leaves no standard node" in comment
     assert plan.errors == ()
 
 
 def test_no_change(previews: Any) -> None:
-    plan, comment = _render(previews, "no_change")
+    plan, comment = rendered(previews, "no_change")
     assert plan.outcome is Outcome.NO_CHANGES
     assert plan.clusters == ()
     assert "No Together cluster changes." in comment
 
 
 def test_deleted_cluster_warns_and_drops_its_cost(previews: Any) -> None:
-    plan, comment = _render(previews, "deleted")
+    plan, comment = rendered(previews, "deleted")
     assert plan.outcome is Outcome.REPLACEMENT
-    assert _row(comment)[1:] == [
+    assert table_row(comment, "train")[1:] == [
         "**delete**", "H100_SXM", "8 → —", "8 → —", "8", f"{_cost(12)} → —", f"-{_cost(12)}",
     ]  # fmt: skip
     assert "> - `train` is **deleted**" in comment
@@ -178,7 +152,7 @@ def test_the_poster_posts_the_real_figures_edits_them_and_applies_a_guardrail(
         code, body = post("standard_scaled")
         assert code == 10
         assert github.comments("acme/gpu", 7)[0]["id"] == first["id"]  # edited in place
-        assert _row(body)[1:] == [
+        assert table_row(body, "train")[1:] == [
             "in-place update", "H100_SXM", "8 → 16", "8", "8",
             f"{_cost(12)} → {_cost(20)}", f"+{_cost(8)}",
         ]  # fmt: skip

@@ -2,38 +2,25 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 from pulumi import automation as auto
 
-from testkit.pulumi_env import REPO, PulumiEnv
+from testkit.pulumi_env import PulumiEnv
 from testkit.sim import SimulatorProcess
+from tests.clusters import preview_error, repo_program
 from together_api.client import TogetherClient
 
 pytestmark = [
     pytest.mark.engine,
     pytest.mark.parametrize("simulator", [{"time_scale": 600}], indirect=True),
 ]
-DEMO_PASSPHRASE = "demo-passphrase"  # the committed stack files' salts belong to it
 
 
 @pytest.fixture
 def program(tmp_path: Path, pulumi_env: PulumiEnv, simulator: SimulatorProcess) -> Path:
-    source = tmp_path / "source"
-    source.mkdir()
-    for name in ("Pulumi.yaml", "__main__.py"):
-        shutil.copy(REPO / name, source / name)
-    shutil.copytree(REPO / "stacks", source / "stacks")
-    pulumi_env.extra_env.update(
-        {
-            "PULUMI_CONFIG_PASSPHRASE": DEMO_PASSPHRASE,
-            "TOGETHER_API_KEY": simulator.api_key,
-            "TOGETHER_BASE_URL": simulator.base_url,
-        }
-    )
-    return pulumi_env.project(source, name="together-gpu-clusters")
+    return repo_program(pulumi_env, simulator, tmp_path / "source")
 
 
 def test_an_up_on_one_stack_never_touches_another_stacks_clusters(
@@ -63,9 +50,7 @@ def test_a_bad_stack_config_fails_at_preview_with_every_problem_and_no_api_call(
     prod.set_config("clusters.train.numGpus", auto.ConfigValue("12"), path=True)
     prod.set_config("clusters.serve.numGpu", auto.ConfigValue("8"), path=True)
     prod.set_config("defualts", auto.ConfigValue("{}"))
-    with pytest.raises(auto.CommandError) as failed:
-        prod.preview()
-    message = str(failed.value)
+    message = preview_error(prod)
     assert "the stack config has 3 problem(s)" in message
     assert "defualts: unknown key; did you mean 'defaults'?" in message
     assert "clusters.train.numGpus: num_gpus=12 is not a multiple of 8" in message

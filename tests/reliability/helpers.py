@@ -9,9 +9,23 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+from pulumi import automation as auto
+
 from testkit.pulumi_env import PulumiEnv
+from testkit.sim import SimulatorProcess
+from tests.clusters import cluster_stack, successful_posts
+from tests.specs import CLUSTER_SPEC
 
 API_KEY = "sk-reliability-9d41c27e"
+
+
+def on_engine(time_scale: float, *extra_args: str) -> list[pytest.MarkDecorator]:
+    """A reliability module's `pytestmark`: its tests drive the real engine against a simulator
+    that runs `time_scale` simulated seconds a second, knows only `API_KEY`, and gets
+    `extra_args` on its command line."""
+    simulator = {"time_scale": time_scale, "api_key": API_KEY, "extra_args": extra_args}
+    return [pytest.mark.engine, pytest.mark.parametrize("simulator", [simulator], indirect=True)]
 
 
 def start_cli(env: PulumiEnv, work: Path, *args: str) -> subprocess.Popen[str]:
@@ -25,6 +39,22 @@ def start_cli(env: PulumiEnv, work: Path, *args: str) -> subprocess.Popen[str]:
         text=True,
         start_new_session=True,
     )
+
+
+UP = ("up", "--yes", "--skip-preview", "--stack")
+"""The raw CLI's `up` of a stack (its name follows), as a user runs it in CI."""
+
+
+def up_past_create(
+    env: PulumiEnv, sim: SimulatorProcess
+) -> tuple[auto.Stack, Path, subprocess.Popen[str]]:
+    """A stack of one cluster, `train` (`CLUSTER_SPEC`), its work dir and its raw `up` running in
+    the background: returned once Together has accepted the create's POST, while the cluster
+    provisions and the engine polls it."""
+    stack, work = cluster_stack(env, sim, {"train": dict(CLUSTER_SPEC)})
+    up = start_cli(env, work, *UP, "test")
+    wait_for(lambda: successful_posts(sim) == 1, timeout=60, what="the create's POST")
+    return stack, work, up
 
 
 def wait_for(condition: Any, *, timeout: float, what: str, interval: float = 0.05) -> None:

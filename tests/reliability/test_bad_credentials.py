@@ -6,18 +6,16 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from pulumi import automation as auto
 
 from testkit.pulumi_env import PulumiEnv, Secret
 from testkit.sim import SimulatorProcess
-from tests.clusters import CLUSTER_TYPE, cluster_stack, live_clusters, set_clusters
-from tests.reliability.helpers import API_KEY
+from tests.clusters import CLUSTER_TYPE, cluster_stack, fails, live_clusters, set_clusters
+from tests.reliability.helpers import API_KEY, on_engine
 from tests.specs import CLUSTER_SPEC as BASE
 
-FAST = {"time_scale": 600, "api_key": API_KEY}
 WRONG_KEY = "sk-wrong-0f9e8d7c6b"
-pytestmark = [pytest.mark.engine, pytest.mark.parametrize("simulator", [FAST], indirect=True)]
+pytestmark = on_engine(600)
 
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"  # Pulumi's marker of an encrypted value
@@ -56,10 +54,7 @@ def test_wrong_api_key_names_the_setting_and_changes_nothing(
     # One in-place update (PUT) and one create (list + POST) that must both be refused.
     set_clusters(stack, {"train": {**BASE, "num_preemptible_gpus": 16}, "eval": dict(BASE)})
     simulator.reset_requests()
-    with pytest.raises(auto.CommandError) as failed:
-        stack.up()
-
-    error = str(failed.value)
+    error = fails(stack.up)
     assert "HTTP 401" in error
     assert "together:apiKey" in error
     assert "TOGETHER_API_KEY" in error

@@ -21,16 +21,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from testkit.pulumi_env import PulumiEnv
 from testkit.sim import SimulatorProcess
 from tests.clusters import cluster_stack
-from tests.reliability.helpers import API_KEY
+from tests.reliability.helpers import on_engine
 from tests.specs import CLUSTER_SPEC as BASE
 
-FAST = {"time_scale": 600, "api_key": API_KEY}
-pytestmark = [pytest.mark.engine, pytest.mark.parametrize("simulator", [FAST], indirect=True)]
+pytestmark = on_engine(600)
 WORKERS = 2
 
 # (what is wrong, the field the message must name, the overrides of BASE; None drops a key)

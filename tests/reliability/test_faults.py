@@ -21,11 +21,10 @@ from tests.clusters import (
     state_clusters,
     successful_posts,
 )
-from tests.reliability.helpers import API_KEY
+from tests.reliability.helpers import on_engine
 from tests.specs import CLUSTER_SPEC as BASE
 
 # 360 simulated seconds of provisioning take 0.1 s; deletion 60 s takes ~17 ms.
-FAST = {"time_scale": 3600, "api_key": API_KEY, "extra_args": ("--seed", "8")}
 FAULTS: dict[str, Any] = {
     "error_rate": 0.15,
     "error_statuses": [429, 500, 502, 503],
@@ -37,7 +36,7 @@ FAULTS: dict[str, Any] = {
 CLUSTERS = 20
 MAX_ATTEMPTS = 6
 
-pytestmark = [pytest.mark.engine, pytest.mark.parametrize("simulator", [FAST], indirect=True)]
+pytestmark = on_engine(3600, "--seed", "8")
 
 
 def _until_it_converges(run: Any, progress: Any) -> int:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-from typing import Any
 
 import pytest
 from pulumi import automation as auto
@@ -41,22 +40,25 @@ from tests.clusters import (
     state_clusters,
     successful_posts,
 )
-from tests.reliability.helpers import API_KEY, kill_group, kill_session, start_cli, wait_for
+from tests.reliability.helpers import (
+    UP,
+    kill_group,
+    kill_session,
+    on_engine,
+    start_cli,
+    up_past_create,
+    wait_for,
+)
 from tests.specs import CLUSTER_SPEC as BASE
 
 # 360 simulated seconds of provisioning take 12 s: the kill lands while create polls.
-SLOW = {"time_scale": 30, "api_key": API_KEY}
-pytestmark = [pytest.mark.engine, pytest.mark.parametrize("simulator", [SLOW], indirect=True)]
+pytestmark = on_engine(30)
 
 
 def test_killed_create_recovers_to_exactly_the_declared_cluster(
     pulumi_env: PulumiEnv, simulator: SimulatorProcess
 ) -> None:
-    declared: dict[str, dict[str, Any]] = {"train": dict(BASE)}
-    stack, work = cluster_stack(pulumi_env, simulator, declared)
-
-    up = start_cli(pulumi_env, work, "up", "--yes", "--skip-preview", "--stack", "test")
-    wait_for(lambda: successful_posts(simulator) == 1, timeout=60, what="the create's POST")
+    stack, work, up = up_past_create(pulumi_env, simulator)
     kill_session(up)
     (orphan,) = live_clusters(simulator)
     assert orphan.cluster_name == "train"
@@ -97,7 +99,7 @@ def test_orphaned_provider_leaves_the_cluster_for_the_user_to_adopt(
     the user's back: the documented recovery adopts that cluster, and a delete racing it would
     leave the state pointing at a cluster Together is tearing down."""
     _, work = cluster_stack(pulumi_env, simulator, {"train": dict(BASE)})
-    up = start_cli(pulumi_env, work, "up", "--yes", "--skip-preview", "--stack", "test")
+    up = start_cli(pulumi_env, work, *UP, "test")
     try:
         polled = "/v1/compute/clusters/{cluster_id}"
         # The first poll comes after the provider printed "created": it is past the POST.

@@ -32,14 +32,19 @@ from tests.clusters import (
     stored_outputs,
     successful_posts,
 )
-from tests.reliability.helpers import API_KEY, kill_session, start_cli, wait_for
+from tests.reliability.helpers import (
+    UP,
+    kill_session,
+    on_engine,
+    start_cli,
+    up_past_create,
+    wait_for,
+)
 from tests.reliability.postgres import PostgresServer
 from tests.specs import CLUSTER_SPEC as BASE
 
 # 360 simulated seconds of provisioning take 12 s: time for a second command to meet the first.
-SLOW = {"time_scale": 30, "api_key": API_KEY}
-pytestmark = [pytest.mark.engine, pytest.mark.parametrize("simulator", [SLOW], indirect=True)]
-UP = ("up", "--yes", "--skip-preview", "--stack")
+pytestmark = on_engine(30)
 
 
 @pytest.fixture(scope="module")
@@ -77,9 +82,7 @@ def assert_state_matches_together(env: PulumiEnv, work: Path, sim: SimulatorProc
 def test_second_up_of_a_locked_stack_is_refused_and_the_first_completes(
     pg_env: PulumiEnv, simulator: SimulatorProcess
 ) -> None:
-    stack, work = cluster_stack(pg_env, simulator, {"train": dict(BASE)})
-    first = start_cli(pg_env, work, *UP, "test")
-    wait_for(lambda: successful_posts(simulator) == 1, timeout=60, what="the first up's POST")
+    stack, work, first = up_past_create(pg_env, simulator)
 
     # A preview takes no lock: it runs beside the update (and may read state the update changes).
     beside = pg_env.run(work, "preview", "--stack", "test", check=False)
@@ -134,9 +137,7 @@ def recover_as_documented(
 def test_up_killed_mid_create_recovers_with_the_documented_steps(
     pg_env: PulumiEnv, simulator: SimulatorProcess
 ) -> None:
-    stack, work = cluster_stack(pg_env, simulator, {"train": dict(BASE)})
-    up = start_cli(pg_env, work, *UP, "test")
-    wait_for(lambda: successful_posts(simulator) == 1, timeout=60, what="the create's POST")
+    stack, work, up = up_past_create(pg_env, simulator)
     kill_session(up)
 
     locked = pg_env.run(work, "up", "--yes", "--stack", "test", check=False)
@@ -157,9 +158,7 @@ def test_database_stopped_during_up_fails_clearly_then_converges(
     documented recovery converges on the one cluster."""
     with PostgresServer(tmp_path / "own-postgres") as server:
         env = PulumiEnv(root=tmp_path, bin_dir=engine, backend_url=server.url("state"))
-        stack, work = cluster_stack(env, simulator, {"train": dict(BASE)})
-        up = start_cli(env, work, *UP, "test")
-        wait_for(lambda: successful_posts(simulator) == 1, timeout=60, what="the create's POST")
+        stack, work, up = up_past_create(env, simulator)
         server.stop()
         out = finish(up)
         assert up.returncode != 0

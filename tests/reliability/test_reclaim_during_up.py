@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import pytest
 from pulumi import automation as auto
 
 from testkit.pulumi_env import PulumiEnv
@@ -15,12 +14,11 @@ from tests.clusters import (
     set_clusters,
     successful_posts,
 )
-from tests.reliability.helpers import API_KEY, start_cli, wait_for
+from tests.reliability.helpers import UP, on_engine, start_cli, wait_for
 from tests.specs import CLUSTER_SPEC as BASE
 
 # 360 simulated seconds of provisioning take 3 s: the reclaims land while `up` creates "eval".
-SLOW = {"time_scale": 120, "api_key": API_KEY}
-pytestmark = [pytest.mark.engine, pytest.mark.parametrize("simulator", [SLOW], indirect=True)]
+pytestmark = on_engine(120)
 
 
 def test_reclaims_during_an_update_cause_no_error_and_no_diff(
@@ -35,7 +33,7 @@ def test_reclaims_during_an_update_cause_no_error_and_no_diff(
 
     # One up that changes train's target in place and creates eval, which takes a while.
     set_clusters(stack, {"train": {**train, "num_preemptible_gpus": 32}, "eval": dict(BASE)})
-    up = start_cli(pulumi_env, work, "up", "--yes", "--skip-preview", "--stack", "test")
+    up = start_cli(pulumi_env, work, *UP, "test")
     wait_for(lambda: successful_posts(simulator) == 2, timeout=60, what="eval's POST")
     reclaimed = [node for _ in range(3) for node in simulator.reclaim(cluster_id, nodes=1)]
     assert up.poll() is None, "the reclaims must land while up is still running"

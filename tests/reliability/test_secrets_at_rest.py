@@ -6,17 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from testkit.pulumi_env import PulumiEnv
 from testkit.sim import SimulatorProcess
 from tests.clusters import cluster_stack, live_clusters
-from tests.reliability.helpers import API_KEY
+from tests.reliability.helpers import API_KEY, on_engine
 from tests.specs import CLUSTER_SPEC as BASE
 from together_api.kubeconfig import decode_kube_config
 
-FAST = {"time_scale": 600, "api_key": API_KEY}
-pytestmark = [pytest.mark.engine, pytest.mark.parametrize("simulator", [FAST], indirect=True)]
+pytestmark = on_engine(600)
 
 
 def _secrets(wire_value: str, kube_config: str) -> list[str]:

@@ -11,6 +11,7 @@ import pytest
 
 from tests.fake_time import FakeTime
 from tests.mock_client import KEY, Handler
+from tests.specs import CLUSTER_SPEC
 from together_api.client import TogetherClient
 from together_api.errors import (
     ApiConnectionError,
@@ -30,6 +31,8 @@ from together_api.hints import FixHints
 from together_api.retry import RetryPolicy
 from together_api.wire import Cluster, ClusterCreateRequest, ClusterUpdateRequest
 
+CREATE = ClusterCreateRequest(cluster_name="train", billing_type="ON_DEMAND", **CLUSTER_SPEC)
+
 
 def cluster_body(status: str = "Ready", **extra: Any) -> dict[str, Any]:
     return {"cluster_id": "c-1", "cluster_name": "train", "status": status, **extra}
@@ -47,28 +50,15 @@ def test_create_posts_only_set_fields_with_bearer_auth(make_client: Any) -> None
         return ok(cluster_body("WaitingForControlPlaneNodes"))
 
     client = make_client(handler)
-    request = ClusterCreateRequest(
-        cluster_name="train",
-        region="us-central-8",
-        gpu_type="H100_SXM",
-        num_gpus=8,
-        billing_type="ON_DEMAND",
-        cuda_version="12.8",
-        nvidia_driver_version="570",
-    )
-    cluster = client.create_cluster(request)
+    cluster = client.create_cluster(CREATE)
     assert cluster.status == "WaitingForControlPlaneNodes"
     [sent] = seen
     assert (sent.method, sent.url.path) == ("POST", "/v1/compute/clusters")
     assert sent.headers["authorization"] == f"Bearer {KEY}"
     assert json.loads(sent.content) == {
         "cluster_name": "train",
-        "region": "us-central-8",
-        "gpu_type": "H100_SXM",
-        "num_gpus": 8,
         "billing_type": "ON_DEMAND",
-        "cuda_version": "12.8",
-        "nvidia_driver_version": "570",
+        **CLUSTER_SPEC,
     }
 
 
@@ -279,16 +269,7 @@ def test_conflict_is_not_retried(make_client: Any) -> None:
 
 
 def _create(client: TogetherClient) -> None:
-    client.create_cluster(
-        ClusterCreateRequest(
-            cluster_name="t",
-            region="r",
-            gpu_type="H100_SXM",
-            num_gpus=8,
-            billing_type="ON_DEMAND",
-            nvidia_version_id="v",
-        )
-    )
+    client.create_cluster(CREATE)
 
 
 @pytest.mark.parametrize(
@@ -322,30 +303,27 @@ def test_post_is_not_retried_after_a_read_timeout(make_client: Any) -> None:
     assert client.requests_made == 1
 
 
-def test_post_is_retried_when_the_connection_never_opened(make_client: Any) -> None:
-    calls: list[int] = []
+def _fails_first(times: int, error: type[httpx.TransportError]) -> Handler:
+    """A transport whose first `times` requests fail with `error`; then it answers a Ready
+    cluster."""
+    failures = [error] * times
 
     def handler(request: httpx.Request) -> httpx.Response:
-        calls.append(1)
-        if len(calls) == 1:
-            raise httpx.ConnectError("refused", request=request)
+        if failures:
+            raise failures.pop()("failed", request=request)
         return ok(cluster_body())
 
-    client = make_client(handler)
+    return handler
+
+
+def test_post_is_retried_when_the_connection_never_opened(make_client: Any) -> None:
+    client = make_client(_fails_first(1, httpx.ConnectError))
     _create(client)
     assert client.requests_made == 2
 
 
 def test_get_is_retried_after_a_read_timeout(make_client: Any) -> None:
-    calls: list[int] = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        calls.append(1)
-        if len(calls) < 3:
-            raise httpx.ReadTimeout("slow", request=request)
-        return ok(cluster_body())
-
-    client = make_client(handler)
+    client = make_client(_fails_first(2, httpx.ReadTimeout))
     assert client.get_cluster("c-1").is_ready
     assert client.requests_made == 3
 

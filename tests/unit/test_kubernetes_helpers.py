@@ -9,6 +9,8 @@ import pulumi
 import pytest
 from pytest_mock import MockerFixture
 
+from tests.kube_helpers import assert_checkpointing_job_spec
+from tests.specs import CLUSTER_SPEC
 from together_provider import Cluster, ClusterArgs
 from together_provider.kubernetes import (
     COMPUTE_CLASS_LABEL,
@@ -56,15 +58,17 @@ def mocks() -> Iterator[Recorder]:
 
 
 def _cluster(preemptible_gpus: int = 16) -> Cluster:
-    return Cluster(
-        "train",
-        ClusterArgs(
-            region="us-central-8",
-            gpu_type="H100_SXM",
-            num_gpus=8,
-            cuda_version="12.8",
-            nvidia_driver_version="570",
-            num_preemptible_gpus=preemptible_gpus,
+    return Cluster("train", ClusterArgs(**CLUSTER_SPEC, num_preemptible_gpus=preemptible_gpus))
+
+
+def _llm(
+    name: str, replicas: int, compute_class: ComputeClass, cluster: Cluster, **args: Any
+) -> ServingReplicas:
+    """`replicas` replicas of the `llm:1` image on `compute_class` nodes of `cluster`."""
+    return ServingReplicas(
+        name,
+        ServingReplicasArgs(
+            image="llm:1", replicas=replicas, compute_class=compute_class, cluster=cluster, **args
         ),
     )
 
@@ -196,12 +200,7 @@ def test_worker_job_requeues_reclaimed_pods(mocks: Recorder) -> pulumi.Output[An
     def check(_: Any) -> None:
         (job,) = mocks.of_type("kubernetes:batch/v1:Job")
         spec = job["spec"]
-        assert spec["completionMode"] == "Indexed"
-        assert (spec["completions"], spec["parallelism"], spec["backoffLimit"]) == (8, 4, 3)
-        assert spec["podFailurePolicy"] == {
-            "rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]
-        }
-        assert spec["podReplacementPolicy"] == "Failed"
+        assert_checkpointing_job_spec(spec, completions=8, parallelism=4)
         pod = spec["template"]["spec"]
         assert pod["restartPolicy"] == "Never"
         assert pod["terminationGracePeriodSeconds"] == 300
@@ -261,20 +260,8 @@ def test_worker_rejects_a_drain_longer_than_the_window(mocks: Recorder) -> None:
 @pulumi.runtime.test
 def test_standard_serving_replicas_get_a_disruption_budget(mocks: Recorder) -> pulumi.Output[Any]:
     cluster = _cluster()
-    serve = ServingReplicas(
-        "serve",
-        ServingReplicasArgs(
-            image="llm:1", replicas=3, compute_class=ComputeClass.STANDARD, cluster=cluster,
-            app="llm",
-        ),
-    )  # fmt: skip
-    burst = ServingReplicas(
-        "burst",
-        ServingReplicasArgs(
-            image="llm:1", replicas=4, compute_class=ComputeClass.PREEMPTIBLE, cluster=cluster,
-            app="llm",
-        ),
-    )  # fmt: skip
+    serve = _llm("serve", 3, ComputeClass.STANDARD, cluster, app="llm")
+    burst = _llm("burst", 4, ComputeClass.PREEMPTIBLE, cluster, app="llm")
 
     def check(_: Any) -> None:
         deployments = {
@@ -307,12 +294,7 @@ def test_preemptible_workload_on_a_zero_target_cluster_warns(
     @pulumi.runtime.test
     def program() -> pulumi.Output[Any]:
         cluster = _cluster(preemptible_gpus=target)
-        burst = ServingReplicas(
-            "burst",
-            ServingReplicasArgs(
-                image="llm:1", replicas=2, compute_class=ComputeClass.PREEMPTIBLE, cluster=cluster
-            ),
-        )
+        burst = _llm("burst", 2, ComputeClass.PREEMPTIBLE, cluster)
         return _settled(burst.deployment.id, cluster.num_preemptible_gpus)
 
     program()

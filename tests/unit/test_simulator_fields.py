@@ -6,18 +6,11 @@ import re
 from typing import Any
 
 from tests.sim_app import BASE, Sim
+from tests.specs import OIDC
 from together_api.wire import LIFECYCLE_REASONS, Cluster
 from together_sim.requests import IGNORED_HEADER
 
 IGNORED = IGNORED_HEADER.lower()
-OIDC = {
-    "client_id": "k8s",
-    "issuer_url": "https://idp.invalid",
-    "username_claim": "email",
-    "username_prefix": "oidc:",
-    "group_claim": "groups",
-    "group_prefix": "oidc:",
-}
 EVERY_FIELD: dict[str, Any] = {
     **BASE,
     "cluster_type": "KUBERNETES",

@@ -1,5 +1,6 @@
 """Clusters (both hosts), a shared volume and plain pulumi-kubernetes workloads for the policy
-pack's engine tests. Config `scenario` picks what is declared:
+pack's engine tests, each cluster made from config `cluster` (a valid spec). Config `scenario`
+picks what is declared:
 
 - `good`: every policy satisfied (placed workloads, checkpointing Job, independent volume);
 - `bad`: every workload and volume policy violated once, with valid clusters (a preemptible
@@ -21,14 +22,7 @@ from together_provider import native
 config = pulumi.Config()
 scenario = config.require("scenario")
 good = scenario == "good"
-SPEC: dict[str, Any] = {
-    "region": "us-central-8",
-    "gpu_type": "H100_SXM",
-    "num_gpus": 8,
-    "cuda_version": "12.8",
-    "nvidia_driver_version": "570",
-    "project_id": "proj-test",
-}
+SPEC: dict[str, Any] = config.require_object("cluster")  # a valid one: the tests' CLUSTER_SPEC
 LABEL = "together.ai/compute-class"
 PREEMPTIBLE = {"nodeSelector": {LABEL: "preemptible"}}
 OFF = {
