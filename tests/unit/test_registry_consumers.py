@@ -3,6 +3,7 @@ over `registry.KINDS`, so a new kind reaches them through its declarations alone
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import sys
 import tokenize
@@ -189,3 +190,18 @@ def test_the_preview_reads_and_renders_a_new_kind_from_its_declaration(
     comment = render([plan])
     assert "| `box` | delete |\n| `bag` | create |" in comment
     assert "> - thing `box` goes" in comment
+
+
+def test_a_kind_without_a_preview_only_counts_in_the_change_summary(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from together_provider.preview import plan as plan_module
+
+    unseen = dataclasses.replace(THING, preview_class=None)
+    monkeypatch.setattr(plan_module, "KINDS", (*KINDS, unseen))
+    monkeypatch.setattr(plan_module, "BY_TYPE", {**BY_TYPE, unseen.dynamic_type: unseen})
+    urn = f"urn:pulumi:dev::p::pulumi:pulumi:Stack${unseen.dynamic_type}::box"
+    document = {"steps": [{"op": "create", "urn": urn}], "changeSummary": {"create": 1}}
+    plan = build_plan(document, "thing.json", load_price_table())
+    assert "things" not in plan.changes
+    assert "Engine change summary (all resources): create 1." in render([plan])

@@ -90,9 +90,10 @@ class Kind:
     """Its stack-config settings that attach a resource of another kind."""
     stack_exports: tuple[StackExport, ...]
     """What the stack program exports for each of its resources."""
-    preview_class: str
+    preview_class: str | None
     """The class in `<package>.preview` that reads and renders its changes in a PR comment
-    (`together_provider.preview.kinds.KindPreview`), built with the kind."""
+    (`together_provider.preview.kinds.KindPreview`), built with the kind; None: the comment
+    shows none of them (they still count in the engine's change summary)."""
 
     @property
     def token(self) -> str:
@@ -123,7 +124,9 @@ class Kind:
         return importlib.import_module(f"{self.package}.{name}")
 
     def preview(self) -> KindPreview:
-        """Its PR-comment reader and renderer, imported on first use."""
+        """Its PR-comment reader and renderer, imported on first use (`preview_class` set)."""
+        if self.preview_class is None:
+            raise ValueError(f"{self.type_name} declares no preview_class")
         preview: KindPreview = getattr(self.module("preview"), self.preview_class)(self)
         return preview
 

@@ -95,7 +95,7 @@ class StackPlan:
     project: str | None
     source: str
     changes: Mapping[str, tuple[Change, ...]]
-    """Each kind's changes (every kind of `registry.KINDS`, in its order), by `config_key`."""
+    """Each previewed kind's changes (in the registry's order), by `config_key`."""
     rejections: tuple[Rejection, ...]
     errors: tuple[str, ...]
     change_summary: Mapping[str, int]
@@ -127,8 +127,8 @@ class StackPlan:
         return any(c.action is Action.SAME for c in self.all_changes)
 
     def kinds(self) -> list[tuple[Kind, tuple[Change, ...]]]:
-        """Each kind with its changes, in the registry's order."""
-        return [(kind, self.changes.get(kind.config_key, ())) for kind in KINDS]
+        """Each previewed kind (`Kind.preview_class`) with its changes, in the registry's order."""
+        return [(kind, self.changes[kind.config_key]) for kind in KINDS if kind.preview_class]
 
     def __getattr__(self, name: str) -> tuple[Change, ...]:
         changes = object.__getattribute__(self, "changes")
@@ -272,7 +272,7 @@ def build_plan(
 
     table = prices.with_overrides(stack_overrides(config, project, source))
     changes: dict[str, tuple[Change, ...]] = {}
-    for kind in KINDS:
+    for kind in (kind for kind in KINDS if kind.preview_class):
         preview = kind.preview()
         found = by_kind[kind.dynamic_type].items()
         changes[kind.config_key] = tuple(preview.change(n, s, table, source) for n, s in found)
