@@ -1,10 +1,10 @@
-"""The stack's structured config: a map of clusters, validated before any resource exists.
+"""The stack's structured config: a map per kind, validated before any resource exists.
 
 Why validate here as well as in the provider's `check`: a config with five mistakes should fail
 once, listing all five with their config paths (`clusters.train.numGpus: ...`), before the
 program registers anything — so `pulumi preview` makes zero API calls and the user fixes every
-problem in one go. The domain rules are not repeated: each cluster is turned into the provider's
-properties and checked by `rules.validate`, the same function the provider's `check` runs.
+problem in one go. The domain rules are not repeated: each resource is turned into the provider's
+properties and checked by its kind's `rulebook.validate`, the same function its `check` runs.
 
 Config shape (project namespace, camelCase keys as Pulumi config usually has):
 
@@ -59,10 +59,6 @@ def _taken(kind: Kind, defaults: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in defaults.items() if k in kind.stack_defaults}
 
 
-def _singular(kind: Kind) -> str:
-    return kind.schema.noun
-
-
 def declaration_order(kinds: Sequence[Kind]) -> list[Kind]:
     """The kinds, each after every kind its resources attach: validated and declared first, so
     an attached resource's settings can be checked and its outputs passed on."""
@@ -111,10 +107,10 @@ class StackConfig:
         for kind in object.__getattribute__(self, "kinds"):
             if name == kind.config_key:
                 return self.resources[kind.config_key]
-            if name == f"{_singular(kind)}_props":
+            if name == f"{kind.schema.noun}_props":
                 return lambda kind=kind: self.props(kind)
             for attach in kind.attaches:
-                if name == f"{_singular(kind)}_{attach.target}":
+                if name == f"{kind.schema.noun}_{attach.target}":
                     return dict(self.attachments(kind, attach))
         raise AttributeError(name)
 
@@ -177,8 +173,8 @@ def _settings(
         elif per_resource and key in per_resource:
             owner = per_resource[key]
             problems.append(
-                f"{path}: identifies one {_singular(owner)}, so it cannot be a default (every "
-                f"{_singular(owner)} would get the same one, and destroying either would delete "
+                f"{path}: identifies one {owner.schema.noun}, so it cannot be a default (every "
+                f"{owner.schema.noun} would get the same one, and destroying either would delete "
                 f"it); set it under {owner.config_key}.<name>.{key}"
             )
         else:
@@ -244,7 +240,7 @@ def _claim(
     """Two resources naming (or adopting) one Together object would both manage it."""
     owner = seen.setdefault((what, value), path)
     if owner != path:
-        noun = _singular(kind)
+        noun = kind.schema.noun
         problems.append(
             f"{path}: {value!r} is also the {what} of {owner.rsplit('.', 1)[0]}; two resources "
             f"would manage one Together {noun}, and destroying either deletes it (give each "
@@ -268,7 +264,7 @@ def load(raw: Mapping[str, Any], kinds: Sequence[Kind] = KINDS) -> StackConfig:
         declared = raw.get(kind.config_key)
         if kind.stack_required and (not isinstance(declared, Mapping) or not declared):
             problems.append(
-                f"{kind.config_key}: required: a map of {_singular(kind)} name -> settings, "
+                f"{kind.config_key}: required: a map of {kind.schema.noun} name -> settings, "
                 f"e.g. `pulumi config set --path {kind.stack_required}`"
             )
             raise ConfigError(problems)
@@ -306,7 +302,7 @@ def _resources(
 ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, str]]]:
     """One kind's map: each resource checked completely by the kind's rules, and what it
     attaches (target -> resource name -> attached key)."""
-    noun = _singular(kind)
+    noun = kind.schema.noun
     if raw is None:
         return {}, {}
     if not isinstance(raw, Mapping):
@@ -359,7 +355,7 @@ def _resources(
                 continue  # a misspelt key was reported already; "required" would repeat it
             if failure.field in attaching:
                 attach = attaching[failure.field]
-                target_noun = _singular(by_key[attach.target])
+                target_noun = by_key[attach.target].schema.noun
                 problems.append(
                     f"{prefix}.{attach.key}: {target_noun} "
                     f"{attached[attach.target][str(name)]!r} is in {props[attach.checked]!r} but "
@@ -403,7 +399,7 @@ def _attach(
             f"{attach.target}.{key} or name one of those"
         )
         return None
-    noun = _singular(target)
+    noun = target.schema.noun
     by_hand = [
         setting
         for prop in attach.props
