@@ -17,7 +17,7 @@ from typing import Any, Final, Protocol
 from together_provider.framework.fields import InputField, without_none
 from together_provider.framework.kind import Kind
 from together_provider.framework.schema import Schema
-from together_provider.registry import CLUSTER, KINDS
+from together_provider.registry import KINDS
 
 PAGE: Final = "docs/reference.md"
 """The page that holds the tables (`--write` updates it); the README links to it."""
@@ -40,9 +40,10 @@ class _Rule(Protocol):
 
 
 def policy_table_markdown(
-    schema: Schema[Any] = CLUSTER.schema, rules: Sequence[_Rule] = CLUSTER.rulebook.rules
+    schema: Schema[Any] = KINDS[0].schema, rules: Sequence[_Rule] = KINDS[0].rulebook.rules
 ) -> str:
-    """What updates in place, replaces or is rejected: one row per field, then per rule."""
+    """What updates in place, replaces or is rejected: one row per field, then per rule
+    (by default the registry's first kind's)."""
     rows = ["| Field | What happens | Why |", "|---|---|---|"]
     rows += [f"| `{f.name}` | {schema.policy_wording(f.policy)} | {f.why} |" for f in schema.inputs]
     rows += [f"| {r.when} | rejected at check | {r.why} |" for r in rules]
@@ -71,8 +72,9 @@ def _default(spec_field: InputField) -> str:
     return "unset" if spec_field.default is None else f"`{spec_field.default}`"
 
 
-def fields_table_markdown(schema: Schema[Any] = CLUSTER.schema) -> str:
-    """Every input and output: property, stack-config key, type, default, description."""
+def fields_table_markdown(schema: Schema[Any] = KINDS[0].schema) -> str:
+    """Every input and output: property, stack-config key, type, default, description (by
+    default the registry's first kind's)."""
     rows = ["| Property | Stack config | Type | Default | Description |", "|---|---|---|---|---|"]
     for f in schema.inputs:
         key = f"`{f.config_key}`" if f.config_key else "-"

@@ -1,10 +1,10 @@
-"""The stack's structured config: a map of clusters, validated before any resource exists.
+"""The stack's structured config: a map per kind, validated before any resource exists.
 
 Why validate here as well as in the provider's `check`: a config with five mistakes should fail
 once, listing all five with their config paths (`clusters.train.numGpus: ...`), before the
 program registers anything — so `pulumi preview` makes zero API calls and the user fixes every
-problem in one go. The domain rules are not repeated: each cluster is turned into the provider's
-properties and checked by `rules.validate`, the same function the provider's `check` runs.
+problem in one go. The domain rules are not repeated: each resource is turned into the provider's
+properties and checked by its kind's `rulebook.validate`, the same function its `check` runs.
 
 Config shape (project namespace, camelCase keys as Pulumi config usually has):
 
@@ -16,6 +16,8 @@ Config shape (project namespace, camelCase keys as Pulumi config usually has):
 
 A volume takes `region` and `projectId` from `defaults` when it does not set them; a cluster's
 `volume` names a key of `volumes`, and is checked against it here (it exists, same region).
+Nothing here names a kind: each top-level map, what it takes from `defaults` and what it
+attaches are the kinds' declarations in `together_provider.registry.KINDS`.
 """
 
 from __future__ import annotations
@@ -23,65 +25,94 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from together_api.errors import SpecError
-from together_provider.cluster.rules import RULEBOOK as CLUSTER_RULES
-from together_provider.cluster.table import CLUSTER
+from together_provider.framework.kind import Attach, Kind
 from together_provider.framework.schema import UNKNOWN, Schema
 from together_provider.registry import KINDS
-from together_provider.volume.rules import RULEBOOK as VOLUME_RULES
-from together_provider.volume.table import VOLUME
 
-SETTINGS: Final[Mapping[str, str]] = CLUSTER.config_keys
-"""Each cluster setting's config key (camelCase) -> its property, from the field table."""
 
-PER_CLUSTER: Final[frozenset[str]] = frozenset(
-    f.config_key for f in CLUSTER.inputs if f.per_resource and f.config_key
-)
-"""Keys that identify one cluster (its name, the cluster it adopts): never in `defaults`, where
-every cluster would share them and two resources would manage, and delete, one cluster."""
+def _shared_settings(kinds: Sequence[Kind]) -> dict[str, str]:
+    """The keys `defaults` may set: each one some kind takes (`Kind.stack_defaults`)."""
+    settings: dict[str, str] = {}
+    for kind in kinds:
+        for key, prop in kind.schema.config_keys.items():
+            if kind.stack_defaults is None or prop in kind.stack_defaults:
+                settings.setdefault(key, prop)
+    return settings
 
-NAME_KEY: Final = next(f.config_key for f in CLUSTER.inputs if f.names_resource and f.config_key)
 
-VOLUME_SETTINGS: Final[Mapping[str, str]] = VOLUME.config_keys
-"""Each volume setting's config key -> its property, from the volume's field table."""
+SETTINGS: Final[Mapping[str, str]] = _shared_settings(KINDS)
+"""Each setting `defaults` may hold: its config key (camelCase) -> its property, from the field
+tables of the kinds that take it."""
 
-VOLUME_KEY: Final = "volume"
-"""A cluster's setting naming a key of `volumes`: attaches that volume (its id and region)."""
+NAME_PATTERN: Final = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
 
-INHERITED_BY_VOLUMES: Final = frozenset({"region", "project_id"})
-"""Defaults a volume takes when it does not set them: where, and whose, its clusters are."""
+
+def _taken(kind: Kind, defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """The defaults `kind` takes when it does not set them."""
+    if kind.stack_defaults is None:
+        return dict(defaults)
+    return {k: v for k, v in defaults.items() if k in kind.stack_defaults}
+
+
+def declaration_order(kinds: Sequence[Kind]) -> list[Kind]:
+    """The kinds, each after every kind its resources attach: validated and declared first, so
+    an attached resource's settings can be checked and its outputs passed on."""
+    ordered: list[Kind] = []
+    pending = list(kinds)
+    while pending:
+        done = {k.config_key for k in ordered}
+        ready = next(k for k in pending if {a.target for a in k.attaches} <= done)
+        ordered.append(ready)
+        pending.remove(ready)
+    return ordered
 
 
 @dataclass(frozen=True)
 class StackConfig:
-    """The validated `clusters` + `defaults` of one stack, as provider properties (snake_case)."""
+    """The validated config of one stack, as provider properties (snake_case).
+
+    Each kind's view is also reachable by its names: `clusters` (a kind's `config_key`: each
+    resource's own settings), `cluster_props()` (`<noun>_props`) and `cluster_volumes`
+    (`<noun>_<target>`: resource name -> the key of the resource it attaches).
+    """
 
     defaults: dict[str, Any] = field(default_factory=dict)
-    clusters: dict[str, dict[str, Any]] = field(default_factory=dict)
-    volumes: dict[str, dict[str, Any]] = field(default_factory=dict)
-    cluster_volumes: dict[str, str] = field(default_factory=dict)
-    """Cluster name -> the key of the volume it attaches."""
+    resources: Mapping[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    """A kind's `config_key` -> resource name -> its own settings (no defaults)."""
+    attached: Mapping[str, Mapping[str, dict[str, str]]] = field(default_factory=dict)
+    """A kind's `config_key` -> an `Attach.target` -> resource name -> the attached key."""
     host: str = "dynamic"
-    """Which provider host manages the clusters: one of `HOSTS`."""
+    """Which provider host manages the resources: one of `HOSTS`."""
+    kinds: tuple[Kind, ...] = field(default=KINDS, compare=False, repr=False)
 
-    def cluster_props(self) -> dict[str, dict[str, Any]]:
-        """Each cluster's provider properties, defaults applied."""
-        return {name: {**self.defaults, **props} for name, props in self.clusters.items()}
+    def props(self, kind: Kind) -> dict[str, dict[str, Any]]:
+        """Each resource's provider properties, the defaults it takes applied."""
+        taken = _taken(kind, self.defaults)
+        return {name: {**taken, **own} for name, own in self.resources[kind.config_key].items()}
 
-    def volume_props(self) -> dict[str, dict[str, Any]]:
-        """Each volume's provider properties, `region` and `projectId` defaults applied."""
-        return {name: {**_inherited(self.defaults), **p} for name, p in self.volumes.items()}
+    def attachments(self, kind: Kind, attach: Attach) -> Mapping[str, str]:
+        """Resource name -> the key of the `attach.target` resource it attaches."""
+        return self.attached.get(kind.config_key, {}).get(attach.target, {})
 
+    def in_declaration_order(self) -> list[Kind]:
+        """The kinds in the order the program declares them (`declaration_order`)."""
+        return declaration_order(self.kinds)
 
-def _inherited(defaults: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in defaults.items() if k in INHERITED_BY_VOLUMES}
-
-
-NAME_PATTERN: Final = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
+    def __getattr__(self, name: str) -> Any:
+        for kind in object.__getattribute__(self, "kinds"):
+            if name == kind.config_key:
+                return self.resources[kind.config_key]
+            if name == f"{kind.schema.noun}_props":
+                return lambda kind=kind: self.props(kind)
+            for attach in kind.attaches:
+                if name == f"{kind.schema.noun}_{attach.target}":
+                    return dict(self.attachments(kind, attach))
+        raise AttributeError(name)
 
 
 class ConfigError(SpecError):
@@ -98,18 +129,31 @@ class ConfigError(SpecError):
         )
 
 
+def _per_resource(kinds: Sequence[Kind]) -> dict[str, Kind]:
+    """Default keys that identify one resource (its name, the one it adopts), by their kind:
+    never in `defaults`, where every resource would share them and two resources would manage,
+    and delete, one."""
+    shared = _shared_settings(kinds)
+    return {
+        f.config_key: kind
+        for kind in kinds
+        for f in kind.schema.inputs
+        if f.per_resource and f.config_key in shared
+    }
+
+
 def _settings(
     prefix: str,
     raw: object,
     problems: list[str],
-    *,
-    shared: bool,
-    settings: Mapping[str, str] = SETTINGS,
+    settings: Mapping[str, str],
+    per_resource: Mapping[str, Kind] | None = None,
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """One settings map as provider properties, and each misspelt key's likely meaning.
 
     Only the keys are checked here; the values are the field table's job (`rules.validate`),
-    which reports every problem of a cluster at once with its own wording.
+    which reports every problem of a resource at once with its own wording. `per_resource`:
+    `defaults` only, the keys it may not set.
     """
     if raw is None:
         return {}, {}
@@ -126,18 +170,26 @@ def _settings(
                 meant[settings[close[0]]] = str(key)
             hint = f"did you mean {close[0]!r}?" if close else f"valid keys: {', '.join(settings)}"
             problems.append(f"{path}: unknown key; {hint}")
-        elif shared and key in PER_CLUSTER:
+        elif per_resource and key in per_resource:
+            owner = per_resource[key]
             problems.append(
-                f"{path}: identifies one cluster, so it cannot be a default (every cluster would "
-                f"get the same one, and destroying either would delete it); set it under "
-                f"clusters.<name>.{key}"
+                f"{path}: identifies one {owner.schema.noun}, so it cannot be a default (every "
+                f"{owner.schema.noun} would get the same one, and destroying either would delete "
+                f"it); set it under {owner.config_key}.<name>.{key}"
             )
         else:
             props[settings[key]] = value
     return props, meant
 
 
-PROJECT_KEYS: Final = (*(kind.config_key for kind in KINDS), "defaults", "host", "pricesPerGpuHour")
+SHARED_KEYS: Final = ("defaults", "host", "pricesPerGpuHour")
+
+
+def project_keys(kinds: Sequence[Kind] = KINDS) -> tuple[str, ...]:
+    return (*(kind.config_key for kind in kinds), *SHARED_KEYS)
+
+
+PROJECT_KEYS: Final = project_keys()
 """The program's config keys: each kind's map (`clusters`, `volumes`), then the shared ones;
 `pricesPerGpuHour` is read by the PR preview, not here. Pulumi
 accepts undeclared keys silently, so a typo such as `defualts` is caught here instead."""
@@ -178,153 +230,185 @@ def _path(
 
 
 def _claim(
-    seen: dict[tuple[str, object], str], what: str, value: object, path: str, problems: list[str]
+    seen: dict[tuple[str, object], str],
+    kind: Kind,
+    what: str,
+    value: object,
+    path: str,
+    problems: list[str],
 ) -> None:
-    """Two clusters naming (or adopting) one Together cluster would both manage it."""
+    """Two resources naming (or adopting) one Together object would both manage it."""
     owner = seen.setdefault((what, value), path)
     if owner != path:
+        noun = kind.schema.noun
         problems.append(
             f"{path}: {value!r} is also the {what} of {owner.rsplit('.', 1)[0]}; two resources "
-            "would manage one Together cluster, and destroying either deletes it (give each "
-            f"cluster its own {what})"
+            f"would manage one Together {noun}, and destroying either deletes it (give each "
+            f"{noun} its own {what})"
         )
 
 
-def load(raw: Mapping[str, Any]) -> StackConfig:
+def load(raw: Mapping[str, Any], kinds: Sequence[Kind] = KINDS) -> StackConfig:
     """Validate the program's config values; raise one `ConfigError` listing every problem.
 
-    Each cluster is validated on its own and completely, so a type error in one field hides
-    neither a rule broken in another field nor a problem in another cluster.
+    Each resource is validated on its own and completely, so a type error in one field hides
+    neither a rule broken in another field nor a problem in another resource.
     """
     problems: list[str] = []
-    for key in sorted(set(raw) - set(PROJECT_KEYS)):
-        close = difflib.get_close_matches(key, PROJECT_KEYS, n=1)
-        hint = (
-            f"did you mean {close[0]!r}?" if close else f"expected one of {', '.join(PROJECT_KEYS)}"
-        )
+    keys = project_keys(kinds)
+    for key in sorted(set(raw) - set(keys)):
+        close = difflib.get_close_matches(key, keys, n=1)
+        hint = f"did you mean {close[0]!r}?" if close else f"expected one of {', '.join(keys)}"
         problems.append(f"{key}: unknown key; {hint}")
-    clusters = raw.get("clusters")
-    if not isinstance(clusters, Mapping) or not clusters:
-        problems.append(
-            "clusters: required: a map of cluster name -> settings, e.g. "
-            "`pulumi config set --path clusters.train.numGpus 8`"
-        )
-        raise ConfigError(problems)
+    for kind in kinds:
+        declared = raw.get(kind.config_key)
+        if kind.stack_required and (not isinstance(declared, Mapping) or not declared):
+            problems.append(
+                f"{kind.config_key}: required: a map of {kind.schema.noun} name -> settings, "
+                f"e.g. `pulumi config set --path {kind.stack_required}`"
+            )
+            raise ConfigError(problems)
     host = raw.get("host", HOSTS[0])
     if host not in HOSTS:
         problems.append(f"host: {host!r} is not a provider host; use one of {', '.join(HOSTS)}")
-    defaults, _ = _settings("defaults", raw.get("defaults"), problems, shared=True)
-    volumes = _volumes(raw.get("volumes"), defaults, problems)
-    parsed: dict[str, dict[str, Any]] = {}
-    attached: dict[str, str] = {}
+    shared = _shared_settings(kinds)
+    defaults, _ = _settings("defaults", raw.get("defaults"), problems, shared, _per_resource(kinds))
+    resources: dict[str, dict[str, dict[str, Any]]] = {}
+    attached: dict[str, dict[str, dict[str, str]]] = {}
     seen: dict[tuple[str, object], str] = {}
-    reported: set[str] = set()
-    for name, settings_raw in clusters.items():
-        prefix = f"clusters.{name}"
-        if not NAME_PATTERN.match(str(name)):
-            problems.append(
-                f"{prefix}: the cluster key must be lowercase letters, digits and '-', "
-                "starting with a letter"
-            )
-        if isinstance(settings_raw, Mapping) and VOLUME_KEY in settings_raw:
-            settings_raw = dict(settings_raw)
-            volume_key = _attach(
-                prefix, settings_raw.pop(VOLUME_KEY), settings_raw, volumes, problems
-            )
-            if volume_key is not None:
-                attached[str(name)] = volume_key
-        own, meant = _settings(prefix, settings_raw, problems, shared=False)
-        parsed[str(name)] = own
-        props = {"cluster_name": name, **defaults, **own}
-        if str(name) in attached:
-            # The id is only known once the volume exists; its region is known now.
-            volume = {**_inherited(defaults), **volumes[attached[str(name)]]}
-            props.update(volume_id=UNKNOWN, volume_region=volume.get("region"))
-        for failure in CLUSTER_RULES.validate(str(name), props, None):
-            if failure.field in meant:
-                continue  # a misspelt key was reported already; "required" would repeat it
-            if failure.field == "volume_region":
-                key = attached[str(name)]
-                problems.append(
-                    f"{prefix}.{VOLUME_KEY}: volume {key!r} is in {props['volume_region']!r} "
-                    f"but the cluster is in {props.get('region')!r}; Together attaches only a "
-                    "volume of the cluster's own region (put both in one region)"
-                )
-                continue
-            path = _path(CLUSTER, prefix, own, defaults, failure.field)
-            reason = failure.reason.removeprefix(f"cluster {name!r}: ")
-            if path.startswith("defaults.") and path in reported:
-                continue  # a bad default is one problem, not one per cluster
-            reported.add(path)
-            problems.append(f"{path}: {reason}")
-        _claim(seen, "cluster name", props["cluster_name"], f"{prefix}.{NAME_KEY}", problems)
-        adopt = props.get("adopt_cluster_id")
-        if adopt:
-            _claim(seen, "adopted cluster", adopt, f"{prefix}.adoptClusterId", problems)
+    for kind in declaration_order(kinds):
+        resources[kind.config_key], attached[kind.config_key] = _resources(
+            kind, raw.get(kind.config_key), defaults, resources, kinds, seen, problems
+        )
     if problems:
         raise ConfigError(problems)
     return StackConfig(
         defaults=defaults,
-        clusters=parsed,
-        volumes=volumes,
-        cluster_volumes=attached,
+        resources=resources,
+        attached=attached,
         host=str(host),
+        kinds=tuple(kinds),
     )
 
 
-def _volumes(
-    raw: object, defaults: Mapping[str, Any], problems: list[str]
-) -> dict[str, dict[str, Any]]:
-    """The `volumes` map: each volume checked completely by the volume rules."""
+def _resources(
+    kind: Kind,
+    raw: object,
+    defaults: Mapping[str, Any],
+    declared: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    kinds: Sequence[Kind],
+    seen: dict[tuple[str, object], str],
+    problems: list[str],
+) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, str]]]:
+    """One kind's map: each resource checked completely by the kind's rules, and what it
+    attaches (target -> resource name -> attached key)."""
+    noun = kind.schema.noun
     if raw is None:
-        return {}
+        return {}, {}
     if not isinstance(raw, Mapping):
         problems.append(
-            f"volumes: expected a map of volume key -> settings, got {type(raw).__name__}"
+            f"{kind.config_key}: expected a map of {noun} key -> settings, got {type(raw).__name__}"
         )
-        return {}
+        return {}, {}
+    by_key = {k.config_key: k for k in kinds}
+    taken = _taken(kind, defaults)
     parsed: dict[str, dict[str, Any]] = {}
+    attached: dict[str, dict[str, str]] = {a.target: {} for a in kind.attaches}
+    reported: set[str] = set()
     for name, settings_raw in raw.items():
-        prefix = f"volumes.{name}"
+        prefix = f"{kind.config_key}.{name}"
         if not NAME_PATTERN.match(str(name)):
             problems.append(
-                f"{prefix}: the volume key must be lowercase letters, digits and '-', "
+                f"{prefix}: the {noun} key must be lowercase letters, digits and '-', "
                 "starting with a letter"
             )
-        own, meant = _settings(
-            prefix, settings_raw, problems, shared=False, settings=VOLUME_SETTINGS
-        )
+        props: dict[str, Any] = {}
+        attaching: dict[str, Attach] = {}
+        for attach in kind.attaches:
+            if isinstance(settings_raw, Mapping) and attach.key in settings_raw:
+                settings_raw = dict(settings_raw)
+                target = by_key[attach.target]
+                key = _attach(
+                    prefix,
+                    attach,
+                    kind.schema,
+                    target,
+                    settings_raw.pop(attach.key),
+                    settings_raw,
+                    declared.get(attach.target, {}),
+                    problems,
+                )
+                if key is not None:
+                    attached[attach.target][str(name)] = key
+                    attaching[attach.checked] = attach
+                    # An output is only known once the attached resource exists; an input now.
+                    values = {**_taken(target, defaults), **declared[attach.target][key]}
+                    props |= {
+                        prop: values.get(source) if source in target.schema.by_name else UNKNOWN
+                        for prop, source in attach.props.items()
+                    }
+        own, meant = _settings(prefix, settings_raw, problems, kind.schema.config_keys)
         parsed[str(name)] = own
-        props = {"volume_name": name, **_inherited(defaults), **own}
-        for failure in VOLUME_RULES.validate(str(name), props, None):
+        props = {kind.named_after_resource: name, **taken, **own, **props}
+        for failure in kind.rulebook.validate(str(name), props, None):
             if failure.field in meant:
+                continue  # a misspelt key was reported already; "required" would repeat it
+            if failure.field in attaching:
+                attach = attaching[failure.field]
+                target_noun = by_key[attach.target].schema.noun
+                problems.append(
+                    f"{prefix}.{attach.key}: {target_noun} "
+                    f"{attached[attach.target][str(name)]!r} is in {props[attach.checked]!r} but "
+                    f"the {noun} is in {props.get(attach.against)!r}; Together attaches only a "
+                    f"{target_noun} of the {noun}'s own {attach.against} (put both in one "
+                    f"{attach.against})"
+                )
                 continue
-            path = _path(VOLUME, prefix, own, _inherited(defaults), failure.field)
-            reason = failure.reason.removeprefix(f"volume {name!r}: ")
+            path = _path(kind.schema, prefix, own, taken, failure.field)
+            reason = failure.reason.removeprefix(f"{noun} {name!r}: ")
+            if path.startswith("defaults.") and path in reported:
+                continue  # a bad default is one problem, not one per resource
+            reported.add(path)
             problems.append(f"{path}: {reason}")
-    return parsed
+        for spec_field in kind.schema.inputs:
+            value = props.get(spec_field.name)
+            if spec_field.per_resource and spec_field.config_key and value:
+                what = f"{noun} name" if spec_field.names_resource else f"adopted {noun}"
+                path = f"{prefix}.{spec_field.config_key}"
+                _claim(seen, kind, what, value, path, problems)
+    return parsed, attached
 
 
 def _attach(
     prefix: str,
+    attach: Attach,
+    own: Schema[Any],
+    target: Kind,
     key: object,
     settings: Mapping[str, Any],
-    volumes: Mapping[str, Any],
+    declared: Mapping[str, Any],
     problems: list[str],
 ) -> str | None:
-    """A cluster's `volume: <key>`: the key must name a volume, and not beside a `volumeId`."""
-    path = f"{prefix}.{VOLUME_KEY}"
-    if not isinstance(key, str) or key not in volumes:
-        known = ", ".join(volumes) or "none are declared"
+    """An attaching setting (`volume: <key>`): the key must name a resource of the target kind,
+    and not beside the property it sets by hand (`volumeId`)."""
+    path = f"{prefix}.{attach.key}"
+    if not isinstance(key, str) or key not in declared:
+        known = ", ".join(declared) or "none are declared"
         problems.append(
-            f"{path}: {key!r} is not a key of `volumes` ({known}); declare it under "
-            f"volumes.{key} or name one of those"
+            f"{path}: {key!r} is not a key of `{attach.target}` ({known}); declare it under "
+            f"{attach.target}.{key} or name one of those"
         )
         return None
-    if "volumeId" in settings:
+    noun = target.schema.noun
+    by_hand = [
+        setting
+        for prop in attach.props
+        if (setting := own.by_name[prop].config_key) is not None and setting in settings
+    ]
+    if by_hand:
         problems.append(
-            f"{path}: set either volume (a volume of this stack) or volumeId (an existing "
-            "volume's id), not both"
+            f"{path}: set either {attach.key} (a {noun} of this stack) or {by_hand[0]} (an "
+            f"existing {noun}'s id), not both"
         )
         return None
     return key

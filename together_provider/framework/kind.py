@@ -14,6 +14,7 @@ so a preview (check and diff) loads neither httpx nor pydantic.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -22,11 +23,41 @@ from together_provider.framework.schema import Schema
 
 if TYPE_CHECKING:
     from together_provider.framework.lifecycle import LifecycleType
+    from together_provider.preview.kinds import KindPreview
 
-__all__ = ["PACKAGE", "Kind"]
+__all__ = ["PACKAGE", "Attach", "Kind", "StackExport"]
 
 PACKAGE: Final = "together"
 """The Pulumi package (and dynamic-type module) every kind is published under."""
+
+
+@dataclass(frozen=True)
+class Attach:
+    """A stack-config setting naming a resource of another kind by its key (a cluster's
+    `volume: <key>`): it fills `props` from that resource, so the engine orders the two."""
+
+    key: str
+    """The setting (`volume`)."""
+    target: str
+    """The attached kind's `config_key` (`volumes`)."""
+    props: Mapping[str, str]
+    """This kind's property -> the attached resource's output or input it is set from
+    (`volume_id` <- `volume_id`, `volume_region` <- `region`). An input is known before the
+    attached resource exists, so stack config checks it at once; an output is not."""
+    checked: str
+    """The property whose rule failure stack config words as the attachment's problem."""
+    against: str
+    """The own property `checked` must equal (`region`)."""
+
+
+@dataclass(frozen=True)
+class StackExport:
+    """One `pulumi.export` of the stack program per resource of a kind: `key` is formatted
+    with the resource's `name`, `value` reads the resource's outputs."""
+
+    key: str
+    value: Callable[[Any], Any]
+    secret: bool = False
 
 
 @dataclass(frozen=True)
@@ -49,6 +80,20 @@ class Kind:
     """Its generated tables' marker prefix (`<prefix>rules-table`, `<prefix>fields-table`)."""
     native_notes: str
     """Said after the table's docstring in the native package schema's description."""
+    stack_required: str | None
+    """Stack config must declare at least one: the example its error shows
+    (`clusters.train.numGpus 8`); None: optional."""
+    stack_defaults: frozenset[str] | None
+    """The properties it takes from stack config's `defaults` when it does not set them;
+    None: every default (the `defaults` keys are the union of what the kinds take)."""
+    attaches: tuple[Attach, ...]
+    """Its stack-config settings that attach a resource of another kind."""
+    stack_exports: tuple[StackExport, ...]
+    """What the stack program exports for each of its resources."""
+    preview_class: str | None
+    """The class in `<package>.preview` that reads and renders its changes in a PR comment
+    (`together_provider.preview.kinds.KindPreview`), built with the kind; None: the comment
+    shows none of them (they still count in the engine's change summary)."""
 
     @property
     def token(self) -> str:
@@ -77,6 +122,13 @@ class Kind:
     def module(self, name: str) -> Any:
         """`<package>.<name>`, imported on first use (`lifecycle`, `provider`, `resource`)."""
         return importlib.import_module(f"{self.package}.{name}")
+
+    def preview(self) -> KindPreview:
+        """Its PR-comment reader and renderer, imported on first use (`preview_class` set)."""
+        if self.preview_class is None:
+            raise ValueError(f"{self.type_name} declares no preview_class")
+        preview: KindPreview = getattr(self.module("preview"), self.preview_class)(self)
+        return preview
 
     def lifecycle(self) -> LifecycleType:
         """The lifecycle class; loads httpx and pydantic, so only apply paths call it."""

@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from together_provider.preview.volumes import HOURS_PER_MONTH
-
 if TYPE_CHECKING:
     from together_provider.preview.plan import StackPlan
+
+HOURS_PER_MONTH = 730
 
 
 @dataclass(frozen=True)
@@ -48,14 +48,23 @@ def _known_delta(changes: Sequence[object]) -> float:
     return total
 
 
+def _kinds_delta(plan: StackPlan, per_hour: bool) -> float:
+    return sum(
+        _known_delta(changes)
+        for kind, changes in plan.kinds()
+        if kind.preview().per_hour is per_hour
+    )
+
+
 def hourly_increase(plan: StackPlan) -> float:
-    """The listed clusters' cost delta in USD per hour (unknown sizes left out)."""
-    return _known_delta(plan.clusters)
+    """The cost delta of the kinds billed per hour (clusters), in USD per hour (unknown sizes
+    left out)."""
+    return _kinds_delta(plan, per_hour=True)
 
 
 def monthly_increase(plan: StackPlan) -> float:
-    """Clusters' hourly delta over a 730-hour month plus the volumes' storage delta per month."""
-    return hourly_increase(plan) * HOURS_PER_MONTH + _known_delta(plan.volumes)
+    """The hourly delta over a 730-hour month plus the monthly-billed kinds' delta (storage)."""
+    return hourly_increase(plan) * HOURS_PER_MONTH + _kinds_delta(plan, per_hour=False)
 
 
 def breaches(

@@ -11,23 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
+from together_provider.framework.kind import Kind
 from together_provider.framework.schema import UNKNOWN
+from together_provider.preview.plan import Action, StackPlan, merge
+from together_provider.preview.prices import PriceTable
 
-HOURS_PER_MONTH: Final = 730
 _PAST: Final = {"delete": "deleted", "replace": "replaced"}
-
-
-class _Cluster(Protocol):
-    """What the notes need of a cluster change (`plan.ClusterChange`)."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def action(self) -> Any: ...
-    @property
-    def volume_id(self) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -35,7 +26,7 @@ class VolumeChange:
     """One shared volume in the plan; sizes in TiB and costs in USD per month (None: unknown)."""
 
     name: str
-    action: Any  # plan.Action (kept loose to avoid an import cycle)
+    action: Action
     volume_id: str | None
     old_size: int | None
     new_size: int | None
@@ -151,20 +142,23 @@ def volume_loss(volume: VolumeChange) -> str:
 
 def volume_notes(
     volumes: Sequence[VolumeChange],
-    clusters: Sequence[_Cluster],
+    clusters: Sequence[Any],
     gone: frozenset[Any],
     rate: float | None,
+    attached_as: str,
 ) -> list[str]:
-    """What a deleted or replaced cluster leaves behind, or takes with it."""
+    """What a deleted or replaced cluster (any change that had a volume attached, under
+    `attached_as` in its `attached`) leaves behind, or takes with it."""
     by_id = {v.volume_id: v for v in volumes if v.volume_id}
     notes: list[str] = []
     for cluster in clusters:
-        if cluster.action not in gone or not cluster.volume_id:
+        volume_id = getattr(cluster, "attached", {}).get(attached_as)
+        if cluster.action not in gone or not volume_id:
             continue
-        volume = by_id.get(cluster.volume_id)
+        volume = by_id.get(volume_id)
         if volume is not None and not volume.exists[1]:
             continue  # deleted with it in this change: nothing is left billing
-        label = f"`{volume.name}`" if volume else f"`{cluster.volume_id}`"
+        label = f"`{volume.name}`" if volume else f"`{volume_id}`"
         if volume is not None and volume.lifecycle_independent is False:
             notes.append(
                 f"Together deletes shared volume {label} with cluster `{cluster.name}` (it is "
@@ -191,9 +185,52 @@ def rate_note(rate: float | None, source: str) -> str:
     )
 
 
+class VolumePreview:
+    """The SharedVolume's part of the PR comment (`preview.kinds.KindPreview`)."""
+
+    plural = "shared volumes"
+    per_hour = False
+
+    def __init__(self, kind: Kind) -> None:
+        self.kind = kind
+
+    def change(
+        self, name: str, steps: Sequence[dict[str, Any]], prices: PriceTable, where: str
+    ) -> VolumeChange:
+        _ops, action, old_state, new_state, reasons = merge(steps)
+        if action is Action.SAME:
+            new_state = old_state
+        return volume_change(
+            name, action, old_state, new_state, reasons, prices.storage_per_tib_month
+        )
+
+    def table(
+        self, shown: Sequence[VolumeChange], plan: StackPlan, destructive: frozenset[Any]
+    ) -> list[str]:
+        return volume_table(shown, destructive)
+
+    def loss(self, change: VolumeChange) -> str:
+        return volume_loss(change)
+
+    def callouts(
+        self,
+        shown: Sequence[VolumeChange],
+        others: Sequence[Any],
+        gone: frozenset[Any],
+        plan: StackPlan,
+    ) -> list[str]:
+        rate = plan.prices.storage_per_tib_month
+        return volume_notes(shown, others, gone, rate, self.kind.config_key)
+
+    def notes(self, changes: Sequence[VolumeChange], plan: StackPlan) -> list[str]:
+        if not changes:
+            return []
+        return [rate_note(plan.prices.storage_per_tib_month, plan.prices.source_label)]
+
+
 __all__ = [
-    "HOURS_PER_MONTH",
     "VolumeChange",
+    "VolumePreview",
     "rate_note",
     "volume_change",
     "volume_loss",

@@ -1,0 +1,402 @@
+"""The Cluster in a PR comment: GPU counts, declared ranges, changed fields, cost per hour.
+
+Why our own diff: for a dynamic provider the engine reports no per-field diff, so each field
+change comes from `oldState.inputs` vs `newState.inputs`, and a ranged count is judged by the
+rules' plan, as the provider's diff judges it. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from together_provider.cluster import rules
+from together_provider.cluster.table import CLUSTER
+from together_provider.framework.kind import Kind
+from together_provider.framework.rulebook import Plan
+from together_provider.preview.kinds import attached_ids
+from together_provider.preview.markdown import HOURS_PER_MONTH, money, signed_money
+from together_provider.preview.plan import Action, StackPlan, count, known_str, merge, props_of
+from together_provider.preview.prices import PREEMPTIBLE_PRICE_FACTOR, PriceTable, hourly_cost
+
+DASH: Final = "\u2013"
+"""The en dash of a declared range, as in "preemptible 8-32, live 24"."""
+
+
+@dataclass(frozen=True)
+class Sizing:
+    """What a cluster bills for: GPU type, standard GPUs and preemptible target (None = unknown).
+
+    With a declared range (`max_preemptible_gpus`, Together's `auto_scale_max_gpus`) the counts
+    are the floors and the `*_max` the ceilings; None when no range is declared."""
+
+    gpu_type: str | None
+    standard: int | None
+    preemptible: int | None
+    standard_max: int | None = None
+    preemptible_max: int | None = None
+
+    @property
+    def ranged(self) -> bool:
+        return self.standard_max is not None or self.preemptible_max is not None
+
+    @property
+    def at_ceiling(self) -> Sizing:
+        """The same cluster with every range at its ceiling: what it can bill at most."""
+        return Sizing(
+            self.gpu_type,
+            self.standard_max if self.standard_max is not None else self.standard,
+            self.preemptible_max if self.preemptible_max is not None else self.preemptible,
+        )
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    name: str
+    old: Any
+    new: Any
+    replaces: bool
+
+
+@dataclass(frozen=True)
+class ClusterChange:
+    """One Together cluster in the plan, with its costs in USD per hour (None = unknown)."""
+
+    name: str
+    action: Action
+    op: str
+    old: Sizing | None
+    new: Sizing | None
+    allocated: int | None
+    fields: tuple[FieldChange, ...]
+    replace_reasons: tuple[str, ...]
+    delete_first: bool
+    old_cost: float | None
+    new_cost: float | None
+    attached: Mapping[str, str] = field(default_factory=dict)
+    """What the cluster had attached (its old inputs), by kind (`config_key`) -> id, if known."""
+    live_standard: int | None = None
+    live_preemptible: int | None = None
+    """The live counts before the change (standard GPUs, preemptible target), if known."""
+    ceiling_cost: float | None = None
+    """With a declared range: the new cost/h with every range at its ceiling."""
+
+
+def _sizing(state: object) -> Sizing | None:
+    if not isinstance(state, dict):
+        return None
+    props = {**props_of(state, "outputs"), **props_of(state, "inputs")}
+    return Sizing(
+        gpu_type=known_str(props.get("gpu_type")),
+        standard=count(props.get("num_gpus")),
+        preemptible=count(props.get("num_preemptible_gpus", 0)),
+        standard_max=count(props.get("auto_scale_max_gpus")),
+        preemptible_max=count(props.get("max_preemptible_gpus")),
+    )
+
+
+def _declared(old: Sizing | None, new: Sizing | None) -> tuple[Sizing | None, Sizing | None]:
+    """The floors as declared: a refreshed old state holds the *live* value of a ranged floor,
+    which is not what the program declared; shown beside the range instead (`live_*`)."""
+    if old is None or new is None or not (old.ranged or new.ranged):
+        return old, new
+    return (
+        Sizing(
+            old.gpu_type,
+            new.standard if old.standard_max is not None else old.standard,
+            new.preemptible if old.preemptible_max is not None else old.preemptible,
+            old.standard_max,
+            old.preemptible_max,
+        ),
+        new,
+    )
+
+
+_RANGED_WIRE: Final = frozenset(
+    wire for floor in CLUSTER.ranges if (wire := CLUSTER.by_name[floor].wire)
+)
+"""The wire names of the Cluster's ranged floors: a PUT of one moves a live value to a bound."""
+
+
+def _billed(live: Sizing | None, planned: Plan | None) -> tuple[Sizing, Sizing] | None:
+    """What a ranged cluster bills for before and after the update when the rules PUT a ranged
+    count (its live value fell outside the new range): the live counts now, the PUT's after.
+    None when no ranged count is PUT: both sides then stay at the declared floor."""
+    if live is None or planned is None or not planned.update.keys() & _RANGED_WIRE:
+        return None
+    after = Sizing(
+        live.gpu_type,
+        planned.update.get("num_gpus", live.standard),
+        planned.update.get("num_preemptible_gpus", live.preemptible),
+    )
+    return Sizing(live.gpu_type, live.standard, live.preemptible), after
+
+
+def _cost(sizing: Sizing | None, prices: PriceTable, where: str) -> float | None:
+    if sizing is None:
+        return 0.0
+    if sizing.gpu_type is None or sizing.standard is None or sizing.preemptible is None:
+        return None
+    return hourly_cost(prices, sizing.gpu_type, sizing.standard, sizing.preemptible, where)
+
+
+def _planned(old: object, new: object) -> Plan | None:
+    """The rules' plan of the change, as the provider's diff makes it (None for a create)."""
+    before = props_of(old, "inputs")
+    return (
+        rules.RULEBOOK.plan({**props_of(old, "outputs"), **before}, props_of(new, "inputs"))
+        if before
+        else None
+    )
+
+
+def _field_changes(
+    old: object, new: object, replace_reasons: Sequence[str], planned: Plan | None
+) -> tuple[FieldChange, ...]:
+    before, after = props_of(old, "inputs"), props_of(new, "inputs")
+    # A ranged floor whose live value stays inside the range is no change, and one outside
+    # goes to the nearest bound, not to the floor: the rules' word, as the provider's diff.
+    ranged = CLUSTER.ranges
+    return tuple(
+        FieldChange(
+            key,
+            before.get(key),
+            planned.update.get(key, after.get(key))
+            if planned and key in ranged
+            else after.get(key),
+            key in replace_reasons,
+        )
+        for key in sorted(before.keys() | after.keys())
+        if not key.startswith("__")
+        and before.get(key) != after.get(key)
+        and (key not in ranged or (planned is not None and key in planned.changed))
+    )
+
+
+# --- markdown -----------------------------------------------------------------------------------
+
+
+def _num(value: int | None) -> str:
+    return "?" if value is None else str(value)
+
+
+def _arrow(old: int | str | None, new: int | str | None, *, exists: tuple[bool, bool]) -> str:
+    """`8 → 16` when it changes, `8` when not; `—` for the side where the cluster does not exist."""
+    before = _num(old) if isinstance(old, int | None) else old
+    after = _num(new) if isinstance(new, int | None) else new
+    if not exists[0]:
+        return f"— → {after}"
+    if not exists[1]:
+        return f"{before} → —"
+    return before if before == after else f"{before} → {after}"
+
+
+def _span(floor: int | None, ceiling: int | None) -> int | str | None:
+    """A declared range as `8` en dash `32`; a plain count when none is declared."""
+    return floor if ceiling is None else f"{_num(floor)}{DASH}{ceiling}"
+
+
+def _counts(old: int | str | None, new: int | str | None, live: int | None, **kw: Any) -> str:
+    """The count cell: `8 → 16`, or for a range "8-32, live 24" (with an en dash; the live
+    value is what the range leaves alone)."""
+    text = _arrow(old, new, **kw)
+    ranged = isinstance(new, str) or isinstance(old, str)
+    return f"{text}, live {live}" if ranged and live is not None and all(kw["exists"]) else text
+
+
+def _ranges(clusters: Iterable[ClusterChange]) -> list[str]:
+    """One line per cluster with a declared range: the range, the live value and the costs."""
+    lines: list[str] = []
+    for cluster in clusters:
+        new = cluster.new
+        if new is None or not new.ranged:
+            continue
+        parts = []
+        if new.standard_max is not None:
+            live = f", live {cluster.live_standard}" if cluster.old is not None else ""
+            parts.append(f"standard {_span(new.standard, new.standard_max)}{live} (auto_scale)")
+        if new.preemptible_max is not None:
+            live = f", live {_num(cluster.live_preemptible)}" if cluster.old is not None else ""
+            parts.append(f"preemptible {_span(new.preemptible, new.preemptible_max)}{live}")
+        lines.append(
+            f"- `{cluster.name}`: {'; '.join(parts)}: {money(cluster.new_cost)}/h at the floor, "
+            f"{money(cluster.ceiling_cost)}/h at the ceiling"
+        )
+    return lines
+
+
+def _delta(cluster: ClusterChange) -> float | None:
+    if cluster.old_cost is None or cluster.new_cost is None:
+        return None
+    return cluster.new_cost - cluster.old_cost
+
+
+def _row(cluster: ClusterChange, destructive: frozenset[Any]) -> str:
+    exists = (cluster.old is not None, cluster.new is not None)
+    old = cluster.old or Sizing(None, None, None)
+    new = cluster.new or Sizing(None, None, None)
+    gpu_type = _arrow(old.gpu_type or "?", new.gpu_type or "?", exists=(True, True))
+    if not all(exists):
+        gpu_type = (new.gpu_type if exists[1] else old.gpu_type) or "?"
+    cells = [
+        f"`{cluster.name}`",
+        f"**{cluster.action}**" if cluster.action in destructive else cluster.action,
+        gpu_type,
+        _counts(
+            _span(old.standard, old.standard_max),
+            _span(new.standard, new.standard_max),
+            cluster.live_standard,
+            exists=exists,
+        ),
+        _counts(
+            _span(old.preemptible, old.preemptible_max),
+            _span(new.preemptible, new.preemptible_max),
+            cluster.live_preemptible,
+            exists=exists,
+        ),
+        "—" if cluster.old is None else _num(cluster.allocated),
+        _arrow(money(cluster.old_cost), money(cluster.new_cost), exists=exists),
+        signed_money(_delta(cluster)),
+    ]
+    return "| " + " | ".join(cells) + " |"
+
+
+def _value(value: object) -> str:
+    return "unset" if value is None else f"`{value}`"
+
+
+def _field_lines(clusters: Iterable[ClusterChange]) -> list[str]:
+    lines: list[str] = []
+    for cluster in clusters:
+        for change in cluster.fields:
+            tag = " (forces replacement)" if change.replaces else ""
+            old, new = _value(change.old), _value(change.new)
+            lines.append(f"- `{cluster.name}`.`{change.name}`: {old} → {new}{tag}")
+    return lines
+
+
+def _totals(clusters: Sequence[Any]) -> str:
+    known = [c for c in clusters if c.old_cost is not None and c.new_cost is not None]
+    old = sum(c.old_cost or 0.0 for c in known)
+    new = sum(c.new_cost or 0.0 for c in known)
+    delta = new - old
+    text = (
+        f"**Listed clusters:** {money(old)}/h → {money(new)}/h "
+        f"(Δ {signed_money(delta)}/h, ≈ {signed_money(delta * HOURS_PER_MONTH)}/month)"
+    )
+    if len(known) < len(clusters):
+        text += "; clusters whose size is only known after apply are left out"
+    return text
+
+
+class ClusterPreview:
+    """The Cluster's part of the PR comment (`preview.kinds.KindPreview`)."""
+
+    plural = "clusters"
+    per_hour = True
+
+    def __init__(self, kind: Kind) -> None:
+        self.kind = kind
+
+    def change(
+        self, name: str, steps: Sequence[dict[str, Any]], prices: PriceTable, where: str
+    ) -> ClusterChange:
+        """Merge one cluster's steps into one change.
+
+        A replacement may print three steps; `preview --refresh` prints a `refresh` step first,
+        whose states are the stored and the live ones, so the states come from the other steps.
+        """
+        ops, action, old_state, new_state, reasons = merge(steps)
+        live = _sizing(old_state)
+        old, new = _declared(live, _sizing(new_state))
+        old_inputs, new_inputs = props_of(old_state, "inputs"), props_of(new_state, "inputs")
+        old_outputs = props_of(old_state, "outputs")
+        planned = (
+            _planned(old_state, new_state) if action not in (Action.CREATE, Action.DELETE) else None
+        )
+        billed = _billed(live, planned) if action is Action.UPDATE and new and new.ranged else None
+        if action is Action.SAME:
+            new = old
+        return ClusterChange(
+            name=name,
+            action=action,
+            op="/".join(dict.fromkeys(ops)),
+            old=old,
+            new=new,
+            allocated=count(old_outputs.get("allocated_preemptible_gpus")),
+            fields=()
+            if action in (Action.CREATE, Action.DELETE)
+            else _field_changes(old_state, new_state, reasons, planned),
+            replace_reasons=reasons,
+            delete_first=action is Action.REPLACE
+            and rules.replacement_deletes_first(old_inputs, new_inputs),
+            old_cost=_cost(billed[0] if billed else old, prices, where),
+            new_cost=_cost(billed[1] if billed else new, prices, where),
+            attached=attached_ids(self.kind, old_inputs),
+            live_standard=count(old_outputs.get("num_gpus")),
+            live_preemptible=count(old_outputs.get("desired_preemptible_gpus")),
+            ceiling_cost=_cost(new.at_ceiling, prices, where) if new and new.ranged else None,
+        )
+
+    def table(
+        self, shown: Sequence[ClusterChange], plan: StackPlan, destructive: frozenset[Any]
+    ) -> list[str]:
+        lines = [
+            "| Cluster | Action | GPU type | Standard GPUs | Preemptible target | "
+            "Allocated now | Est. cost/h | Δ/h |",
+            "|---|---|---|--:|--:|--:|--:|--:|",
+            *(_row(c, destructive) for c in shown),
+            "",
+        ]
+        ranges = _ranges(shown)
+        if ranges:
+            lines += [
+                "Declared ranges (the live value may move inside without a change; costs "
+                "above are at the floor):",
+                *ranges,
+                "",
+            ]
+        fields = _field_lines(shown)
+        if fields:
+            lines += ["Changed fields:", *fields, ""]
+        return [*lines, _totals(plan.changes[self.kind.config_key]), ""]
+
+    def loss(self, cluster: ClusterChange) -> str:
+        """What a replacement or deletion takes away, in standard and allocated preemptible
+        GPUs."""
+        old = cluster.old or Sizing(None, None, None)
+        held = (
+            f"{_num(old.standard)} standard GPUs and {_num(cluster.allocated)} allocated "
+            "preemptible GPUs"
+        )
+        if cluster.action is Action.DELETE:
+            return f"`{cluster.name}` is **deleted**: its {held} are released"
+        reasons = (
+            ", ".join(f"`{r}`" for r in cluster.replace_reasons)
+            or "a field that cannot change in place"
+        )
+        order = (
+            "the old cluster is deleted first, so there is no capacity until the new one is Ready"
+            if cluster.delete_first
+            else "the new cluster is created first, so both bill until the old one is deleted"
+        )
+        return (
+            f"`{cluster.name}` is **replaced** (because of {reasons}): its {held} go away; {order}"
+        )
+
+    def callouts(
+        self, shown: Sequence[Any], others: Sequence[Any], gone: frozenset[Any], plan: StackPlan
+    ) -> list[str]:
+        return []
+
+    def notes(self, changes: Sequence[ClusterChange], plan: StackPlan) -> list[str]:
+        overridden = ", ".join(sorted(plan.prices.overridden))
+        return [
+            f"On-demand prices: {plan.prices.source_label}"
+            + (f"; overridden by stack config for {overridden}" if overridden else "")
+            + ".",
+            f"Preemptible GPUs are priced at {PREEMPTIBLE_PRICE_FACTOR:.0%} of the on-demand "
+            "rate; costs assume the preemptible target is filled (Together bills only allocated "
+            "GPUs).",
+        ]

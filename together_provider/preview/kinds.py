@@ -1,0 +1,81 @@
+"""What the PR preview asks of each kind (`Kind.preview()`): read its steps, render its section.
+
+The preview's plan and comment loop over `registry.KINDS` and name no kind; what is a kind's own
+(how it is priced, which columns its table shows, what losing one takes away) is its
+`<package>.preview` module's `KindPreview`. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from together_provider.framework.kind import Kind
+from together_provider.framework.schema import UNKNOWN
+from together_provider.registry import KINDS
+
+if TYPE_CHECKING:
+    from together_provider.preview.plan import StackPlan
+    from together_provider.preview.prices import PriceTable
+
+
+class Change(Protocol):
+    """One resource in the plan, as the comment's shared parts read it."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def action(self) -> Any: ...  # plan.Action
+    @property
+    def old_cost(self) -> float | None: ...
+    @property
+    def new_cost(self) -> float | None: ...
+
+
+class KindPreview(Protocol):
+    """A kind's part of the PR comment; its costs are per hour or per month (`per_hour`)."""
+
+    plural: str
+    """What the comment calls several of them (`clusters`, `shared volumes`)."""
+    per_hour: bool
+    """Its costs are USD per hour (else per month): the hourly guardrail counts only these."""
+
+    def change(
+        self, name: str, steps: Sequence[dict[str, Any]], prices: PriceTable, where: str
+    ) -> Change:
+        """One resource's steps (as `pulumi preview --json` prints them) merged into one change."""
+        ...
+
+    def table(
+        self, shown: Sequence[Any], plan: StackPlan, destructive: frozenset[Any]
+    ) -> list[str]:
+        """Its table and what follows it, over the `shown` changes (the totals over all)."""
+        ...
+
+    def loss(self, change: Any) -> str:
+        """What replacing or deleting it takes away."""
+        ...
+
+    def callouts(
+        self, shown: Sequence[Any], others: Sequence[Any], gone: frozenset[Any], plan: StackPlan
+    ) -> list[str]:
+        """Notes on what the other kinds' `gone` changes leave behind of it or take with them."""
+        ...
+
+    def notes(self, changes: Sequence[Any], plan: StackPlan) -> list[str]:
+        """Its lines in the comment's footnotes (prices and what they assume)."""
+        ...
+
+
+def attached_ids(kind: Kind, inputs: Mapping[str, Any]) -> dict[str, str]:
+    """Each kind `kind` attaches (by `config_key`) -> the attached resource's id in `inputs`:
+    the property an `Attach` sets from an output of the attached resource, when known."""
+    by_key = {k.config_key: k for k in KINDS}
+    found: dict[str, str] = {}
+    for attach in kind.attaches:
+        target = by_key[attach.target].schema
+        for prop, source in attach.props.items():
+            value = inputs.get(prop)
+            if source in target.output_names and isinstance(value, str) and value != UNKNOWN:
+                found.setdefault(attach.target, value)
+    return found
