@@ -127,7 +127,7 @@ async def create(request: Request) -> Response:
     with runtime.transaction() as world:
         cluster = create_cluster(world, req, fail=fail)
         if runtime.kube is not None:
-            runtime.kube.prepare(cluster.cluster_id, cluster.cluster_name)
+            runtime.kube.prepare(cluster.cluster_id, cluster.spec.cluster_name)
         return json_response(render(runtime, cluster, world), ignored)
 
 
@@ -137,7 +137,7 @@ async def list_clusters(request: Request) -> Response:
         clusters = [
             render(runtime, c, world)
             for c in world.clusters.values()
-            if not project or c.project_id == project
+            if not project or c.spec.project_id == project
         ]
     return json_response(ClusterList(clusters=clusters))
 
@@ -201,7 +201,7 @@ async def list_storage(request: Request) -> Response:
         volumes = [
             v.render(world.now)
             for v in world.volumes.by_id.values()
-            if not project or v.project_id == project
+            if not project or v.spec.project_id == project
         ]
     return volume_json(VolumeList(volumes=volumes))
 

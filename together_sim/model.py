@@ -91,10 +91,14 @@ class World:
         return self.capacity.setdefault((region, gpu_type), Capacity())
 
     def _pool(self, region: str, gpu_type: str) -> list[SimCluster]:
-        return [c for c in self.clusters.values() if (c.region, c.gpu_type) == (region, gpu_type)]
+        return [
+            c
+            for c in self.clusters.values()
+            if (c.spec.region, c.spec.gpu_type) == (region, gpu_type)
+        ]
 
     def standard_spare(self, region: str, gpu_type: str) -> int:
-        used = sum(c.num_gpus for c in self._pool(region, gpu_type))
+        used = sum(c.spec.num_gpus for c in self._pool(region, gpu_type))
         return self.capacity_of(region, gpu_type).standard_gpus - used
 
     def preemptible_spare(self, region: str, gpu_type: str) -> int:
@@ -173,10 +177,10 @@ class World:
     def _fill_time(self, c: SimCluster) -> float | None:
         if not c.provisioning_done or c.status != ClusterStatus.READY:
             return None
-        wanted = c.desired_preemptible_gpus // GPUS_PER_NODE
+        wanted = c.preemptible_target // GPUS_PER_NODE
         if len(c.live(preemptible=True)) >= wanted:
             return None
-        if self.preemptible_spare(c.region, c.gpu_type) < GPUS_PER_NODE:
+        if self.preemptible_spare(c.spec.region, c.spec.gpu_type) < GPUS_PER_NODE:
             return None
         return max(c.next_fill_at or self.now, self.now)
 
@@ -233,12 +237,12 @@ class World:
 
     def add(self, cluster: SimCluster) -> SimCluster:
         """Register a validated new cluster: phases start, standard nodes are planned."""
-        spare = self.standard_spare(cluster.region, cluster.gpu_type)
-        if cluster.num_gpus > spare:
+        spare = self.standard_spare(cluster.spec.region, cluster.spec.gpu_type)
+        if cluster.spec.num_gpus > spare:
             raise SimError(409, "Out of stock")
         self.clusters[cluster.cluster_id] = cluster
         ready_at = cluster.created_at + self.timings.provisioning
-        for _ in range(cluster.num_gpus // GPUS_PER_NODE):
+        for _ in range(cluster.spec.num_gpus // GPUS_PER_NODE):
             self._new_node(cluster, preemptible=False, ready_at=ready_at)
         self._enter_phase(cluster)
         return cluster
@@ -256,8 +260,8 @@ class World:
         self, c: SimCluster, num_gpus: int, marked: Collection[str] = frozenset()
     ) -> None:
         """Add or remove standard nodes (``marked`` ones first); 409 without the capacity."""
-        delta = num_gpus - c.num_gpus
-        if delta > self.standard_spare(c.region, c.gpu_type):
+        delta = num_gpus - c.spec.num_gpus
+        if delta > self.standard_spare(c.spec.region, c.spec.gpu_type):
             raise SimError(409, "Out of stock")
         if delta > 0:
             planned = c.created_at + self.timings.provisioning
@@ -268,14 +272,14 @@ class World:
         for node in scale_down_order(c.live(preemptible=False), -delta // GPUS_PER_NODE, marked):
             self._event(c, node, "TogetherScaledDown", "Standard node removed by scale-down")
             self._remove_node(c, node)
-        c.num_gpus = num_gpus
+        c.spec.num_gpus = num_gpus
 
     def set_preemptible_target(
         self, c: SimCluster, target: int, marked: Collection[str] = frozenset()
     ) -> None:
         """Change the preemptible target; surplus nodes drain (``marked`` node ids first), a
         deficit fills later."""
-        c.desired_preemptible_gpus = target
+        c.spec.num_preemptible_gpus = target
         active = [n for n in c.live(preemptible=True) if n.draining_since is None]
         surplus = len(active) - target // GPUS_PER_NODE
         for node in scale_down_order(active, surplus, marked):
