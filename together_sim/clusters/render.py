@@ -23,7 +23,8 @@ from together_api.wire import (
 )
 from together_sim.clusters.state import PROVISIONING_PLAN, SimCluster, SimNode
 from together_sim.echo import echoed
-from together_sim.model import Timings, World
+from together_sim.model import World
+from together_sim.timings import Timings
 
 __all__ = ["kube_config_yaml", "render_cluster", "to_datetime"]
 
