@@ -15,7 +15,7 @@ from together_sim import capacity, scheduler
 from together_sim.catalogue import Capacity
 from together_sim.clusters import lifecycle, nodes, reclaims
 from together_sim.clusters.state import SimCluster
-from together_sim.errors import SimError
+from together_sim.errors import found
 from together_sim.timings import Timings
 from together_sim.volumes import Volumes
 
@@ -61,10 +61,7 @@ class World:
         return cluster
 
     def get(self, cluster_id: str) -> SimCluster:
-        cluster = self.clusters.get(cluster_id)
-        if cluster is None:
-            raise SimError(404, f"cluster {cluster_id} not found", param="cluster_id")
-        return cluster
+        return found(self.clusters, cluster_id, "cluster")
 
     def new_cluster_id(self) -> str:
         return str(uuid.uuid4())

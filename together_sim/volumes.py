@@ -29,7 +29,7 @@ from together_api.wire import SharedVolume, VolumeCreateRequest, VolumeStatus, V
 from together_sim.catalogue import region_by_name
 from together_sim.clusters.state import SimCluster
 from together_sim.echo import echoed, updated
-from together_sim.errors import SimError
+from together_sim.errors import SimError, found
 
 __all__ = [
     "DATACENTER_MISMATCH",
@@ -153,10 +153,7 @@ class Volumes:
         return volume
 
     def get(self, volume_id: str) -> SimVolume:
-        volume = self.by_id.get(volume_id)
-        if volume is None:
-            raise SimError(404, f"volume {volume_id} not found", param="volume_id")
-        return volume
+        return found(self.by_id, volume_id, "volume")
 
     def resize(self, req: VolumeUpdateRequest) -> SimVolume:
         volume = self.get(req.volume_id)
