@@ -1,5 +1,5 @@
 """Create and update as Together validates them, on top of the lifecycle in
-:mod:`together_sim.model`.
+:mod:`together_sim.clusters.lifecycle` and :mod:`together_sim.clusters.nodes`.
 
 Rules enforced (HTTP 400 unless noted), per Together's docs and SDK:
 ``num_gpus`` >= 8 and a multiple of 8; ``num_preemptible_gpus`` >= 0 and a

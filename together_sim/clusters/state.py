@@ -1,5 +1,5 @@
 """What the simulator knows about one cluster, its nodes and their lifecycle events; stored as
-JSON. How the state moves over time is :class:`together_sim.model.World`'s."""
+JSON. How the state moves over time is :mod:`together_sim.clusters.lifecycle`'s."""
 
 from __future__ import annotations
 
