@@ -24,14 +24,14 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from together_sim.app import create_app
-    from together_sim.model import Timings
     from together_sim.runtime import SimulatorConfig
+    from together_sim.timings import Timings
 
 __all__ = ["SimulatorConfig", "Timings", "create_app"]
 
 _HOMES = {
     "create_app": "together_sim.app",
-    "Timings": "together_sim.model",
+    "Timings": "together_sim.timings",
     "SimulatorConfig": "together_sim.runtime",
 }
 

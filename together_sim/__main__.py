@@ -32,8 +32,8 @@ except ModuleNotFoundError as missing:  # exercised by tests/integration/test_in
     )
 
 from together_sim.app import ABORT_EXTENSION, create_app
-from together_sim.model import Timings
 from together_sim.runtime import SimulatorConfig, SimulatorRuntime
+from together_sim.timings import Timings
 
 __all__ = ["API_KEY_ENV", "DEFAULT_API_KEY", "api_keys", "main", "parse_args", "time_scale_note"]
 

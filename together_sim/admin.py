@@ -8,14 +8,14 @@ from typing import Any, Final
 from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
 from together_sim import autoscale as autoscaler
+from together_sim import web
 from together_sim.clusters.render import to_datetime
 from together_sim.errors import SimError
 from together_sim.faults import Faults
 from together_sim.runtime import SimulatorRuntime
-from together_sim.web import Handler, body_of, error_response, json_response, render, runtime_of
+from together_sim.web import Handler
 
 __all__ = ["ADMIN_ROUTES"]
 
@@ -25,11 +25,15 @@ def admin(handler: Handler) -> Handler:
         try:
             return await handler(request)
         except SimError as exc:
-            return error_response(exc.status, exc.message, param=exc.param)
+            return web.error_response(exc.status, exc.message, param=exc.param)
         except (ValidationError, ValueError, KeyError, TypeError) as exc:
-            return error_response(400, f"bad admin request: {exc}")
+            return web.error_response(400, f"bad admin request: {exc}")
 
     return wrapped
+
+
+sim: Final = web.Router(admin)
+"""Every route of this module; ``@sim(method, path)`` on a handler adds one."""
 
 
 def _clock_body(runtime: SimulatorRuntime) -> dict[str, Any]:
@@ -37,36 +41,42 @@ def _clock_body(runtime: SimulatorRuntime) -> dict[str, Any]:
     return {"now": to_datetime(now).isoformat(), "epoch": now}
 
 
+@sim("GET", "/_sim/clock")
 async def get_clock(request: Request) -> Response:
-    return JSONResponse(_clock_body(runtime_of(request)))
+    return JSONResponse(_clock_body(web.runtime_of(request)))
 
 
+@sim("POST", "/_sim/clock/advance")
 async def advance(request: Request) -> Response:
-    runtime = runtime_of(request)
-    runtime.advance(float((await body_of(request))["seconds"]))
+    runtime = web.runtime_of(request)
+    runtime.advance(float((await web.body_of(request))["seconds"]))
     return JSONResponse(_clock_body(runtime))
 
 
+@sim("PUT", "/_sim/faults")
 async def set_faults(request: Request) -> Response:
-    faults = runtime_of(request).faults
-    faults.faults = Faults.model_validate(await body_of(request))
+    faults = web.runtime_of(request).faults
+    faults.faults = Faults.model_validate(await web.body_of(request))
     return JSONResponse(faults.faults.model_dump())
 
 
+@sim("DELETE", "/_sim/faults")
 async def clear_faults(request: Request) -> Response:
-    faults = runtime_of(request).faults
+    faults = web.runtime_of(request).faults
     faults.faults = Faults()
     return JSONResponse(faults.faults.model_dump())
 
 
+@sim("GET", "/_sim/faults")
 async def get_faults(request: Request) -> Response:
-    return JSONResponse(runtime_of(request).faults.faults.model_dump())
+    return JSONResponse(web.runtime_of(request).faults.faults.model_dump())
 
 
+@sim("PUT", "/_sim/capacity")
 async def set_capacity(request: Request) -> Response:
-    body = await body_of(request)
+    body = await web.body_of(request)
     region, gpu_type = str(body["region"]), str(body["gpu_type"])
-    with runtime_of(request).transaction() as world:
+    with web.runtime_of(request).transaction() as world:
         capacity = world.capacity_of(region, gpu_type)
         if body.get("standard_gpus") is not None:
             capacity.standard_gpus = int(body["standard_gpus"])
@@ -84,8 +94,9 @@ async def set_capacity(request: Request) -> Response:
         )
 
 
+@sim("POST", "/_sim/clusters/{cluster_id}/reclaim")
 async def reclaim(request: Request) -> Response:
-    body = await body_of(request)
+    body = await web.body_of(request)
     node_ids = body.get("node_ids")
     if node_ids is not None and (
         not isinstance(node_ids, list) or not all(isinstance(n, str) for n in node_ids)
@@ -102,64 +113,56 @@ async def reclaim(request: Request) -> Response:
             "(leave it out for Together's 300 s drain window)",
             param="drain_seconds",
         )
-    with runtime_of(request).transaction() as world:
+    with web.runtime_of(request).transaction() as world:
         cluster_id = request.path_params["cluster_id"]
         nodes = world.reclaim(cluster_id, count, node_ids, None if drain is None else float(drain))
     return JSONResponse({"reclaimed": nodes})
 
 
+@sim("POST", "/_sim/clusters/{cluster_id}/autoscale")
 async def autoscale(request: Request) -> Response:
     """Together's autoscaler moves the standard count (inside its bounds only)."""
-    num_gpus = (await body_of(request)).get("num_gpus")
+    num_gpus = (await web.body_of(request)).get("num_gpus")
     if isinstance(num_gpus, bool) or not isinstance(num_gpus, int):
         raise SimError(
             400,
             f"num_gpus must be a whole number of GPUs (a multiple of 8), got {num_gpus!r}",
             param="num_gpus",
         )
-    runtime = runtime_of(request)
+    runtime = web.runtime_of(request)
     with runtime.transaction() as world:
         cluster = world.get(request.path_params["cluster_id"])
         autoscaler.set_count(world, cluster, num_gpus)
-        return json_response(render(runtime, cluster, world))
+        return web.json_response(web.render(runtime, cluster, world))
 
 
+@sim("GET", "/_sim/kubernetes")
 async def kubernetes(request: Request) -> Response:
-    kube = runtime_of(request).kube
+    kube = web.runtime_of(request).kube
     if kube is None:
         raise SimError(404, "the simulator runs no Kubernetes control planes (--kubernetes)")
     return JSONResponse({"clusters": kube.status()})
 
 
+@sim("POST", "/_sim/clusters/{cluster_id}/fail")
 async def fail(request: Request) -> Response:
-    cluster_id, runtime = request.path_params["cluster_id"], runtime_of(request)
+    cluster_id, runtime = request.path_params["cluster_id"], web.runtime_of(request)
     with runtime.transaction() as world:
         world.fail(cluster_id)
         cluster = world.get(cluster_id)
-        return json_response(render(runtime, cluster, world))
+        return web.json_response(web.render(runtime, cluster, world))
 
 
+@sim("GET", "/_sim/requests")
 async def get_requests(request: Request) -> Response:
-    return JSONResponse(runtime_of(request).requests.snapshot())
+    return JSONResponse(web.runtime_of(request).requests.snapshot())
 
 
+@sim("DELETE", "/_sim/requests")
 async def reset_requests(request: Request) -> Response:
-    runtime_of(request).requests.reset()
+    web.runtime_of(request).requests.reset()
     return JSONResponse({"total": 0})
 
 
-ADMIN_ROUTES: Final = (
-    Route("/_sim/clock", admin(get_clock), methods=["GET"]),
-    Route("/_sim/clock/advance", admin(advance), methods=["POST"]),
-    Route("/_sim/faults", admin(get_faults), methods=["GET"]),
-    Route("/_sim/faults", admin(set_faults), methods=["PUT"]),
-    Route("/_sim/faults", admin(clear_faults), methods=["DELETE"]),
-    Route("/_sim/capacity", admin(set_capacity), methods=["PUT"]),
-    Route("/_sim/clusters/{cluster_id}/reclaim", admin(reclaim), methods=["POST"]),
-    Route("/_sim/clusters/{cluster_id}/fail", admin(fail), methods=["POST"]),
-    Route("/_sim/clusters/{cluster_id}/autoscale", admin(autoscale), methods=["POST"]),
-    Route("/_sim/kubernetes", admin(kubernetes), methods=["GET"]),
-    Route("/_sim/requests", admin(get_requests), methods=["GET"]),
-    Route("/_sim/requests", admin(reset_requests), methods=["DELETE"]),
-)
+ADMIN_ROUTES: Final = tuple(sim.routes)
 """Mounted by `create_app` only with ``admin=True``."""

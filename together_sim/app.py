@@ -19,7 +19,6 @@ from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
 from together_api.wire import (
     ClusterDeleteResponse,
@@ -40,6 +39,7 @@ from together_sim.requests import SimCreateRequest, parse
 from together_sim.runtime import SimulatorConfig, SimulatorRuntime
 from together_sim.web import (
     Handler,
+    Router,
     body_of,
     error_response,
     json_response,
@@ -54,6 +54,7 @@ __all__ = ["ABORT_EXTENSION", "API_ROUTES", "create_app"]
 ABORT_EXTENSION: Final = "together_sim.abort"
 """ASGI scope extension: a callable that drops the connection (set by ``__main__``)."""
 
+_STORAGE: Final = "/v1/compute/clusters/storage/volumes"
 _CLUSTER_PATH: Final = re.compile(r"^/v1/compute/clusters/[^/]+$")
 _VOLUME_PATH: Final = re.compile(r"^/v1/compute/clusters/storage/volumes/[^/]+$")
 
@@ -91,6 +92,10 @@ def api(handler: Handler) -> Handler:
     return wrapped
 
 
+v1: Final = Router(api)
+"""Every route of this module; ``@v1(method, path)`` on a handler adds one."""
+
+
 async def _serve(runtime: SimulatorRuntime, request: Request, handler: Handler) -> Response | None:
     if runtime.stopping.is_set():
         return error_response(
@@ -120,6 +125,7 @@ async def _serve(runtime: SimulatorRuntime, request: Request, handler: Handler) 
         return error_response(err.status, err.message, param=err.param)
 
 
+@v1("POST", "/v1/compute/clusters")
 async def create(request: Request) -> Response:
     runtime = runtime_of(request)
     req, ignored = parse(SimCreateRequest, await body_of(request))
@@ -127,21 +133,23 @@ async def create(request: Request) -> Response:
     with runtime.transaction() as world:
         cluster = create_cluster(world, req, fail=fail)
         if runtime.kube is not None:
-            runtime.kube.prepare(cluster.cluster_id, cluster.cluster_name)
+            runtime.kube.prepare(cluster.cluster_id, cluster.spec.cluster_name)
         return json_response(render(runtime, cluster, world), ignored)
 
 
+@v1("GET", "/v1/compute/clusters")
 async def list_clusters(request: Request) -> Response:
     runtime, project = runtime_of(request), request.query_params.get("projectId")
     with runtime.transaction() as world:
         clusters = [
             render(runtime, c, world)
             for c in world.clusters.values()
-            if not project or c.project_id == project
+            if not project or c.spec.project_id == project
         ]
     return json_response(ClusterList(clusters=clusters))
 
 
+@v1("GET", "/v1/compute/clusters/{cluster_id}")
 async def get(request: Request) -> Response:
     runtime = runtime_of(request)
     with runtime.transaction() as world:
@@ -149,6 +157,7 @@ async def get(request: Request) -> Response:
         return json_response(render(runtime, cluster, world))
 
 
+@v1("PUT", "/v1/compute/clusters/{cluster_id}")
 async def update(request: Request) -> Response:
     runtime = runtime_of(request)
     req, ignored = parse(ClusterUpdateRequest, await body_of(request))
@@ -163,6 +172,7 @@ async def update(request: Request) -> Response:
         return json_response(render(runtime, cluster, world), ignored)
 
 
+@v1("DELETE", "/v1/compute/clusters/{cluster_id}")
 async def delete(request: Request) -> Response:
     cluster_id = request.path_params["cluster_id"]
     with runtime_of(request).transaction() as world:
@@ -170,10 +180,12 @@ async def delete(request: Request) -> Response:
     return json_response(ClusterDeleteResponse(cluster_id=cluster_id))
 
 
+@v1("GET", "/v1/compute/regions")
 async def regions(request: Request) -> Response:
     return json_response(RegionList(regions=list(REGIONS)))
 
 
+@v1("GET", "/v3/whoami")
 async def whoami(request: Request) -> Response:
     # The shape of the SDK's WhoamiProjectAPIKey; `tg` reads project.id when no --project.
     return JSONResponse(
@@ -186,6 +198,7 @@ async def whoami(request: Request) -> Response:
     )
 
 
+@v1("POST", _STORAGE)
 async def create_storage(request: Request) -> Response:
     req, ignored = parse(VolumeCreateRequest, await body_of(request))
     with runtime_of(request).transaction() as world:
@@ -195,51 +208,40 @@ async def create_storage(request: Request) -> Response:
         return volume_json(volume.render(world.now), ignored)
 
 
+@v1("GET", _STORAGE)
 async def list_storage(request: Request) -> Response:
     project = request.query_params.get("projectId")
     with runtime_of(request).transaction() as world:
         volumes = [
             v.render(world.now)
             for v in world.volumes.by_id.values()
-            if not project or v.project_id == project
+            if not project or v.spec.project_id == project
         ]
     return volume_json(VolumeList(volumes=volumes))
 
 
+@v1("GET", _STORAGE + "/{volume_id}")
 async def get_storage(request: Request) -> Response:
     with runtime_of(request).transaction() as world:
         volume = world.volumes.get(request.path_params["volume_id"])
         return volume_json(volume.render(world.now))
 
 
+@v1("PUT", _STORAGE)
 async def resize_storage(request: Request) -> Response:
     req, ignored = parse(VolumeUpdateRequest, await body_of(request))
     with runtime_of(request).transaction() as world:
         return volume_json(world.volumes.resize(req).render(world.now), ignored)
 
 
+@v1("DELETE", _STORAGE + "/{volume_id}")
 async def delete_storage(request: Request) -> Response:
     with runtime_of(request).transaction() as world:
         world.volumes.delete(request.path_params["volume_id"], world.now)
     return volume_json(VolumeDeleteResponse(success=True))
 
 
-_STORAGE: Final = "/v1/compute/clusters/storage/volumes"
-
-API_ROUTES: Final = (
-    Route("/v1/compute/clusters", api(create), methods=["POST"]),
-    Route("/v1/compute/clusters", api(list_clusters), methods=["GET"]),
-    Route("/v1/compute/clusters/{cluster_id}", api(get), methods=["GET"]),
-    Route("/v1/compute/clusters/{cluster_id}", api(update), methods=["PUT"]),
-    Route("/v1/compute/clusters/{cluster_id}", api(delete), methods=["DELETE"]),
-    Route("/v1/compute/regions", api(regions), methods=["GET"]),
-    Route(_STORAGE, api(create_storage), methods=["POST"]),
-    Route(_STORAGE, api(list_storage), methods=["GET"]),
-    Route(_STORAGE, api(resize_storage), methods=["PUT"]),
-    Route(_STORAGE + "/{volume_id}", api(get_storage), methods=["GET"]),
-    Route(_STORAGE + "/{volume_id}", api(delete_storage), methods=["DELETE"]),
-    Route("/v3/whoami", api(whoami), methods=["GET"]),
-)
+API_ROUTES: Final = tuple(v1.routes)
 """Together's paths, each behind `api` (request log, faults, auth, errors)."""
 
 

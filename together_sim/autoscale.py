@@ -90,9 +90,9 @@ def check_create(auto_scale: bool | None, ceiling: int | None, num_gpus: int) ->
 
 def bounds(c: SimCluster) -> tuple[int, int] | None:
     """(floor, ceiling) of an autoscaled cluster, or None without ``auto_scale``."""
-    if not c.create_only.get("auto_scale"):
+    if not c.spec.auto_scale or c.spec.auto_scale_max_gpus is None:
         return None
-    return int(c.autoscaler.get("floor", c.num_gpus)), int(c.create_only["auto_scale_max_gpus"])
+    return int(c.autoscaler.get("floor", c.spec.num_gpus)), c.spec.auto_scale_max_gpus
 
 
 def set_count(world: World, c: SimCluster, num_gpus: int) -> None:
@@ -138,14 +138,14 @@ def step(world: World, c: SimCluster, demand: Demand) -> None:
         return
     low, high = found
     missing = _nodes_missing(c, demand)
-    room = (high - c.num_gpus) // GPUS_PER_NODE
+    room = (high - c.spec.num_gpus) // GPUS_PER_NODE
     if missing > 0 and room > 0:
-        world.scale_standard(c, c.num_gpus + GPUS_PER_NODE * min(missing, room))
+        world.scale_standard(c, c.spec.num_gpus + GPUS_PER_NODE * min(missing, room))
         return
     idle = _idle_for(world, c, demand.idle)
-    if not demand.pending and idle and c.num_gpus > low:
+    if not demand.pending and idle and c.spec.num_gpus > low:
         [chosen] = scale_down_order(idle, 1, demand.marked)
-        world.scale_standard(c, c.num_gpus - GPUS_PER_NODE, frozenset({chosen.node_id}))
+        world.scale_standard(c, c.spec.num_gpus - GPUS_PER_NODE, frozenset({chosen.node_id}))
 
 
 def _nodes_missing(c: SimCluster, demand: Demand) -> int:

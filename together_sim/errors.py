@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-__all__ = ["SimError"]
+from collections.abc import Mapping
+from typing import TypeVar
+
+__all__ = ["SimError", "found"]
+
+V = TypeVar("V")
 
 
 class SimError(Exception):
@@ -13,3 +18,11 @@ class SimError(Exception):
         self.status = status
         self.message = message
         self.param = param
+
+
+def found(objects: Mapping[str, V], object_id: str, kind: str) -> V:
+    """``objects[object_id]``, or the API's 404 naming the ``kind`` (param ``<kind>_id``)."""
+    value = objects.get(object_id)
+    if value is None:
+        raise SimError(404, f"{kind} {object_id} not found", param=f"{kind}_id")
+    return value

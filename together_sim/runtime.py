@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING
 
 from together_sim.clock import VirtualClock
 from together_sim.faults import FaultInjector, RequestLog
-from together_sim.model import Timings, World
+from together_sim.model import World
 from together_sim.store import Store
+from together_sim.timings import Timings
 
 if TYPE_CHECKING:
     from together_sim.kube.hub import KubeHub

@@ -21,17 +21,19 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from typing import Final
+from typing import Any, Final
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from together_api.wire import SharedVolume, VolumeCreateRequest, VolumeStatus, VolumeUpdateRequest
 from together_sim.catalogue import region_by_name
 from together_sim.clusters.state import SimCluster
-from together_sim.errors import SimError
+from together_sim.echo import echoed, updated
+from together_sim.errors import SimError, found
 
 __all__ = [
     "DATACENTER_MISMATCH",
+    "NOT_ECHOED",
     "SimVolume",
     "Volumes",
 ]
@@ -41,17 +43,27 @@ DATACENTER_MISMATCH: Final = "Shared volume does not exist in the datacenter"
 
 
 class SimVolume(BaseModel):
+    """One volume: its wire fields as the API's create model (``spec``) plus bookkeeping."""
+
     volume_id: str
-    volume_name: str
-    size_tib: int
-    region: str
-    project_id: str
-    is_lifecycle_independent: bool = False
+    spec: VolumeCreateRequest
+    """The accepted create (project and ``is_lifecycle_independent`` filled in), resizes
+    applied."""
     created_at: float
     ready_at: float
     attached_to: list[str] = Field(default_factory=list)
     bound_to: list[str] = Field(default_factory=list)
     deleting_since: float | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _upgrade(cls, data: Any) -> Any:
+        """A volume saved before ``spec`` (its wire fields at the top level) still loads."""
+        if not isinstance(data, dict) or "spec" in data:
+            return data
+        fields = VolumeCreateRequest.model_fields
+        spec = {k: v for k, v in data.items() if k in fields}
+        return {**{k: v for k, v in data.items() if k not in fields}, "spec": spec}
 
     def status(self, now: float) -> str:
         if self.deleting_since is not None:
@@ -61,12 +73,17 @@ class SimVolume(BaseModel):
         return VolumeStatus.BOUND if self.bound_to else VolumeStatus.AVAILABLE
 
     def render(self, now: float) -> SharedVolume:
-        return SharedVolume(
-            volume_id=self.volume_id,
-            volume_name=self.volume_name,
-            size_tib=self.size_tib,
-            status=self.status(now),
+        """The stored fields the response shares (but those Together keeps to itself), plus
+        the id and the status."""
+        body = echoed(self.spec, SharedVolume, hidden=NOT_ECHOED)
+        return SharedVolume.model_validate(
+            {**body, "volume_id": self.volume_id, "status": self.status(now)}
         )
+
+
+NOT_ECHOED: Final = frozenset({"region", "is_lifecycle_independent", "project_id"})
+"""Create fields :class:`SharedVolume` could hold but no Together response carries (the SDK's
+``ClusterStorage`` has id, name, size and status only)."""
 
 
 class Volumes:
@@ -109,11 +126,11 @@ class Volumes:
                     f"instance_cluster_id {req.instance_cluster_id} is not a cluster",
                     param="instance_cluster_id",
                 )
-            if placed.region != req.region:
+            if placed.spec.region != req.region:
                 raise SimError(
                     400,
-                    f"instance_cluster_id {placed.cluster_id} is in {placed.region}, the volume's "
-                    f"region is {req.region}",
+                    f"instance_cluster_id {placed.cluster_id} is in {placed.spec.region}, "
+                    f"the volume's region is {req.region}",
                     param="instance_cluster_id",
                 )
         self.check_create(req)
@@ -122,13 +139,13 @@ class Volumes:
     def provision(self, req: VolumeCreateRequest, *, project_id: str, now: float) -> SimVolume:
         """A new volume for a request `check_create` has passed (a cluster create checks its
         inline volume before the cluster exists, then provisions it here)."""
+        filled = {
+            "project_id": req.project_id or project_id,
+            "is_lifecycle_independent": bool(req.is_lifecycle_independent),
+        }
         volume = SimVolume(
             volume_id=f"vol-{uuid.uuid4().hex[:16]}",
-            volume_name=req.volume_name,
-            size_tib=req.size_tib,
-            region=req.region,
-            project_id=req.project_id or project_id,
-            is_lifecycle_independent=bool(req.is_lifecycle_independent),
+            spec=req.model_copy(update=filled),
             created_at=now,
             ready_at=now + self._provisioning,
         )
@@ -136,25 +153,21 @@ class Volumes:
         return volume
 
     def get(self, volume_id: str) -> SimVolume:
-        volume = self.by_id.get(volume_id)
-        if volume is None:
-            raise SimError(404, f"volume {volume_id} not found", param="volume_id")
-        return volume
+        return found(self.by_id, volume_id, "volume")
 
     def resize(self, req: VolumeUpdateRequest) -> SimVolume:
         volume = self.get(req.volume_id)
         if volume.deleting_since is not None:
             raise SimError(400, f"volume {volume.volume_id} is being deleted", param="volume_id")
-        if req.size_tib is None or req.size_tib == volume.size_tib:
-            return volume
-        if req.size_tib < volume.size_tib:
+        size = volume.spec.size_tib
+        if req.size_tib is not None and req.size_tib < size:
             raise SimError(
                 400,
-                f"size_tib {req.size_tib} is below the current {volume.size_tib} TiB; a volume "
+                f"size_tib {req.size_tib} is below the current {size} TiB; a volume "
                 "only grows (shrinking needs Together support)",
                 param="size_tib",
             )
-        volume.size_tib = req.size_tib
+        volume.spec = updated(volume.spec, req)
         return volume
 
     def delete(self, volume_id: str, now: float) -> None:
@@ -176,10 +189,10 @@ class Volumes:
         volume = self.by_id.get(volume_id)
         if volume is None:
             raise SimError(400, f"shared volume {volume_id} does not exist", param="volume_id")
-        if volume.region != region:
+        if volume.spec.region != region:
             raise SimError(
                 400,
-                f"{DATACENTER_MISMATCH}: volume {volume_id} is in {volume.region}, "
+                f"{DATACENTER_MISMATCH}: volume {volume_id} is in {volume.spec.region}, "
                 f"the cluster in {region}",
                 param="volume_id",
             )
@@ -207,7 +220,7 @@ class Volumes:
                 continue
             volume.attached_to = [c for c in volume.attached_to if c != cluster_id]
             volume.bound_to = [c for c in volume.bound_to if c != cluster_id]
-            if not volume.attached_to and not volume.is_lifecycle_independent:
+            if not volume.attached_to and not volume.spec.is_lifecycle_independent:
                 volume.deleting_since = volume.deleting_since or now
 
     def next_removal(self) -> tuple[float, str] | None:

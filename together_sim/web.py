@@ -10,6 +10,7 @@ from typing import Any, Final
 from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
 from together_api.wire import Cluster
 from together_sim.clusters.render import render_cluster
@@ -21,6 +22,7 @@ from together_sim.runtime import SimulatorRuntime
 
 __all__ = [
     "Handler",
+    "Router",
     "body_of",
     "error_response",
     "json_response",
@@ -40,6 +42,21 @@ _ERROR_TYPES: Final = {
 }
 
 Handler = Callable[[Request], Awaitable[Response]]
+
+
+class Router:
+    """Routes declared on their handlers (``@router("GET", path)``), each behind ``wrap``."""
+
+    def __init__(self, wrap: Callable[[Handler], Handler]) -> None:
+        self.routes: list[Route] = []
+        self._wrap = wrap
+
+    def __call__(self, method: str, path: str) -> Callable[[Handler], Handler]:
+        def register(handler: Handler) -> Handler:
+            self.routes.append(Route(path, self._wrap(handler), methods=[method]))
+            return handler
+
+        return register
 
 
 def runtime_of(request: Request) -> SimulatorRuntime:

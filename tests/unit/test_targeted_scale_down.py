@@ -13,6 +13,7 @@ from together_api.wire import ClusterUpdateRequest
 from together_sim.clusters.operations import lowers
 from together_sim.clusters.state import SimCluster, SimNode
 from together_sim.model import World
+from together_sim.requests import SimCreateRequest
 from together_sim.targeting import is_marked, scale_down_order
 
 
@@ -69,12 +70,8 @@ def test_a_mark_is_a_cordon_and_the_annotation(
 def test_the_world_drains_the_marked_node_and_falls_back_to_the_newest() -> None:
     """`World.set_preemptible_target` and `scale_standard` use the choice (no HTTP needed)."""
     world = World()
-    cluster = SimCluster(
-        cluster_id="c", cluster_name="c", cluster_type="KUBERNETES", region="r",
-        gpu_type="H100_SXM", billing_type="ON_DEMAND", project_id="p", cuda_version="",
-        nvidia_driver_version="", nvidia_version_id="", num_gpus=16, created_at=0.0,
-        desired_preemptible_gpus=24, nodes=_nodes("p1", "p2", "p3"),
-    )  # fmt: skip
+    cluster = _cluster(16, 24)
+    cluster.nodes = _nodes("p1", "p2", "p3")
     cluster.nodes += [
         SimNode(node_id=s, preemptible=False, created_at=0, ready_at=0) for s in ("s1", "s2")
     ]
@@ -88,12 +85,12 @@ def test_the_world_drains_the_marked_node_and_falls_back_to_the_newest() -> None
 
 
 def _cluster(num_gpus: int, preemptible: int) -> SimCluster:
-    return SimCluster(
-        cluster_id="c", cluster_name="c", cluster_type="KUBERNETES", region="r",
-        gpu_type="H100_SXM", billing_type="ON_DEMAND", project_id="p", cuda_version="",
-        nvidia_driver_version="", nvidia_version_id="", num_gpus=num_gpus, created_at=0.0,
-        desired_preemptible_gpus=preemptible,
+    spec = SimCreateRequest(
+        cluster_name="c", cluster_type="KUBERNETES", region="r", gpu_type="H100_SXM",
+        billing_type="ON_DEMAND", project_id="p", num_gpus=num_gpus,
+        num_preemptible_gpus=preemptible,
     )  # fmt: skip
+    return SimCluster(cluster_id="c", spec=spec, created_at=0.0)
 
 
 @pytest.mark.parametrize(

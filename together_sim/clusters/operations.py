@@ -1,5 +1,5 @@
 """Create and update as Together validates them, on top of the lifecycle in
-:mod:`together_sim.model`.
+:mod:`together_sim.clusters.lifecycle` and :mod:`together_sim.clusters.nodes`.
 
 Rules enforced (HTTP 400 unless noted), per Together's docs and SDK:
 ``num_gpus`` >= 8 and a multiple of 8; ``num_preemptible_gpus`` >= 0 and a
@@ -14,10 +14,12 @@ standard capacity is 409 "Out of stock".
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import Any
+from typing import Final
 
 from together_api.wire import (
     GPUS_PER_NODE,
+    AddOnConfig,
+    AddOnRequest,
     ClusterCreateRequest,
     ClusterStatus,
     ClusterUpdateRequest,
@@ -26,23 +28,12 @@ from together_api.wire import (
 from together_sim.autoscale import check_create as check_auto_scale
 from together_sim.catalogue import DEFAULT_PROJECT_ID, find_driver, region_by_name
 from together_sim.clusters.state import SimCluster
+from together_sim.echo import updated
 from together_sim.errors import SimError
 from together_sim.model import World
 from together_sim.requests import SimCreateRequest
 
 __all__ = ["create_cluster", "lowers", "update_cluster"]
-
-_CREATE_ONLY = frozenset(
-    {
-        "auto_scale",
-        "auto_scale_max_gpus",
-        "auto_scaled",
-        "gpu_node_failover_enabled",
-        "slurm_image",
-        "acceptance_tests_params",
-    }
-)
-"""Create fields that are stored but not part of the SDK's ``Cluster`` response."""
 
 
 def _check_count(name: str, value: int, *, minimum: int) -> None:
@@ -119,48 +110,31 @@ def create_cluster(world: World, req: SimCreateRequest, *, fail: bool = False) -
         reserved = req.num_gpus if req.billing_type == "RESERVED" else 0
     check_auto_scale(req.auto_scale, req.auto_scale_max_gpus, req.num_gpus)
     _check_volumes(world, req)
+    filled = {
+        "cluster_type": cluster_type,
+        "project_id": req.project_id or DEFAULT_PROJECT_ID,
+        "cuda_version": driver.cuda_version,
+        "nvidia_driver_version": driver.nvidia_driver_version,
+        "nvidia_version_id": driver.id,
+        "num_reserved_gpus": reserved,
+        "num_capacity_pool_gpus": pool,
+        "num_preemptible_gpus": target,
+        "install_traefik": bool(req.install_traefik),
+    }
     cluster = SimCluster(
         cluster_id=world.new_cluster_id(),
-        cluster_name=req.cluster_name,
-        cluster_type=cluster_type,
-        region=req.region,
-        gpu_type=req.gpu_type,
-        billing_type=req.billing_type,
-        project_id=req.project_id or DEFAULT_PROJECT_ID,
-        cuda_version=driver.cuda_version,
-        nvidia_driver_version=driver.nvidia_driver_version,
-        nvidia_version_id=driver.id,
-        num_gpus=req.num_gpus,
-        num_reserved_gpus=reserved,
-        num_capacity_pool_gpus=pool,
-        capacity_pool_id=req.capacity_pool_id,
-        desired_preemptible_gpus=target,
-        duration_days=req.duration_days,
-        reservation_end_time=(
-            req.reservation_end_time.isoformat() if req.reservation_end_time else None
-        ),
+        spec=req.model_copy(update=filled),
         created_at=world.now,
         fail_provisioning=fail,
-        add_ons=[a.model_dump(mode="json", exclude_none=True) for a in req.add_ons or []],
-        cluster_config=(
-            req.cluster_config.model_dump(mode="json", exclude_none=True)
-            if req.cluster_config
-            else None
-        ),
-        oidc_config=req.oidc_config.model_dump(mode="json") if req.oidc_config else None,
-        install_traefik=bool(req.install_traefik),
-        slurm_shm_size_gib=req.slurm_shm_size_gib,
-        reservation_start_time=(
-            req.reservation_start_time.isoformat() if req.reservation_start_time else None
-        ),
-        create_only=req.model_dump(mode="json", include=set(_CREATE_ONLY), exclude_none=True),
         autoscaler={"floor": req.num_gpus} if req.auto_scale else {},
     )
     world.add(cluster)
     if req.shared_volume is not None:
         # Checked by _check_volumes before the cluster existed; not checked again.
         inline = world.volumes.provision(
-            req.shared_volume, project_id=cluster.project_id, now=world.now
+            req.shared_volume,
+            project_id=cluster.spec.project_id or DEFAULT_PROJECT_ID,
+            now=world.now,
         )
         cluster.volume_ids = [inline.volume_id]
     elif req.volume_id:
@@ -194,9 +168,9 @@ def _check_volumes(world: World, req: ClusterCreateRequest) -> None:
 def lowers(cluster: SimCluster, req: ClusterUpdateRequest) -> bool:
     """Whether the PUT lowers a count, the only change that removes nodes: only then do the
     targeted scale-down marks matter (the simulator asks the cluster's API server for them)."""
-    return (req.num_gpus is not None and req.num_gpus < cluster.num_gpus) or (
+    return (req.num_gpus is not None and req.num_gpus < cluster.spec.num_gpus) or (
         req.num_preemptible_gpus is not None
-        and req.num_preemptible_gpus < cluster.desired_preemptible_gpus
+        and req.num_preemptible_gpus < cluster.preemptible_target
     )
 
 
@@ -211,40 +185,43 @@ def update_cluster(
     cluster = world.get(cluster_id)
     if cluster.status == ClusterStatus.DELETING:
         raise SimError(400, f"cluster {cluster_id} is being deleted and cannot be updated")
-    cluster_type = req.cluster_type or cluster.cluster_type
+    spec = cluster.spec
+    cluster_type = req.cluster_type or spec.cluster_type or "KUBERNETES"
     target = (
         req.num_preemptible_gpus
         if req.num_preemptible_gpus is not None
-        else cluster.desired_preemptible_gpus
+        else cluster.preemptible_target
     )
     if req.num_gpus is not None:
         _check_count("num_gpus", req.num_gpus, minimum=GPUS_PER_NODE)
     _check_preemptible(target, cluster_type)
-    if req.num_gpus is not None and req.num_gpus != cluster.num_gpus:
+    merged = [_merge_add_on(spec.add_ons or [], add_on) for add_on in req.add_ons or []]
+    if req.num_gpus is not None and req.num_gpus != spec.num_gpus:
         world.scale_standard(cluster, req.num_gpus, marked)
-    if target != cluster.desired_preemptible_gpus:
+    if target != cluster.preemptible_target:
         world.set_preemptible_target(cluster, target, marked)
-    cluster.cluster_type = cluster_type
-    if req.num_reserved_gpus is not None:
-        cluster.num_reserved_gpus = req.num_reserved_gpus
-    if req.num_capacity_pool_gpus is not None:
-        cluster.num_capacity_pool_gpus = req.num_capacity_pool_gpus
-    if req.reservation_end_time is not None:
-        cluster.reservation_end_time = req.reservation_end_time.isoformat()
-    if req.cluster_config is not None:
-        cluster.cluster_config = req.cluster_config.model_dump(mode="json", exclude_none=True)
-    for add_on in req.add_ons or []:
-        _merge_add_on(cluster, add_on.model_dump(mode="json", exclude_none=True))
+    cluster.spec = updated(cluster.spec, req, skip=_NOT_A_COPY)
+    if merged:
+        cluster.spec.add_ons = _with(spec.add_ons or [], merged)
     return cluster
 
 
-def _merge_add_on(cluster: SimCluster, update: dict[str, Any]) -> None:
-    for existing in cluster.add_ons:
-        if existing.get("name") == update["name"]:
-            config = dict(existing.get("config") or {})
-            config.update(update.get("config") or {})
-            existing["config"] = config
-            return
-    raise SimError(
-        400, f"add-on {update['name']!r} does not exist on this cluster", param="add_ons"
-    )
+_NOT_A_COPY: Final = frozenset({"num_gpus", "num_preemptible_gpus", "add_ons"})
+"""PUT fields that are more than a copy: counts move nodes, an add-on's config is merged."""
+
+
+def _merge_add_on(existing: list[AddOnRequest], update: AddOnRequest) -> AddOnRequest:
+    """The existing add-on of that name with ``update``'s config keys laid over its own."""
+    for add_on in existing:
+        if add_on.name == update.name:
+            config = {
+                **(add_on.config.model_dump(exclude_none=True) if add_on.config else {}),
+                **(update.config.model_dump(exclude_none=True) if update.config else {}),
+            }
+            return add_on.model_copy(update={"config": AddOnConfig.model_validate(config)})
+    raise SimError(400, f"add-on {update.name!r} does not exist on this cluster", param="add_ons")
+
+
+def _with(existing: list[AddOnRequest], merged: list[AddOnRequest]) -> list[AddOnRequest]:
+    by_name = {a.name: a for a in merged}
+    return [by_name.get(a.name, a) for a in existing]

@@ -1,4 +1,6 @@
-"""Turn a simulated cluster into the wire ``Cluster`` the real API would return."""
+"""Turn a simulated cluster into the wire ``Cluster`` the real API would return: the stored
+wire fields the response shares, echoed as sent, plus what the API computes (status, nodes,
+events, volumes, allocated counts, kubeconfig)."""
 
 from __future__ import annotations
 
@@ -20,7 +22,9 @@ from together_api.wire import (
     Volume,
 )
 from together_sim.clusters.state import PROVISIONING_PLAN, SimCluster, SimNode
-from together_sim.model import Timings, World
+from together_sim.echo import echoed
+from together_sim.model import World
+from together_sim.timings import Timings
 
 __all__ = ["kube_config_yaml", "render_cluster", "to_datetime"]
 
@@ -52,7 +56,7 @@ def _node_phases(
     return phases
 
 
-def _gpu_node(cluster: SimCluster, node: SimNode, index: int, now: float) -> GpuWorkerNode:
+def _gpu_node(node: SimNode, index: int, now: float) -> GpuWorkerNode:
     if node.deleted_at is not None:
         status = "Deleted"
     elif node.draining_since is not None:
@@ -112,8 +116,8 @@ def kube_config_yaml(cluster: SimCluster) -> str:
     """
     token = hashlib.sha256(f"token:{cluster.cluster_id}".encode()).hexdigest()
     ca = hashlib.sha256(f"ca:{cluster.cluster_id}".encode()).hexdigest()
-    server = f"https://{cluster.cluster_id[:8]}.{cluster.region}.k8s.together.invalid:6443"
-    return kubeconfig(cluster.cluster_name, server, ca, {"token": token})
+    server = f"https://{cluster.cluster_id[:8]}.{cluster.spec.region}.k8s.together.invalid:6443"
+    return kubeconfig(cluster.spec.cluster_name, server, ca, {"token": token})
 
 
 def render_cluster(
@@ -151,85 +155,57 @@ def render_cluster(
         for i in range(CONTROL_PLANE_NODES)
     ]
     events = [e for e in cluster.events if now - e.at <= timings.event_retention]
-    return Cluster(
-        cluster_id=cluster.cluster_id,
-        cluster_name=cluster.cluster_name,
-        cluster_type=cluster.cluster_type,
-        region=cluster.region,
-        project_id=cluster.project_id,
-        gpu_type=cluster.gpu_type,
-        num_gpus=cluster.num_gpus,
-        num_reserved_gpus=cluster.num_reserved_gpus,
-        num_capacity_pool_gpus=cluster.num_capacity_pool_gpus,
-        num_cpu_workers=0,
-        desired_preemptible_gpus=cluster.desired_preemptible_gpus,
-        allocated_preemptible_gpus=cluster.allocated_preemptible_gpus(),
-        billing_type=cluster.billing_type,
-        cuda_version=cluster.cuda_version,
-        nvidia_driver_version=cluster.nvidia_driver_version,
-        nvidia_driver_version_id=cluster.nvidia_version_id,
-        status=status,
-        phase_transitions=[
+    spec = cluster.spec
+    computed = {
+        "cluster_id": cluster.cluster_id,
+        "num_cpu_workers": 0,
+        "desired_preemptible_gpus": cluster.preemptible_target,
+        "allocated_preemptible_gpus": cluster.allocated_preemptible_gpus(),
+        "nvidia_driver_version_id": spec.nvidia_version_id,
+        "status": status,
+        "phase_transitions": [
             PhaseTransition(phase=phase, transition_time=to_datetime(at))
             for phase, at in cluster.phases
         ],
-        control_plane_nodes=control_plane,
-        gpu_worker_nodes=[_gpu_node(cluster, n, i, now) for i, n in enumerate(cluster.nodes)],
-        deleted_gpu_worker_nodes=[
-            _gpu_node(cluster, n, i, now) for i, n in enumerate(cluster.deleted_nodes)
+        "control_plane_nodes": control_plane,
+        "gpu_worker_nodes": [_gpu_node(n, i, now) for i, n in enumerate(cluster.nodes)],
+        "deleted_gpu_worker_nodes": [
+            _gpu_node(n, i, now) for i, n in enumerate(cluster.deleted_nodes)
         ],
-        node_lifecycle_events=[
+        "node_lifecycle_events": [
             NodeLifecycleEvent(
                 node_id=e.node_id, reason=e.reason, message=e.message, timestamp=to_datetime(e.at)
             )
             for e in events
         ],
-        volumes=[
-            Volume(
-                volume_id=v.volume_id,
-                volume_name=v.volume_name,
-                size_tib=v.size_tib,
-                status=v.status(now),
-            )
+        "volumes": [
+            Volume.model_validate(echoed(v.render(now), Volume))
             for v in (volumes.by_id.get(i) for i in cluster.volume_ids)
             if v is not None
         ],
-        kube_config=base64.b64encode((kube_config or kube_config_yaml(cluster)).encode()).decode(
+        "kube_config": base64.b64encode((kube_config or kube_config_yaml(cluster)).encode()).decode(
             "ascii"
         ),
-        add_ons=[
+        "add_ons": [
             AddOn(
-                add_on_type=str(a.get("add_on_type", a["name"])),
-                name=str(a["name"]),
-                config=a.get("config", {}),
-                state={},
+                add_on_type=a.add_on_type or a.name,
+                name=a.name,
+                config=a.config.model_dump(mode="json", exclude_none=True) if a.config else {},
             )
-            for a in cluster.add_ons
+            for a in spec.add_ons or []
         ],
-        created_at=to_datetime(cluster.created_at),
-        first_ready_at=(
+        "created_at": to_datetime(cluster.created_at),
+        "first_ready_at": (
             to_datetime(cluster.first_ready_at) if cluster.first_ready_at is not None else None
         ),
-        control_plane_ready=cp_ready,
-        capacity_pool_id=cluster.capacity_pool_id,
-        duration_hours=cluster.duration_days * 24 if cluster.duration_days else None,
-        reservation_end_time=(
-            datetime.fromisoformat(cluster.reservation_end_time)
-            if cluster.reservation_end_time
-            else None
+        "control_plane_ready": cp_ready,
+        "duration_hours": spec.duration_days * 24 if spec.duration_days else None,
+        "os_image": (
+            f"together-gpu-worker-cuda{spec.cuda_version}-nvidia{spec.nvidia_driver_version}"
         ),
-        reservation_start_time=(
-            datetime.fromisoformat(cluster.reservation_start_time)
-            if cluster.reservation_start_time
-            else None
-        ),
-        install_traefik=cluster.install_traefik,
-        cluster_config=cluster.cluster_config,
-        oidc_config=cluster.oidc_config,
-        slurm_shm_size_gib=cluster.slurm_shm_size_gib,
-        os_image=f"together-gpu-worker-cuda{cluster.cuda_version}-nvidia{cluster.nvidia_driver_version}",
-        is_in_substrate=True,
-        machine_cluster_id=f"mc-{cluster.cluster_id[:8]}",
-        ums_org_id=SIM_ORG_ID,
-        ums_project_id=cluster.project_id,
-    )
+        "is_in_substrate": True,
+        "machine_cluster_id": f"mc-{cluster.cluster_id[:8]}",
+        "ums_org_id": SIM_ORG_ID,
+        "ums_project_id": spec.project_id,
+    }
+    return Cluster.model_validate({**echoed(spec, Cluster), **computed})

@@ -1,13 +1,14 @@
 """What the simulator knows about one cluster, its nodes and their lifecycle events; stored as
-JSON. How the state moves over time is :class:`together_sim.model.World`'s."""
+JSON. How the state moves over time is :mod:`together_sim.clusters.lifecycle`'s."""
 
 from __future__ import annotations
 
 from typing import Any, Final
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from together_api.wire import GPUS_PER_NODE, ClusterStatus
+from together_sim.requests import SimCreateRequest
 
 __all__ = ["FAILED_PHASE", "PROVISIONING_PLAN", "SimCluster", "SimEvent", "SimNode"]
 
@@ -44,25 +45,16 @@ class SimEvent(BaseModel):
 
 
 class SimCluster(BaseModel):
-    """Everything the simulator knows about one cluster; stored as JSON."""
+    """One cluster: its wire fields as the API's own create model (``spec``) plus the
+    simulator's bookkeeping (phases, nodes, events, timers); stored as JSON.
+
+    No API field is declared here: a field added to :class:`ClusterCreateRequest` is stored,
+    updated and echoed without a change to the simulator."""
 
     cluster_id: str
-    cluster_name: str
-    cluster_type: str
-    region: str
-    gpu_type: str
-    billing_type: str
-    project_id: str
-    cuda_version: str
-    nvidia_driver_version: str
-    nvidia_version_id: str
-    num_gpus: int
-    num_reserved_gpus: int = 0
-    num_capacity_pool_gpus: int = 0
-    capacity_pool_id: str | None = None
-    desired_preemptible_gpus: int = 0
-    duration_days: int | None = None
-    reservation_end_time: str | None = None
+    spec: SimCreateRequest
+    """The accepted create with the values Together fills in (cluster type, project, driver,
+    counts), and every later PUT applied. ``num_preemptible_gpus`` is the preemptible target."""
     created_at: float
     status: str = ClusterStatus.WAITING_FOR_CONTROL_PLANE_NODES
     phases: list[tuple[str, float]] = Field(default_factory=list)
@@ -76,17 +68,25 @@ class SimCluster(BaseModel):
     nodes: list[SimNode] = Field(default_factory=list)
     deleted_nodes: list[SimNode] = Field(default_factory=list)
     events: list[SimEvent] = Field(default_factory=list)
-    add_ons: list[dict[str, Any]] = Field(default_factory=list)
-    cluster_config: dict[str, Any] | None = None
-    oidc_config: dict[str, Any] | None = None
-    install_traefik: bool = False
-    slurm_shm_size_gib: int | None = None
-    reservation_start_time: str | None = None
-    create_only: dict[str, Any] = Field(default_factory=dict)
-    """Accepted create fields the response never shows (auto_scale*, slurm_image, ...)."""
     autoscaler: dict[str, Any] = Field(default_factory=dict)
     """The ``auto_scale`` model's own state: its floor, when each node became idle."""
     volume_ids: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _upgrade(cls, data: Any) -> Any:
+        """A cluster saved before ``spec`` (every wire field at the top level) still loads."""
+        if not isinstance(data, dict) or "spec" in data:
+            return data
+        data = dict(data)
+        spec = {k: data.pop(k) for k in list(data) if k in SimCreateRequest.model_fields}
+        spec["num_preemptible_gpus"] = data.pop("desired_preemptible_gpus", 0)
+        spec.update(data.pop("create_only", None) or {})
+        return {**data, "spec": spec}
+
+    @property
+    def preemptible_target(self) -> int:
+        return self.spec.num_preemptible_gpus or 0
 
     @property
     def provisioning_done(self) -> bool:

@@ -85,7 +85,7 @@ class KubeHub:
         each cluster it has, by id. Only at start and at close: no create runs then, so no
         directory is newer than the world."""
         with self.transaction() as world:
-            names = {c.cluster_id: c.cluster_name for c in world.clusters.values()}
+            names = {c.cluster_id: c.spec.cluster_name for c in world.clusters.values()}
         for entry in self.root.iterdir() if self.root.is_dir() else ():
             if entry.is_dir() and entry.name not in names:
                 log.info("removing the control-plane files of gone cluster %s", entry.name)

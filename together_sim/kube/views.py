@@ -79,14 +79,14 @@ def views_of(world: World) -> dict[str, ClusterView]:
         nodes = [_node(c, n, world.now, removed=False) for n in c.nodes]
         nodes += [_node(c, n, world.now, removed=True) for n in c.deleted_nodes]
         volumes = [
-            VolumeView(v.volume_id, v.volume_name, v.size_tib)
+            VolumeView(v.volume_id, v.spec.volume_name, v.spec.size_tib)
             for v in (world.volumes.by_id.get(i) for i in c.volume_ids)
             if v is not None and v.deleting_since is None
         ]
         result[c.cluster_id] = ClusterView(
             cluster_id=c.cluster_id,
-            cluster_name=c.cluster_name,
-            gpu_type=c.gpu_type,
+            cluster_name=c.spec.cluster_name,
+            gpu_type=c.spec.gpu_type,
             now=world.now,
             data_plane_up=c.provisioning_done or c.plan_index > _DATA_PLANE_UP_AT,
             gone=gone,
