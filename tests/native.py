@@ -15,9 +15,11 @@ from pulumi import automation as auto
 from testkit.pulumi_env import PLUGIN_DIR, PulumiEnv, native_pulumi_env, tool_bin
 from testkit.sim import SimulatorProcess
 from tests.clusters import cluster_stack
-from together_provider.native import CLUSTER_TOKEN, VOLUME_TOKEN
+from together_provider.registry import CLUSTER, VOLUME
 
 PROGRAM = "native_cluster"
+CLUSTER_TOKEN = CLUSTER.token
+VOLUME_TOKEN = VOLUME.token
 
 __all__ = [
     "CLUSTER_TOKEN",
