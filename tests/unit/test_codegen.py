@@ -37,13 +37,9 @@ def test_the_checked_in_typed_classes_are_what_the_tables_give() -> None:
 def test_each_kinds_args_and_classes_carry_every_field_of_its_table(kind: Kind) -> None:
     resource, args_class = (getattr(together_provider, name) for name in kind.exports)
     args = {f.name: f for f in dataclasses.fields(args_class)}
-    assert list(args) == sorted(
-        args,
-        key=lambda n: (
-            not kind.schema.by_name[n].required
-            or n in {f.name for f in kind.schema.inputs if f.names_resource}
-        ),
-    )  # required first, so the dataclass is valid and positional use keeps working
+    # Required first (a valid dataclass, positional use kept), each group in table order.
+    required = [f.name for f in kind.schema.inputs if f.required and not f.names_resource]
+    assert list(args) == required + [n for n in kind.schema.input_names if n not in required]
     for spec_field in kind.schema.inputs:
         expected = None if spec_field.names_resource else spec_field.default
         if spec_field.required and not spec_field.names_resource:
@@ -53,7 +49,8 @@ def test_each_kinds_args_and_classes_carry_every_field_of_its_table(kind: Kind) 
     for host_class in (resource, getattr(native, kind.type_name)):
         assert set(host_class.__dict__.get("__doc__", "").split()) >= set(kind.doc.split())
     assert set(resource.__annotations__) == fields
-    assert resource.kind is kind and resource._resource_type_name == kind.dynamic_type[14:]
+    assert resource.kind is kind
+    assert f"pulumi-python:{resource._resource_type_name}" == kind.dynamic_type
 
 
 OLD_PATHS = [
