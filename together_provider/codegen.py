@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import textwrap
 import typing
@@ -22,8 +23,9 @@ from typing import Any, Final
 from together_provider.framework.fields import InputField, without_none
 from together_provider.framework.kind import Kind
 from together_provider.native.package_schema import python_type
+from together_provider.registry import KINDS
 
-__all__ = ["DYNAMIC", "NATIVE", "dynamic_module", "main", "native_module"]
+__all__ = ["DYNAMIC", "NATIVE", "dynamic_module", "generated", "main", "native_module"]
 
 ROOT: Final = Path(__file__).resolve().parent
 DYNAMIC: Final = ROOT / "resources.py"
@@ -139,7 +141,8 @@ def _module(
     doc: str, stdlib: list[str], first_party: list[str], names: Sequence[str], classes: list[str]
 ) -> str:
     body = "\n\n".join(classes)
-    if "Any" in body.replace("pulumi.Output", ""):
+    annotations = [line for line in body.splitlines() if ": pulumi." in line]
+    if any(re.search(r"\bAny\b", line) for line in annotations):
         stdlib = [*stdlib, "from typing import Any\n"]
     groups = ["from __future__ import annotations\n", "".join(stdlib), "import pulumi\n"]
     groups.append("".join(first_party))
@@ -205,8 +208,6 @@ def native_module(
 
 def generated() -> dict[Path, str]:
     """Each checked-in module and what the registry's tables give for it now."""
-    from together_provider.registry import KINDS
-
     return {DYNAMIC: dynamic_module(KINDS), NATIVE: native_module(KINDS)}
 
 
