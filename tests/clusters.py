@@ -17,7 +17,7 @@ from testkit.sim import SimulatorProcess
 from tests.integration.conftest import PROGRAMS
 from together_api.client import TogetherClient
 from together_api.wire import Cluster
-from together_provider.cluster.resource import CLUSTER_TYPE
+from together_provider.cluster.table import CLUSTER_TYPE
 
 __all__ = [
     "CLUSTER_TYPE",

@@ -17,9 +17,11 @@ from testkit.sim import SimulatorProcess
 from tests.clusters import cluster_stack, together_client
 from tests.specs import CLUSTER_SPEC
 from together_api.wire import ClusterCreateRequest
-from together_provider.native import CLUSTER_TOKEN, VOLUME_TOKEN
+from together_provider.registry import CLUSTER, VOLUME
 
 PROGRAM = "native_cluster"
+CLUSTER_TOKEN = CLUSTER.token
+VOLUME_TOKEN = VOLUME.token
 
 __all__ = [
     "CLUSTER_TOKEN",

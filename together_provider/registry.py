@@ -1,25 +1,46 @@
 """Every resource kind this project manages, once: adding a kind is one line here.
 
-The docs generator, the lazy exports of `together_provider`, the dynamic and native hosts, stack
-config, the PR preview and the tests loop over `KINDS`. Pure: importing it loads the field tables
-and rules only (no Pulumi, httpx or pydantic).
+The docs generator, the lazy exports of `together_provider`, the generated typed classes, the
+dynamic and native hosts, stack config, the PR preview and the tests loop over `KINDS`. Pure:
+importing it loads the field tables and rules only (no Pulumi, httpx or pydantic).
+
+Each kind's dynamic provider class is derived here on first use, as `<type_name>Provider`
+(`ClusterProvider`): Pulumi state pickles a dynamic provider by module and class name, so state
+written from now on names `together_provider.registry.ClusterProvider`, and that name must
+always resolve (older names are kept by one line each, see `together_provider.provider`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final
+from typing import Any, Final
 
-from together_provider.cluster.kind import KIND as CLUSTER
+from together_provider.cluster import KIND as CLUSTER
 from together_provider.framework.kind import Kind
-from together_provider.volume.kind import KIND as VOLUME
+from together_provider.volume import KIND as VOLUME
 
-__all__ = ["BY_TOKEN", "BY_TYPE", "CLUSTER", "KINDS", "VOLUME"]
+__all__ = ["BY_NAME", "BY_TOKEN", "BY_TYPE", "CLUSTER", "KINDS", "VOLUME"]
 
 KINDS: Final[tuple[Kind, ...]] = (CLUSTER, VOLUME)
+
+BY_NAME: Final[Mapping[str, Kind]] = {kind.type_name: kind for kind in KINDS}
+"""By type name (`Cluster`): how the generated classes name their kind."""
 
 BY_TOKEN: Final[Mapping[str, Kind]] = {kind.token: kind for kind in KINDS}
 """By native token (`together:index:Cluster`): how the native plugin finds a request's kind."""
 
 BY_TYPE: Final[Mapping[str, Kind]] = {kind.dynamic_type: kind for kind in KINDS}
 """By dynamic type (`pulumi-python:dynamic/together:Cluster`): how a preview reads a step."""
+
+_BY_PROVIDER: Final[Mapping[str, Kind]] = {kind.provider_name: kind for kind in KINDS}
+
+
+def __getattr__(name: str) -> Any:
+    """`<type_name>Provider`, each kind's dynamic provider class, derived on first use (PEP 562)
+    so that importing the registry stays Pulumi-free."""
+    kind = _BY_PROVIDER.get(name)
+    if kind is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from together_provider.framework.dynamic import provider_class
+
+    return provider_class(kind, home=__name__)

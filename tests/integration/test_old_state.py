@@ -98,10 +98,11 @@ def test_a_stack_written_before_the_layout_previews_refreshes_updates_and_destro
     writes = [(r["method"], r["path"]) for r in sim.requests() if r["method"] != "GET"]
     assert writes == [CLUSTER_PUT]
 
-    # The update stored the cluster's provider by its new name; the unchanged volume's outputs
-    # still hold the old pickled VolumeProvider, which destroy unpickles.
+    # The update stored the cluster's provider by its new name (the derived class, under the
+    # registry); the unchanged volume's outputs still hold the old pickled VolumeProvider, which
+    # destroy unpickles.
     pickled = _pickled_providers(pulumi_env, work)
-    assert any(b"together_provider.cluster.provider" in p for p in pickled)
+    assert any(b"together_provider.registry" in p and b"ClusterProvider" in p for p in pickled)
     assert any(b"together_provider.volume_provider" in p for p in pickled)
     stack.destroy()
     with TogetherClient(api_key=API_KEY, base_url=sim.base_url) as client:

@@ -24,11 +24,15 @@ from tests.specs import CLUSTER_SPEC
 from together_api.errors import DeadlineExceededError
 from together_provider.cluster.table import CLUSTER
 from together_provider.framework.lifecycle import Applied
-from together_provider.native import CLUSTER_TOKEN, VOLUME_TOKEN, _import, _properties
+from together_provider.native import _import, _properties
 from together_provider.native.package_schema import package_schema
 from together_provider.native.provider import HostError, TogetherProvider
+from together_provider.registry import CLUSTER as _CLUSTER
+from together_provider.registry import VOLUME as _VOLUME
 from together_provider.stack_config import ConfigError, load
 from together_provider.volume.table import VOLUME
+
+CLUSTER_TOKEN, VOLUME_TOKEN = _CLUSTER.token, _VOLUME.token
 
 URN = f"urn:pulumi:dev::proj::{CLUSTER_TOKEN}::train"
 

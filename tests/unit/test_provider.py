@@ -27,7 +27,7 @@ from together_api.errors import (
 from together_provider.cluster.provider import ClusterProvider
 from together_provider.framework import dynamic
 from together_provider.framework.dynamic import LifecycleProvider
-from together_provider.volume.provider import VolumeProvider
+from together_provider.registry import SharedVolumeProvider as VolumeProvider
 
 
 @pytest.fixture
@@ -167,8 +167,8 @@ def test_delete_tolerates_an_already_deleted_cluster(api: FakeApi) -> None:
 @pytest.mark.parametrize(
     ("provider_class", "module"),
     [
-        (ClusterProvider, b"together_provider.cluster.provider"),
-        (VolumeProvider, b"together_provider.volume.provider"),
+        (ClusterProvider, b"together_provider.registry"),
+        (VolumeProvider, b"together_provider.registry"),
     ],
 )
 def test_the_pickled_provider_holds_no_credentials(

@@ -4,46 +4,15 @@ for any other resource that declares its own table."""
 from __future__ import annotations
 
 import dataclasses
-import typing
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Any, Literal
+from typing import Literal
 
 import pytest
 
-from together_provider.cluster.resource import Cluster
 from together_provider.cluster.table import CLUSTER, ClusterOutputs, ClusterSpec
-from together_provider.framework.fields import without_none
-from together_provider.framework.kind import Kind
 from together_provider.framework.schema import Policy, Schema, Unknown, input_field, output_field
-from together_provider.registry import KINDS
-
-
-def _arg_annotation(annotation: Any, optional: bool) -> str:
-    """The annotation the typed args class should carry for a table type (Literal -> str)."""
-    base = without_none(annotation)[0]
-    name = "str" if typing.get_origin(base) is Literal else base.__name__
-    return f"pulumi.Input[{name}]" + (" | None" if optional else "")
-
-
-@pytest.mark.parametrize("kind", KINDS, ids=lambda kind: kind.type_name)
-def test_every_kinds_args_class_mirrors_its_field_table(kind: Kind) -> None:
-    # The one check that keeps each typed args class (for editors and mypy) equal to its table.
-    resource, args_class = (getattr(kind.module("resource"), name) for name in kind.exports)
-    args = {f.name: f for f in dataclasses.fields(args_class)}
-    assert set(args) == set(kind.schema.input_names)
-    for spec_field in kind.schema.inputs:
-        arg = args[spec_field.name]
-        optional = spec_field.names_resource or (
-            not spec_field.required and spec_field.default is None
-        )
-        assert arg.type == _arg_annotation(spec_field.annotation, optional), arg.name
-        if spec_field.names_resource or not spec_field.required:
-            assert arg.default == spec_field.default, arg.name
-        else:
-            assert arg.default is dataclasses.MISSING, arg.name
-    declared = {n for n, a in resource.__annotations__.items() if a.startswith("pulumi.Output[")}
-    assert declared >= set(kind.schema.output_names)
+from together_provider.resources import Cluster
 
 
 def test_the_resource_declares_every_output_of_the_table() -> None:

@@ -4,7 +4,7 @@
   types, policies, config keys, outputs and docs from it;
 - `rulebook`: check and plan (what a change means) over any field table, plus its `Rule`s; pure;
 - `lifecycle`: the one contract both hosts drive (`Lifecycle`) and its shared base;
-- `dynamic`: the dynamic-provider host over a `Kind`;
+- `dynamic`: the dynamic-provider host over a `Kind`: each kind's provider class and Resource base;
 - `fixes`: the Pulumi wording both hosts give the client for its errors' fixes;
 - `kind`: what describes one resource kind (the registry is `together_provider.registry`).
 """

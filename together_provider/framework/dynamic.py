@@ -1,10 +1,11 @@
-"""What every dynamic provider of ours shares: credentials, one client per call, progress, results.
+"""The dynamic-provider host over a `Kind`: its provider class and its Resource base, derived.
 
-`cluster.provider.ClusterProvider` and `volume.provider.VolumeProvider` subclass
-`LifecycleProvider` and name only their `Kind` (whose rulebook answers check and diff, and whose
-lifecycle does the rest). Importable and free of side effects on purpose: dill
-pickles a provider *by reference* (module and class name only), so the provider process imports
-the code installed now, and the pickle holds no credentials. The class has no instance attributes
+`provider_class(kind)` derives each kind's `LifecycleProvider` subclass (`ClusterProvider`), which
+names only its `Kind` (whose rulebook answers check and diff, and whose lifecycle does the rest);
+`DynamicResource` is the base of the generated `together_provider.resources` classes. Importable
+and free of side effects on purpose: dill pickles a provider *by reference* (module and class
+name only: `together_provider.registry.ClusterProvider`), so the provider process imports the
+code installed now, and the pickle holds no credentials. The class has no instance attributes
 until `configure()` runs in the provider process, and `configure()` state is never pickled.
 
 A failure reaches the user as our sentence alone, whichever hook raised it: Pulumi's host answers
@@ -14,6 +15,7 @@ host's process) to show a `TogetherError` as its message and fix (`_SentenceOrTr
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import traceback
 from collections.abc import Iterator
@@ -21,6 +23,7 @@ from contextlib import contextmanager, suppress
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
+import pulumi
 from pulumi.dynamic import (
     CheckFailure,
     CheckResult,
@@ -28,15 +31,16 @@ from pulumi.dynamic import (
     CreateResult,
     DiffResult,
     ReadResult,
+    Resource,
     ResourceProvider,
     UpdateResult,
 )
 
 from together_api.errors import TogetherError
 from together_provider.framework.fixes import PULUMI_FIXES
+from together_provider.framework.kind import ID, PACKAGE, Kind
 
 if TYPE_CHECKING:
-    from together_provider.framework.kind import Kind
     from together_provider.framework.lifecycle import Lifecycle
 
 CONFIG_API_KEY: Final = "together:apiKey"
@@ -154,3 +158,74 @@ class LifecycleProvider(ResourceProvider):
     def delete(self, id_: str, props: dict[str, Any]) -> None:
         with self._lifecycle() as lifecycle:
             lifecycle.delete(id_, props)
+
+
+PROVIDERS_HOME: Final = "together_provider.registry"
+"""The module whose attribute `<type_name>Provider` is each kind's provider class: the path
+Pulumi state pickles, so it must keep resolving in every later version."""
+
+_PROVIDERS: dict[tuple[str, str], type[LifecycleProvider]] = {}
+
+
+def provider_class(kind: Kind, home: str = PROVIDERS_HOME) -> type[LifecycleProvider]:
+    """The kind's dynamic provider class, derived once. It claims `home.<type_name>Provider` as
+    its name, so `home` must resolve that attribute to this very class (the registry does)."""
+    key = (home, kind.provider_name)
+    if key not in _PROVIDERS:
+        _PROVIDERS[key] = type(
+            kind.provider_name,
+            (LifecycleProvider,),
+            {
+                "KIND": kind,
+                "__module__": home,
+                "__qualname__": kind.provider_name,
+                "__doc__": f"Manages one {kind.type_name} per resource through its lifecycle.",
+            },
+        )
+    return _PROVIDERS[key]
+
+
+def input_props(kind: Kind, resource_name: str, args: Any) -> dict[str, Any]:
+    """The program's `args` as the properties a host sends: every input, unset ones included
+    (the SDK sends no None, so each is an output resolving to None), and every output."""
+    # Not dataclasses.asdict: it deep-copies, and Outputs must be passed through untouched.
+    props: dict[str, Any] = {f.name: getattr(args, f.name) for f in dataclasses.fields(args)}
+    props.update(dict.fromkeys(kind.schema.output_names))
+    return props
+
+
+def set_program_attributes(kind: Kind, resource: pulumi.CustomResource, args: Any) -> None:
+    """What both hosts' resources know in the program already, as the kind declares it:
+    its `flags` (e.g. `has_volume`, which the workload helpers read) and `known_at_preview`."""
+    for flag, field in kind.flags.items():
+        setattr(resource, flag, getattr(args, field) is not None)
+    for output, source in kind.known_at_preview.items():
+        value = resource.id if source == ID else pulumi.Output.from_input(getattr(args, source))
+        setattr(resource, output, value)
+
+
+class DynamicResource(Resource):
+    """A kind's resource on the dynamic host; a subclass names its kind (`kind=`). The generated
+    classes (`together_provider.resources`) add only the typed signature and outputs."""
+
+    kind: ClassVar[Kind]
+
+    def __init_subclass__(cls, *, kind: Kind, **kwargs: Any) -> None:
+        super().__init_subclass__(module=PACKAGE, name=kind.type_name, **kwargs)
+        cls.kind = kind
+
+    def __init__(
+        self, resource_name: str, args: Any, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        kind = self.kind
+        props = input_props(kind, resource_name, args)
+        for spec_field in kind.schema.inputs:
+            if spec_field.names_resource and props[spec_field.name] is None:
+                props[spec_field.name] = resource_name
+        if kind.schema.secret_outputs:
+            secret = pulumi.ResourceOptions(
+                additional_secret_outputs=list(kind.schema.secret_outputs)
+            )
+            opts = pulumi.ResourceOptions.merge(secret, opts)
+        super().__init__(provider_class(kind)(), resource_name, props, opts)
+        set_program_attributes(kind, self, args)

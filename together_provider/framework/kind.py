@@ -1,21 +1,20 @@
 """What describes one resource kind: everything the hosts, docs, exports and features need.
 
-A resource kind (a Cluster, a SharedVolume) is its own subpackage (`cluster/`, `volume/`) with
-the same files, and one `Kind` in its `kind.py` naming them. The registry
-`together_provider.registry.KINDS` lists every kind once; the docs generator, the lazy exports of
-`together_provider`, the dynamic and native hosts, stack config, the PR preview and the tests
-loop over it instead of naming kinds by hand.
+A resource kind (a Cluster, a SharedVolume) is its own subpackage (`cluster/`, `volume/`): its
+field table (`table.py`), its rules (`rules.py`), its lifecycle (`lifecycle.py`) and one `Kind` in
+its `__init__.py`. The registry `together_provider.registry.KINDS` lists every kind once; the
+hosts' classes, the typed Args, the package schema, the docs, stack config and the PR preview are
+derived from it instead of naming kinds by hand.
 
-A `Kind` is cheap to import: its field table and rules are pure, and what needs httpx, pydantic
-or Pulumi (the lifecycle, the dynamic resource classes) is named by path and loaded on first use,
-so a preview (check and diff) loads neither httpx nor pydantic.
+A `Kind` is cheap to import: its field table and rules are pure, and its lifecycle (httpx,
+pydantic) is named by path and loaded on first use, so a preview loads neither.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from together_provider.framework.rulebook import Rulebook
@@ -25,10 +24,13 @@ if TYPE_CHECKING:
     from together_provider.framework.lifecycle import LifecycleType
     from together_provider.preview.kinds import KindPreview
 
-__all__ = ["PACKAGE", "Attach", "Kind", "StackExport"]
+__all__ = ["ID", "PACKAGE", "Attach", "Kind", "StackExport"]
 
 PACKAGE: Final = "together"
 """The Pulumi package (and dynamic-type module) every kind is published under."""
+
+ID: Final = "id"
+"""A `known_at_preview` source: the resource's own id."""
 
 
 @dataclass(frozen=True)
@@ -60,16 +62,17 @@ class StackExport:
     secret: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Kind:
     """One resource kind. `type_name` is its Pulumi type name (`Cluster`): the native token
     `together:index:<type_name>`, the dynamic type `pulumi-python:dynamic/together:<type_name>`,
-    and the exported classes `<type_name>` and `<type_name>Args` of its `package`'s `resource`
-    module all follow from it."""
+    the exported classes `<type_name>` and `<type_name>Args` (generated into
+    `together_provider.resources` and `.native.resources`) and the dynamic provider
+    `together_provider.registry.<type_name>Provider` all follow from it."""
 
     type_name: str
     package: str
-    """The kind's subpackage (`together_provider.cluster`): `lifecycle`, `provider`, `resource`."""
+    """The kind's subpackage (`together_provider.cluster`), which holds `lifecycle`."""
     schema: Schema[Any]
     rulebook: Rulebook[Any]
     lifecycle_class: str
@@ -94,6 +97,14 @@ class Kind:
     """The class in `<package>.preview` that reads and renders its changes in a PR comment
     (`together_provider.preview.kinds.KindPreview`), built with the kind; None: the comment
     shows none of them (they still count in the engine's change summary)."""
+    doc: str
+    """What the resource is and what a change does: the generated Args' and classes' docstring."""
+    flags: Mapping[str, str] = field(default_factory=dict, kw_only=True)
+    """Booleans of the program's resource and Args: name -> the input whose being set makes it
+    true (`has_volume`: `volume_id`), known when the program runs even while the value is not."""
+    known_at_preview: Mapping[str, str] = field(default_factory=dict, kw_only=True)
+    """Outputs both hosts' resources set in the program, so they are known at preview: output ->
+    `ID` (the resource's id) or the input it always equals."""
 
     @property
     def token(self) -> str:
@@ -119,8 +130,13 @@ class Kind:
         """The input that defaults to the resource's name in the program."""
         return next(f.name for f in self.schema.inputs if f.names_resource)
 
+    @property
+    def provider_name(self) -> str:
+        """Its dynamic provider's class name, under `together_provider.registry` (pickled)."""
+        return f"{self.type_name}Provider"
+
     def module(self, name: str) -> Any:
-        """`<package>.<name>`, imported on first use (`lifecycle`, `provider`, `resource`)."""
+        """`<package>.<name>`, imported on first use (`lifecycle`)."""
         return importlib.import_module(f"{self.package}.{name}")
 
     def preview(self) -> KindPreview:
