@@ -10,25 +10,16 @@ dill. The layout is described in CONTRIBUTING.md.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from together_api import errors as _errors
 from together_api.errors import *  # noqa: F403 (the error tree is re-exported whole, never copied)
-from together_provider.registry import KINDS as _KINDS
+from together_provider import registry as _registry
 
 if TYPE_CHECKING:
     from together_provider.resources import *  # noqa: F403
 
-_LAZY = frozenset(name for kind in _KINDS for name in kind.exports)
-"""Each kind's exported class names (generated into `together_provider.resources`)."""
+__getattr__ = _registry.lazy_classes(__name__)
+"""The resource classes on first use (generated into `together_provider.resources`)."""
 
-
-def __getattr__(name: str) -> Any:
-    """The resource classes on first use (PEP 562), so the import stays Pulumi-free."""
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.resources"), name)
-
-
-__all__ = sorted([*_errors.__all__, *_LAZY])
+__all__ = sorted([*_errors.__all__, *_registry.EXPORTS])

@@ -12,14 +12,24 @@ always resolve (older names are kept by one line each, see `together_provider.pr
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import importlib
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from together_provider.cluster import KIND as CLUSTER
 from together_provider.framework.kind import Kind
 from together_provider.volume import KIND as VOLUME
 
-__all__ = ["BY_NAME", "BY_TOKEN", "BY_TYPE", "CLUSTER", "KINDS", "VOLUME"]
+__all__ = [
+    "BY_NAME",
+    "BY_TOKEN",
+    "BY_TYPE",
+    "CLUSTER",
+    "EXPORTS",
+    "KINDS",
+    "VOLUME",
+    "lazy_classes",
+]
 
 KINDS: Final[tuple[Kind, ...]] = (CLUSTER, VOLUME)
 
@@ -31,6 +41,22 @@ BY_TOKEN: Final[Mapping[str, Kind]] = {kind.token: kind for kind in KINDS}
 
 BY_TYPE: Final[Mapping[str, Kind]] = {kind.dynamic_type: kind for kind in KINDS}
 """By dynamic type (`pulumi-python:dynamic/together:Cluster`): how a preview reads a step."""
+
+EXPORTS: Final = frozenset(name for kind in KINDS for name in kind.exports)
+"""Each kind's exported class names (`Cluster`, `ClusterArgs`, ...), in both hosts' packages."""
+
+
+def lazy_classes(package: str) -> Callable[[str], Any]:
+    """A package's PEP 562 `__getattr__` giving `EXPORTS` from its generated `resources` module
+    on first use, so importing the package stays Pulumi-free."""
+
+    def load(name: str) -> Any:
+        if name not in EXPORTS:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(f"{package}.resources"), name)
+
+    return load
+
 
 _BY_PROVIDER: Final[Mapping[str, Kind]] = {kind.provider_name: kind for kind in KINDS}
 

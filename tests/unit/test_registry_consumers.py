@@ -107,6 +107,7 @@ THING = Kind(
     config_key="things",
     docs_marker="thing-",
     native_notes="",
+    doc="A thing, made to show what loops over the registry.",
     stack_required=None,
     stack_defaults=frozenset({"region"}),
     attaches=(),

@@ -18,6 +18,7 @@ import pytest
 from pydantic import BaseModel
 
 from tests.sim_app import BASE, REGION, Sim
+from tests.specs import OIDC
 from together_api.wire import (
     Cluster,
     ClusterCreateRequest,
@@ -36,14 +37,7 @@ EXAMPLES: dict[str, Any] = {
     "project_id": "proj-roundtrip",
     "add_ons": [{"add_on_type": "headlamp", "name": "headlamp"}],
     "cluster_config": {"load_balancer": "TRAEFIK", "ingress": {"enabled": True}},
-    "oidc_config": {
-        "client_id": "k8s",
-        "issuer_url": "https://idp.invalid",
-        "username_claim": "email",
-        "username_prefix": "oidc:",
-        "group_claim": "groups",
-        "group_prefix": "oidc:",
-    },
+    "oidc_config": OIDC,
 }
 """Create values the simulator would refuse if made up, or that are nested models."""
 

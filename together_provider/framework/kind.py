@@ -83,22 +83,22 @@ class Kind:
     """Its generated tables' marker prefix (`<prefix>rules-table`, `<prefix>fields-table`)."""
     native_notes: str
     """Said after the table's docstring in the native package schema's description."""
-    stack_required: str | None
+    doc: str
+    """What the resource is and what a change does: the generated Args' and classes' docstring."""
+    stack_required: str | None = field(default=None, kw_only=True)
     """Stack config must declare at least one: the example its error shows
     (`clusters.train.numGpus 8`); None: optional."""
-    stack_defaults: frozenset[str] | None
+    stack_defaults: frozenset[str] | None = field(default=None, kw_only=True)
     """The properties it takes from stack config's `defaults` when it does not set them;
     None: every default (the `defaults` keys are the union of what the kinds take)."""
-    attaches: tuple[Attach, ...]
+    attaches: tuple[Attach, ...] = field(default=(), kw_only=True)
     """Its stack-config settings that attach a resource of another kind."""
-    stack_exports: tuple[StackExport, ...]
+    stack_exports: tuple[StackExport, ...] = field(default=(), kw_only=True)
     """What the stack program exports for each of its resources."""
-    preview_class: str | None
+    preview_class: str | None = field(default=None, kw_only=True)
     """The class in `<package>.preview` that reads and renders its changes in a PR comment
     (`together_provider.preview.kinds.KindPreview`), built with the kind; None: the comment
     shows none of them (they still count in the engine's change summary)."""
-    doc: str
-    """What the resource is and what a change does: the generated Args' and classes' docstring."""
     flags: Mapping[str, str] = field(default_factory=dict, kw_only=True)
     """Booleans of the program's resource and Args: name -> the input whose being set makes it
     true (`has_volume`: `volume_id`), known when the program runs even while the value is not."""

@@ -10,23 +10,15 @@ the one-import switch from the dynamic `together_provider` resources; the classe
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from together_provider import registry as _registry
 from together_provider.framework.kind import PACKAGE as PACKAGE
-from together_provider.registry import KINDS as _KINDS
 
 if TYPE_CHECKING:
     from together_provider.native.resources import *  # noqa: F403
 
-_EXPORTS = frozenset(name for kind in _KINDS for name in kind.exports)
+__getattr__ = _registry.lazy_classes(__name__)
+"""The resource classes and their Args on first use (generated into `native/resources.py`)."""
 
-
-def __getattr__(name: str) -> Any:
-    """The resource classes and their Args on first use (PEP 562)."""
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.resources"), name)
-
-
-__all__ = sorted(["PACKAGE", *_EXPORTS])
+__all__ = sorted(["PACKAGE", *_registry.EXPORTS])
