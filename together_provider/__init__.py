@@ -16,10 +16,11 @@ from together_api import errors as _errors
 from together_api.errors import *  # noqa: F403 (the error tree is re-exported whole, never copied)
 from together_provider import registry as _registry
 
+# Type checkers read the generated classes; at run time they load on first use (PEP 562), and
+# hiding `__getattr__` from the checker keeps a misspelled name an error.
 if TYPE_CHECKING:
     from together_provider.resources import *  # noqa: F403
-
-__getattr__ = _registry.lazy_classes(__name__)
-"""The resource classes on first use (generated into `together_provider.resources`)."""
+else:
+    __getattr__ = _registry.lazy_classes(__name__)
 
 __all__ = sorted([*_errors.__all__, *_registry.EXPORTS])

@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING
 from together_provider import registry as _registry
 from together_provider.framework.kind import PACKAGE as PACKAGE
 
+# Type checkers read the generated classes; at run time they load on first use (PEP 562), and
+# hiding `__getattr__` from the checker keeps a misspelled name an error.
 if TYPE_CHECKING:
     from together_provider.native.resources import *  # noqa: F403
-
-__getattr__ = _registry.lazy_classes(__name__)
-"""The resource classes and their Args on first use (generated into `native/resources.py`)."""
+else:
+    __getattr__ = _registry.lazy_classes(__name__)
 
 __all__ = sorted(["PACKAGE", *_registry.EXPORTS])
