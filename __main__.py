@@ -1,10 +1,6 @@
-"""The GPU clusters of one environment, declared from its config (stacks/Pulumi.<stack>.yaml).
-
-Every cluster in `clusters` becomes a Together cluster with a standard GPU count and a preemptible
-target; every entry of `volumes` a shared volume, attached to the clusters that name it with
-`volume: <key>`. A bad config fails here, before any resource is registered, with every problem
-listed. Each kind's map, what it attaches and what it exports come from `registry.KINDS`.
-"""
+"""The GPU clusters of one environment, declared from its config (stacks/Pulumi.<stack>.yaml). A
+bad config fails here, before any resource is registered, with every problem listed; each kind's
+map, what it attaches and what it exports come from `registry.KINDS`."""
 
 from typing import Any
 

@@ -1,9 +1,6 @@
-"""The preemptible-capacity policy pack: `pulumi preview --policy-pack policy`.
-
-Only the wiring to pulumi-policy lives here; the policies and their checks are the `together_policy`
-package of this repository (pure functions, unit-tested), installed into the pack's virtualenv
-with the provider whose rules they call. See docs/policy.md.
-"""
+"""The preemptible-capacity policy pack (`pulumi preview --policy-pack policy`): only its wiring
+to pulumi-policy, so that the policies stay pure, unit-tested functions of this repository's
+`together_policy` package, installed into the pack's virtualenv (docs/policy.md)."""
 
 from __future__ import annotations
 

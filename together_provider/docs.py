@@ -1,9 +1,5 @@
-"""The reference page's generated tables, rendered from the field tables and the rules.
-
-`python -m together_provider.docs` prints them; `--write docs/reference.md` replaces each table
-between its markers. A unit test fails when the page's copy differs or its markers are missing, so
-docs and behaviour cannot drift apart.
-"""
+"""The reference page's generated tables, rendered from the field tables and the rules, so docs
+and behaviour cannot drift apart: a unit test fails when docs/reference.md's copy differs."""
 
 from __future__ import annotations
 
@@ -114,7 +110,11 @@ def render_into(text: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m together_provider.docs", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m together_provider.docs",
+        description="Print the reference page's generated tables (from the field tables and "
+        "the rules); with --write PAGE, replace each table between its markers in PAGE.",
+    )
     parser.add_argument("--write", type=Path, metavar="PAGE", help=f"update this file ({PAGE})")
     args = parser.parse_args(argv)
     if args.write is None:

@@ -1,24 +1,6 @@
-"""The stack's structured config: a map per kind, validated before any resource exists.
-
-Why validate here as well as in the provider's `check`: a config with five mistakes should fail
-once, listing all five with their config paths (`clusters.train.numGpus: ...`), before the
-program registers anything — so `pulumi preview` makes zero API calls and the user fixes every
-problem in one go. The domain rules are not repeated: each resource is turned into the provider's
-properties and checked by its kind's `rulebook.validate`, the same function its `check` runs.
-
-Config shape (project namespace, camelCase keys as Pulumi config usually has):
-
-    defaults:   {region, gpuType, cudaVersion, nvidiaDriverVersion, projectId, ...}  # optional
-    volumes:                                      # optional: shared volumes for checkpoints
-      <key>:    {sizeTib, region?, projectId?, isLifecycleIndependent?, ...}
-    clusters:
-      <name>:   {numGpus, numPreemptibleGpus, region?, gpuType?, volume?: <key>, ...}
-
-A volume takes `region` and `projectId` from `defaults` when it does not set them; a cluster's
-`volume` names a key of `volumes`, and is checked against it here (it exists, same region).
-Nothing here names a kind: each top-level map, what it takes from `defaults` and what it
-attaches are the kinds' declarations in `together_provider.registry.KINDS`.
-"""
+"""The stack's structured config, a map per kind, validated before any resource exists: a config
+with five mistakes fails once, listing all five with their config paths, and `pulumi preview`
+makes no API call. Each map and what it takes or attaches are the kinds' (`registry.KINDS`)."""
 
 from __future__ import annotations
 
@@ -151,7 +133,7 @@ def _settings(
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """One settings map as provider properties, and each misspelt key's likely meaning.
 
-    Only the keys are checked here; the values are the field table's job (`rules.validate`),
+    Only the keys are checked here; the values are the field table's job (`Kind.rulebook.validate`),
     which reports every problem of a resource at once with its own wording. `per_resource`:
     `defaults` only, the keys it may not set.
     """
@@ -301,7 +283,13 @@ def _resources(
     problems: list[str],
 ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, str]]]:
     """One kind's map: each resource checked completely by the kind's rules, and what it
-    attaches (target -> resource name -> attached key)."""
+    attaches (target -> resource name -> attached key).
+
+    The domain rules are not repeated here: each resource is turned into the provider's
+    properties and checked by `kind.rulebook.validate`, the same function its `check` runs.
+    A volume takes `region` and `projectId` from `defaults` when it does not set them (its
+    `Kind.stack_defaults`); a cluster's `volume: <key>` is checked against that volume here.
+    """
     noun = kind.schema.noun
     if raw is None:
         return {}, {}

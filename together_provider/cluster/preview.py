@@ -1,9 +1,6 @@
-"""The Cluster in a PR comment: GPU counts, declared ranges, changed fields, cost per hour.
-
-Why our own diff: for a dynamic provider the engine reports no per-field diff, so each field
-change comes from `oldState.inputs` vs `newState.inputs`, and a ranged count is judged by the
-rules' plan, as the provider's diff judges it. Pure: no I/O.
-"""
+"""The Cluster's part of a PR comment: GPU counts, declared ranges, changed fields, cost per hour.
+A ranged count is judged by the rules' plan, as the provider's diff judges it, so the comment
+shows what the update will PUT. Pure: no I/O."""
 
 from __future__ import annotations
 
@@ -154,6 +151,8 @@ def _planned(old: object, new: object) -> Plan | None:
 def _field_changes(
     old: object, new: object, replace_reasons: Sequence[str], planned: Plan | None
 ) -> tuple[FieldChange, ...]:
+    """Each changed input, `oldState.inputs` vs `newState.inputs`: for a dynamic provider the
+    engine reports no per-field diff (`detailedDiff` is null)."""
     before, after = props_of(old, "inputs"), props_of(new, "inputs")
     # A ranged floor whose live value stays inside the range is no change, and one outside
     # goes to the nearest bound, not to the floor: the rules' word, as the provider's diff.

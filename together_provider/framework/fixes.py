@@ -1,7 +1,6 @@
-"""The fixes a Pulumi user is given for the API layer's errors: the stack config that sets the
-key and the base URL, and the refresh that drops what was deleted outside the stack. Both hosts
-(dynamic and native) hand these to every client they build, and the cluster's outputs hand them
-to the kubeconfig decoder; the API layer's own wording names no caller."""
+"""The fixes a Pulumi user is given for the API layer's errors (the stack config that sets the
+key and the base URL, the refresh that drops what was deleted outside the stack), so that the
+API layer's own wording names no caller."""
 
 from __future__ import annotations
 
@@ -17,3 +16,5 @@ PULUMI_FIXES: Final = FixHints(
     not_found="check the id, and that the base URL is Together's API; a cluster or volume "
     "deleted outside this stack is gone: `pulumi refresh` removes it from the state",
 )
+"""Both hosts (dynamic and native) hand these to every client they build, and the cluster's
+outputs to the kubeconfig decoder."""

@@ -1,9 +1,6 @@
 """Field-local validators for a resource's field table: one value in, the typed value or `Invalid`.
-
-Why strict: the engine sends every number as a float (`8` arrives as `8.0`), so a whole float
-becomes an int, but `8.5`, a bool or the string `"8"` is a failure with a fix, never coerced.
-Reasons name the field and value and leave out the resource: the caller prefixes it.
-"""
+Strict, because the engine sends every number as a float (`8` arrives as `8.0`): a whole float
+becomes an int, but `8.5`, a bool or the string `"8"` is a failure with a fix, never coerced."""
 
 from __future__ import annotations
 
@@ -21,7 +18,8 @@ NODE_GPUS: Final = GPUS_PER_NODE
 
 
 class Invalid(Exception):
-    """One field failed; `reason` is the user-facing text."""
+    """One field failed; `reason` is the user-facing text. It names the field and the value and
+    leaves out the resource: the caller prefixes it."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)

@@ -1,16 +1,6 @@
-"""`pulumi-resource-together`: the native plugin's executable (a console script of the package).
-
-The engine starts it with its own address as the first argument, reads the port it prints, and
-talks to it over gRPC. Served on `grpc.aio` through `pulumi.provider.experimental`'s servicer,
-with four additions the servicer lacks:
-
-- a `HostError` becomes the RPC's error message as it is: the user reads the product's
-  sentence, where the servicer would append a Python traceback to every exception;
-- progress lines go to the engine's `Log` with the resource's URN (the experimental interface
-  gives a provider no way to log), so `pulumi up` shows them under the cluster;
-- a read that finds nothing answers with no properties, so `pulumi import` refuses the id;
-- one thread pool sized for the stack (`provider.MAX_OPERATIONS`) runs every blocking call.
-"""
+"""`pulumi-resource-together`: the native plugin's executable, which the engine starts and talks
+to over gRPC. Served through `pulumi.provider.experimental`'s servicer, with what it lacks: the
+product's error messages, progress on the engine's log, an empty read, one sized thread pool."""
 
 from __future__ import annotations
 
@@ -34,8 +24,9 @@ from together_provider.native.provider import MAX_OPERATIONS, HostError, Togethe
 
 
 class EngineLog:
-    """The engine's log, for progress attached to one resource. Best effort: a lost line never
-    fails an operation on a cluster."""
+    """The engine's log, for progress attached to one resource: the experimental interface gives
+    a provider no way to log, and a line with the resource's URN is shown under it by `pulumi
+    up`. Best effort: a lost line never fails an operation on a cluster."""
 
     def __init__(self, address: str) -> None:
         self._channel = grpc.insecure_channel(address, options=_GRPC_CHANNEL_OPTIONS)
@@ -55,6 +46,9 @@ Handler = Callable[[Any, Any, Any], Awaitable[Any]]
 
 
 def _user_facing(handler: Handler) -> Handler:
+    """`handler` with a `HostError` as the RPC's error message as it is: the user reads the
+    product's sentence, where the servicer would append a Python traceback to every exception."""
+
     async def serve(self: Any, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         try:
             return await handler(self, request, context)
@@ -84,6 +78,10 @@ class Servicer(ProviderServicer):
 
 
 async def serve(engine_address: str, args: list[str]) -> None:
+    """Serve the provider until the engine ends it; the engine reads the port printed first.
+
+    One thread pool sized for the stack (`MAX_OPERATIONS`) runs every blocking call.
+    """
     log = EngineLog(engine_address)
     executor = ThreadPoolExecutor(max_workers=MAX_OPERATIONS, thread_name_prefix="together")
     provider = TogetherProvider(executor, log)

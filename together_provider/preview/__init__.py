@@ -1,10 +1,5 @@
-"""Pull-request previews: `pulumi preview --json` in, a Markdown comment with GPU and cost deltas.
-
-Run it as `python -m together_provider.preview [--stack NAME=FILE ...] [FILE ...]`; the exit code
-says what the PR does (see `Outcome` and `BAD_INPUT_EXIT`), so CI can gate on it. With
-`--github-pr N` it posts one comment per stack itself (`to_github`, `post`, `github`), exiting
-`GITHUB_ERROR_EXIT` when GitHub refuses.
-"""
+"""Pull-request previews: `pulumi preview --json` in, a Markdown comment with GPU and cost deltas
+out, and an exit code (`Outcome`) so that CI can gate a PR on what it does to the clusters."""
 
 from together_provider.preview.markdown import MARKER, render
 from together_provider.preview.plan import (

@@ -1,29 +1,5 @@
-"""Command line: render `pulumi preview --json` output of one or more stacks as a PR comment.
-
-    pulumi preview --json --stack dev --policy-pack policy --event-log dev.events > dev.json
-    python -m together_provider.preview --stack dev=dev.json --policy-events dev=dev.events \
-        --output comment.md
-
-With `--github-pr N` it posts one comment per stack on pull request N itself (see `post.py`):
-
-    python -m together_provider.preview --stack dev=dev.json --github-pr 42
-
-and `drift-issue` opens or comments on the drift check's issue:
-
-    python -m together_provider.preview drift-issue --stack dev --report report.md
-
-Exit codes (the most severe stack wins):
-    0   no changes
-    10  changes: creates or in-place updates only
-    11  a replacement or deletion is present: require the approval label
-    12  blocked: a spec was rejected at check, a mandatory policy was violated, the preview
-        failed, or the cost rises past --max-hourly-increase / --max-monthly-increase
-    2   bad input (unreadable or malformed JSON, another project's preview, an unpriced GPU
-        type, bad flags); nothing is written, except with --github-pr, where the stack's
-        comment says its preview failed
-    13  GitHub refused or could not take the comment or issue (--github-pr, drift-issue), or
-        GITHUB_TOKEN / GITHUB_REPOSITORY are not set; the message says why
-"""
+"""Command line of the PR preview: render `pulumi preview --json` of one or more stacks as a PR
+comment, or post it (`--github-pr`), exiting with what the PR does so that CI can gate on it."""
 
 from __future__ import annotations
 
@@ -52,15 +28,37 @@ from together_provider.preview.prices import (
 )
 from together_provider.preview.to_github import drift_issue, post_to_pr
 
+_EPILOG = """\
+examples:
+  pulumi preview --json --show-sames --stack dev --policy-pack policy \\
+      --event-log dev.events > dev.json
+  python -m together_provider.preview --stack dev=dev.json --policy-events dev=dev.events \\
+      --output comment.md
+  python -m together_provider.preview --stack dev=dev.json --github-pr 42
+  python -m together_provider.preview drift-issue --stack dev --report report.md
+      (opens or comments on the drift check's issue; see drift-issue --help)
+
+exit codes (the most severe stack's; 2 and 13 win over the others):
+  0   no changes
+  10  changes: creates or in-place updates only
+  11  a replacement or deletion is present: require the approval label
+  12  blocked: a spec was rejected at check, a mandatory policy was violated, the preview
+      failed, or the cost rises past --max-hourly-increase / --max-monthly-increase
+  2   bad input (unreadable or malformed JSON, another project's preview, an unpriced GPU
+      type, bad flags); nothing is written, except with --github-pr, where the stack's
+      comment says its preview failed
+  13  GitHub refused or could not take the comment or issue (--github-pr, drift-issue), or
+      GITHUB_TOKEN / GITHUB_REPOSITORY are not set; the message says why
+"""
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m together_provider.preview",
         description="Render `pulumi preview --json` output as a Markdown PR comment with GPU "
         "and cost deltas per Together cluster.",
-        epilog="exit codes: 0 no changes, 10 changes, 11 replacement or deletion, 12 blocked "
-        "(also a crossed cost guardrail), 2 bad input, 13 GitHub error. Subcommand: "
-        "drift-issue (see drift-issue --help)",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "files",

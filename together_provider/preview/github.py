@@ -1,13 +1,5 @@
-"""GitHub's REST API, the few calls the PR comment and the drift issue need, on httpx.
-
-Why not PyGithub or ghapi: five endpoints (issue comments, labels, issues) do not justify a
-dependency, and ours retries through the project's one policy (`together_api.retry`). What it
-relies on, from GitHub's REST docs: lists page through the `Link` header's `next` URL
-(`per_page` at most 100); a secondary rate limit is a 403 or 429 whose message names it, with
-`retry-after` when GitHub says how long to wait (one minute otherwise); a primary one has
-`x-ratelimit-remaining: 0` and is not waited out (it resets within the hour). The token only
-ever travels in the `Authorization` header: every message this module makes is redacted.
-"""
+"""GitHub's REST API on httpx: the few calls the PR comment and the drift issue need, retried
+under the project's one policy (`together_api.retry`), the token redacted from every message."""
 
 from __future__ import annotations
 
@@ -93,7 +85,12 @@ def _message(response: httpx.Response) -> str:
 
 
 def _rate_limit(response: httpx.Response) -> RetryDecision | None:
-    """The wait on a secondary rate limit; None when this is no secondary limit."""
+    """The wait on a secondary rate limit; None when this is no secondary limit.
+
+    Per GitHub's REST docs, a secondary limit is a 403 or 429 whose message names it, with
+    `retry-after` when GitHub says how long to wait (one minute otherwise); a primary one has
+    `x-ratelimit-remaining: 0`.
+    """
     if response.status_code not in (403, 429):
         return None
     after = retry_after(response.headers)
@@ -113,6 +110,10 @@ def _retryable_error(response: httpx.Response) -> bool:
 
 class GitHubClient:
     """An authenticated httpx client for one repository, retrying under :data:`GITHUB_RETRY`.
+
+    Why not PyGithub or ghapi: five endpoints (issue comments, labels, issues) do not justify a
+    dependency, and those would not retry through the project's policy. The token only ever
+    travels in the `Authorization` header; every message made here is redacted.
 
     ``sleep`` and ``clock`` are the retry policy's, so tests drive every wait without sleeping;
     ``warn`` gets one line per retry.
@@ -203,7 +204,8 @@ class GitHubClient:
         return GitHubError(message, status=status, fix=fix)
 
     def paginate(self, path: str, params: Mapping[str, str] | None = None) -> Iterator[Any]:
-        """Every item of a list endpoint, following the `Link` header's `next` page."""
+        """Every item of a list endpoint, following the `Link` header's `next` page (GitHub
+        pages lists so, with `per_page` at most 100)."""
         url: str | None = str(httpx.URL(path, params={"per_page": "100", **(params or {})}))
         while url is not None:
             response = self.request("GET", url)

@@ -1,10 +1,5 @@
-"""Cost guardrails: a PR that raises a stack's cost past a threshold is blocked. Pure: no I/O.
-
-Why: a reviewer skims a comment, but a required check does not. Like Infracost's guardrails, a
-threshold on the increase (not on the total) lets routine PRs through and stops the one that
-doubles the GPU bill. The figures are the comment's own: the listed clusters' hourly cost
-delta, and per month that delta over 730 hours plus the shared volumes' storage delta. Clusters
-or volumes whose size is only known after apply count as zero (the comment says so).
+"""Cost guardrails: a PR that raises a stack's cost past a threshold is blocked, because a
+reviewer skims a comment but a required check does not. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -40,6 +35,8 @@ class GuardrailBreach:
 
 
 def _known_delta(changes: Sequence[object]) -> float:
+    """The comment's own cost delta; a change whose size is only known after apply counts as
+    zero (the comment says so)."""
     total = 0.0
     for change in changes:
         old, new = getattr(change, "old_cost", None), getattr(change, "new_cost", None)
@@ -70,7 +67,11 @@ def monthly_increase(plan: StackPlan) -> float:
 def breaches(
     plan: StackPlan, max_hourly: float | None, max_monthly: float | None
 ) -> tuple[GuardrailBreach, ...]:
-    """The thresholds ``plan`` crosses (an increase strictly above the limit)."""
+    """The thresholds ``plan`` crosses (an increase strictly above the limit).
+
+    Like Infracost's guardrails, the threshold is on the increase, not the total: routine PRs
+    pass, and the one that doubles the GPU bill stops.
+    """
     found = []
     if max_hourly is not None and (rise := hourly_increase(plan)) > max_hourly + 1e-9:
         found.append(GuardrailBreach("--max-hourly-increase", "h", max_hourly, rise))

@@ -1,8 +1,5 @@
-"""What the PR preview asks of each kind (`Kind.preview()`): read its steps, render its section.
-
-The preview's plan and comment loop over `registry.KINDS` and name no kind; what is a kind's own
-(how it is priced, which columns its table shows, what losing one takes away) is its
-`<package>.preview` module's `KindPreview`. Pure: no I/O.
+"""What the PR preview asks of each kind (`Kind.preview()`), so that its plan and comment loop
+over `registry.KINDS` and name no kind. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -33,7 +30,12 @@ class Change(Protocol):
 
 
 class KindPreview(Protocol):
-    """A kind's part of the PR comment; its costs are per hour or per month (`per_hour`)."""
+    """A kind's part of the PR comment: what is its own (how it is priced, which columns its
+    table shows, what losing one takes away); its costs are per hour or per month (`per_hour`).
+
+    Implemented by the class `Kind.preview_class` names in the kind's package's `preview`
+    module, e.g. `together_provider.cluster.preview.ClusterPreview`.
+    """
 
     plural: str
     """What the comment calls several of them (`clusters`, `shared volumes`)."""

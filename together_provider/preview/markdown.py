@@ -1,12 +1,6 @@
-"""Render stack plans as one Markdown PR comment: blocking problems first, then what is lost.
-
-Why this order: a reviewer must see at a glance whether the PR can merge at all (a rejected spec
-blocks it), whether it destroys capacity (a replacement or deletion needs an approval label), and
-only then what it costs. Each kind's table, losses and notes are its own (`Kind.preview()`);
-this module loops over them in the registry's order. Each stack section starts with a hidden
-marker so a workflow can find and update its own comment instead of adding a new one on every
-push.
-"""
+"""Render stack plans as one Markdown PR comment. Blocking problems come first, then what is
+lost, then costs: a reviewer must see at a glance whether the PR can merge at all (a rejected
+spec blocks it) and whether it destroys capacity (that needs an approval label)."""
 
 from __future__ import annotations
 

@@ -1,19 +1,6 @@
-"""Read one stack's `pulumi preview --json` into a plan of Together changes. Pure: no I/O.
-
-Steps are grouped by kind (`registry.BY_TYPE`), and each kind's preview (`Kind.preview()`)
-merges one resource's steps into its change. Why the kinds diff themselves: for a dynamic
-provider the engine reports no per-field diff (`diffReasons` is empty, `detailedDiff` null).
-`replaceReasons` is the engine's word on what forces a replacement.
-
-What the engine prints, checked against CLI v3.274.1:
-- unchanged resources are left out unless the preview ran with `--show-sames`;
-- a replacement is one `replace` step, or three (`delete-replaced`, `replace`,
-  `create-replacement`) with `--show-replacement-steps`;
-- a spec rejected at check has no step at all: only an error diagnostic whose `urn` is the
-  cluster's, "error: <type> resource '<name>': property <p> value {<v>} has a problem: <why>",
-  followed by "Resource monitor has terminated" without a urn; the CLI exits 1 and the plan is
-  incomplete (the engine stops at the first rejected spec).
-"""
+"""Read one stack's `pulumi preview --json` into a plan of Together changes, each kind merging
+its own steps: for a dynamic provider the engine reports no per-field diff (`diffReasons` is
+empty, `detailedDiff` null). Pure: no I/O."""
 
 from __future__ import annotations
 
@@ -32,8 +19,11 @@ from together_provider.registry import BY_TYPE, KINDS
 if TYPE_CHECKING:
     from together_provider.preview.kinds import Change
 
+# What the engine prints, checked against CLI v3.274.1: a replacement is one `replace` step, or
+# three (`delete-replaced`, `replace`, `create-replacement`) with `--show-replacement-steps`.
 _REPLACE_OPS: Final = frozenset({"replace", "create-replacement", "delete-replaced"})
 _MONITOR_NOISE: Final = "Resource monitor has terminated"
+"""The engine's error without a urn that follows a rejected spec's diagnostic."""
 
 
 class Outcome(enum.IntEnum):
@@ -124,6 +114,8 @@ class StackPlan:
 
     @property
     def lists_unchanged(self) -> bool:
+        """The preview listed unchanged resources: the engine leaves them out unless it ran
+        with `--show-sames`."""
         return any(c.action is Action.SAME for c in self.all_changes)
 
     def kinds(self) -> list[tuple[Kind, tuple[Change, ...]]]:
@@ -176,7 +168,11 @@ def props_of(state: object, key: str) -> dict[str, Any]:
 def merge(
     steps: Sequence[dict[str, Any]],
 ) -> tuple[list[str], Action, Any, Any, tuple[str, ...]]:
-    """One resource's steps as (ops, action, old state, new state, replace reasons)."""
+    """One resource's steps as (ops, action, old state, new state, replace reasons).
+
+    The replace reasons are the steps' `replaceReasons`: the engine's word on what forces a
+    replacement.
+    """
     ops = [str(step["op"]) for step in steps]
     actions = {_ACTIONS.get(op, Action.OTHER) for op in ops}
     action = next(a for a in Action if a in actions)
@@ -241,6 +237,10 @@ def build_plan(
         if urn and urn[2] in by_kind:
             by_kind[urn[2]].setdefault(urn[3], []).append(step)
 
+    # A spec rejected at check has no step at all: only an error diagnostic whose `urn` is the
+    # resource's, "error: <type> resource '<name>': property <p> value {<v>} has a problem:
+    # <why>", then "Resource monitor has terminated" without a urn; the CLI exits 1 and the plan
+    # is incomplete (the engine stops at the first rejected spec). Checked against CLI v3.274.1.
     rejections: list[Rejection] = []
     errors: list[str] = []
     for diagnostic in diagnostics:

@@ -1,11 +1,5 @@
-"""Policy violations of a preview, for the PR comment: read from the engine's event log.
-
-`pulumi preview --json` leaves policy events out of its document, so the preview workflow also
-passes `--event-log FILE` (one JSON engine event per line; the flag needs
-`PULUMI_DEBUG_COMMANDS=true`, as the Automation API sets it) and the comment reads each
-`policyEvent` there: the policy, its enforcement level, the resource and the message. A
-mandatory violation blocks the PR (exit 12, as a rejected spec does); an advisory one is listed.
-"""
+"""Policy violations of a preview, for the PR comment, read from the engine's event log:
+`pulumi preview --json` leaves policy events out of its document."""
 
 from __future__ import annotations
 
@@ -55,7 +49,13 @@ def _message(raw: str) -> str:
 
 
 def read_policy_events(path: Path) -> tuple[PolicyViolation, ...]:
-    """The policy violations in an event log (`pulumi preview --event-log`), in order, once each."""
+    """The policy violations in an event log (`pulumi preview --event-log`), in order, once each.
+
+    The log has one JSON engine event per line (the flag needs `PULUMI_DEBUG_COMMANDS=true`, as
+    the Automation API sets it); each `policyEvent` gives the policy, its enforcement level, the
+    resource and the message. A mandatory violation blocks the PR (exit 12, as a rejected spec
+    does); an advisory one is listed.
+    """
     where = str(path)
     try:
         lines = path.read_text(encoding="utf-8").splitlines()

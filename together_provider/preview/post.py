@@ -1,19 +1,5 @@
-"""Post the preview: one comment per stack on the PR, and the drift check's issue.
-
-Which comment is a stack's: the one whose body starts with the stack's hidden marker
-(`markdown.MARKER`), looked for across every page of the PR's comments. Behaviours, after
-`pulumi/actions` (`edit-pr-comment`, on by default) and Infracost (`--behavior`):
-
-- ``update`` (default): edit the stack's comment in place (no edit when its body is the same),
-  or create it; any further comment with the same marker (an older `new`, a create GitHub
-  made but answered 5xx) is deleted, so one stays.
-- ``new``: always add a comment; earlier ones stay (the PR's comments are not even listed).
-- ``delete-and-new``: delete the stack's comments, then add one (it lands at the bottom).
-
-``skip_no_diff``: a stack without changes gets no new comment; under ``update`` an existing
-comment is still edited (figures from an earlier push must not stay), under ``delete-and-new``
-the old ones are deleted.
-"""
+"""Post the preview: one comment per stack on the PR, edited in place on every push, and the
+drift check's issue."""
 
 from __future__ import annotations
 
@@ -32,6 +18,16 @@ LOG_CUT: Final = "cut at GitHub's comment limit; the job's log has the rest"
 
 
 class CommentBehavior(enum.StrEnum):
+    """Which comment a stack gets, after `pulumi/actions` (`edit-pr-comment`, on by default) and
+    Infracost (`--behavior`).
+
+    - ``update`` (default): edit the stack's comment in place (no edit when its body is the
+      same), or create it; any further comment with the same marker (an older `new`, a create
+      GitHub made but answered 5xx) is deleted, so one stays.
+    - ``new``: always add a comment; earlier ones stay (the PR's comments are not even listed).
+    - ``delete-and-new``: delete the stack's comments, then add one (it lands at the bottom).
+    """
+
     UPDATE = "update"
     NEW = "new"
     DELETE_AND_NEW = "delete-and-new"
@@ -47,6 +43,7 @@ class Section:
 
 
 def _mine(comments: Sequence[dict[str, Any]], stack: str) -> list[dict[str, Any]]:
+    """The stack's comments: those whose body starts with its hidden marker (`MARKER`)."""
     marker = MARKER.format(stack=stack)
     return [c for c in comments if str(c.get("body") or "").lstrip().startswith(marker)]
 
@@ -59,7 +56,12 @@ def post_comments(
     *,
     skip_no_diff: bool = False,
 ) -> list[str]:
-    """Create, edit or delete each stack's comment; one line per stack saying what was done."""
+    """Create, edit or delete each stack's comment; one line per stack saying what was done.
+
+    The PR's comments are looked for across every page. ``skip_no_diff``: a stack without
+    changes gets no new comment; under ``update`` an existing comment is still edited (figures
+    from an earlier push must not stay), under ``delete-and-new`` the old ones are deleted.
+    """
     existing = [] if behavior is CommentBehavior.NEW else client.issue_comments(pr)
     done = []
     for section in sections:

@@ -1,11 +1,6 @@
-"""The PR comment's prices: the shared table of `together_api.prices`, plus per-stack overrides.
-
-The table itself (`together_api/prices.json`, its loader and `hourly_cost`) moved to
-`together_api.prices` so that the autoscaler, which may import only `together_api`, prices a
-target the same way; the names stay importable from here. What is the preview's own: a stack
-can override single rates with the config key `<project>:pricesPerGpuHour` (read from the
-preview's `config` section), and `--prices FILE` replaces the whole table (negotiated rates).
-"""
+"""The PR comment's prices: the shared table of `together_api.prices` (there so that the
+autoscaler, which may import only `together_api`, prices a target the same way), plus a stack's
+overrides from its config key `<project>:pricesPerGpuHour`."""
 
 from __future__ import annotations
 

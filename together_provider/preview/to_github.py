@@ -1,9 +1,6 @@
-"""The GitHub commands: `--github-pr N` posts each stack's comment, `drift-issue` the drift issue.
-
-Both go through `github.GitHubClient` (retries, redaction) and `post` (which comment, which
-issue). A GitHub failure is exit 13 (`GITHUB_ERROR_EXIT`) with a message naming the call,
-GitHub's answer and the fix; the token never appears in it.
-"""
+"""The GitHub commands: `--github-pr N` posts each stack's comment, `drift-issue` the drift
+issue. A GitHub failure is exit 13 (`GITHUB_ERROR_EXIT`) with a message naming the call,
+GitHub's answer and the fix, never the token."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""Shared volumes in the PR comment: their action, size change and storage cost. Pure: no I/O.
-
-Why a section of its own: storage bills separately from GPU time, per TiB-month, and keeps
-billing after the cluster that used it is deleted (Together's billing docs: volumes outlive
-clusters). A reviewer deleting a cluster should see what is left billing, and a reviewer of a
-cluster whose volume is not lifecycle-independent should see that Together deletes the
-checkpoints with it.
-"""
+"""Shared volumes in the PR comment: action, size change and storage cost, in a section of their
+own because storage bills per TiB-month apart from GPU time and keeps billing after the cluster
+that used it is deleted (Together's billing docs: volumes outlive clusters). Pure: no I/O."""
 
 from __future__ import annotations
 
@@ -148,7 +143,11 @@ def volume_notes(
     attached_as: str,
 ) -> list[str]:
     """What a deleted or replaced cluster (any change that had a volume attached, under
-    `attached_as` in its `attached`) leaves behind, or takes with it."""
+    `attached_as` in its `attached`) leaves behind, or takes with it.
+
+    A reviewer deleting a cluster should see what is left billing, and one whose volume is not
+    lifecycle-independent that Together deletes the checkpoints with it.
+    """
     by_id = {v.volume_id: v for v in volumes if v.volume_id}
     notes: list[str] = []
     for cluster in clusters:
