@@ -34,7 +34,7 @@ class KindPreview(Protocol):
     table shows, what losing one takes away); its costs are per hour or per month (`per_hour`).
 
     Implemented by the class `Kind.preview_class` names in the kind's package's `preview`
-    module, e.g. `together_provider.cluster.preview.ClusterPreview`.
+    module (`<package>.preview.<preview_class>`).
     """
 
     plural: str
