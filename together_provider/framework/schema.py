@@ -113,7 +113,7 @@ class Draft(Generic[S]):
         """A resolved spec seen as a draft with nothing unknown (no parse: it already is one)."""
         if isinstance(spec, Draft):
             return spec
-        return cls({f.name: getattr(spec, f.name) for f in dataclasses.fields(spec)})  # type: ignore[arg-type]
+        return cls(dict(_values(spec)))
 
 
 @dataclass(frozen=True)
