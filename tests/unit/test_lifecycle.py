@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import pytest
 
 from tests.fake_api import CLUSTERS, ONE, SPEC, FakeApi, client_for, cluster, reply
 from together_api.errors import ServerError, SpecError
 from together_provider.cluster.lifecycle import ClusterLifecycle
+from together_provider.cluster.table import CLUSTER, ClusterSpec
 
 NONE: dict[str, list[object]] = {"clusters": []}
 BOOM = {"error": {"message": "bad gateway"}}
@@ -18,12 +20,17 @@ def lifecycle(api: FakeApi, said: list[str] | None = None) -> ClusterLifecycle:
     return ClusterLifecycle(client_for(api), (said if said is not None else []).append)
 
 
+def resolved(props: dict[str, Any]) -> ClusterSpec:
+    """What a host hands the lifecycle: the engine's properties, resolved once."""
+    return CLUSTER.resolve(props)
+
+
 def test_a_create_whose_post_failed_is_retried_after_the_name_check_finds_nothing() -> None:
     api = FakeApi()
     api.on("GET", CLUSTERS, reply(200, NONE))
     api.on("POST", CLUSTERS, reply(502, BOOM), reply(503, BOOM), reply(200, cluster()))
     api.on("GET", ONE, reply(200, cluster()))
-    applied = lifecycle(api).create(dict(SPEC))
+    applied = lifecycle(api).create(resolved(SPEC))
     assert applied.id == "c-1"
     posts = [i for i, seen in enumerate(api.seen) if seen == ("POST", CLUSTERS)]
     assert len(posts) == 3
@@ -37,7 +44,7 @@ def test_a_cluster_that_appears_after_a_502_is_taken_not_created_again() -> None
     api.on("GET", CLUSTERS, reply(200, NONE), reply(200, NONE), late)
     api.on("POST", CLUSTERS, reply(502, BOOM))
     api.on("GET", ONE, reply(200, cluster()))
-    applied = lifecycle(api).create(dict(SPEC))
+    applied = lifecycle(api).create(resolved(SPEC))
     assert applied.id == "c-1"
     assert api.seen.count(("POST", CLUSTERS)) == 2
 
@@ -48,7 +55,7 @@ def test_create_retries_are_bounded_by_the_client_policy() -> None:
     api.on("POST", CLUSTERS, reply(500, BOOM))
     life = lifecycle(api)
     with pytest.raises(ServerError, match="HTTP 500"):
-        life.create(dict(SPEC))
+        life.create(resolved(SPEC))
     assert api.seen.count(("POST", CLUSTERS)) == life._client.retry.attempts
 
 
@@ -58,11 +65,11 @@ def test_create_ints_come_back_as_ints_and_the_host_timeout_wins() -> None:
     api.on("POST", CLUSTERS, reply(200, cluster("Queued")))
     api.on("GET", ONE, reply(200, cluster("Queued")))
     with pytest.raises(Exception, match="not Ready in time"):
-        lifecycle(api).create({**SPEC, "ready_timeout_seconds": 1e9}, timeout_seconds=0.0)
+        lifecycle(api).create(resolved({**SPEC, "ready_timeout_seconds": 1e9}), timeout_seconds=0.0)
     api = FakeApi()
     api.on("GET", CLUSTERS, reply(200, NONE))
     api.on("POST", CLUSTERS, reply(200, cluster()))
-    outputs = lifecycle(api).create(dict(SPEC)).outputs
+    outputs = lifecycle(api).create(resolved(SPEC)).outputs
     assert type(outputs["num_gpus"]) is int and type(outputs["num_preemptible_gpus"]) is int
 
 
@@ -74,7 +81,7 @@ def test_adoption_that_would_convert_compute_classes_is_refused_before_any_put()
     # Live: 16 standard, target 8. The spec asks 8 standard, target 16: a class conversion.
     api.on("GET", ONE, reply(200, cluster(num_gpus=16, desired_preemptible_gpus=8)))
     with pytest.raises(SpecError, match="converts standard nodes to preemptible") as info:
-        lifecycle(api).create(dict(ADOPT))
+        lifecycle(api).create(resolved(ADOPT))
     assert info.value.field == "num_gpus"
     assert "num_gpus=16, num_preemptible_gpus=8" in str(info.value)  # the safe first step
     assert [method for method, _ in api.seen] == ["GET"]
@@ -85,7 +92,7 @@ def test_adoption_puts_only_what_the_rules_plan() -> None:
     api.on("GET", ONE, reply(200, cluster(num_gpus=8, desired_preemptible_gpus=8)))
     api.on("PUT", ONE, reply(200, cluster(desired_preemptible_gpus=16)))
     said: list[str] = []
-    applied = lifecycle(api, said).create(dict(ADOPT))
+    applied = lifecycle(api, said).create(resolved(ADOPT))
     assert applied.id == "c-1"
     assert api.seen.count(("PUT", ONE)) == 1
     assert any("adopted c-1" in line for line in said)
@@ -95,7 +102,7 @@ def test_adoption_refuses_a_cluster_whose_identity_differs() -> None:
     api = FakeApi()
     api.on("GET", ONE, reply(200, cluster(gpu_type="H200_SXM")))
     with pytest.raises(SpecError, match="gpu_type: cluster has 'H200_SXM', spec has 'H100_SXM'"):
-        lifecycle(api).create(dict(ADOPT))
+        lifecycle(api).create(resolved(ADOPT))
     assert ("PUT", ONE) not in api.seen
 
 
@@ -105,7 +112,7 @@ def test_a_kube_config_that_does_not_decode_keeps_the_new_cluster_in_the_state()
     api.on("POST", CLUSTERS, reply(200, cluster(kube_config="%%%")))
     api.on("GET", ONE, reply(200, cluster(kube_config="%%%")))
     said: list[str] = []
-    applied = lifecycle(api, said).create(dict(SPEC))
+    applied = lifecycle(api, said).create(resolved(SPEC))
     assert applied.id == "c-1" and applied.outputs["kube_config"] == ""
     assert not any(method == "DELETE" for method, _ in api.seen)
     assert any("kube_config" in line and "get-credentials c-1" in line for line in said)

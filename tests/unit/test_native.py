@@ -174,7 +174,7 @@ class _Recorder:
     def __init__(self, _client: object, _say: object) -> None:
         pass
 
-    def update(self, id_: str, olds: Any, news: Any, *, timeout_seconds: float | None) -> Any:
+    def update(self, id_: str, old: Any, new: Any, *, timeout_seconds: float | None) -> Any:
         self.seen["update"] = timeout_seconds
         return Applied(id_, {})
 
@@ -187,7 +187,8 @@ def test_update_and_delete_pass_the_custom_timeouts_and_none_when_unset(
 ) -> None:
     monkeypatch.setattr("together_provider.cluster.lifecycle.ClusterLifecycle", _Recorder)
     monkeypatch.setenv("TOGETHER_API_KEY", "k")
-    provider, props = _provider(), _values(CLUSTER_SPEC)
+    # An update's news are checked inputs: the name is filled in by then.
+    provider, props = _provider(), _values({**CLUSTER_SPEC, "cluster_name": "train"})
     for timeout, expected in ((90.0, 90.0), (0.0, None)):
         _Recorder.seen.clear()  # a call that never happens must not pass on the last pass's value
         update = UpdateRequest(URN, "c-1", props, props, timeout, [], False)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.specs import ENGINE_PROPS as BASE
-from together_provider.cluster.rules import Plan, plan, validate
+from together_provider.cluster.rules import RULEBOOK, Plan
 from together_provider.cluster.table import CLUSTER
 
 RANGE: dict[str, Any] = BASE | {
@@ -28,18 +28,20 @@ def live(inputs: dict[str, Any], **now: int) -> dict[str, Any]:
 
 @pytest.mark.parametrize("target", [8, 16, 24, 32])
 def test_a_live_target_inside_the_range_is_no_change(target: int) -> None:
-    assert plan(live(RANGE, num_preemptible_gpus=target), RANGE) == Plan()
+    assert RULEBOOK.plan(live(RANGE, num_preemptible_gpus=target), RANGE) == Plan()
 
 
 @pytest.mark.parametrize(("target", "put"), [(40, 32), (48, 32), (0, 8)])
 def test_a_live_target_outside_goes_to_the_nearest_bound_in_place(target: int, put: int) -> None:
-    result = plan(live(RANGE, num_preemptible_gpus=target), RANGE)
+    result = RULEBOOK.plan(live(RANGE, num_preemptible_gpus=target), RANGE)
     assert result == Plan(changed=("num_preemptible_gpus",), update={"num_preemptible_gpus": put})
 
 
 def test_without_a_ceiling_the_target_is_held_at_the_declared_value() -> None:
     fixed = RANGE | {"max_preemptible_gpus": None}
-    assert plan(live(fixed, num_preemptible_gpus=24), fixed).update == {"num_preemptible_gpus": 8}
+    assert RULEBOOK.plan(live(fixed, num_preemptible_gpus=24), fixed).update == {
+        "num_preemptible_gpus": 8
+    }
 
 
 @pytest.mark.parametrize(
@@ -56,8 +58,8 @@ def test_moving_a_bound_puts_only_what_the_live_target_needs(
     change: dict[str, Any], update: dict[str, int]
 ) -> None:
     old = live(RANGE, num_preemptible_gpus=24)
-    assert plan(old, RANGE | change).update == update
-    assert plan(old, RANGE | change).replaces == ()
+    assert RULEBOOK.plan(old, RANGE | change).update == update
+    assert RULEBOOK.plan(old, RANGE | change).replaces == ()
 
 
 @pytest.mark.parametrize(
@@ -71,32 +73,32 @@ def test_moving_a_bound_puts_only_what_the_live_target_needs(
     ],
 )  # fmt: skip
 def test_a_bad_ceiling_is_refused_naming_it_and_the_fix(ceiling: int, says: str) -> None:
-    failures = validate("train", RANGE | {"max_preemptible_gpus": ceiling}, None)
+    failures = RULEBOOK.validate("train", RANGE | {"max_preemptible_gpus": ceiling}, None)
     assert [f.field for f in failures] == ["max_preemptible_gpus"]
     assert failures[0].reason.startswith(f"cluster 'train': {says}")
 
 
 def test_a_ceiling_below_a_raised_floor_is_refused() -> None:
-    [failure] = validate("train", RANGE | {"num_preemptible_gpus": 40}, RANGE)
+    [failure] = RULEBOOK.validate("train", RANGE | {"num_preemptible_gpus": 40}, RANGE)
     assert failure.field == "max_preemptible_gpus"
     assert "remove max_preemptible_gpus to hold the target" in failure.reason
 
 
 def test_a_preemptible_ceiling_needs_a_project_and_kubernetes() -> None:
     floorless = RANGE | {"num_preemptible_gpus": 0, "project_id": None}
-    [failure] = validate("train", floorless, None)
+    [failure] = RULEBOOK.validate("train", floorless, None)
     assert failure.field == "project_id" and "max_preemptible_gpus=32" in failure.reason
-    [failure] = validate("train", RANGE | {"cluster_type": "SLURM"}, None)
+    [failure] = RULEBOOK.validate("train", RANGE | {"cluster_type": "SLURM"}, None)
     assert "max_preemptible_gpus=32 on a SLURM cluster" in failure.reason
 
 
 @pytest.mark.parametrize("standard", [8, 16, 32])
 def test_a_live_num_gpus_inside_auto_scale_is_not_drift(standard: int) -> None:
-    assert plan(live(AUTO, num_gpus=standard), AUTO) == Plan()
+    assert RULEBOOK.plan(live(AUTO, num_gpus=standard), AUTO) == Plan()
 
 
 def test_a_live_num_gpus_outside_auto_scale_goes_to_the_nearest_bound() -> None:
-    assert plan(live(AUTO, num_gpus=40), AUTO).update == {"num_gpus": 32}
+    assert RULEBOOK.plan(live(AUTO, num_gpus=40), AUTO).update == {"num_gpus": 32}
 
 
 @pytest.mark.parametrize(
@@ -111,14 +113,14 @@ def test_a_live_num_gpus_outside_auto_scale_goes_to_the_nearest_bound() -> None:
 def test_auto_scale_needs_a_ceiling_of_whole_nodes_above_num_gpus(
     change: dict[str, Any], field: str, says: str
 ) -> None:
-    [failure] = validate("train", AUTO | change, None)
+    [failure] = RULEBOOK.validate("train", AUTO | change, None)
     assert failure.field == field and says in failure.reason
 
 
 @pytest.mark.parametrize("name", ["auto_scale", "auto_scale_max_gpus"])
 def test_auto_scale_settings_are_create_only(name: str) -> None:
     change = {"auto_scale_max_gpus": 48} if name == "auto_scale_max_gpus" else {"auto_scale": False}
-    result = plan(live(AUTO), AUTO | change)
+    result = RULEBOOK.plan(live(AUTO), AUTO | change)
     assert result.replaces == (name,) and result.update == {}
 
 
@@ -126,8 +128,10 @@ def test_raising_the_preemptible_target_with_autoscaled_standard_nodes_is_no_con
     """The live num_gpus 24 stays (inside auto_scale): raising the target converts nothing."""
     both = AUTO | {"num_preemptible_gpus": 8, "project_id": "proj"}
     old = live(both, num_gpus=24)
-    assert validate("train", both | {"num_preemptible_gpus": 16}, old) == []
-    assert plan(old, both | {"num_preemptible_gpus": 16}).update == {"num_preemptible_gpus": 16}
+    assert RULEBOOK.validate("train", both | {"num_preemptible_gpus": 16}, old) == []
+    assert RULEBOOK.plan(old, both | {"num_preemptible_gpus": 16}).update == {
+        "num_preemptible_gpus": 16
+    }
 
 
 def test_the_outputs_echo_the_live_value_of_a_floor_whose_ceiling_is_set() -> None:

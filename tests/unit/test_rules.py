@@ -10,14 +10,7 @@ import pytest
 from tests.specs import ENGINE_PROPS as BASE
 from together_provider import docs
 from together_provider.cluster.provider import ClusterProvider
-from together_provider.cluster.rules import (
-    FIELD_POLICIES,
-    RULES,
-    Plan,
-    check_inputs,
-    plan,
-    validate,
-)
+from together_provider.cluster.rules import FIELD_POLICIES, RULEBOOK, RULES, Plan
 from together_provider.cluster.table import CLUSTER
 from together_provider.docs import policy_table_markdown
 from together_provider.framework.schema import UNKNOWN, Failure, Policy
@@ -60,7 +53,7 @@ def outputs(inputs: dict[str, Any]) -> dict[str, Any]:
 
 
 def failures_for(new: dict[str, Any], old: dict[str, Any] | None = None) -> list[Failure]:
-    return validate("train", new, old)
+    return RULEBOOK.validate("train", new, old)
 
 
 def only(new: dict[str, Any], old: dict[str, Any] | None = None) -> Failure:
@@ -243,7 +236,7 @@ def test_a_preemptible_target_needs_a_project() -> None:
 def test_an_existing_cluster_without_a_project_cannot_gain_a_preemptible_target() -> None:
     # The update path: old inputs exist (the stack-config path always validates with old=None).
     old = BASE | {"num_preemptible_gpus": 0}
-    (failure,) = validate("train", BASE | {"num_preemptible_gpus": 8}, old)
+    (failure,) = RULEBOOK.validate("train", BASE | {"num_preemptible_gpus": 8}, old)
     assert failure.field == "project_id"
     assert "num_preemptible_gpus=8" in failure.reason
     # And through the dynamic provider's check, which receives the stored inputs as olds.
@@ -341,7 +334,7 @@ def test_the_bad_spec_corpus_is_large_enough() -> None:
 
 
 def test_check_inputs_returns_normalised_plain_inputs() -> None:
-    inputs, failures = check_inputs("train", PRE | {"__provider": "pickle"}, None)
+    inputs, failures = RULEBOOK.check_inputs("train", PRE | {"__provider": "pickle"}, None)
     assert failures == []
     assert inputs["num_gpus"] == 16
     assert type(inputs["num_gpus"]) is int
@@ -350,7 +343,7 @@ def test_check_inputs_returns_normalised_plain_inputs() -> None:
 
 
 def test_check_inputs_echoes_raw_inputs_on_failure() -> None:
-    inputs, failures = check_inputs("train", BASE | {"num_gpus": "8"}, None)
+    inputs, failures = RULEBOOK.check_inputs("train", BASE | {"num_gpus": "8"}, None)
     assert inputs["num_gpus"] == "8"
     assert [f.field for f in failures] == ["num_gpus"]
 
@@ -374,30 +367,30 @@ def test_check_inputs_echoes_raw_inputs_on_failure() -> None:
     ],
 )
 def test_no_diff(old: dict[str, Any], new: dict[str, Any]) -> None:
-    assert plan(old, new) == Plan()
-    assert not plan(old, new).has_changes
+    assert RULEBOOK.plan(old, new) == Plan()
+    assert not RULEBOOK.plan(old, new).has_changes
 
 
 def test_raising_the_preemptible_target_updates_in_place() -> None:
-    result = plan(outputs(PRE), PRE | {"num_preemptible_gpus": 16.0})
+    result = RULEBOOK.plan(outputs(PRE), PRE | {"num_preemptible_gpus": 16.0})
     assert result == Plan(changed=("num_preemptible_gpus",), update={"num_preemptible_gpus": 16})
     assert type(result.update["num_preemptible_gpus"]) is int
 
 
 def test_scaling_standard_gpus_updates_in_place() -> None:
-    result = plan(outputs(PRE), PRE | {"num_gpus": 24})
+    result = RULEBOOK.plan(outputs(PRE), PRE | {"num_gpus": 24})
     assert result == Plan(changed=("num_gpus",), update={"num_gpus": 24})
 
 
 def test_both_counts_up_send_both_fields() -> None:
-    result = plan(outputs(PRE), PRE | {"num_gpus": 24, "num_preemptible_gpus": 16})
+    result = RULEBOOK.plan(outputs(PRE), PRE | {"num_gpus": 24, "num_preemptible_gpus": 16})
     assert result.update == {"num_gpus": 24, "num_preemptible_gpus": 16}
     assert result.replaces == ()
 
 
 @pytest.mark.parametrize("name", REPLACE_FIELDS)
 def test_changing_a_replace_field_replaces_the_cluster(name: str) -> None:
-    result = plan(outputs(BASE), BASE | {name: NEW_VALUES[name]})
+    result = RULEBOOK.plan(outputs(BASE), BASE | {name: NEW_VALUES[name]})
     assert name in result.changed
     assert name in result.replaces
     assert result.update == {}
@@ -405,51 +398,53 @@ def test_changing_a_replace_field_replaces_the_cluster(name: str) -> None:
 
 @pytest.mark.parametrize("name", REPLACE_FIELDS)
 def test_an_unknown_replace_field_is_conservatively_a_replacement(name: str) -> None:
-    result = plan(outputs(BASE), BASE | {name: UNKNOWN})
+    result = RULEBOOK.plan(outputs(BASE), BASE | {name: UNKNOWN})
     assert result.replaces == (name,)
 
 
 def test_an_unknown_count_is_an_in_place_change_with_nothing_to_send_yet() -> None:
-    result = plan(outputs(PRE), PRE | {"num_preemptible_gpus": UNKNOWN})
+    result = RULEBOOK.plan(outputs(PRE), PRE | {"num_preemptible_gpus": UNKNOWN})
     assert result == Plan(changed=("num_preemptible_gpus",))
 
 
 @pytest.mark.parametrize("change", [{"ready_timeout_seconds": 60}, {"adopt_cluster_id": "c-9"}])
 def test_provider_only_fields_change_without_an_api_call(change: dict[str, Any]) -> None:
-    result = plan(outputs(BASE), BASE | change)
+    result = RULEBOOK.plan(outputs(BASE), BASE | change)
     assert result == Plan(changed=tuple(change))
 
 
 def test_removing_an_optional_replace_field_replaces() -> None:
     old = outputs(BASE | {"volume_id": "vol-1"})
-    assert plan(old, BASE).replaces == ("volume_id",)
+    assert RULEBOOK.plan(old, BASE).replaces == ("volume_id",)
 
 
 def test_a_replace_field_missing_from_old_state_does_not_replace() -> None:
     old = {k: v for k, v in outputs(BASE).items() if k != "cuda_version"}
-    result = plan(old, BASE)
+    result = RULEBOOK.plan(old, BASE)
     assert result.changed == ("cuda_version",)
     assert result.replaces == ()
 
 
 def test_same_name_replacement_deletes_first() -> None:
-    assert plan(outputs(BASE), BASE | {"gpu_type": "H200_SXM"}).delete_before_replace
+    assert RULEBOOK.plan(outputs(BASE), BASE | {"gpu_type": "H200_SXM"}).delete_before_replace
 
 
 def test_renamed_replacement_creates_first() -> None:
-    result = plan(outputs(BASE), BASE | {"cluster_name": "train-v2", "gpu_type": "H200_SXM"})
+    result = RULEBOOK.plan(
+        outputs(BASE), BASE | {"cluster_name": "train-v2", "gpu_type": "H200_SXM"}
+    )
     assert result.replaces == ("cluster_name", "gpu_type")
     assert not result.delete_before_replace
 
 
 def test_unknown_name_replacement_deletes_first() -> None:
-    assert plan(outputs(BASE), BASE | {"cluster_name": UNKNOWN}).delete_before_replace
+    assert RULEBOOK.plan(outputs(BASE), BASE | {"cluster_name": UNKNOWN}).delete_before_replace
 
 
 def test_in_place_update_never_asks_for_delete_first() -> None:
-    assert not plan(outputs(PRE), PRE | {"num_gpus": 24}).delete_before_replace
+    assert not RULEBOOK.plan(outputs(PRE), PRE | {"num_gpus": 24}).delete_before_replace
 
 
 def test_changed_fields_follow_the_policy_table_order() -> None:
     new = BASE | {"volume_id": "v", "num_gpus": 16, "region": "us-west-2"}
-    assert plan(outputs(BASE), new).changed == ("region", "num_gpus", "volume_id")
+    assert RULEBOOK.plan(outputs(BASE), new).changed == ("region", "num_gpus", "volume_id")

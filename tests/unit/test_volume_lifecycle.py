@@ -5,10 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pytest_mock import MockerFixture
 
 from tests.fake_api import CLUSTERS, FakeApi, client_for, cluster, reply
 from together_api.errors import SpecError, VolumeInUseError
+from together_provider.framework.schema import Schema
 from together_provider.volume.lifecycle import VolumeLifecycle
+from together_provider.volume.table import VOLUME
 
 VOLUMES = "/v1/compute/clusters/storage/volumes"
 ONE = f"{VOLUMES}/vol-1"
@@ -32,7 +35,7 @@ def test_create_posts_then_waits_until_available() -> None:
     api = FakeApi()
     api.on("POST", VOLUMES, reply(200, volume("provisioning")))
     api.on("GET", ONE, reply(200, volume("provisioning")), reply(200, volume()))
-    applied = lifecycle(api).create(dict(PROPS))
+    applied = lifecycle(api).create(VOLUME.resolve(PROPS))
     assert applied.id == "vol-1"
     assert applied.outputs["status"] == "available"
     assert applied.outputs["size_tib"] == 2 and applied.outputs["cluster_ids"] == []
@@ -43,7 +46,8 @@ def test_growing_is_exactly_one_put() -> None:
     api = FakeApi()
     api.on("PUT", VOLUMES, reply(200, volume(size=6)))
     old = {**PROPS, "volume_id": "vol-1", "status": "available", "cluster_ids": []}
-    applied = lifecycle(api).update("vol-1", old, {**PROPS, "size_tib": 6.0})
+    new = VOLUME.resolve({**PROPS, "size_tib": 6.0})
+    applied = lifecycle(api).update("vol-1", VOLUME.stored(old), new)
     assert api.seen == [("PUT", VOLUMES)]
     assert applied.outputs["size_tib"] == 6 and applied.outputs["volume_id"] == "vol-1"
 
@@ -83,20 +87,22 @@ def test_read_shows_an_out_of_band_resize_as_drift() -> None:
     assert observed.outputs["cluster_ids"] == ["c-1"]
 
 
-def test_adoption_refuses_another_name_and_grows_a_smaller_volume() -> None:
+def test_adoption_refuses_another_name_and_grows_a_smaller_volume(mocker: MockerFixture) -> None:
     api = FakeApi()
     api.on("GET", ONE, reply(200, volume(name="other")))
     api.on("GET", CLUSTERS, reply(200, NONE))
     with pytest.raises(SpecError, match="volume_name: volume has 'other', spec has 'ckpt'"):
-        lifecycle(api).create({**PROPS, "adopt_volume_id": "vol-1"})
+        lifecycle(api).create(VOLUME.resolve({**PROPS, "adopt_volume_id": "vol-1"}))
 
     api = FakeApi()
     api.on("GET", ONE, reply(200, volume(size=1)))
     api.on("GET", CLUSTERS, reply(200, NONE))
     api.on("PUT", VOLUMES, reply(200, volume(size=2)))
-    applied = lifecycle(api).create({**PROPS, "adopt_volume_id": "vol-1"})
+    parses = mocker.spy(Schema, "parse")
+    applied = lifecycle(api).create(VOLUME.resolve({**PROPS, "adopt_volume_id": "vol-1"}))
     assert applied.id == "vol-1" and ("POST", VOLUMES) not in api.seen
     assert api.seen.count(("PUT", VOLUMES)) == 1
+    assert parses.call_count == 1  # the host's resolve: adoption's rules read the parsed spec
 
 
 def test_adoption_refuses_a_larger_live_volume_as_a_shrink() -> None:
@@ -104,10 +110,14 @@ def test_adoption_refuses_a_larger_live_volume_as_a_shrink() -> None:
     api.on("GET", ONE, reply(200, volume(size=8)))
     api.on("GET", CLUSTERS, reply(200, NONE))
     with pytest.raises(SpecError, match="size_tib 8 -> 2 would shrink the volume"):
-        lifecycle(api).create({**PROPS, "adopt_volume_id": "vol-1"})
+        lifecycle(api).create(VOLUME.resolve({**PROPS, "adopt_volume_id": "vol-1"}))
     assert ("PUT", VOLUMES) not in api.seen
 
 
-def test_the_update_plan_asks_the_volume_rules_without_a_client() -> None:
-    plan = VolumeLifecycle.diff({**PROPS, "__provider": "x"}, {**PROPS, "size_tib": 3})
+def test_the_update_plan_asks_the_volume_rules_over_the_parsed_state() -> None:
+    old = VOLUME.stored({**PROPS, "__provider": "x", "status": "available"})
+    assert old.outputs == {"status": "available"}
+    plan = VolumeLifecycle.RULEBOOK.plan_drafts(
+        old.inputs, VOLUME.resolve({**PROPS, "size_tib": 3})
+    )
     assert (plan.changed, plan.update, plan.replaces) == (("size_tib",), {"size_tib": 3}, ())

@@ -19,13 +19,13 @@ VOLUME_PROPS: dict[str, Any] = {"volume_name": "ckpt", "region": "us-central-8",
 
 
 def _checked(**changes: Any) -> dict[str, Any]:
-    inputs, failures = volume_rules.check_inputs("ckpt", {**VOLUME_PROPS, **changes}, None)
+    inputs, failures = volume_rules.RULEBOOK.check_inputs("ckpt", {**VOLUME_PROPS, **changes}, None)
     assert failures == []
     return inputs
 
 
 def _reasons(new: dict[str, Any], old: dict[str, Any] | None = None) -> list[str]:
-    return [f.reason for f in volume_rules.validate("ckpt", new, old)]
+    return [f.reason for f in volume_rules.RULEBOOK.validate("ckpt", new, old)]
 
 
 def test_only_the_size_changes_in_place_and_what_together_fixes_at_create_replaces() -> None:
@@ -50,13 +50,15 @@ def test_a_shrink_is_rejected_with_the_reason_and_the_fix() -> None:
 
 def test_a_hosts_check_names_the_volume_and_drops_host_keys() -> None:
     old = {**_checked(), "__provider": "pickle"}
-    inputs, failures = volume_rules.check_resource(
+    inputs, failures = volume_rules.RULEBOOK.check_resource(
         old, {**VOLUME_PROPS, "size_tib": 2.0, "__provider": "pickle"}
     )
     assert "__provider" not in inputs
     assert [f.field for f in failures] == ["size_tib"]
     assert failures[0].reason.startswith("volume 'ckpt': size_tib 4 -> 2")
-    _, unnamed = volume_rules.check_resource({}, {**VOLUME_PROPS, "volume_name": UNKNOWN, "x": 1})
+    _, unnamed = volume_rules.RULEBOOK.check_resource(
+        {}, {**VOLUME_PROPS, "volume_name": UNKNOWN, "x": 1}
+    )
     assert [f.reason.split(":")[0] for f in unnamed] == ["volume '(unnamed)'"]
 
 
@@ -67,7 +69,7 @@ def test_a_shrink_that_comes_with_a_replacement_is_a_new_volume() -> None:
 
 def test_growing_is_one_put_of_size_tib() -> None:
     old = {**_checked(), "volume_id": "vol-1", "status": "available"}
-    plan = volume_rules.plan(old, _checked(size_tib=8))
+    plan = volume_rules.RULEBOOK.plan(old, _checked(size_tib=8))
     assert plan.update == {"size_tib": 8}
     assert plan.replaces == ()
 
@@ -82,7 +84,7 @@ def test_growing_is_one_put_of_size_tib() -> None:
     ],
 )
 def test_identity_changes_replace_create_first_and_put_nothing(change: dict[str, Any]) -> None:
-    plan = volume_rules.plan(_checked(), _checked(**change))
+    plan = volume_rules.RULEBOOK.plan(_checked(), _checked(**change))
     assert plan.replaces == tuple(change)
     assert plan.update == {}
     assert plan.delete_before_replace is False
@@ -114,7 +116,7 @@ def test_the_stack_not_a_cluster_deletion_decides_when_a_volume_goes_by_default(
 
 def _cluster_reasons(**changes: Any) -> list[str]:
     props = {"cluster_name": "train", **CLUSTER_SPEC, **changes}
-    return [f.reason for f in rules.validate("train", props, None)]
+    return [f.reason for f in rules.RULEBOOK.validate("train", props, None)]
 
 
 def test_a_volume_in_another_region_is_rejected_when_both_regions_are_known() -> None:

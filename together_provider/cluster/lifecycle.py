@@ -31,7 +31,7 @@ from together_provider.framework.lifecycle import (
     Observed,
     ResourceLifecycle,
 )
-from together_provider.framework.schema import without_host_keys
+from together_provider.framework.schema import Stored, without_host_keys
 
 __all__ = ["ClusterLifecycle"]
 
@@ -43,9 +43,8 @@ class ClusterLifecycle(ResourceLifecycle):
 
     # ------------------------------------------------------------------ create
 
-    def create(self, inputs: Mapping[str, Any], *, timeout_seconds: float | None = None) -> Applied:
+    def create(self, spec: ClusterSpec, *, timeout_seconds: float | None = None) -> Applied:
         """Adopt `adopt_cluster_id` when set; else refuse a duplicate name, POST, wait for Ready."""
-        spec = CLUSTER.resolve(CLUSTER.without_outputs(inputs))
         props = CLUSTER.to_props(spec)
         timeout = self._ready_timeout(spec, timeout_seconds)
         if spec.adopt_cluster_id is not None:
@@ -209,9 +208,8 @@ class ClusterLifecycle(ResourceLifecycle):
         """The counts to PUT to take `cluster` over as `spec`, asked of the same rules as an
         update from the live counts: adoption must not slip past a rule `check` never saw
         (it saw a create), such as converting nodes between compute classes in one PUT."""
-        wanted = CLUSTER.to_props(spec)
-        live = CLUSTER.live_inputs(wanted, cluster)
-        failures = rules.validate(spec.cluster_name, wanted, live)
+        live = CLUSTER.live_draft(spec, cluster)
+        failures = self.RULEBOOK.failures(spec.cluster_name, spec, live)
         if failures:
             raise SpecError(
                 f"cannot adopt {cluster.cluster_id} as specified: "
@@ -223,25 +221,24 @@ class ClusterLifecycle(ResourceLifecycle):
                 f"num_preemptible_gpus={cluster.desired_preemptible_gpus}), then change them "
                 "in later updates",
             )
-        return rules.plan(live, wanted).update
+        return self.RULEBOOK.plan_drafts(live, spec).update
 
     # ------------------------------------------------------------------ update
 
     def update(
         self,
         id_: str,
-        olds: Mapping[str, Any],
-        news: Mapping[str, Any],
+        old: Stored[ClusterSpec],
+        spec: ClusterSpec,
         *,
         timeout_seconds: float | None = None,
     ) -> Applied:
         """One PUT of the changed counts; wait for Ready only when the *standard* count changed."""
-        plan = self.diff(olds, news)
-        spec = CLUSTER.resolve(CLUSTER.without_outputs(news))
+        plan = self.RULEBOOK.plan_drafts(old.inputs, spec)
         inputs = CLUSTER.to_props(spec)
         if not plan.update:
             # Only provider-side settings changed: no API call, keep the last known state.
-            return Applied(id_, {**self.kept_outputs(olds), **inputs})
+            return Applied(id_, {**old.outputs, **inputs})
         cluster = self._client.update_cluster(id_, mapping.update_request(plan.update))
         # The values, not just the names: inside a declared range the PUT is the nearest bound.
         sent = ", ".join(f"{k}={v}" for k, v in sorted(plan.update.items()))

@@ -2,9 +2,10 @@
 
 Two tables drive everything, the way a Terraform schema's plan modifiers and validators do: the
 field table's policies (`cluster.table.CLUSTER`: per field in place, replace or provider-only)
-and `RULES` here (what is rejected). The provider's `check` calls `check_inputs`, its `diff` and
-`update` call `plan`, and adoption asks both, so every path that changes a live cluster answers
-to the same rules. The reference table (docs/reference.md) is rendered from the same tables
+and `RULES` here (what is rejected), in one `RULEBOOK`. A host's check asks
+`RULEBOOK.check_resource`, its diff `RULEBOOK.plan`, and the lifecycle's update and adoption ask
+the same rulebook over parsed specs, so every path that changes a live cluster answers to the
+same rules. The reference table (docs/reference.md) is rendered from the same tables
 (`together_provider.docs`).
 
 Replacement order. Pulumi creates the replacement before deleting the old cluster unless the
@@ -319,14 +320,10 @@ RULEBOOK: Final[Rulebook[ClusterSpec]] = Rulebook(
     deletes_first=lambda old, new: _deletes_first(old.cluster_name, new.cluster_name),
 )
 
-rule_failures = RULEBOOK.rule_failures
-validate = RULEBOOK.validate
-check_inputs = RULEBOOK.check_inputs
-check_resource = RULEBOOK.check_resource
-plan_drafts = RULEBOOK.plan_drafts
 plan = RULEBOOK.plan
-"""Diff previous outputs against checked inputs. Output-only keys in `old` are ignored, so
-`allocated_preemptible_gpus` below the target is never a change."""
+"""`RULEBOOK.plan`, kept by name for the PR preview (`preview.plan`), which asks the cluster's
+rules directly. Diff previous outputs against checked inputs. Output-only keys in `old` are
+ignored, so `allocated_preemptible_gpus` below the target is never a change."""
 
 __all__ = [
     "FIELD_POLICIES",
@@ -335,11 +332,6 @@ __all__ = [
     "ClusterDraft",
     "Plan",
     "Rule",
-    "check_inputs",
-    "check_resource",
     "plan",
-    "plan_drafts",
     "replacement_deletes_first",
-    "rule_failures",
-    "validate",
 ]

@@ -113,7 +113,7 @@ class LifecycleProvider(ResourceProvider):
         self._base_url = req.config.get(CONFIG_BASE_URL) or None
 
     @contextmanager
-    def _lifecycle(self) -> Iterator[Lifecycle]:
+    def _lifecycle(self) -> Iterator[Lifecycle[Any]]:
         # Built per call: httpx clients hold SSL contexts (unpicklable), and the host runs up
         # to four hooks at once, so nothing per-request lives on self. The client falls back to
         # TOGETHER_API_KEY / TOGETHER_BASE_URL. Imported here, not at the top: a preview runs only
@@ -140,12 +140,13 @@ class LifecycleProvider(ResourceProvider):
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         with self._lifecycle() as lifecycle:
-            applied = lifecycle.create(props)
+            applied = lifecycle.create(self.KIND.schema.resolve(props))
         return CreateResult(applied.id, applied.outputs)
 
     def update(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+        schema = self.KIND.schema
         with self._lifecycle() as lifecycle:
-            applied = lifecycle.update(id_, olds, news)
+            applied = lifecycle.update(id_, schema.stored(olds), schema.resolve(news))
         return UpdateResult(applied.outputs)
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:

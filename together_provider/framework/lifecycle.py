@@ -8,16 +8,19 @@ thin translators over `Lifecycle`, so a decision made here behaves the same whic
 The contract:
 
 - `Lifecycle(client, say)`: `client` is a `TogetherClient` the caller owns (and closes);
-  `say(message)` hears one progress line per step (default: silent). `check` and `diff` are
-  class methods: they ask the kind's `Rulebook`, need no client and make no API call.
-- Properties are plain dicts keyed by the table's snake_case field names. Inputs may hold floats
-  for whole numbers (`8.0`, as Pulumi's wire sends them); everything returned holds ints as ints.
-  Keys starting with `__` (host bookkeeping) are ignored. Only `check` and `diff` may receive a
-  value not known until apply.
-- `create(inputs) -> Applied(id, outputs)`, `update(id, olds, news) -> Applied`,
-  `read(id, props) -> Observed | None` (None: the object is gone), `delete(id, props)`.
-  `outputs` echo every input beside the computed fields; which outputs are secret is the field
-  table's word (`Schema.secret_outputs`), not the call's.
+  `say(message)` hears one progress line per step (default: silent). Check and diff are not the
+  lifecycle's: a host answers them from its kind's `Rulebook` (no client, no API call).
+- A host crosses in once per call, with typed values it parsed once: `create(spec)` and
+  `update(id, old, new)` take the resolved spec of the kind's table (`Schema.resolve`, which
+  raises `SpecError` for a bad or still-unknown input) and, for the update, the recorded state
+  (`Schema.stored`: the previous outputs as a draft plus the last known computed outputs). The
+  lifecycle parses nothing again; it asks the rules through its `RULEBOOK` only.
+- `read(id, props)` and `delete(id, props)` take the stored properties as recorded (a plain
+  dict keyed by the table's snake_case names; keys starting with `__` are host bookkeeping and
+  ignored): a refresh echoes them and an import has none, so nothing there is a spec to parse.
+- `create -> Applied(id, outputs)`, `update -> Applied`, `read -> Observed | None` (None: the
+  object is gone), `delete -> None`. `outputs` echo every input beside the computed fields, ints
+  as ints; which outputs are secret is the field table's word (`Schema.secret_outputs`).
 - `timeout_seconds` on create, update and delete bounds the wait (a native host passes Pulumi's
   customTimeouts); without it the input `ready_timeout_seconds` or `DELETE_TIMEOUT_SECONDS` does.
 - Errors descend from `together_api.errors.TogetherError`; a bad spec is a `SpecError` naming
@@ -28,10 +31,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol, TypeVar
 
-from together_provider.framework.rulebook import Plan, Rulebook
-from together_provider.framework.schema import Schema, without_host_keys
+from together_provider.framework.rulebook import Rulebook
+from together_provider.framework.schema import Stored
 
 if TYPE_CHECKING:  # a preview (check and diff) must not load httpx or pydantic
     from together_api.client import TogetherClient
@@ -44,6 +47,7 @@ __all__ = [
     "Props",
     "ResourceLifecycle",
     "Say",
+    "Stored",
     "silent",
 ]
 
@@ -54,6 +58,8 @@ Props = Mapping[str, Any]
 
 Say = Callable[[str], None]
 """A progress callback: one human-readable line per step."""
+
+Spec = TypeVar("Spec", contravariant=True)
 
 
 def silent(_message: str) -> None:
@@ -78,40 +84,27 @@ class Observed:
     outputs: dict[str, Any]
 
 
-class Lifecycle(Protocol):
+class Lifecycle(Protocol[Spec]):
     """What a host drives: `ClusterLifecycle` and `VolumeLifecycle` both fit."""
 
-    def create(self, inputs: Props, *, timeout_seconds: float | None = None) -> Applied: ...
+    def create(self, spec: Spec, *, timeout_seconds: float | None = None) -> Applied: ...
     def update(
-        self, id_: str, olds: Props, news: Props, *, timeout_seconds: float | None = None
+        self, id_: str, old: Stored[Any], new: Spec, *, timeout_seconds: float | None = None
     ) -> Applied: ...
     def read(self, id_: str, props: Props) -> Observed | None: ...
     def delete(self, id_: str, props: Props, *, timeout_seconds: float | None = None) -> None: ...
 
 
-LifecycleType = Callable[["TogetherClient", Say], Lifecycle]
+LifecycleType = Callable[["TogetherClient", Say], Lifecycle[Any]]
 """A lifecycle class: called with a client and a `Say`."""
 
 
 class ResourceLifecycle:
-    """What every resource's lifecycle shares: a caller-owned client, progress, the update's plan
-    (from the resource's `RULEBOOK`: hosts check and diff through the rulebook itself), and the
-    outputs an update keeps."""
+    """What every resource's lifecycle shares: a caller-owned client, progress, and the one way
+    it asks the resource's rules (`RULEBOOK`: adoption's refusals, an update's plan)."""
 
     RULEBOOK: ClassVar[Rulebook[Any]]
 
     def __init__(self, client: TogetherClient, say: Say = silent) -> None:
         self._client = client
         self._say = say
-
-    @classmethod
-    def diff(cls, olds: Props, news: Props) -> Plan:
-        """What changing the previous outputs `olds` into the checked inputs `news` means."""
-        return cls.RULEBOOK.plan(without_host_keys(olds), without_host_keys(news))
-
-    @classmethod
-    def kept_outputs(cls, olds: Props) -> dict[str, Any]:
-        """The last known computed outputs in `olds`: what an update that asks Together nothing
-        (or learns only part of the object) carries forward."""
-        schema: Schema[Any] = cls.RULEBOOK.schema
-        return {k: v for k, v in without_host_keys(olds).items() if k in schema.output_names}

@@ -120,13 +120,19 @@ class Rulebook(Generic[S]):
         self.name_field = name_field
         self._deletes_first = deletes_first
 
-    def rule_failures(self, new: Draft[S], old: Draft[S] | None) -> list[Failure]:
-        """The cross-field rules over two parsed drafts (`old` None on create)."""
+    def rule_failures(self, new: Draft[S] | S, old: Draft[S] | S | None) -> list[Failure]:
+        """The cross-field rules over parsed values, drafts or resolved specs (`old` None on
+        create)."""
+        new_draft, old_draft = Draft.of(new), None if old is None else Draft.of(old)
         return [
             Failure(rule.field, reason)
             for rule in self.rules
-            if (reason := rule.check(new, old)) is not None
+            if (reason := rule.check(new_draft, old_draft)) is not None
         ]
+
+    def failures(self, name: str, new: Draft[S] | S, old: Draft[S] | S | None) -> list[Failure]:
+        """`rule_failures`, each naming the resource: what adoption refuses, from parsed values."""
+        return self._prefixed(name, self.rule_failures(new, old))
 
     def _prefixed(self, name: str, failures: list[Failure]) -> list[Failure]:
         return [Failure(f.field, f"{self.schema.noun} {name!r}: {f.reason}") for f in failures]
@@ -166,8 +172,9 @@ class Rulebook(Generic[S]):
         name = raw_name if isinstance(raw_name, str) and not is_unknown(raw_name) else "(unnamed)"
         return self.check_inputs(name, new, old or None)
 
-    def plan_drafts(self, old: Draft[S], new: Draft[S]) -> Plan:
-        """`plan` over parsed drafts."""
+    def plan_drafts(self, old: Draft[S] | S, new: Draft[S] | S) -> Plan:
+        """`plan` over parsed values: drafts, or resolved specs (what the lifecycle holds)."""
+        old, new = Draft.of(old), Draft.of(new)
         policies = self.schema.policies
         targets = {name: wanted(self.schema, old, new, name) for name in policies}
         changed = tuple(name for name in policies if differs(getattr(old, name), targets[name]))

@@ -8,8 +8,9 @@ gives every consumer its view:
 
 - `parse(props) -> (Draft, failures)`: the *possibly-unknown* spec `check` and `diff` work on;
   a value Pulumi only knows after apply, or one that failed to parse, is `Unknown.VALUE`.
-- `resolve(props) -> Spec`: the *resolved* spec, built once at the top of create, update and
-  adoption; it raises `SpecError` instead of ever holding an unknown, so apply paths never test.
+- `resolve(props) -> Spec`: the *resolved* spec a host builds once per create or update and
+  hands the lifecycle; it raises `SpecError` instead of ever holding an unknown, so apply paths
+  never test. `stored(props) -> Stored`: the previous state an update starts from, parsed once.
 - `policies`, `identity_fields`, `live_fields`, `config_keys`, `output_names`, `secret_outputs`,
   `request_body`, `outputs_of`, and the reference tables (`docs.py`).
 
@@ -107,6 +108,25 @@ class Draft(Generic[S]):
     def values(self) -> Mapping[str, Any]:
         return dict(self._values)
 
+    @classmethod
+    def of(cls, spec: S | Draft[S]) -> Draft[S]:
+        """A resolved spec seen as a draft with nothing unknown (no parse: it already is one)."""
+        if isinstance(spec, Draft):
+            return spec
+        return cls(dict(_values(spec)))
+
+
+@dataclass(frozen=True)
+class Stored(Generic[S]):
+    """A resource's recorded state as an update starts from it, parsed once (`Schema.stored`).
+
+    `inputs` is a draft: a value missing or unreadable in older state is `Unknown.VALUE`, which
+    the plan never counts as a replacement. `outputs` are the last known computed outputs: what
+    an update that asks Together nothing (or learns only part of the object) carries forward."""
+
+    inputs: Draft[S]
+    outputs: dict[str, Any]
+
 
 class Schema(Generic[S]):
     """Everything derived from one resource's table; see the module docstring."""
@@ -149,25 +169,26 @@ class Schema(Generic[S]):
         ]
         values: dict[str, Any] = {}
         for spec_field in self.inputs:
-            name, raw = spec_field.name, props.get(spec_field.name)
-            if spec_field.optional and raw == "":
-                raw = None  # an empty optional text is "not set", as if the key were absent
-            if raw is None:
-                if spec_field.required:
-                    example = f", e.g. {name}={spec_field.example}" if spec_field.example else ""
-                    failures.append(Failure(name, f"{name} is required; set it{example}"))
-                    values[name] = Unknown.VALUE
-                else:
-                    values[name] = spec_field.default
-            elif is_unknown(raw):
-                values[name] = Unknown.VALUE
-            else:
-                try:
-                    values[name] = spec_field.validator(name, raw)
-                except Invalid as invalid:
-                    failures.append(Failure(name, invalid.reason))
-                    values[name] = Unknown.VALUE
+            values[spec_field.name] = _parse_field(spec_field, props.get(spec_field.name), failures)
         return Draft(values), failures
+
+    def stored(self, props: Mapping[str, Any]) -> Stored[S]:
+        """The recorded state (a host's `olds`: the previous outputs, every input echoed) parsed
+        once; host keys and anything the table does not declare are ignored, never failures."""
+        state = without_host_keys(props)
+        inputs = self.parse({k: v for k, v in state.items() if k in self.by_name})[0]
+        outputs = {k: v for k, v in state.items() if k in self.output_names}
+        return Stored(inputs, outputs)
+
+    def live_draft(self, spec: S, live: Any) -> Draft[S]:
+        """`spec` with its in-place fields (`live=`) as the live object has them: the old side
+        of adoption's plan, so adoption asks the same rules as an update from the live values.
+        Only the live values are parsed; the spec already is."""
+        values = dict(Draft.of(spec).values())
+        for spec_field in self.live_fields:
+            raw = getattr(live, spec_field.live or spec_field.name)
+            values[spec_field.name] = _parse_field(spec_field, raw, [])
+        return Draft(values)
 
     def resolve(self, props: Mapping[str, Any]) -> S:
         """The resolved spec of checked properties; `SpecError` on a failure or an unknown."""
@@ -205,10 +226,6 @@ class Schema(Generic[S]):
             else:
                 props[name] = value
         return props
-
-    def without_outputs(self, props: Mapping[str, Any]) -> dict[str, Any]:
-        """Stored properties reduced to inputs: host keys and output-only fields dropped."""
-        return {k: v for k, v in without_host_keys(props).items() if k not in self.output_names}
 
     def request_body(self, spec: S) -> dict[str, Any]:
         """The create request's fields: every wired input that is set (and not an omitted
@@ -265,6 +282,26 @@ class Schema(Generic[S]):
         return policy.value.format(noun=self.noun)
 
 
+def _parse_field(spec_field: InputField, raw: Any, failures: list[Failure]) -> Any:
+    """One field's parsed value, or `Unknown.VALUE` (unknown, or failed: appended to `failures`)."""
+    name = spec_field.name
+    if spec_field.optional and raw == "":
+        raw = None  # an empty optional text is "not set", as if the key were absent
+    if raw is None:
+        if spec_field.required:
+            example = f", e.g. {name}={spec_field.example}" if spec_field.example else ""
+            failures.append(Failure(name, f"{name} is required; set it{example}"))
+            return Unknown.VALUE
+        return spec_field.default
+    if is_unknown(raw):
+        return Unknown.VALUE
+    try:
+        return spec_field.validator(name, raw)
+    except Invalid as invalid:
+        failures.append(Failure(name, invalid.reason))
+        return Unknown.VALUE
+
+
 def _values(spec: Any) -> Iterator[tuple[str, Any]]:
     if isinstance(spec, Draft):
         yield from spec.values().items()
@@ -281,6 +318,7 @@ __all__ = [
     "OutputField",
     "Policy",
     "Schema",
+    "Stored",
     "Unknown",
     "input_field",
     "is_unknown",

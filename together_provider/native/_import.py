@@ -38,7 +38,9 @@ def _keep_unread(observed: Observed | None, unread: list[str]) -> Observed | Non
     return replace(observed, outputs={**observed.outputs, UNREAD: still})
 
 
-def read(kind: Kind, lifecycle: Lifecycle, id_: str, props: Mapping[str, Any]) -> Observed | None:
+def read(
+    kind: Kind, lifecycle: Lifecycle[Any], id_: str, props: Mapping[str, Any]
+) -> Observed | None:
     """Refresh as the lifecycle does. For an import (no previous inputs) the lifecycle's one read
     fills every input Together reports (`Schema.live_inputs`); the rest are recorded as unread."""
     imported = not any(name in props for name in kind.schema.input_names)

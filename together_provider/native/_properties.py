@@ -1,9 +1,10 @@
-"""Between the plugin protocol's values and the plain dicts `lifecycle` speaks. Pure: no I/O.
+"""Between the plugin protocol's values and the plain dicts the core parses. Pure: no I/O.
 
 The protocol carries camelCase names (`numGpus`, as every Pulumi schema does), numbers as
 doubles, secrets as wrapped values, and values unknown until apply as a sentinel string; the
-lifecycle wants snake_case names and plain Python values (whole floats are fine, it normalises
-them) and returns ints as ints, which go back as doubles because that is all the wire has.
+field tables want snake_case names and plain Python values (whole floats are fine: parsing
+normalises them, once per hook), and the lifecycle returns ints as ints, which go back as
+doubles because that is all the wire has.
 """
 
 from __future__ import annotations

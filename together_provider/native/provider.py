@@ -122,7 +122,7 @@ class TogetherProvider(Provider):
         except TogetherError as error:
             raise HostError(str(error)) from error
 
-    async def _apply(self, request: Addressed, work: Callable[[Lifecycle], T]) -> T:
+    async def _apply(self, request: Addressed, work: Callable[[Lifecycle[Any]], T]) -> T:
         """Run `work` on the executor with this operation's client (closed after) and the
         lifecycle of the request's resource type."""
         kind, urn = self._kind(request.type), request.urn
@@ -204,23 +204,30 @@ class TogetherProvider(Provider):
         inputs = _properties.to_props(request.properties)
         if request.preview:
             return CreateResponse(None, request.properties)
-        timeout = _timeout(request.timeout)
-        applied = await self._apply(request, lambda lc: lc.create(inputs, timeout_seconds=timeout))
-        secret = self._kind(request.type).schema.secret_outputs
-        return CreateResponse(applied.id, _properties.to_values(applied.outputs, secret))
+        timeout, schema = _timeout(request.timeout), self._kind(request.type).schema
+        applied = await self._apply(
+            request, lambda lc: lc.create(schema.resolve(inputs), timeout_seconds=timeout)
+        )
+        return CreateResponse(
+            applied.id, _properties.to_values(applied.outputs, schema.secret_outputs)
+        )
 
     async def update(self, request: UpdateRequest) -> UpdateResponse:
         news = _properties.to_props(request.news)
         olds = _import.completed(_properties.to_props(request.olds), news)
         if request.preview:
             return UpdateResponse(request.news)
-        timeout = _timeout(request.timeout)
+        timeout, schema = _timeout(request.timeout), self._kind(request.type).schema
         applied = await self._apply(
             request,
-            lambda lc: lc.update(request.resource_id, olds, news, timeout_seconds=timeout),
+            lambda lc: lc.update(
+                request.resource_id,
+                schema.stored(olds),
+                schema.resolve(news),
+                timeout_seconds=timeout,
+            ),
         )
-        secret = self._kind(request.type).schema.secret_outputs
-        return UpdateResponse(_properties.to_values(applied.outputs, secret))
+        return UpdateResponse(_properties.to_values(applied.outputs, schema.secret_outputs))
 
     async def read(self, request: ReadRequest) -> ReadResponse:
         kind = self._kind(request.type)

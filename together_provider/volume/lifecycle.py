@@ -4,13 +4,12 @@ The volume counterpart of `cluster.lifecycle.ClusterLifecycle`, with the same co
 (`framework.lifecycle`), so the dynamic provider (`volume.provider`) and a native plugin host it
 alike:
 
-- `VolumeLifecycle(client, say)`; `check` and `diff` are static and make no API call.
-- Properties are plain dicts keyed by the snake_case fields of `volume.table.VolumeSpec`; only
-  `check` and `diff` may receive unknowns.
-- `create(inputs) -> Applied` waits until the volume is `available`; `update` is exactly one PUT
-  of `size_tib` (a shrink never gets here: `check` rejects it); `read -> Observed | None` reads
-  the size back, so an out-of-band resize shows as drift; `delete` refuses while a live cluster
-  uses the volume (naming it), then waits until Together answers 404.
+- `VolumeLifecycle(client, say)`; check and diff are the host's, from `volume.rules.RULEBOOK`.
+- `create(spec) -> Applied` (a resolved `volume.table.VolumeSpec`) waits until the volume is
+  `available`; `update(id, old, spec)` is exactly one PUT of `size_tib` (a shrink never gets
+  here: check rejects it); `read -> Observed | None` reads the size back, so an out-of-band
+  resize shows as drift; `delete` refuses while a live cluster uses the volume (naming it), then
+  waits until Together answers 404.
 - `timeout_seconds` on create and delete overrides the input `ready_timeout_seconds`.
 - Errors descend from `together_api.errors.TogetherError`; a bad spec is a `SpecError`.
 """
@@ -36,13 +35,11 @@ from together_provider.framework.lifecycle import (
     Observed,
     ResourceLifecycle,
 )
-from together_provider.framework.schema import without_host_keys
+from together_provider.framework.schema import Stored, without_host_keys
 from together_provider.volume import rules
 from together_provider.volume.table import VOLUME, LiveVolume, VolumeSpec
 
 __all__ = ["VolumeLifecycle"]
-
-Props = Mapping[str, Any]
 
 
 def _clusters_named(clusters: list[Cluster]) -> str:
@@ -56,9 +53,8 @@ class VolumeLifecycle(ResourceLifecycle):
 
     # ------------------------------------------------------------------ create
 
-    def create(self, inputs: Mapping[str, Any], *, timeout_seconds: float | None = None) -> Applied:
+    def create(self, spec: VolumeSpec, *, timeout_seconds: float | None = None) -> Applied:
         """Adopt `adopt_volume_id` when set; else POST and wait until the volume is available."""
-        spec = VOLUME.resolve(VOLUME.without_outputs(inputs))
         props = VOLUME.to_props(spec)
         timeout = spec.ready_timeout_seconds if timeout_seconds is None else timeout_seconds
         if spec.adopt_volume_id is not None:
@@ -107,8 +103,8 @@ class VolumeLifecycle(ResourceLifecycle):
                 field="adopt_volume_id",
                 fix="make the spec match the existing volume, then change it in a later update",
             )
-        wanted, have = VOLUME.to_props(spec), VOLUME.live_inputs(VOLUME.to_props(spec), live)
-        failures = rules.validate(spec.volume_name, wanted, have)
+        have = VOLUME.live_draft(spec, live)
+        failures = self.RULEBOOK.failures(spec.volume_name, spec, have)
         if failures:
             raise SpecError(
                 f"cannot adopt {volume_id} as specified: " + "; ".join(f.reason for f in failures),
@@ -116,7 +112,7 @@ class VolumeLifecycle(ResourceLifecycle):
                 field=failures[0].field,
                 fix=f"adopt it with size_tib={volume.size_tib} (its live size)",
             )
-        growth = rules.plan(have, wanted).update
+        growth = self.RULEBOOK.plan_drafts(have, spec).update
         if growth:
             volume = self._client.resize_volume(volume_id, growth["size_tib"])
         if not volume.is_available:
@@ -127,14 +123,18 @@ class VolumeLifecycle(ResourceLifecycle):
     # ------------------------------------------------------------------ update
 
     def update(
-        self, id_: str, olds: Props, news: Props, *, timeout_seconds: float | None = None
+        self,
+        id_: str,
+        old: Stored[VolumeSpec],
+        spec: VolumeSpec,
+        *,
+        timeout_seconds: float | None = None,
     ) -> Applied:
         """One PUT of the new size; nothing else of a volume changes in place. A resize is not
         waited for, so `timeout_seconds` (accepted as `ClusterLifecycle.update` does) is unused."""
-        plan = self.diff(olds, news)
-        spec = VOLUME.resolve(VOLUME.without_outputs(news))
+        plan = self.RULEBOOK.plan_drafts(old.inputs, spec)
         inputs = VOLUME.to_props(spec)
-        kept = self.kept_outputs(olds)
+        kept = old.outputs
         if not plan.update:
             return Applied(id_, {**kept, **inputs})
         volume = self._client.resize_volume(id_, plan.update["size_tib"])

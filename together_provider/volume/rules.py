@@ -53,12 +53,6 @@ RULES: Final[tuple[VolumeRule, ...]] = (
 RULEBOOK: Final[Rulebook[VolumeSpec]] = Rulebook(VOLUME, RULES, name_field="volume_name")
 """Create-first replacements (the default): the clusters holding the old volume go first."""
 
-validate = RULEBOOK.validate
-check_inputs = RULEBOOK.check_inputs
-check_resource = RULEBOOK.check_resource
-plan = RULEBOOK.plan
-"""Diff previous outputs against checked inputs: `update` is `{"size_tib": n}` or empty."""
-
 __all__ = [
     "FIELD_POLICIES",
     "RULEBOOK",
@@ -66,8 +60,4 @@ __all__ = [
     "Plan",
     "VolumeDraft",
     "VolumeRule",
-    "check_inputs",
-    "check_resource",
-    "plan",
-    "validate",
 ]
