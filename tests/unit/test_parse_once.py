@@ -21,13 +21,13 @@ from pytest_mock import MockerFixture
 from tests.fake_api import CLUSTERS, ONE, SPEC, FakeApi, cluster, reply
 from together_api import client as client_module
 from together_api.client import TogetherClient
-from together_provider.cluster.provider import ClusterProvider
 from together_provider.framework.schema import Schema
-from together_provider.native import CLUSTER_TOKEN, _properties
+from together_provider.native import _properties
 from together_provider.native.provider import TogetherProvider
+from together_provider.registry import CLUSTER, ClusterProvider
 
 Props = dict[str, Any]
-URN = f"urn:pulumi:dev::proj::{CLUSTER_TOKEN}::train"
+URN = f"urn:pulumi:dev::proj::{CLUSTER.token}::train"
 OUTPUTS: Props = {**SPEC, "cluster_id": "c-1", "status": "Ready", "kube_config": "x"}
 TARGET: Props = {**SPEC, "num_preemptible_gpus": 24.0}
 

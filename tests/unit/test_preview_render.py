@@ -153,7 +153,7 @@ def test_the_replacement_order_is_the_rules_answer(new_name: str, deletes_first:
     doc = _doc(_step("replace", "train", old, new, replaceReasons=["cluster_name", "region"]))
     (cluster,) = _plan(doc).clusters
     assert cluster.delete_first is deletes_first
-    assert rules.plan(old["inputs"], new["inputs"]).delete_before_replace is deletes_first
+    assert rules.RULEBOOK.plan(old["inputs"], new["inputs"]).delete_before_replace is deletes_first
 
 
 def test_replacement_steps_merge_into_one_cluster() -> None:

@@ -320,11 +320,6 @@ RULEBOOK: Final[Rulebook[ClusterSpec]] = Rulebook(
     deletes_first=lambda old, new: _deletes_first(old.cluster_name, new.cluster_name),
 )
 
-plan = RULEBOOK.plan
-"""`RULEBOOK.plan`, kept by name for the PR preview (`preview.plan`), which asks the cluster's
-rules directly. Diff previous outputs against checked inputs. Output-only keys in `old` are
-ignored, so `allocated_preemptible_gpus` below the target is never a change."""
-
 __all__ = [
     "FIELD_POLICIES",
     "RULEBOOK",
@@ -332,6 +327,5 @@ __all__ = [
     "ClusterDraft",
     "Plan",
     "Rule",
-    "plan",
     "replacement_deletes_first",
 ]
