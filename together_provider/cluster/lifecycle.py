@@ -178,22 +178,7 @@ class ClusterLifecycle(ResourceLifecycle):
 
     def _adopt(self, spec: ClusterSpec, cluster_id: str, timeout: float) -> Cluster:
         """Take over a cluster created outside Pulumi (`pulumi import` cannot, #16175)."""
-        try:
-            cluster = self._client.get_cluster(cluster_id)
-        except NotFoundError as missing:
-            raise SpecError(
-                f"cluster {spec.cluster_name!r}: adopt_cluster_id={cluster_id!r} does not exist",
-                field="adopt_cluster_id",
-                fix="use an id from `tg clusters list`, or remove adopt_cluster_id to create",
-            ) from missing
-        mismatches = CLUSTER.identity_mismatches(spec, cluster)
-        if mismatches:
-            raise SpecError(
-                f"cluster {spec.cluster_name!r}: cannot adopt {cluster_id}, its immutable fields "
-                f"differ from the spec ({'; '.join(mismatches)})",
-                field="adopt_cluster_id",
-                fix="make the spec match the existing cluster, then change it in a later update",
-            )
+        cluster = self._to_adopt(spec, cluster_id, self._client.get_cluster, "tg clusters list")
         changes = self._adoption_changes(spec, cluster)
         if changes:
             cluster = self._client.update_cluster(cluster_id, mapping.update_request(changes))

@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol, TypeVar
 
+from together_api.errors import NotFoundError, SpecError
 from together_provider.framework.rulebook import Rulebook
 from together_provider.framework.schema import Stored
 
@@ -60,6 +61,7 @@ Say = Callable[[str], None]
 """A progress callback: one human-readable line per step."""
 
 Spec = TypeVar("Spec", contravariant=True)
+Live = TypeVar("Live")
 
 
 def silent(_message: str) -> None:
@@ -108,3 +110,29 @@ class ResourceLifecycle:
     def __init__(self, client: TogetherClient, say: Say = silent) -> None:
         self._client = client
         self._say = say
+
+    def _to_adopt(
+        self, spec: Any, object_id: str, fetch: Callable[[str], Live], listing: str
+    ) -> Live:
+        """The live object `adopt_<noun>_id` names (`fetch` reads it), refused unless its
+        immutable fields match the spec: adoption must never quietly take over another object.
+        `listing` is the command that lists the ids a user may adopt."""
+        noun, name = self.RULEBOOK.schema.noun, getattr(spec, self.RULEBOOK.name_field)
+        field = f"adopt_{noun}_id"
+        try:
+            live = fetch(object_id)
+        except NotFoundError as missing:
+            raise SpecError(
+                f"{noun} {name!r}: {field}={object_id!r} does not exist",
+                field=field,
+                fix=f"use an id from `{listing}`, or remove {field} to create",
+            ) from missing
+        mismatches = self.RULEBOOK.schema.identity_mismatches(spec, live)
+        if mismatches:
+            raise SpecError(
+                f"{noun} {name!r}: cannot adopt {object_id}, its immutable fields differ from "
+                f"the spec ({'; '.join(mismatches)})",
+                field=field,
+                fix=f"make the spec match the existing {noun}, then change it in a later update",
+            )
+        return live

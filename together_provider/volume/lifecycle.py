@@ -86,23 +86,8 @@ class VolumeLifecycle(ResourceLifecycle):
 
     def _adopt(self, spec: VolumeSpec, volume_id: str, timeout: float) -> LiveVolume:
         """Take over a volume created outside the stack; it must match, and may only grow."""
-        try:
-            volume = self._client.get_volume(volume_id)
-        except NotFoundError as missing:
-            raise SpecError(
-                f"volume {spec.volume_name!r}: adopt_volume_id={volume_id!r} does not exist",
-                field="adopt_volume_id",
-                fix="use an id from `tg clusters storage list`, or remove adopt_volume_id",
-            ) from missing
-        live = LiveVolume(volume, self._client.clusters_using_volume(volume_id))
-        mismatches = VOLUME.identity_mismatches(spec, live)
-        if mismatches:
-            raise SpecError(
-                f"volume {spec.volume_name!r}: cannot adopt {volume_id}, its immutable fields "
-                f"differ from the spec ({'; '.join(mismatches)})",
-                field="adopt_volume_id",
-                fix="make the spec match the existing volume, then change it in a later update",
-            )
+        live = self._to_adopt(spec, volume_id, self._live, "tg clusters storage list")
+        volume = live.volume
         have = VOLUME.live_draft(spec, live)
         failures = self.RULEBOOK.failures(spec.volume_name, spec, have)
         if failures:
@@ -142,6 +127,12 @@ class VolumeLifecycle(ResourceLifecycle):
         outputs = {**kept, **inputs, "volume_id": id_, "status": volume.status}
         return Applied(id_, outputs)
 
+    def _live(self, volume_id: str, volume: SharedVolume | None = None) -> LiveVolume:
+        """The volume (read now unless given) with the clusters that list it."""
+        if volume is None:
+            volume = self._client.get_volume(volume_id)
+        return LiveVolume(volume, self._client.clusters_using_volume(volume_id))
+
     # ------------------------------------------------------------------ read / delete
 
     def read(self, id_: str, props: Mapping[str, Any]) -> Observed | None:
@@ -152,7 +143,7 @@ class VolumeLifecycle(ResourceLifecycle):
             return None
         if volume.is_deleting:
             return None
-        live = LiveVolume(volume, self._client.clusters_using_volume(id_))
+        live = self._live(id_, volume)
         inputs = VOLUME.live_inputs(without_host_keys(props), live)
         return Observed(id_, inputs, {**inputs, **VOLUME.outputs_of(live)})
 
