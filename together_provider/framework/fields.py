@@ -188,17 +188,29 @@ def to_camel(name: str) -> str:
     return re.sub(r"_([a-z0-9])", lambda m: m.group(1).upper(), name)
 
 
-def read_inputs(spec: type) -> Iterator[InputField]:
-    hints = typing.get_type_hints(spec)
-    for f in dataclasses.fields(spec):
+M = typing.TypeVar("M", "_Input", "_Output")
+
+
+def _declared(
+    table: type, kind: type[M], maker: str
+) -> Iterator[tuple[dataclasses.Field[Any], M, Any]]:
+    """Each field of a table with its declaration and resolved type; a field declared any other
+    way than with `maker` is a mistake in the table, said at import."""
+    hints = typing.get_type_hints(table)
+    for f in dataclasses.fields(table):
         meta = f.metadata.get(_KEY)
-        if not isinstance(meta, _Input):
-            raise TypeError(f"{spec.__name__}.{f.name} is not declared with input_field()")
-        base, optional = without_none(hints[f.name])
+        if not isinstance(meta, kind):
+            raise TypeError(f"{table.__name__}.{f.name} is not declared with {maker}()")
+        yield f, meta, hints[f.name]
+
+
+def read_inputs(spec: type) -> Iterator[InputField]:
+    for f, meta, hint in _declared(spec, _Input, "input_field"):
+        base, optional = without_none(hint)
         required = f.default is dataclasses.MISSING
         yield InputField(
             name=f.name,
-            annotation=hints[f.name],
+            annotation=hint,
             required=required,
             default=None if required else f.default,
             policy=meta.policy,
@@ -218,10 +230,6 @@ def read_inputs(spec: type) -> Iterator[InputField]:
 
 
 def read_outputs(outputs: type) -> Iterator[OutputField]:
-    hints = typing.get_type_hints(outputs)
-    for f in dataclasses.fields(outputs):
-        meta = f.metadata.get(_KEY)
-        if not isinstance(meta, _Output):
-            raise TypeError(f"{outputs.__name__}.{f.name} is not declared with output_field()")
+    for f, meta, hint in _declared(outputs, _Output, "output_field"):
         source = meta.source or operator.attrgetter(f.name)
-        yield OutputField(f.name, hints[f.name], meta.doc, source, meta.secret)
+        yield OutputField(f.name, hint, meta.doc, source, meta.secret)
