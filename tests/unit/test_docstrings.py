@@ -15,6 +15,7 @@ CHECKED = (
     "together_autoscaler",
     "together_policy",
     "testkit",
+    "together_sim",
     "together_provider/autoscaler.py",
     "together_provider/kubernetes.py",
     "together_provider/workloads.py",
