@@ -1,10 +1,5 @@
-"""Between the plugin protocol's values and the plain dicts `lifecycle` speaks. Pure: no I/O.
-
-The protocol carries camelCase names (`numGpus`, as every Pulumi schema does), numbers as
-doubles, secrets as wrapped values, and values unknown until apply as a sentinel string; the
-lifecycle wants snake_case names and plain Python values (whole floats are fine, it normalises
-them) and returns ints as ints, which go back as doubles because that is all the wire has.
-"""
+"""Between the plugin protocol's values and the plain dicts `lifecycle` speaks, so the lifecycle
+never sees camelCase names, doubles, secret wrappers or unknowns. Pure: no I/O."""
 
 from __future__ import annotations
 
@@ -48,7 +43,12 @@ def _plain(value: PropertyValue) -> Any:
 
 
 def to_props(values: Mapping[str, PropertyValue]) -> dict[str, Any]:
-    """Protocol properties -> lifecycle properties (secrets unwrapped: the core never logs them)."""
+    """Protocol properties -> lifecycle properties (secrets unwrapped: the core never logs them).
+
+    The protocol carries camelCase names (`numGpus`, as every Pulumi schema does), numbers as
+    doubles, secrets as wrapped values and values unknown until apply as a sentinel string; the
+    lifecycle wants snake_case names and plain values (whole floats are fine, it normalises
+    them) and returns ints, which go back as doubles (`to_values`): that is all the wire has."""
     return {snake(key): _plain(value) for key, value in values.items()}
 
 
