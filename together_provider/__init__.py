@@ -1,12 +1,6 @@
-"""Together AI GPU clusters as code: a Pulumi dynamic provider with a preemptible target.
-
-The public API is re-exported here: each resource kind's classes (`Cluster`, `ClusterArgs`,
-`SharedVolume`, `SharedVolumeArgs`, one pair per kind of `registry.KINDS`, generated into
-`resources.py`) and every error of `together_api.errors`. Importing the package is cheap: the
-resource classes (which need the Pulumi SDK) load on first use, so the field tables, the rules,
-the lifecycles, the stack config and the PR preview can be imported without Pulumi's grpc and
-dill. The layout is described in CONTRIBUTING.md.
-"""
+"""Together AI GPU clusters as code: a Pulumi dynamic provider with a preemptible target. This is
+the public API (each kind's classes and every `together_api.errors` error), cheap to import:
+the Pulumi-backed classes load on first use. Layout: CONTRIBUTING.md "Where things live"."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""The typed Python classes of every kind, generated from the registry's field tables.
-
-Editors and mypy need classes they can read: each kind's Args dataclass and its resource on
-both hosts, with typed inputs and outputs and their table docs. `python -m
-together_provider.codegen --write` (`make sdk-python`) writes them into two checked-in modules,
-`together_provider/resources.py` (the Args and the dynamic resources) and
-`together_provider/native/resources.py` (the native ones); `tests/unit/test_codegen.py` fails
-while either differs from what the tables give now, as the TypeScript SDK's test does.
-"""
+"""The typed Python classes of every kind, generated from the registry's field tables, because
+editors and mypy need classes they can read (`make sdk-python` writes them)."""
 
 from __future__ import annotations
 
@@ -165,7 +158,10 @@ def _registry_import(registry: str) -> str:
 
 
 def dynamic_module(kinds: Sequence[Kind], registry: str = "together_provider.registry") -> str:
-    """`together_provider/resources.py` for `kinds` (whose `BY_NAME` lives in `registry`)."""
+    """`together_provider/resources.py` for `kinds` (whose `BY_NAME` lives in `registry`): the
+    Args dataclasses and the dynamic resources, typed inputs and outputs with their table docs.
+    Checked in, like `native/resources.py` from `native_module`; `tests/unit/test_codegen.py`
+    fails while either differs from what the tables give now, as the TypeScript SDK's test does."""
     classes = []
     for kind in kinds:
         host = (

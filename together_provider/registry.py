@@ -1,14 +1,5 @@
-"""Every resource kind this project manages, once: adding a kind is one line here.
-
-The docs generator, the lazy exports of `together_provider`, the generated typed classes, the
-dynamic and native hosts, stack config, the PR preview and the tests loop over `KINDS`. Pure:
-importing it loads the field tables and rules only (no Pulumi, httpx or pydantic).
-
-Each kind's dynamic provider class is derived here on first use, as `<type_name>Provider`
-(`ClusterProvider`): Pulumi state pickles a dynamic provider by module and class name, so state
-written from now on names `together_provider.registry.ClusterProvider`, and that name must
-always resolve (older names are kept by one line each, see `together_provider.provider`).
-"""
+"""Every resource kind this project manages, once, so that adding a kind is one line here and the
+docs, exports, both hosts, stack config, the PR preview and the tests pick it up by looping."""
 
 from __future__ import annotations
 
@@ -16,6 +7,8 @@ import importlib
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+# Pure: importing the registry loads each kind's field table and rules only, never Pulumi or
+# httpx (the lifecycles and the provider classes load on first use).
 from together_provider.cluster import KIND as CLUSTER
 from together_provider.framework.kind import Kind
 from together_provider.volume import KIND as VOLUME
@@ -63,7 +56,12 @@ _BY_PROVIDER: Final[Mapping[str, Kind]] = {kind.provider_name: kind for kind in 
 
 def __getattr__(name: str) -> Any:
     """`<type_name>Provider`, each kind's dynamic provider class, derived on first use (PEP 562)
-    so that importing the registry stays Pulumi-free."""
+    so that importing the registry stays Pulumi-free.
+
+    Pulumi state pickles a dynamic provider by module and class name, so state written now names
+    `together_provider.registry.ClusterProvider`, and that name must always resolve; older names
+    are kept by one line each (`together_provider.provider`, `volume_provider`,
+    `cluster.provider`, `volume.provider`)."""
     kind = _BY_PROVIDER.get(name)
     if kind is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,22 +1,6 @@
-"""A local Together GPU clusters API, for tests and demos without an account.
-
-Run ``python -m together_sim --help``. It serves the real
-paths under ``/v1`` (``/compute/clusters``, ``/compute/clusters/{id}``,
-``/compute/regions``, ``/compute/clusters/storage/volumes[/{id}]``) and ``/v3/whoami``
-with the JSON shapes of :mod:`together_api.wire` (checked against Together's own SDK),
-keeps its state in SQLite under ``--state-dir`` and models time with a
-virtual clock that tests move explicitly through ``POST /_sim/clock/advance``.
-
-Modules, by object: ``clusters`` (a cluster's state, create/update validation, wire JSON),
-``volumes`` (shared volumes and their binding); around them ``catalogue`` (regions, drivers,
-capacity), ``model`` (the world: pure lifecycle over the virtual clock),
-``requests`` (how bodies are read: known fields typed, unknown ones ignored),
-``errors``, ``store`` (SQLite), ``faults`` (injected faults, request log), ``runtime``
-(ties them together), ``app`` (the ``/v1`` handlers and ``create_app``), ``admin`` (the
-``/_sim`` handlers), ``web`` (what both share),
-``__main__`` (CLI). The simulator imports nothing from the provider except
-the wire schema.
-"""
+"""A local Together GPU clusters API, so tests and demos run without an account or a bill. It
+imports only ``together_api`` (the wire schema it answers with). Running it: docs/simulator.md;
+its modules: CONTRIBUTING.md "Where things live"."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""CLI: ``python -m together_sim [--port 0] [--admin] ...``.
-
-Prints exactly one line, ``together simulator listening on <base url>``, once
-the socket accepts connections, so a parent process can read the URL. The URL is the host only
-(``http://127.0.0.1:8787``), the form Together's SDK and ``tg`` read from TOGETHER_BASE_URL.
-"""
+"""CLI: ``python -m together_sim [--port 0] [--admin] ...``, how tests, ``make demo`` and people
+start the simulator (``--help`` lists the endpoints, errors and admin calls)."""
 
 from __future__ import annotations
 
@@ -267,6 +263,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         ),
         runtime,
     )
+    # Exactly one line, once the socket accepts connections, so a parent process can read the
+    # URL. The host only (no /v1): the form Together's SDK and `tg` read from TOGETHER_BASE_URL.
     print(f"together simulator listening on http://{host}:{port}", flush=True)
     try:
         asyncio.run(server.serve(sockets=[sock]))

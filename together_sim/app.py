@@ -1,13 +1,5 @@
-"""HTTP layer of the simulator: Together's ``/v1`` API plus optional ``/_sim`` admin.
-
-Every error is one JSON shape, the OpenAI-style one Together uses elsewhere:
-``{"error": {"message": str, "type": str, "param": str | null, "code": int}}``
-(409 capacity errors carry ``"message": "Out of stock"``). Bearer auth: a
-missing or unknown key is 401. Request bodies follow :mod:`together_sim.requests`: every field
-Together's spec or clients define is typed and stored, an explicit ``null`` means "not given",
-and an unknown field is ignored and named in ``X-Together-Sim-Ignored-Fields``. Admin endpoints
-need no key and exist only with ``admin=True``.
-"""
+"""Together's ``/v1`` API over HTTP: each handler reads a request the way Together does and answers
+from the simulated world, with optional ``/_sim`` admin routes for tests."""
 
 from __future__ import annotations
 
@@ -97,6 +89,8 @@ v1: Final = Router(api)
 
 
 async def _serve(runtime: SimulatorRuntime, request: Request, handler: Handler) -> Response | None:
+    """Faults first, then bearer auth (a missing or unknown key is 401), then the handler; bodies
+    are read as :mod:`together_sim.requests` says (unknown fields ignored, ``null`` not given)."""
     if runtime.stopping.is_set():
         return error_response(
             503,
@@ -247,7 +241,8 @@ API_ROUTES: Final = tuple(v1.routes)
 
 def create_app(config: SimulatorConfig | None = None) -> Starlette:
     """Build the ASGI app; ``app.state.runtime`` is the state every handler serves from (and
-    what in-process tests reach into)."""
+    what in-process tests reach into). The ``/_sim`` admin routes need no key and exist only
+    with ``admin=True``."""
     runtime = SimulatorRuntime(config or SimulatorConfig())
     routes = [*API_ROUTES, *(ADMIN_ROUTES if runtime.config.admin else ())]
     if runtime.config.kubernetes:

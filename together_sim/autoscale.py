@@ -1,35 +1,6 @@
-"""Together's own autoscaling of standard nodes (``auto_scale``), modelled minimally.
-
-What Together documents (GPU clusters management docs, "Autoscaling"; the Python SDK's
-``auto_scale`` docstring): a cluster created with ``auto_scale`` "will automatically scale the
-number of GPU worker nodes between num_gpus and auto_scale_max_gpus based on the workload"; it
-runs on the Kubernetes Cluster Autoscaler, which adds nodes when pods are pending for lack of
-resources and removes underused ones; capacity beyond a reservation is billed on demand.
-
-What the simulator assumes (Together does not say), the Cluster Autoscaler's defaults where it
-has one:
-
-* The bounds are fixed at create: the floor is the create's ``num_gpus``, the ceiling
-  ``auto_scale_max_gpus`` (both must be multiples of 8, ceiling >= floor, else 400). A PUT of
-  ``num_gpus`` sets the live count as on any cluster; the autoscaler moves it from there.
-* ``num_gpus`` in the API's answer is the live standard count, so it moves with the autoscaler.
-* **Scale-up** (only with ``--kubernetes``, where there are pods): the GPUs that pods marked
-  ``Unschedulable`` request, and that a standard node could run (not pinned to
-  ``together.ai/compute-class=preemptible``), are packed (first fit, largest first,
-  :mod:`together_api.packing`) onto the free GPUs of the standard Nodes Kubernetes shows, and
-  onto every standard node it does not show Ready yet (booting or not mirrored yet) as a whole
-  node already on its way; the nodes still missing are added at once (``TogetherScaledUp``), up
-  to the ceiling, each booting for the usual node boot time. A pod asking for more than 8 GPUs
-  adds nothing: no node could run it.
-  Without the capacity (409 ``Out of stock``) the cluster waits and asks again on the next pass;
-  the other clusters are served meanwhile.
-* **Scale-down**: a standard node above the floor with no workload pod (DaemonSet and mirror pods
-  aside) for ``SCALE_DOWN_UNNEEDED_SECONDS`` (the Cluster Autoscaler's 10 minutes) is removed
-  (``TogetherScaledDown``), one node per pass, only while no pod waits: among those idle nodes a
-  marked one (targeted scale-down) goes first, else the newest; a busy node never goes.
-* ``POST /_sim/clusters/{id}/autoscale`` sets the count as the autoscaler would (inside the
-  bounds only), for tests and demos without Kubernetes.
-"""
+"""Together's own autoscaling of standard nodes (``auto_scale``), modelled minimally so programs
+that use it can be tested: what Together documents and what the simulator assumes where it does
+not say are in docs/simulator.md, "Together's autoscaling"."""
 
 from __future__ import annotations
 
@@ -56,6 +27,8 @@ __all__ = [
 ]
 
 SCALE_DOWN_UNNEEDED_SECONDS: Final = 600.0
+"""How long a standard node above the floor has had no workload pod before it is removed: the
+Cluster Autoscaler's ``--scale-down-unneeded-time`` default (10 minutes)."""
 
 log = logging.getLogger("together_sim.autoscale")
 
@@ -131,8 +104,10 @@ def step_each(world: World, demands: Mapping[str, Demand]) -> None:
 
 
 def step(world: World, c: SimCluster, demand: Demand) -> None:
-    """One autoscaler pass over what Kubernetes showed: add what pending pods need, remove one
-    node unneeded for the window."""
+    """One autoscaler pass over what Kubernetes showed: add at once, up to the ceiling, the nodes
+    pending pods need (``TogetherScaledUp``); else, only while no pod waits, remove one node above
+    the floor unneeded for the window (``TogetherScaledDown``): a marked one first, else the
+    newest. A busy node never goes."""
     found = bounds(c)
     if found is None or c.deleting_since is not None or not c.provisioning_done:
         return

@@ -1,9 +1,5 @@
-"""Together's GPUs per region x GPU type, and what is spare once the clusters hold theirs.
-
-Standard capacity is held from create until the cluster disappears. Preemptible capacity is held
-by every live preemptible node, draining ones included, until it is removed: a reclaimed node's
-capacity returns to the spare pool only then, so its replacement starts after the drain window.
-"""
+"""Together's GPUs per region x GPU type, and what is spare once the clusters hold theirs: clusters
+in one pool compete, which is why a create can be 409 ``Out of stock`` and a fill can wait."""
 
 from __future__ import annotations
 
@@ -30,6 +26,7 @@ def _in_pool(clusters: Iterable[SimCluster], region: str, gpu_type: str) -> list
 def standard_spare(
     capacity: dict[Pool, Capacity], clusters: Iterable[SimCluster], region: str, gpu_type: str
 ) -> int:
+    """Standard capacity is held from create until the cluster disappears."""
     used = sum(c.spec.num_gpus for c in _in_pool(clusters, region, gpu_type))
     return totals_of(capacity, region, gpu_type).standard_gpus - used
 
@@ -37,5 +34,8 @@ def standard_spare(
 def preemptible_spare(
     capacity: dict[Pool, Capacity], clusters: Iterable[SimCluster], region: str, gpu_type: str
 ) -> int:
+    """Preemptible capacity is held by every live preemptible node, draining ones included, until
+    it is removed: a reclaimed node's capacity returns only then, so its replacement starts after
+    the drain window."""
     used = sum(c.allocated_preemptible_gpus() for c in _in_pool(clusters, region, gpu_type))
     return totals_of(capacity, region, gpu_type).preemptible_gpus - used

@@ -1,10 +1,5 @@
-"""The simulator's built-in region catalogue and default capacity.
-
-Shaped like ``GET /v1/compute/regions`` (regions, GPU types, CUDA + driver
-pairs with catalogue ids). Capacity is per region x GPU type: standard GPUs
-are generous by default, spare preemptible GPUs scarce, so that "allocated
-below the preemptible target" is easy to provoke.
-"""
+"""The simulator's built-in region catalogue (shaped like ``GET /v1/compute/regions``) and default
+capacity, so a create can name a real region, GPU type and driver with no setup."""
 
 from __future__ import annotations
 
@@ -27,6 +22,8 @@ DEFAULT_PROJECT_ID: Final = "proj-sim-default"
 """The project of the simulator's API key: used when a request names none (see /v3/whoami)."""
 DEFAULT_STANDARD_GPUS: Final = 256
 DEFAULT_PREEMPTIBLE_GPUS: Final = 64
+"""Standard GPUs are generous by default and spare preemptible GPUs scarce, so that "allocated
+below the preemptible target" is easy to provoke."""
 
 
 @dataclass

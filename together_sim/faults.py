@@ -1,9 +1,5 @@
-"""Injected faults and the request log, both only reachable through ``/_sim``.
-
-Faults apply to ``/v1`` requests only, never to the admin endpoints, and the
-request log never records admin calls, so tests can count exactly the API
-traffic a client produced.
-"""
+"""Injected faults and the request log, only reachable through ``/_sim``, so tests can prove a
+client survives 429s, 5xx and lost answers, and count exactly the API traffic it produced."""
 
 from __future__ import annotations
 
@@ -68,7 +64,8 @@ class LoggedRequest:
 
 
 class RequestLog:
-    """Every ``/v1`` request in order, as (method, path template, status); 0 = dropped."""
+    """Every ``/v1`` request in order, as (method, path template, status); 0 = dropped. Admin
+    calls are never recorded (and never faulted), so a test counts only the client's traffic."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

@@ -1,9 +1,5 @@
-"""The world: every cluster, volume and capacity pool over a virtual clock, and the one entry
-point the HTTP layer calls. Pure: no HTTP, no SQLite, no real time. Each concern lives with its
-object: :mod:`together_sim.scheduler` (time), :mod:`together_sim.capacity`,
-:mod:`together_sim.clusters` (``state``, ``lifecycle``, ``nodes``, ``reclaims``) and
-:mod:`together_sim.volumes`.
-"""
+"""The world: every cluster, volume and capacity pool over a virtual clock, and the one entry point
+the HTTP layer calls, kept pure (no HTTP, no SQLite, no real time) so tests drive it directly."""
 
 from __future__ import annotations
 
@@ -24,7 +20,9 @@ __all__ = ["Timings", "World"]
 
 @dataclass
 class World:
-    """All clusters plus capacity, advanced lazily to the virtual ``now``."""
+    """All clusters plus capacity, advanced lazily to the virtual ``now``: a facade whose
+    concerns live with their objects (:mod:`together_sim.scheduler` for time,
+    :mod:`together_sim.capacity`, :mod:`together_sim.clusters`, :mod:`together_sim.volumes`)."""
 
     timings: Timings = field(default_factory=Timings)
     reclaim_rate: float = 0.0

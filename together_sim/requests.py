@@ -1,21 +1,6 @@
-"""How the simulated API reads a request body: known fields typed, unknown ones ignored.
-
-Policy (the same for every endpoint, POST and PUT alike):
-
-* Every field that Together's OpenAPI spec or one of its official clients (Python SDK, Go SDK,
-  Terraform provider) defines is accepted and type-checked with the wire models, including fields
-  our own client never sends (``auto_scaled``, ``gpu_node_failover_enabled``, see
-  :class:`SimCreateRequest`).
-* An explicit ``null`` means "not given": Terraform's update sends ``null`` for every attribute
-  removed from the configuration, and the SDKs document an omitted field as "keep the value".
-* A field nobody defines is **ignored**, at any depth, and named in the response header
-  ``X-Together-Sim-Ignored-Fields`` so a test can still see it. Why ignore rather than 400:
-  Terraform PUTs every configured attribute, create-only ones (``cluster_name``, ``region``, ...)
-  included, and Together's backend looks like a gRPC gateway (operation ids such as
-  ``GPUClusterService_Create``), whose stock JSON unmarshaler discards unknown fields. A 400 here
-  would fail clients that work against the real API; our own client's typos are caught earlier,
-  by its strict request models.
-"""
+"""How the simulated API reads a request body, the same for every endpoint: known fields typed,
+an explicit ``null`` "not given", unknown fields ignored and named (docs/simulator.md, "Request
+bodies", says why)."""
 
 from __future__ import annotations
 
@@ -82,6 +67,9 @@ def known_fields(model: type[BaseModel], body: Any, path: str = "") -> tuple[Any
 
 
 def parse(model: type[M], body: dict[str, Any]) -> tuple[M, list[str]]:
-    """Validate the known part of ``body`` (pydantic errors become 400s in the app)."""
+    """Validate the known part of ``body`` (pydantic errors become 400s in the app); the rest is
+    returned to be named in ``X-Together-Sim-Ignored-Fields``, not refused: Together's backend
+    looks like a gRPC gateway (operation ids such as ``GPUClusterService_Create``), whose stock
+    JSON unmarshaler discards unknown fields, and Terraform PUTs create-only attributes too."""
     known, ignored = known_fields(model, body)
     return model.model_validate(known), ignored

@@ -1,7 +1,5 @@
-"""The simulator's only notion of time passing: no thread, each request first replays, in time
-order, every event that became due since the last one (provisioning phases, preemptible fill,
-drain-window ends, random reclaims, deletions, volume removals). Events of all clusters are
-interleaved because clusters share the capacity of a region x GPU type."""
+"""The simulator's only notion of time passing, so no thread races a request: each request first
+replays, in time order, every event of every cluster and volume that became due since the last."""
 
 from __future__ import annotations
 
@@ -17,7 +15,8 @@ Event = tuple[float, Callable[[], None]]
 
 
 def advance(world: Place, to: float) -> None:
-    """Apply, in time order, every event due at or before ``to``; ``world.now`` ends at ``to``."""
+    """Apply, in time order, every event due at or before ``to``; ``world.now`` ends at ``to``.
+    Events of all clusters are interleaved because clusters share the capacity of a pool."""
     while True:
         due = _next_event(world)
         if due is None or due[0] > to:

@@ -1,9 +1,4 @@
-"""SQLite persistence of the simulated world, so state survives a restart.
-
-The whole world is written in one ``BEGIN IMMEDIATE`` transaction per
-request: a simulator holds tens of clusters, and whole-world writes keep the
-code obviously consistent.
-"""
+"""SQLite persistence of the simulated world, so state survives a restart."""
 
 from __future__ import annotations
 
@@ -61,6 +56,8 @@ class Store:
         return False
 
     def save(self, world: World) -> None:
+        """The whole world, in one ``BEGIN IMMEDIATE`` transaction per request: a simulator holds
+        tens of clusters, and whole-world writes keep the code obviously consistent."""
         capacity = [
             {
                 "region": region,

@@ -1,13 +1,5 @@
-"""Which nodes a lowered count removes: Together's targeted scale-down, as a pure choice.
-
-Together's Instant Clusters docs ("Cluster Scaling", "Targeted Scale-down"): mark a node by
-cordoning it and annotating it ``node.together.ai/delete-node-on-scale-down: "true"``, then lower
-the count; "cordoned + annotated nodes are prioritized for deletion above all others". The docs'
-first bullet reads "either cordon ... or add the annotation" while their last says "cordoned +
-annotated"; the simulator takes the stricter reading (both), so a node cordoned for another reason
-(a reclaim's T+0, a person's ``kubectl cordon``) is not taken for a scale-down mark. Without a
-marked node the newest surplus goes, as before. Marked nodes beyond what the count removes stay.
-"""
+"""Which nodes a lowered count removes: Together's targeted scale-down, as a pure choice both a PUT
+and the simulated autoscaler make (docs/kubernetes-sim.md, "Targeted scale-down")."""
 
 from __future__ import annotations
 
@@ -39,7 +31,11 @@ def scale_down_order(active: Sequence[N], count: int, marked: Collection[str]) -
 
 
 def is_marked(node: Mapping[str, Any]) -> bool:
-    """A Kubernetes Node object that is cordoned and carries the annotation set to ``"true"``."""
+    """A Kubernetes Node object that is cordoned and carries the annotation set to ``"true"``.
+
+    Together's docs ("Targeted Scale-down") read "either cordon ... or add the annotation" in one
+    bullet and "cordoned + annotated" in the last; this takes the stricter reading (both), so a
+    node cordoned for another reason (a reclaim's T+0, a person's ``kubectl cordon``) is no mark."""
     annotations = (node.get("metadata") or {}).get("annotations") or {}
     cordoned = bool((node.get("spec") or {}).get("unschedulable"))
     return cordoned and str(annotations.get(TARGETED_SCALE_DOWN_ANNOTATION, "")).lower() == "true"

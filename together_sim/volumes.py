@@ -1,21 +1,6 @@
-"""Shared volumes: create, resize, delete, and their binding to clusters. Pure: no HTTP, no I/O.
-
-Modelling choices (Together documents the endpoints and the status enum, not the timing):
-
-* A new volume is ``provisioning`` for ``Timings.volume_provisioning`` seconds, then
-  ``available``.
-* A cluster names a volume at create (``volume_id``, or an inline ``shared_volume`` that is
-  created with it); from then on the volume is *attached* to the cluster. It is ``bound`` once a
-  cluster that names it is Ready.
-* Deleting an attached volume is refused (409) for as long as the cluster exists, ``Deleting``
-  included. When the cluster is gone the volume is released; a volume left with no cluster is
-  deleted too unless it is ``is_lifecycle_independent`` (the SDK's docstring: "When true, the
-  shared volume is not deleted when the cluster is decommissioned"; the default is false).
-* Deleting is ``deleting`` for ``Timings.volume_deleting`` seconds, then the volume is gone (404).
-* Size only grows: Together documents shrinking as a support request.
-* The volume object carries what the SDK's ``ClusterStorage`` has (id, name, size, status) and
-  nothing else; the region and project are kept here, never rendered.
-"""
+"""Shared volumes: create, resize, delete, and their binding to clusters, kept pure (no HTTP, no
+I/O). Together documents the endpoints and the status enum, not the timing: docs/simulator.md
+says what the simulator assumes."""
 
 from __future__ import annotations
 
@@ -213,7 +198,9 @@ class Volumes:
                 volume.bound_to.append(cluster_id)
 
     def release(self, volume_ids: list[str], cluster_id: str, now: float) -> None:
-        """The cluster is gone: unbind; a volume no cluster holds goes unless independent."""
+        """The cluster is gone: unbind; a volume no cluster holds goes unless independent (the
+        SDK: "When true, the shared volume is not deleted when the cluster is decommissioned";
+        the default is false). Until then an attached volume's delete is a 409."""
         for volume_id in volume_ids:
             volume = self.by_id.get(volume_id)
             if volume is None:

@@ -69,6 +69,9 @@ def runtime_of(request: Request) -> SimulatorRuntime:
 def error_response(
     status: int, message: str, *, param: str | None = None, headers: dict[str, str] | None = None
 ) -> JSONResponse:
+    """Every error is this one JSON shape, the OpenAI-style one Together uses elsewhere:
+    ``{"error": {"message": str, "type": str, "param": str | null, "code": int}}`` (409 capacity
+    errors carry ``"message": "Out of stock"``)."""
     body = {
         "error": {
             "message": message,

@@ -1,11 +1,5 @@
-"""The Cluster resource kind: a Together GPU cluster, `num_gpus` standard GPUs plus a
-preemptible target.
-
-Every kind's package has the same files: `table` (the field table), `rules` (what a change
-means; pure), `lifecycle` (create/adopt/update/read/delete over the API client; no Pulumi), and
-here its `KIND`, the entry in `together_provider.registry`; both hosts' classes and the typed
-Args derive from them. `mapping` binds the field table to the wire models.
-"""
+"""The Cluster resource kind: a Together GPU cluster, `num_gpus` standard GPUs plus a preemptible
+target. Its `KIND` is the entry in `together_provider.registry` both hosts derive from."""
 
 from __future__ import annotations
 

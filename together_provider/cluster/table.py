@@ -1,12 +1,5 @@
-"""The Cluster resource's field table: the one place a Cluster field is declared.
-
-Each input is one `input_field` entry (type, default, policy and why, description, validator,
-wire name, live attribute, stack-config key); each output one `output_field` entry. `CLUSTER`
-derives everything else (see `together_provider.framework.schema`): the possibly-unknown and
-resolved specs, the policy table the rules read, the stack-config keys, the outputs and secret
-outputs, the fields checked at adoption and the reference table. `num_gpus` counts *standard* GPUs
-only; `num_preemptible_gpus` is the preemptible *target*, filled asynchronously.
-"""
+"""The Cluster resource's field table: the one place a Cluster field is declared, so the specs,
+policies, stack-config keys, outputs and docs cannot disagree (they derive from `CLUSTER`)."""
 
 from __future__ import annotations
 
@@ -246,4 +239,7 @@ class ClusterOutputs:
 
 
 CLUSTER: Final = Schema("cluster", ClusterSpec, ClusterOutputs)
-"""The Cluster schema every other module derives its view from."""
+"""The Cluster schema every other module derives its view from (see
+`together_provider.framework.schema`): the possibly-unknown and resolved specs, the policy table
+the rules read, the stack-config keys, the outputs and secret outputs, the fields checked at
+adoption and the reference table."""

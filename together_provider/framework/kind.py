@@ -1,14 +1,5 @@
-"""What describes one resource kind: everything the hosts, docs, exports and features need.
-
-A resource kind (a Cluster, a SharedVolume) is its own subpackage (`cluster/`, `volume/`): its
-field table (`table.py`), its rules (`rules.py`), its lifecycle (`lifecycle.py`) and one `Kind` in
-its `__init__.py`. The registry `together_provider.registry.KINDS` lists every kind once; the
-hosts' classes, the typed Args, the package schema, the docs, stack config and the PR preview are
-derived from it instead of naming kinds by hand.
-
-A `Kind` is cheap to import: its field table and rules are pure, and its lifecycle (httpx,
-pydantic) is named by path and loaded on first use, so a preview loads neither.
-"""
+"""What describes one resource kind, so the hosts, docs, exports and features are derived from the
+registry's `Kind`s instead of naming kinds by hand."""
 
 from __future__ import annotations
 
@@ -68,7 +59,11 @@ class Kind:
     `together:index:<type_name>`, the dynamic type `pulumi-python:dynamic/together:<type_name>`,
     the exported classes `<type_name>` and `<type_name>Args` (generated into
     `together_provider.resources` and `.native.resources`) and the dynamic provider
-    `together_provider.registry.<type_name>Provider` all follow from it."""
+    `together_provider.registry.<type_name>Provider` all follow from it.
+
+    Cheap to import: its field table and rules are pure, and its lifecycle (httpx, pydantic) is
+    named by path (`package`, `lifecycle_class`) and loaded on first use, so a preview loads
+    neither."""
 
     type_name: str
     package: str

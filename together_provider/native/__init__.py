@@ -1,12 +1,6 @@
-"""The native Pulumi plugin for Together: each kind of the registry as `together:index:<Kind>`
-(`Cluster`, `SharedVolume`), for any language.
-
-`from together_provider.native import Cluster, ClusterArgs, SharedVolume, SharedVolumeArgs` is
-the one-import switch from the dynamic `together_provider` resources; the classes are generated
-(`native/resources.py`) and load on first use. The plugin itself is the
-`pulumi-resource-together` console script installed with this package
-(`together_provider.native.plugin`).
-"""
+"""The native Pulumi plugin for Together: each kind of the registry as `together:index:<Kind>`, for
+any language. `from together_provider.native import Cluster, ClusterArgs` is the one-import
+switch from the dynamic resources; the plugin is the `pulumi-resource-together` console script."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""The base of the native resources (`together_provider.native.resources`, generated): a
-resource of the `pulumi-resource-together` plugin, over its kind's field table.
-
-Same arguments and outputs as the dynamic classes, so switching is one import. Outputs declared
-`int` arrive as ints: the SDK casts the protocol's doubles through each output's declared type,
-set here from the field table.
-"""
+"""The base of the native resources (generated into `together_provider.native.resources`), with
+the same arguments and outputs as the dynamic classes, so switching hosts is one import."""
 
 from __future__ import annotations
 
@@ -20,7 +15,8 @@ from together_provider.native.package_schema import python_type
 
 class NativeResource(pulumi.CustomResource):
     """A resource of the native plugin; a subclass names its kind (`kind=`) and gets one Python
-    property per field of the kind's table."""
+    property per field of the kind's table. Outputs declared `int` arrive as ints: the SDK casts
+    the protocol's doubles through each output's declared type, set here from the field table."""
 
     kind: ClassVar[Kind]
 

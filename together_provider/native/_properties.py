@@ -1,11 +1,5 @@
-"""Between the plugin protocol's values and the plain dicts the core parses. Pure: no I/O.
-
-The protocol carries camelCase names (`numGpus`, as every Pulumi schema does), numbers as
-doubles, secrets as wrapped values, and values unknown until apply as a sentinel string; the
-field tables want snake_case names and plain Python values (whole floats are fine: parsing
-normalises them, once per hook), and the lifecycle returns ints as ints, which go back as
-doubles because that is all the wire has.
-"""
+"""Between the plugin protocol's values and the plain dicts the core parses, so the field tables
+never see camelCase names, secret wrappers or unknown sentinels. Pure: no I/O."""
 
 from __future__ import annotations
 
@@ -49,7 +43,13 @@ def _plain(value: PropertyValue) -> Any:
 
 
 def to_props(values: Mapping[str, PropertyValue]) -> dict[str, Any]:
-    """Protocol properties -> lifecycle properties (secrets unwrapped: the core never logs them)."""
+    """Protocol properties -> the core's plain dicts (secrets unwrapped: the core never logs them).
+
+    The protocol carries camelCase names (`numGpus`, as every Pulumi schema does), numbers as
+    doubles, secrets as wrapped values and values unknown until apply as a sentinel string; the
+    field tables want snake_case names and plain values (whole floats are fine: parsing normalises
+    them, once per hook) and the lifecycle returns ints, which go back as doubles (`to_values`):
+    that is all the wire has."""
     return {snake(key): _plain(value) for key, value in values.items()}
 
 

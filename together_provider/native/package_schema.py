@@ -1,11 +1,6 @@
-"""The plugin's Pulumi package schema (`together`), generated from the field table.
-
-The schema is what lets programs in other languages use the plugin: Pulumi YAML type-checks a
-program against it, `pulumi import` and SDK generators read it. Property names are the camelCase
-form of the tables' snake_case fields; types, descriptions, defaults, which are required and
-which are secret all come from each resource kind's field table
-(`together_provider.registry.KINDS`), never from a second list here.
-"""
+"""The plugin's Pulumi package schema (`together`), generated from the field tables: it is what
+lets programs in other languages use the plugin (Pulumi YAML type-checks against it; `pulumi
+import` and SDK generators read it)."""
 
 from __future__ import annotations
 
@@ -82,7 +77,9 @@ def _choices(annotation: Any) -> str:
 
 
 def resource_schema(kind: Kind) -> dict[str, Any]:
-    """One resource's entry in the package schema, from its field table."""
+    """One resource's entry in the package schema, from its field table and never a second list:
+    property names are the camelCase form of the table's snake_case fields; types, descriptions,
+    defaults, which are required and which are secret all come from the table."""
     inputs: dict[str, dict[str, Any]] = {}
     for f in kind.schema.inputs:
         spec = {**type_spec(f.annotation), "description": f.doc + _choices(f.annotation)}

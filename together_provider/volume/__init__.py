@@ -1,9 +1,5 @@
-"""The SharedVolume resource kind: a Together shared volume that keeps checkpoints across
-reclaims.
-
-The same files as every kind's package (see `together_provider.cluster`): `table`, `rules`,
-`lifecycle`, and here its `KIND`.
-"""
+"""The SharedVolume resource kind: a Together shared volume that keeps checkpoints across reclaims.
+Its `KIND` is the entry in `together_provider.registry` both hosts derive from."""
 
 from __future__ import annotations
 

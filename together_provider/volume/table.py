@@ -1,15 +1,5 @@
-"""The SharedVolume resource's field table: the one place a shared-volume field is declared.
-
-Same mechanism as `cluster.table`: each input is one `input_field` entry, each output one
-`output_field`, and `VOLUME` derives the specs, policies, outputs, adoption checks and README
-table. What Together's volume API allows decides the policies: only `size_tib` is in the resize
-request (and it only grows); the name, region, project and lifecycle independence are fixed at
-create, as in Together's Terraform resource `together_beta_cluster_storage`.
-
-Together's volume object carries only id, name, size and status (no region, no project, no
-clusters), so region and project are kept from the inputs, and the clusters that use a volume
-are read from the clusters' own `volumes` lists (`LiveVolume`).
-"""
+"""The SharedVolume resource's field table: the one place a shared-volume field is declared, so the
+specs, policies, outputs and docs derive from `VOLUME` and cannot disagree."""
 
 from __future__ import annotations
 
@@ -46,6 +36,10 @@ def size_tib(name: str, raw: object) -> int:
 @dataclass(frozen=True)
 class VolumeSpec:
     """The resolved inputs of one shared volume: every value known, defaults applied."""
+
+    # What Together's volume API allows decides the policies: only `size_tib` is in the resize
+    # request (and it only grows); the name, region, project and lifecycle independence are fixed
+    # at create, as in Together's Terraform resource `together_beta_cluster_storage`.
 
     volume_name: str = input_field(
         REPLACE,
@@ -95,7 +89,9 @@ class VolumeSpec:
 
 @dataclass(frozen=True)
 class LiveVolume:
-    """A volume as Together reports it, with the clusters whose `volumes` list it."""
+    """A volume as Together reports it, with the clusters whose `volumes` list it. Together's
+    volume object carries only id, name, size and status (no region, no project, no clusters), so
+    region and project are kept from the inputs and the clusters are read from their own lists."""
 
     volume: SharedVolume
     clusters: Sequence[Cluster] = ()

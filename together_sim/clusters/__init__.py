@@ -1,3 +1,2 @@
-"""The cluster, as ``volumes`` is the volume: its state (``state``), how a create or an update
-is checked and applied (``operations``), how it moves over time (``lifecycle``, ``nodes``,
-``reclaims``) and its wire shape (``render``)."""
+"""The simulated cluster, as ``volumes`` is the volume: one package so a cluster's state, checks,
+time and wire shape change together (its modules: CONTRIBUTING.md "Where things live")."""

@@ -1,10 +1,5 @@
-"""A cluster's phases over time: provisioning through Ready, failure, deletion, and the events
-each state has due (its next phase, node drains ending, reclaims, the preemptible fill).
-
-Failed provisioning: the latest phase becomes ``CLUSTER_PHASE_ACCEPTANCE_TESTS_FAILED`` while
-``status`` keeps its last provisioning value (the status enum has no failed value); after
-``failed_teardown`` seconds Together tears the cluster down (``Deleting``, then 404).
-"""
+"""A cluster's phases over time, provisioning through Ready, failure and deletion, and the events
+each state has due, so the scheduler can replay every cluster's time in order."""
 
 from __future__ import annotations
 
@@ -38,7 +33,9 @@ def start_deleting(world: Place, c: SimCluster) -> None:
 
 
 def fail(world: Place, c: SimCluster) -> None:
-    """Provisioning fails now: acceptance tests failed, teardown follows."""
+    """Provisioning fails now: the latest phase becomes ``CLUSTER_PHASE_ACCEPTANCE_TESTS_FAILED``
+    while ``status`` keeps its last provisioning value (the status enum has no failed value);
+    after ``failed_teardown`` seconds Together tears the cluster down (``Deleting``, then 404)."""
     if c.provisioning_done:
         raise SimError(409, f"cluster {c.cluster_id} already finished provisioning")
     if c.failed_at is None and c.deleting_since is None:

@@ -1,16 +1,5 @@
-"""A cluster's GPU nodes over time: standard nodes added and removed by a PUT, preemptible nodes
-filled toward the target one per fill interval while the pool has spare capacity, drained over
-the drain window and then removed.
-
-Node names follow Together's docs: ``gpu-dp-<pool>-<node>`` for standard and
-``gpu-preemptible-dp-<pool>-<node>`` for preemptible nodes (five-character Kubernetes-style
-parts). Lifecycle reasons: ``TogetherNodeAdded`` when a preemptible node joins toward the target
-(the preemptible docs' name), ``TogetherScaledUp`` / ``TogetherScaledDown`` when a PUT adds or
-removes standard nodes (the SDK's names). Lowering the preemptible target drains surplus nodes
-with ``TogetherScaledDown`` over the same drain window; lowering ``num_gpus`` removes standard
-nodes: the ones marked for targeted scale-down first, else the newest
-(:mod:`together_sim.targeting`).
-"""
+"""A cluster's GPU nodes over time, because a count in the API is nodes that join, drain and go:
+standard nodes added and removed by a PUT, preemptible ones filled toward the target and drained."""
 
 from __future__ import annotations
 
@@ -48,6 +37,8 @@ def _suffix(seed: str) -> str:
 
 
 def new_node(world: Place, c: SimCluster, *, preemptible: bool, ready_at: float) -> SimNode:
+    """Named as Together's docs show: ``gpu-dp-<pool>-<node>`` for standard and
+    ``gpu-preemptible-dp-<pool>-<node>`` for preemptible nodes (five-character parts)."""
     c.node_seq += 1
     prefix = "gpu-preemptible-dp" if preemptible else "gpu-dp"
     pool, name = _suffix(f"{c.cluster_id}:{prefix}"), _suffix(f"{c.cluster_id}:{c.node_seq}")
@@ -62,7 +53,10 @@ def new_node(world: Place, c: SimCluster, *, preemptible: bool, ready_at: float)
 
 
 def note(world: Place, c: SimCluster, node: SimNode, reason: str, message: str) -> None:
-    """A node lifecycle event, as the cluster's ``node_lifecycle_events`` will show it."""
+    """A node lifecycle event, as the cluster's ``node_lifecycle_events`` will show it. Reasons:
+    ``TogetherNodeAdded`` when a preemptible node joins toward the target (the preemptible docs'
+    name), ``TogetherScaledUp`` / ``TogetherScaledDown`` when standard nodes are added or removed
+    or a lowered preemptible target drains one (the SDK's names)."""
     c.events.append(SimEvent(node_id=node.node_id, reason=reason, message=message, at=world.now))
 
 
@@ -120,7 +114,8 @@ def add_preemptible(world: Place, c: SimCluster) -> None:
 def scale_standard(
     world: Place, c: SimCluster, num_gpus: int, marked: Collection[str] = frozenset()
 ) -> None:
-    """Add or remove standard nodes (``marked`` ones first); 409 without the capacity."""
+    """Add or remove standard nodes: removed are the ones marked for targeted scale-down first,
+    else the newest (:mod:`together_sim.targeting`); 409 without the capacity."""
     delta = num_gpus - c.spec.num_gpus
     if delta > world.standard_spare(c.spec.region, c.spec.gpu_type):
         raise SimError(409, "Out of stock")

@@ -1,15 +1,5 @@
-"""Create and update as Together validates them, on top of the lifecycle in
-:mod:`together_sim.clusters.lifecycle` and :mod:`together_sim.clusters.nodes`.
-
-Rules enforced (HTTP 400 unless noted), per Together's docs and SDK:
-``num_gpus`` >= 8 and a multiple of 8; ``num_preemptible_gpus`` >= 0 and a
-multiple of 8; a preemptible target only on KUBERNETES clusters;
-``project_id`` required on create when the target is > 0; region and GPU type
-must be in the catalogue; RESERVED needs ``duration_days``; the driver must be
-chosen by ``nvidia_version_id`` or the ``cuda_version`` +
-``nvidia_driver_version`` pair, and must be listed for the region. Not enough
-standard capacity is 409 "Out of stock".
-"""
+"""Create and update as Together validates them, so a program that the real API would refuse fails
+against the simulator too; the state changes themselves live in ``lifecycle`` and ``nodes``."""
 
 from __future__ import annotations
 
@@ -86,7 +76,16 @@ def _driver(req: ClusterCreateRequest) -> DriverVersion:
 
 
 def create_cluster(world: World, req: SimCreateRequest, *, fail: bool = False) -> SimCluster:
-    """Validate ``req`` and add the cluster to ``world`` (status WaitingForControlPlaneNodes)."""
+    """Validate ``req`` and add the cluster to ``world`` (status WaitingForControlPlaneNodes).
+
+    Rules (400 unless noted), per Together's docs and SDK: ``num_gpus`` >= 8 and a multiple of 8;
+    ``num_preemptible_gpus`` >= 0 and a multiple of 8, and > 0 only on KUBERNETES clusters;
+    ``project_id`` required when the target is > 0; region and GPU type in the catalogue; RESERVED
+    needs ``duration_days``; ``num_capacity_pool_gpus`` a multiple of 8 and <= ``num_gpus``;
+    ``auto_scale`` bounds and the volume as :mod:`together_sim.autoscale` and ``_check_volumes``
+    check them; the driver chosen by ``nvidia_version_id`` or the ``cuda_version`` +
+    ``nvidia_driver_version`` pair, and listed for the region. Too little standard capacity is
+    409 "Out of stock"."""
     driver = _driver(req)
     _check_count("num_gpus", req.num_gpus, minimum=GPUS_PER_NODE)
     cluster_type = req.cluster_type or "KUBERNETES"

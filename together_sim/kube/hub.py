@@ -1,16 +1,5 @@
-"""Every cluster's control plane, driven from the simulated world (``--kubernetes``).
-
-A thread takes a :class:`ClusterView` of every cluster about five times a second (advancing the
-world to the simulator's clock, as a request would) and hands it to that cluster's
-:class:`ClusterMirror`. A control plane starts once its cluster's data plane is up, stops when
-the cluster is being deleted (or failed), and its files go when the cluster is gone. Each
-cluster's certificates and ports are chosen when the cluster is created, so its ``kube_config``
-is the same from the first response on.
-
-A cluster directory holds about 120 MB (etcd's preallocated files, logs), so none outlives its
-cluster: a cluster that went while the simulator was stopped (or killed) has its directory
-removed at the next start, and one that goes during the last moments of a run at :meth:`close`.
-"""
+"""Every cluster's control plane, driven from the simulated world (``--kubernetes``): one thread
+hands each cluster's view to its mirror, and control planes start and stop with their clusters."""
 
 from __future__ import annotations
 
@@ -62,6 +51,20 @@ def find_kube_bin(explicit: Path | None = None) -> Path:
 
 
 class KubeHub:
+    """Every cluster's control plane, driven from the simulated world.
+
+    A thread takes a :class:`ClusterView` of every cluster about five times a second (advancing the
+    world to the simulator's clock, as a request would) and hands it to that cluster's
+    :class:`ClusterMirror`. A control plane starts once its cluster's data plane is up, stops when
+    the cluster is being deleted (or failed), and its files go when the cluster is gone. Each
+    cluster's certificates and ports are chosen when the cluster is created, so its ``kube_config``
+    is the same from the first response on.
+
+    A cluster directory holds about 120 MB (etcd's preallocated files, logs), so none outlives its
+    cluster: a cluster that went while the simulator was stopped (or killed) has its directory
+    removed at the next start, and one that goes during the last moments of a run at :meth:`close`.
+    """
+
     def __init__(self, transaction: Transaction, bin_dir: Path, root: Path) -> None:
         self.transaction = transaction
         self.bin_dir = bin_dir

@@ -1,26 +1,5 @@
-"""One cluster's control plane and the thread that keeps it mirroring the simulated world.
-
-Mirrored, on every pass (about five a second, on the simulator's clock):
-
-* **Nodes.** One Node per simulated node that is up, named as the API names it, with label
-  ``together.ai/compute-class=preemptible`` on preemptible nodes and no compute-class label on
-  standard ones (Together documents the label only on preemptible nodes), ``nvidia.com/gpu: 8``
-  allocatable, and ``together-sim/kwok=true`` so KWOK keeps it Ready. A node the world removed
-  is deleted, and what still runs on it goes with it.
-* **Drains.** When the world starts draining a node (a reclaim, ``TogetherPreemptionNotified``,
-  or a lowered preemptible target, ``TogetherScaledDown``) the Node is cordoned, a Warning Event
-  with that reason is recorded on it, and its pods are stopped (:mod:`together_sim.kube.pods`).
-  The simulated T+0 is kept in the Node's annotation ``together-sim/drain-started``.
-* **Targeted scale-down marks**, read the other way: :meth:`ClusterMirror.marked_nodes` asks the
-  API server, when a PUT lowers a count, which Nodes are cordoned and annotated
-  ``node.together.ai/delete-node-on-scale-down: "true"`` (:mod:`together_sim.targeting`).
-* **Demand**, read the other way for Together's autoscaler, on clusters created with
-  ``auto_scale`` only: the GPUs each Unschedulable pod asks of a standard node, the free GPUs of
-  each standard Node and the idle ones (:mod:`together_sim.kube.demand`), handed to the world by
-  the hub.
-* **Shared volumes.** Each attached volume is a static ``ReadWriteMany`` PersistentVolume named
-  after the volume (storage class ``""``), so a claim naming it binds.
-"""
+"""One cluster's control plane and the thread that keeps it mirroring the simulated world, so what
+``kubectl`` shows (Nodes, drains, volumes) is what the API says, on the simulator's clock."""
 
 from __future__ import annotations
 
@@ -142,7 +121,29 @@ class MirrorStatus:
 
 class ClusterMirror:
     """Starts the control plane in its own thread (its processes die with that thread), then
-    mirrors the latest :class:`ClusterView` until :meth:`stop`."""
+    mirrors the latest :class:`ClusterView` until :meth:`stop`.
+
+    Mirrored, on every pass (about five a second, on the simulator's clock):
+
+    * **Nodes.** One Node per simulated node that is up, named as the API names it, with label
+      ``together.ai/compute-class=preemptible`` on preemptible nodes and no compute-class label on
+      standard ones (Together documents the label only on preemptible nodes), ``nvidia.com/gpu: 8``
+      allocatable, and ``together-sim/kwok=true`` so KWOK keeps it Ready. A node the world removed
+      is deleted, and what still runs on it goes with it.
+    * **Drains.** When the world starts draining a node (a reclaim, ``TogetherPreemptionNotified``,
+      or a lowered preemptible target, ``TogetherScaledDown``) the Node is cordoned, a Warning Event
+      with that reason is recorded on it, and its pods are stopped (:mod:`together_sim.kube.pods`).
+      The simulated T+0 is kept in the Node's annotation ``together-sim/drain-started``.
+    * **Targeted scale-down marks**, read the other way: :meth:`ClusterMirror.marked_nodes` asks the
+      API server, when a PUT lowers a count, which Nodes are cordoned and annotated
+      ``node.together.ai/delete-node-on-scale-down: "true"`` (:mod:`together_sim.targeting`).
+    * **Demand**, read the other way for Together's autoscaler, on clusters created with
+      ``auto_scale`` only: the GPUs each Unschedulable pod asks of a standard node, the free GPUs of
+      each standard Node and the idle ones (:mod:`together_sim.kube.demand`), handed to the world by
+      the hub.
+    * **Shared volumes.** Each attached volume is a static ``ReadWriteMany`` PersistentVolume named
+      after the volume (storage class ``""``), so a claim naming it binds.
+    """
 
     def __init__(self, plane: ControlPlane, view: ClusterView) -> None:
         self.plane = plane

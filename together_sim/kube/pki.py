@@ -1,16 +1,5 @@
-"""Certificates and the kubeconfig of one simulated cluster's control plane.
-
-The API server serves TLS with a certificate signed by the cluster's own CA, and trusts client
-certificates signed by that CA (``--client-ca-file``): the kubeconfig carries the CA and an admin
-client certificate in group ``system:masters``, as a real cluster's admin kubeconfig does. Keys
-are ECDSA P-256 (fast to generate; Kubernetes accepts them for serving, clients and service
-account tokens). Generated with the ``openssl`` command, so the simulator needs no crypto package.
-
-Everything here is a credential (the admin key is in the kubeconfig), so each file is created
-owner-only: ``openssl`` runs under umask 077, and :func:`write_private` opens with mode 0600. A
-file is never created readable and narrowed afterwards, which would leave a window in which
-another local user could open it.
-"""
+"""Certificates and the kubeconfig of one simulated cluster's control plane, shaped like a real
+cluster's admin kubeconfig and made with ``openssl``, so the simulator needs no crypto package."""
 
 from __future__ import annotations
 
@@ -43,7 +32,20 @@ def write_private(path: Path, text: str) -> None:
 
 @dataclass(frozen=True)
 class ClusterPki:
-    """Paths of the files one control plane needs, under ``<cluster dir>/pki``."""
+    """Paths of the files one control plane needs, under ``<cluster dir>/pki``.
+
+    The API server serves TLS with a certificate signed by the cluster's own CA, and trusts client
+    certificates signed by that CA (``--client-ca-file``): the kubeconfig carries the CA and an
+    admin client certificate in group ``system:masters``, as a real cluster's admin kubeconfig does.
+    Keys are ECDSA P-256 (fast to generate; Kubernetes accepts them for serving, clients and service
+    account tokens). Generated with the ``openssl`` command, so the simulator needs no crypto
+    package.
+
+    Everything here is a credential (the admin key is in the kubeconfig), so each file is created
+    owner-only: ``openssl`` runs under umask 077, and :func:`write_private` opens with mode 0600. A
+    file is never created readable and narrowed afterwards, which would leave a window in which
+    another local user could open it.
+    """
 
     root: Path
 

@@ -1,21 +1,5 @@
-"""How pods live and end on the simulator's clock (KWOK only starts and removes them).
-
-* A pod with ``restartPolicy`` Never or OnFailure (a Job's pod, typically) runs for the simulated
-  seconds in its annotation ``together-sim/run-seconds`` (default :data:`DEFAULT_RUN_SECONDS` for
-  a Job's pod; other pods without the annotation run until stopped), then ends ``Succeeded``
-  with exit code 0. The simulated time it started is kept in ``together-sim/started-at``.
-* A pod on a node that Together drains (reclaim or scale-down) is stopped: the simulator holds it
-  with the finalizer ``together-sim/stopping``, notes when it will exit, and evicts it through the
-  eviction API with its own grace period capped at :data:`MAX_GRACE_SECONDS` (the eviction gives
-  it the ``DisruptionTarget`` condition). Its process takes ``together-sim/sigterm-seconds``
-  (default 0) to exit after SIGTERM: it ends ``Failed`` with exit code 143 (128 + SIGTERM), or
-  137 (SIGKILL) when that is longer than its grace period. Never ``Succeeded``: its work was cut.
-* A pod still on a node when the node is removed goes with it: ``Failed`` (137) with a
-  ``DisruptionTarget`` condition, then force-deleted.
-
-What a pass does to a pod is decided by :func:`next_step`, a pure function of the pod, the
-simulated time and the drains; :class:`PodClock` applies it through the API server.
-"""
+"""How pods live and end on the simulator's clock (KWOK only starts and removes them), so a Job
+finishes and a drained pod is cut as on a real node."""
 
 from __future__ import annotations
 
@@ -192,7 +176,24 @@ def removed_exit_code(pod: Obj) -> int:
 
 
 class PodClock:
-    """Ends pods on one cluster's API server at the simulated times described above."""
+    """Ends pods on one cluster's API server at simulated times (what a pass does to a pod is
+    decided by :func:`next_step`, pure; this applies it):
+
+    * A pod with ``restartPolicy`` Never or OnFailure (a Job's pod, typically) runs for the
+      simulated seconds in its annotation ``together-sim/run-seconds`` (default
+      :data:`DEFAULT_RUN_SECONDS` for a Job's pod; other pods without the annotation run until
+      stopped), then ends ``Succeeded`` with exit code 0. The simulated time it started is kept in
+      ``together-sim/started-at``.
+    * A pod on a node that Together drains (reclaim or scale-down) is stopped: the simulator holds
+      it with the finalizer ``together-sim/stopping``, notes when it will exit, and evicts it
+      through the eviction API with its own grace period capped at :data:`MAX_GRACE_SECONDS` (the
+      eviction gives it the ``DisruptionTarget`` condition). Its process takes
+      ``together-sim/sigterm-seconds`` (default 0) to exit after SIGTERM: it ends ``Failed`` with
+      exit code 143 (128 + SIGTERM), or 137 (SIGKILL) when that is longer than its grace period.
+      Never ``Succeeded``: its work was cut.
+    * A pod still on a node when the node is removed goes with it: ``Failed`` (137) with a
+      ``DisruptionTarget`` condition, then force-deleted.
+    """
 
     def __init__(self, api: KubeApi) -> None:
         self.api = api

@@ -1,11 +1,5 @@
-"""The processes of one cluster's control plane: etcd, kube-apiserver, kube-controller-manager,
-kube-scheduler and KWOK, all on loopback with ports chosen at run time.
-
-No orphans: every process is started with ``PR_SET_PDEATHSIG`` = SIGKILL, so the kernel kills it
-when the thread that started it ends, which covers a simulator killed by SIGKILL. Each process
-gets its own session, so a Ctrl-C in the simulator's terminal reaches only the simulator, which
-then stops its control planes in order (:meth:`ControlPlane.stop`).
-"""
+"""The processes of one cluster's control plane (etcd, kube-apiserver, kube-controller-manager,
+kube-scheduler, KWOK) on loopback with ports chosen at run time, none outliving the simulator."""
 
 from __future__ import annotations
 
@@ -91,7 +85,13 @@ class Ports:
 
 @dataclass
 class ControlPlane:
-    """One cluster's control plane under ``root`` (pki/, etcd/, logs/, kubeconfig)."""
+    """One cluster's control plane under ``root`` (pki/, etcd/, logs/, kubeconfig).
+
+    No orphans: every process is started with ``PR_SET_PDEATHSIG`` = SIGKILL, so the kernel kills it
+    when the thread that started it ends, which covers a simulator killed by SIGKILL. Each process
+    gets its own session, so a Ctrl-C in the simulator's terminal reaches only the simulator, which
+    then stops its control planes in order (:meth:`ControlPlane.stop`).
+    """
 
     root: Path
     bin_dir: Path
