@@ -26,6 +26,9 @@ CHECKED = (
     "together_provider/native/plugin.py",
     "together_provider/framework/fixes.py",
     "together_provider/framework/validators.py",
+    "together_provider/framework/lifecycle.py",
+    "together_provider/framework/rulebook.py",
+    "together_provider/framework/schema.py",
     "policy/__main__.py",
     "__main__.py",
 )
