@@ -29,6 +29,7 @@ CHECKED = (
     "together_provider/framework/lifecycle.py",
     "together_provider/framework/rulebook.py",
     "together_provider/framework/schema.py",
+    "together_provider/cluster/lifecycle.py",
     "policy/__main__.py",
     "__main__.py",
 )
