@@ -30,6 +30,7 @@ CHECKED = (
     "together_provider/framework/rulebook.py",
     "together_provider/framework/schema.py",
     "together_provider/cluster/lifecycle.py",
+    "together_provider/volume/rules.py",
     "policy/__main__.py",
     "__main__.py",
 )
