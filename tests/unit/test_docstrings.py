@@ -31,6 +31,7 @@ CHECKED = (
     "together_provider/framework/schema.py",
     "together_provider/cluster/lifecycle.py",
     "together_provider/volume/rules.py",
+    "together_provider/cluster/mapping.py",
     "policy/__main__.py",
     "__main__.py",
 )
