@@ -32,6 +32,7 @@ CHECKED = (
     "together_provider/cluster/lifecycle.py",
     "together_provider/volume/rules.py",
     "together_provider/cluster/mapping.py",
+    "together_provider/framework/fields.py",
     "policy/__main__.py",
     "__main__.py",
 )
