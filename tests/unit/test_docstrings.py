@@ -33,6 +33,7 @@ CHECKED = (
     "together_provider/volume/rules.py",
     "together_provider/cluster/mapping.py",
     "together_provider/framework/fields.py",
+    "together_provider/volume/lifecycle.py",
     "policy/__main__.py",
     "__main__.py",
 )
