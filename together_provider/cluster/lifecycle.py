@@ -1,11 +1,5 @@
-"""Create, adopt, update, read and delete a Together cluster: the orchestration, free of Pulumi.
-
-Both hosts (the dynamic `cluster.provider.ClusterProvider` and the native plugin) call this one
-class, so the duplicate guard, the lost-answer recovery, adoption and the waits behave the same
-whichever host runs them. The contract it keeps is `framework.lifecycle`'s; what is the
-cluster's own: without `timeout_seconds`, the input `ready_timeout_seconds` bounds the Ready wait;
-an update waits for Ready only when the *standard* count changed; an error names the cluster.
-"""
+"""The cluster's orchestration, free of Pulumi and written once, so the duplicate guard, the
+lost-answer recovery, adoption and the waits behave the same whichever host runs them."""
 
 from __future__ import annotations
 
@@ -37,7 +31,10 @@ __all__ = ["ClusterLifecycle"]
 
 
 class ClusterLifecycle(ResourceLifecycle):
-    """One Together cluster's lifecycle over a caller-owned client; see the module docstring."""
+    """One Together cluster's lifecycle over a caller-owned client (`framework.lifecycle`'s
+    contract). The cluster's own: without `timeout_seconds`, the input `ready_timeout_seconds`
+    bounds the Ready wait; an update waits for Ready only when the *standard* count changed; an
+    error names the cluster."""
 
     RULEBOOK = rules.RULEBOOK
 

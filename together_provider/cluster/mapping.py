@@ -1,8 +1,5 @@
-"""Translate between the Cluster's properties and Together's wire models. Pure: no I/O.
-
-Which property is which API field is declared in the field table (`cluster.table`); this module
-only binds the table's views to the wire models, so it can be unit tested without an engine.
-"""
+"""Binds the field table's views (`cluster.table`, which says which property is which API field)
+to Together's wire models, so the translation is unit tested without an engine. Pure: no I/O."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""How a resource's field table is written: one dataclass field per entry, read into field views.
-
-`input_field(...)` and `output_field(...)` are used as dataclass field defaults; they carry what
-the annotation and the default cannot (policy and why, description, validator, wire name, live
-attribute, stack-config key, secret). `read_inputs` / `read_outputs` turn a table class into the
-`InputField` / `OutputField` views `schema.Schema` derives everything from. No Pulumi, no pydantic.
-"""
+"""How a resource's field table is written: one dataclass field per entry, whose `input_field` /
+`output_field` default carries what the annotation and default cannot (policy, why, wire name...),
+read back into the views `schema.Schema` derives everything from. No Pulumi, no pydantic."""
 
 from __future__ import annotations
 
@@ -205,6 +201,7 @@ def _declared(
 
 
 def read_inputs(spec: type) -> Iterator[InputField]:
+    """The `InputField` views of a table class, one per dataclass field, in declaration order."""
     for f, meta, hint in _declared(spec, _Input, "input_field"):
         base, optional = without_none(hint)
         required = f.default is dataclasses.MISSING

@@ -1,31 +1,6 @@
-"""What every resource's lifecycle shares, and the one contract both hosts drive.
-
-A lifecycle (`cluster.lifecycle.ClusterLifecycle`, `volume.lifecycle.VolumeLifecycle`) creates,
-adopts, updates, reads and deletes one kind of Together object over a caller-owned client, free
-of Pulumi. The dynamic host (`framework.dynamic`) and the native plugin (`native.provider`) are
-thin translators over `Lifecycle`, so a decision made here behaves the same whichever host runs it.
-
-The contract:
-
-- `Lifecycle(client, say)`: `client` is a `TogetherClient` the caller owns (and closes);
-  `say(message)` hears one progress line per step (default: silent). Check and diff are not the
-  lifecycle's: a host answers them from its kind's `Rulebook` (no client, no API call).
-- A host crosses in once per call, with typed values it parsed once: `create(spec)` and
-  `update(id, old, new)` take the resolved spec of the kind's table (`Schema.resolve`, which
-  raises `SpecError` for a bad or still-unknown input) and, for the update, the recorded state
-  (`Schema.stored`: the previous outputs as a draft plus the last known computed outputs). The
-  lifecycle parses nothing again; it asks the rules through its `RULEBOOK` only.
-- `read(id, props)` and `delete(id, props)` take the stored properties as recorded (a plain
-  dict keyed by the table's snake_case names; keys starting with `__` are host bookkeeping and
-  ignored): a refresh echoes them and an import has none, so nothing there is a spec to parse.
-- `create -> Applied(id, outputs)`, `update -> Applied`, `read -> Observed | None` (None: the
-  object is gone), `delete -> None`. `outputs` echo every input beside the computed fields, ints
-  as ints; which outputs are secret is the field table's word (`Schema.secret_outputs`).
-- `timeout_seconds` on create, update and delete bounds the wait (a native host passes Pulumi's
-  customTimeouts); without it the input `ready_timeout_seconds` or `DELETE_TIMEOUT_SECONDS` does.
-- Errors descend from `together_api.errors.TogetherError`; a bad spec is a `SpecError` naming
-  the resource, the field and the fix.
-"""
+"""The one Pulumi-free contract both hosts drive, so a decision made in a lifecycle behaves the
+same whichever host (`framework.dynamic` or `native.provider`) runs it; and what every
+resource's lifecycle shares."""
 
 from __future__ import annotations
 
@@ -87,14 +62,47 @@ class Observed:
 
 
 class Lifecycle(Protocol[Spec]):
-    """What a host drives: `ClusterLifecycle` and `VolumeLifecycle` both fit."""
+    """What a host drives: `ClusterLifecycle` and `VolumeLifecycle` both fit.
 
-    def create(self, spec: Spec, *, timeout_seconds: float | None = None) -> Applied: ...
+    A lifecycle creates, adopts, updates, reads and deletes one kind of Together object. It is
+    built as `Lifecycle(client, say)` (`LifecycleType`): `client` is a `TogetherClient` the caller
+    owns (and closes); `say(message)` hears one progress line per step (default: `silent`).
+    Check and diff are not the lifecycle's: a host answers them from its kind's `Rulebook` (no
+    client, no API call).
+
+    A host crosses in once per call, with typed values it parsed once; the lifecycle parses
+    nothing again and asks the rules through its `RULEBOOK` only. `outputs` in every answer echo
+    each input beside the computed fields, ints as ints; which outputs are secret is the field
+    table's word (`Schema.secret_outputs`). `timeout_seconds` bounds the wait (a native host
+    passes Pulumi's customTimeouts). Errors descend from `together_api.errors.TogetherError`; a
+    bad spec is a `SpecError` naming the resource, the field and the fix."""
+
+    def create(self, spec: Spec, *, timeout_seconds: float | None = None) -> Applied:
+        """Create (or adopt) the object `spec` describes: the resolved spec of the kind's table
+        (`Schema.resolve`, which raised `SpecError` for a bad or still-unknown input). Without
+        `timeout_seconds`, the input `ready_timeout_seconds` bounds the wait."""
+        ...
+
     def update(
         self, id_: str, old: Stored[Any], new: Spec, *, timeout_seconds: float | None = None
-    ) -> Applied: ...
-    def read(self, id_: str, props: Props) -> Observed | None: ...
-    def delete(self, id_: str, props: Props, *, timeout_seconds: float | None = None) -> None: ...
+    ) -> Applied:
+        """Change the live object `id_` from its recorded state `old` (`Schema.stored`: the
+        previous outputs as a draft plus the last known computed outputs) to the resolved spec
+        `new`."""
+        ...
+
+    def read(self, id_: str, props: Props) -> Observed | None:
+        """The live object (None: it is gone). `props` are the stored properties as recorded (a
+        plain dict keyed by the table's snake_case names; keys starting with `__` are host
+        bookkeeping and ignored): a refresh echoes them and an import has none, so nothing here
+        is a spec to parse."""
+        ...
+
+    def delete(self, id_: str, props: Props, *, timeout_seconds: float | None = None) -> None:
+        """Delete the object and wait until it is gone; `props` as for `read`. Without
+        `timeout_seconds`, the input `ready_timeout_seconds` or `DELETE_TIMEOUT_SECONDS` bounds
+        the wait."""
+        ...
 
 
 LifecycleType = Callable[["TogetherClient", Say], Lifecycle[Any]]

@@ -1,14 +1,6 @@
-"""The plan/validate machinery every resource shares, generic over its `Schema`. Pure: no I/O.
-
-A resource's rules module (`cluster/rules.py`, `volume/rules.py`) declares only what is
-its own: the rejection `Rule`s and, for clusters, the replacement order. Parsing, prefixing each
-failure with the resource's name, the check a host runs, and the diff (what changed, what forces
-a replacement, what to PUT) are the same for every resource, so they are written once here.
-
-Unknowns are never rejected: a rule skips when its inputs are unknown, an unknown REPLACE field
-counts as a replacement and an unknown mutable field as an in-place change. A value missing or
-unreadable in the *old* outputs never forces a replacement.
-"""
+"""Validate and plan are the same for every resource, so they are written once here, generic over
+its `Schema`; a resource's rules module declares only its own rejection `Rule`s and replacement
+order. Pure: no I/O."""
 
 from __future__ import annotations
 
@@ -105,6 +97,10 @@ class Rulebook(Generic[S]):
 
     `name_field` names the resource in every failure (`cluster 'train': ...`); `deletes_first`
     answers a replacement's order from the old and new drafts (default: create first).
+
+    Unknowns are never rejected: a rule skips when its inputs are unknown, an unknown REPLACE
+    field counts as a replacement and an unknown mutable field as an in-place change. A value
+    missing or unreadable in the *old* outputs never forces a replacement.
     """
 
     def __init__(

@@ -1,22 +1,5 @@
-"""Declare a resource's fields once; derive its spec types, policies, config keys, outputs, docs.
-
-Like one Terraform schema entry per attribute, each field of a resource is declared once, as a
-field of a frozen dataclass: its annotation is the type, its dataclass default the default, and
-`input_field(...)` / `output_field(...)` carry the rest (policy, why, description, validator,
-wire name, live attribute, stack-config key, secret). A `Schema` reads those declarations and
-gives every consumer its view:
-
-- `parse(props) -> (Draft, failures)`: the *possibly-unknown* spec `check` and `diff` work on;
-  a value Pulumi only knows after apply, or one that failed to parse, is `Unknown.VALUE`.
-- `resolve(props) -> Spec`: the *resolved* spec a host builds once per create or update and
-  hands the lifecycle; it raises `SpecError` instead of ever holding an unknown, so apply paths
-  never test. `stored(props) -> Stored`: the previous state an update starts from, parsed once.
-- `policies`, `identity_fields`, `live_fields`, `config_keys`, `output_names`, `secret_outputs`,
-  `request_body`, `outputs_of`, and the reference tables (`docs.py`).
-
-Adding a field is one entry in the resource's table; a second resource (a shared volume, say)
-declares its own table and builds its own `Schema` the same way. No Pulumi import.
-"""
+"""A resource's fields are declared once, like a Terraform schema; its spec types, policies,
+config keys, outputs and docs are derived here from that one table. No Pulumi import."""
 
 from __future__ import annotations
 
@@ -129,7 +112,14 @@ class Stored(Generic[S]):
 
 
 class Schema(Generic[S]):
-    """Everything derived from one resource's table; see the module docstring."""
+    """Everything derived from one resource's table (a frozen dataclass of `input_field(...)`s,
+    one of `output_field(...)`s): every consumer's view of it.
+
+    `parse` gives the *possibly-unknown* draft check and diff work on (a value Pulumi only knows
+    after apply, or one that failed to parse, is `Unknown.VALUE`); `resolve` the *resolved* spec a
+    host builds once per create or update, raising `SpecError` instead of holding an unknown, so
+    apply paths never test; `stored` the previous state an update starts from. Adding a field is
+    one entry in the table; a second resource declares its own table and `Schema` the same way."""
 
     def __init__(self, noun: str, spec: type[S], outputs: type) -> None:
         self.noun = noun

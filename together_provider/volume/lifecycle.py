@@ -1,18 +1,5 @@
-"""Create, adopt, grow, read and delete a Together shared volume: the orchestration, free of Pulumi.
-
-The volume counterpart of `cluster.lifecycle.ClusterLifecycle`, with the same contract
-(`framework.lifecycle`), so the dynamic provider (`volume.provider`) and a native plugin host it
-alike:
-
-- `VolumeLifecycle(client, say)`; check and diff are the host's, from `volume.rules.RULEBOOK`.
-- `create(spec) -> Applied` (a resolved `volume.table.VolumeSpec`) waits until the volume is
-  `available`; `update(id, old, spec)` is exactly one PUT of `size_tib` (a shrink never gets
-  here: check rejects it); `read -> Observed | None` reads the size back, so an out-of-band
-  resize shows as drift; `delete` refuses while a live cluster uses the volume (naming it), then
-  waits until Together answers 404.
-- `timeout_seconds` on create and delete overrides the input `ready_timeout_seconds`.
-- Errors descend from `together_api.errors.TogetherError`; a bad spec is a `SpecError`.
-"""
+"""The shared volume's orchestration, free of Pulumi, under the same contract as the cluster's
+(`framework.lifecycle`), so both hosts create, grow, adopt and delete volumes alike."""
 
 from __future__ import annotations
 
@@ -47,7 +34,11 @@ def _clusters_named(clusters: list[Cluster]) -> str:
 
 
 class VolumeLifecycle(ResourceLifecycle):
-    """One Together shared volume's lifecycle over a caller-owned client."""
+    """One Together shared volume's lifecycle over a caller-owned client.
+
+    An update is exactly one PUT of `size_tib` (a shrink never gets here: check rejects it); a
+    read reads the size back, so an out-of-band resize shows as drift; `timeout_seconds` on
+    create and delete overrides the input `ready_timeout_seconds`."""
 
     RULEBOOK = rules.RULEBOOK
 

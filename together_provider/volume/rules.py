@@ -1,14 +1,5 @@
-"""What a change to a SharedVolume means: grow in place, replace, or reject. Pure: no I/O.
-
-The same shape as `cluster.rules`: the field table's policies (`volume.table.VOLUME`) say
-what updates in place and what replaces, and `RULES` here what is rejected, so check, diff,
-adoption and the docs all read one answer. Unknown values are never rejected.
-
-Replacement order: create first, then delete (`delete_before_replace=False`). A volume is held
-by the clusters that name its id, and they are replaced with it (their `volume_id` changes), so
-the old volume is deleted only after the clusters that used it are gone; two volumes of one
-name can coexist in Together.
-"""
+"""What a change to a SharedVolume means (grow in place, replace, or reject), answered once so
+check, diff, adoption and the docs all read one answer. Pure: no I/O."""
 
 from __future__ import annotations
 
@@ -51,7 +42,10 @@ RULES: Final[tuple[VolumeRule, ...]] = (
 
 
 RULEBOOK: Final[Rulebook[VolumeSpec]] = Rulebook(VOLUME, RULES, name_field="volume_name")
-"""Create-first replacements (the default): the clusters holding the old volume go first."""
+"""Create-first replacements (the default, `delete_before_replace=False`): a volume is held by
+the clusters that name its id, and they are replaced with it (their `volume_id` changes), so the
+old volume is deleted only after the clusters that used it are gone; two volumes of one name can
+coexist in Together. Unknown values are never rejected (`Rulebook`)."""
 
 __all__ = [
     "FIELD_POLICIES",
