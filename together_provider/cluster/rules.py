@@ -1,25 +1,6 @@
-"""What a change to a Cluster means: update in place, replace, or reject. Pure: no I/O, no Pulumi.
-
-Two tables drive everything, the way a Terraform schema's plan modifiers and validators do: the
-field table's policies (`cluster.table.CLUSTER`: per field in place, replace or provider-only)
-and `RULES` here (what is rejected), in one `RULEBOOK`. A host's check asks
-`RULEBOOK.check_resource`, its diff `RULEBOOK.plan`, and the lifecycle's update and adoption ask
-the same rulebook over parsed specs, so every path that changes a live cluster answers to the
-same rules. The reference table (docs/reference.md) is rendered from the same tables
-(`together_provider.docs`).
-
-Replacement order. Pulumi creates the replacement before deleting the old cluster unless the
-provider asks otherwise. `plan` sets `delete_before_replace=True` when `cluster_name` stays the
-same (or is not known yet): a create-first replacement would collide with the provider's
-duplicate-name guard, and for a while would bill two clusters' worth of scarce GPUs. When the name
-changes it is False: the new cluster is created first and the old one deleted after, so there is
-no gap in capacity. The PR preview asks `plan` too, so it cannot tell a different story.
-
-Unknowns (preview of values computed by other resources) are never rejected. A rule skips when
-its inputs are unknown; `plan` treats an unknown REPLACE field as a replacement and an unknown
-mutable field as an in-place change. A value missing or unreadable in the *old* outputs (state
-written by an older provider) never forces a replacement: it is recorded in place.
-"""
+"""What a change to a Cluster means: update in place, replace, or reject, in one `RULEBOOK` over
+the field table's policies and `RULES` (like a Terraform schema's plan modifiers and validators),
+so check, diff, update, adoption, the PR preview and docs/reference.md answer alike. Pure."""
 
 from __future__ import annotations
 
@@ -301,6 +282,10 @@ RULES: Final[tuple[Rule[ClusterSpec], ...]] = (
 
 
 def _deletes_first(old_name: object, new_name: object) -> bool:
+    """Pulumi creates a replacement before deleting the old cluster unless the provider asks
+    otherwise. Delete first while `cluster_name` stays (or is not known yet): create-first would
+    collide with the duplicate-name guard and bill two clusters of scarce GPUs for a while. A new
+    name creates first, so there is no gap in capacity."""
     # An unknown new name is only seen in preview; `up` diffs again with the real value.
     if is_unknown(new_name):
         return True

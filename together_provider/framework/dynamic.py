@@ -1,17 +1,5 @@
-"""The dynamic-provider host over a `Kind`: its provider class and its Resource base, derived.
-
-`provider_class(kind)` derives each kind's `LifecycleProvider` subclass (`ClusterProvider`), which
-names only its `Kind` (whose rulebook answers check and diff, and whose lifecycle does the rest);
-`DynamicResource` is the base of the generated `together_provider.resources` classes. Importable
-and free of side effects on purpose: dill pickles a provider *by reference* (module and class
-name only: `together_provider.registry.ClusterProvider`), so the provider process imports the
-code installed now, and the pickle holds no credentials. The class has no instance attributes
-until `configure()` runs in the provider process, and `configure()` state is never pickled.
-
-A failure reaches the user as our sentence alone, whichever hook raised it: Pulumi's host answers
-every exception with its full Python traceback, so `configure()` teaches the host (and only the
-host's process) to show a `TogetherError` as its message and fix (`_SentenceOrTraceback`).
-"""
+"""The dynamic-provider host: each kind's provider class and its Resource base, derived from its
+`Kind`, so a kind writes no Pulumi code and both stay importable for Pulumi's pickles."""
 
 from __future__ import annotations
 
@@ -98,7 +86,15 @@ def _plain_errors_in_the_host() -> None:
 
 
 class LifecycleProvider(ResourceProvider):
-    """Pulumi's hooks translated to one resource's rules (check, diff) and lifecycle (the rest)."""
+    """Pulumi's hooks translated to one resource's rules (check, diff) and lifecycle (the rest).
+
+    Importable and free of side effects on purpose: dill pickles a provider *by reference*
+    (module and class name only: `together_provider.registry.ClusterProvider`), so the provider
+    process imports the code installed now, and the pickle holds no credentials. The class has
+    no instance attributes until `configure()` runs in the provider process, and `configure()`
+    state is never pickled. A failure reaches the user as our sentence alone, whichever hook
+    raised it (`_SentenceOrTraceback`).
+    """
 
     _api_key: str | None = None
     _base_url: str | None = None

@@ -1,16 +1,5 @@
-"""`pulumi import`: a read with no previous state must return every input, from the live object.
-
-A refresh knows the previous inputs and reads back only what can drift; an import knows nothing
-but the id, so the inputs come from the live cluster or volume: every field whose table entry
-names the attribute Together reports it in (`live=`), from the lifecycle's one read. The inputs
-it returns are what `pulumi import` writes into the program, and what a matching program must
-declare for its next preview to show no changes.
-
-Together does not report every input (a volume's region, project and lifecycle independence are
-in no response). An import records those under `UNREAD` in the state; until the resource's first
-update, a diff takes them from the program instead of calling them changes. Nothing is guessed:
-the first update (or a change of a field Together does report) stores the program's values.
-"""
+"""`pulumi import`: a read with no previous state must return every input, from the live object,
+because what it returns is what `pulumi import` writes into the program."""
 
 from __future__ import annotations
 
@@ -24,7 +13,9 @@ if TYPE_CHECKING:  # a preview's diff uses `completed`; it must not load httpx o
 
 UNREAD: Final = "__unread"
 """State key: the inputs an import could not read from Together (host bookkeeping: the
-lifecycles ignore `__` keys)."""
+lifecycles ignore `__` keys). Together reports no volume's region, project or lifecycle
+independence; until the resource's first update a diff takes those from the program instead of
+calling them changes, and nothing is guessed: the first update stores the program's values."""
 
 
 def _unread(kind: Kind) -> list[str]:
@@ -41,8 +32,10 @@ def _keep_unread(observed: Observed | None, unread: list[str]) -> Observed | Non
 def read(
     kind: Kind, lifecycle: Lifecycle[Any], id_: str, props: Mapping[str, Any]
 ) -> Observed | None:
-    """Refresh as the lifecycle does. For an import (no previous inputs) the lifecycle's one read
-    fills every input Together reports (`Schema.live_inputs`); the rest are recorded as unread."""
+    """Refresh as the lifecycle does. For an import (no previous inputs, only the id) the
+    lifecycle's one read fills every input whose table entry names where Together reports it
+    (`live=`, `Schema.live_inputs`); the rest are recorded as unread. A matching program then
+    previews with no changes."""
     imported = not any(name in props for name in kind.schema.input_names)
     unread = _unread(kind) if imported else list(props.get(UNREAD) or ())
     return _keep_unread(lifecycle.read(id_, props), unread)

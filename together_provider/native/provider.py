@@ -1,21 +1,5 @@
-"""The native plugin's provider: Pulumi's async provider interface over the lifecycles.
-
-A thin adapter, like the dynamic providers, and one for every resource kind of
-`together_provider.registry.KINDS` (`together:index:Cluster` over `cluster.lifecycle`,
-`together:index:SharedVolume` over `volume.lifecycle`): every decision (rules, duplicate guard,
-lost answers, adoption, waits) is the lifecycle's. What this host adds is what the dynamic host
-cannot do:
-
-- Concurrency: the lifecycle is synchronous (it waits for Ready), so each call runs on an
-  executor the plugin sizes for the stack (`MAX_OPERATIONS` threads, started on demand), never on
-  asyncio's default one of `cpu_count + 4` threads. Twelve creates wait side by side.
-- `customTimeouts`: the engine sends them with create, update and delete; they bound the wait in
-  place of `ready_timeout_seconds`.
-- Progress goes to the engine's log *with the resource's URN*, so it shows under the cluster.
-- A failure reaches the user as the product's sentence (`HostError`), not a Python traceback.
-- `pulumi import`: a read with no previous state fills every input from the live object
-  (`_import`).
-"""
+"""The native plugin's provider: Pulumi's async provider interface over the same lifecycles, for
+what the dynamic host cannot do (concurrency, customTimeouts, `pulumi import`, per-URN logs)."""
 
 from __future__ import annotations
 
@@ -102,10 +86,17 @@ def _timeout(seconds: float) -> float | None:
 
 
 class TogetherProvider(Provider):
-    """Every resource kind of `kinds.KINDS`, served by the `pulumi-resource-together` plugin.
+    """Every resource kind of `registry.KINDS`, served by the `pulumi-resource-together` plugin.
 
-    One adapter for all of them: each request's type picks its `Kind` (field table, rules,
-    lifecycle), and nothing here knows a cluster from a volume."""
+    One thin adapter for all of them: each request's type picks its `Kind` (field table, rules,
+    lifecycle), and nothing here knows a cluster from a volume; every decision (rules, duplicate
+    guard, lost answers, adoption, waits) is the lifecycle's. What it adds: the synchronous
+    lifecycle runs on the plugin's own executor (`MAX_OPERATIONS`, never asyncio's default
+    `cpu_count + 4` threads), so twelve creates wait side by side; the engine's
+    `customTimeouts` bound the waits in place of `ready_timeout_seconds`; progress goes to the
+    engine's log with the resource's URN, so it shows under the resource; a failure is the
+    product's sentence (`HostError`), not a traceback; a read with no previous state fills every
+    input from the live object (`pulumi import`, `_import`)."""
 
     def __init__(self, executor: Executor, log: Log = _no_log) -> None:
         self._executor = executor
