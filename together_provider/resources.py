@@ -2,8 +2,6 @@
 # --write): do not edit; tests/unit/test_codegen.py fails while this file differs.
 """The typed Args and dynamic-host resources of every kind, from its field table."""
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 from typing import Any
 

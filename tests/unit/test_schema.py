@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Literal
 
+import pulumi
 import pytest
 
 from together_provider.cluster.table import CLUSTER, ClusterOutputs, ClusterSpec
@@ -16,7 +17,10 @@ from together_provider.resources import Cluster
 
 
 def test_the_resource_declares_every_output_of_the_table() -> None:
-    declared = {n for n, a in Cluster.__annotations__.items() if a.startswith("pulumi.Output[")}
+    # Real objects, not strings: the generated module has no `from __future__ import annotations`
+    # (the SDK evaluates every resource's hints as it registers it; see codegen._module).
+    hints = Cluster.__annotations__
+    declared = {n for n, a in hints.items() if getattr(a, "__origin__", None) is pulumi.Output}
     assert declared >= set(CLUSTER.output_names)
     assert set(CLUSTER.secret_outputs) == {"kube_config"}
     assert {f.name for f in dataclasses.fields(ClusterOutputs)} == set(CLUSTER.output_names)

@@ -2,8 +2,6 @@
 # --write): do not edit; tests/unit/test_codegen.py fails while this file differs.
 """The native-plugin resources of every kind, from its field table, with the same Args."""
 
-from __future__ import annotations
-
 from typing import Any
 
 import pulumi
