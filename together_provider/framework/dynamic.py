@@ -182,7 +182,7 @@ def provider_class(kind: Kind, home: str = PROVIDERS_HOME) -> type[LifecycleProv
     return _PROVIDERS[key]
 
 
-def input_props(kind: Kind, resource_name: str, args: Any) -> dict[str, Any]:
+def input_props(kind: Kind, args: Any) -> dict[str, Any]:
     """The program's `args` as the properties a host sends: every input, unset ones included
     (the SDK sends no None, so each is an output resolving to None), and every output."""
     # Not dataclasses.asdict: it deep-copies, and Outputs must be passed through untouched.
@@ -215,7 +215,7 @@ class DynamicResource(Resource):
         self, resource_name: str, args: Any, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         kind = self.kind
-        props = input_props(kind, resource_name, args)
+        props = input_props(kind, args)
         for spec_field in kind.schema.inputs:
             if spec_field.names_resource and props[spec_field.name] is None:
                 props[spec_field.name] = resource_name

@@ -35,7 +35,7 @@ class NativeResource(pulumi.CustomResource):
         self, resource_name: str, args: Any, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         # The name input defaults to the resource name in the plugin's check, not here.
-        props = input_props(self.kind, resource_name, args)
+        props = input_props(self.kind, args)
         super().__init__(self.kind.token, resource_name, props, opts)
         set_program_attributes(self.kind, self, args)
 
