@@ -4,6 +4,7 @@ PUT changes are derived from the models' fields, so a field new to the API needs
 from __future__ import annotations
 
 from collections.abc import Collection
+from functools import cache
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -18,8 +19,15 @@ def echoed(
 ) -> dict[str, Any]:
     """The stored fields that ``response`` has too (as JSON), set ones only: the API echoes
     them back as sent. ``hidden``: shared fields the real API keeps to itself."""
-    shared = set(type(stored).model_fields) & set(response.model_fields) - set(hidden)
+    shared = _shared(type(stored), response, frozenset(hidden))
     return stored.model_dump(mode="json", include=shared, exclude_none=True)
+
+
+@cache
+def _shared(stored: type[BaseModel], response: type[BaseModel], hidden: frozenset[str]) -> set[str]:
+    """The field names two models share: fixed per pair of models, so computed once, not on
+    every rendered cluster of every listing."""
+    return set(stored.model_fields) & set(response.model_fields) - hidden
 
 
 def updated(stored: M, update: BaseModel, skip: Collection[str] = ()) -> M:
