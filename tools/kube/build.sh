@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Ensure a Kubernetes control plane built from Go modules exists (etcd, kube-apiserver,
-# kube-controller-manager, kube-scheduler, kubectl and KWOK, the kubelet stand-in) and print the
-# directory that holds it. `python -m together_sim --kubernetes` runs one control plane per
+# kube-controller-manager, kube-scheduler, kubectl, the kubelet for real nodes and KWOK, the
+# kubelet stand-in) and print the directory that holds it. `python -m together_sim --kubernetes` runs one control plane per
 # simulated cluster from these binaries (docs/kubernetes-sim.md).
 #
 #   build.sh           build if needed (progress on stderr), then print the bin directory
@@ -24,7 +24,7 @@ KWOK_VERSION="0.8.0"
 VERSION="$KUBE_VERSION-etcd$ETCD_VERSION-kwok$KWOK_VERSION"
 CACHE_ROOT="${TOGETHER_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/together-gpu-clusters/kube}"
 INPUTS=(go.mod go.sum)
-BINARIES=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok)
+BINARIES=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kwok)
 
 # Ours alone: the simulator needs these exact versions and KWOK's stages beside them.
 installed() { return 1; }
@@ -39,7 +39,7 @@ build() {
   local stage="$1" v=k8s.io/component-base/version ldflags kwok_dir
   require_go "Kubernetes v$KUBE_VERSION"
   export GOFLAGS="${GOFLAGS:-} -mod=readonly"
-  say "building Kubernetes v$KUBE_VERSION (apiserver, controller-manager, scheduler, kubectl), etcd v$ETCD_VERSION and KWOK v$KWOK_VERSION from Go modules"
+  say "building Kubernetes v$KUBE_VERSION (apiserver, controller-manager, scheduler, kubectl, kubelet), etcd v$ETCD_VERSION and KWOK v$KWOK_VERSION from Go modules"
   say "a cold build downloads ~0.5 GB of modules and compiles for ~10 minutes on 2 cores; later builds reuse Go's caches"
   go_download "Kubernetes v$KUBE_VERSION"
   ldflags="-s -w -X $v.gitVersion=v$KUBE_VERSION -X $v.gitMajor=${KUBE_VERSION%%.*}"
@@ -50,6 +50,7 @@ build() {
     k8s.io/kubernetes/cmd/kube-controller-manager \
     k8s.io/kubernetes/cmd/kube-scheduler \
     k8s.io/kubernetes/cmd/kubectl \
+    k8s.io/kubernetes/cmd/kubelet \
     sigs.k8s.io/kwok/cmd/kwok
   # go build names a main package whose path ends in a major version (/v3) after the element before.
   mv "$stage/server" "$stage/etcd"
