@@ -29,7 +29,11 @@ RATE = load_price_table().rates["H100_SXM"]
 
 
 def _preview(
-    tmp_path: Path, name: str, clusters: dict[str, tuple[int, int]], op: str = "update"
+    tmp_path: Path,
+    name: str,
+    clusters: dict[str, tuple[int, int]],
+    op: str = "update",
+    config: dict[str, str] | None = None,
 ) -> Path:
     """A preview changing each cluster's preemptible target from ``old`` to ``new`` GPUs."""
     steps: list[dict[str, Any]] = [
@@ -46,7 +50,8 @@ def _preview(
                 "newState": {"inputs": {**spec, "num_preemptible_gpus": new}, "outputs": {}},
             }
         )
-    document = {"config": {f"{PROJECT}:clusters": "{}"}, "steps": steps, "changeSummary": {}}
+    config = {f"{PROJECT}:clusters": "{}", **(config or {})}
+    document = {"config": config, "steps": steps, "changeSummary": {}}
     path = tmp_path / f"{name}-{len(clusters)}-{sum(n for _, n in clusters.values())}.json"
     path.write_text(json.dumps(document))
     return path
@@ -191,7 +196,7 @@ def test_an_oversized_comment_is_trimmed_and_keeps_its_summary(
     assert 60_000 < len(body) <= 65_536
     assert 0 < len(rows) < 600
     assert f"{len(rows)} of 600 clusters" in body
-    assert f"Δ +${600 * 4 * RATE:,.2f}/h" in body  # the totals cover every cluster
+    assert f"Δ +${600 * 4 * RATE:,.2f}†/h" in body  # the totals cover every cluster
     assert body.splitlines()[1].endswith("(:arrows_counterclockwise: changes)")
     summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text()
     assert summary.count("| `train-") == 600
@@ -200,14 +205,16 @@ def test_an_oversized_comment_is_trimmed_and_keeps_its_summary(
 @pytest.mark.parametrize(
     ("flag", "limit", "text"),
     [
-        ("--max-hourly-increase", 3 * RATE, f"by ${RATE:,.2f}"),
-        ("--max-monthly-increase", 100.0, f"by ${4 * RATE * 730 - 100:,.2f}"),
+        ("--max-hourly-increase", 3 * RATE, f"by ${RATE:,.2f}†"),
+        ("--max-monthly-increase", 100.0, f"by ${4 * RATE * 730 - 100:,.2f}†"),
     ],
 )
 def test_a_crossed_cost_guardrail_blocks_and_says_by_how_much(
     github: GitHubServer, run: Run, tmp_path: Path, flag: str, limit: float, text: str
 ) -> None:
-    dev = _preview(tmp_path, "dev", {"train": (8, 16)})  # +8 preemptible GPUs: +4 x rate/h
+    """On the bundled placeholder rates, a stack that opts in with failOnPlaceholderPrices."""
+    opt_in = {f"{PROJECT}:failOnPlaceholderPrices": "true"}
+    dev = _preview(tmp_path, "dev", {"train": (8, 16)}, config=opt_in)  # +4 x rate/h
     code, _ = _post(run, ("dev", dev), extra=(flag, f"{limit:.4f}"))
     (comment,) = github.comments(REPO, PR)
     assert code == 12
