@@ -366,6 +366,46 @@ def test_drift_issue_opens_one_then_comments_on_it(
     assert len([i for i in github.issues(REPO) if "pull_request" not in i]) == 2
 
 
+GITHUB_LIMIT = 65_536
+"""GitHub's limit on an issue's or comment's body, in characters (written out here, not taken
+from the code under test, so that a wrong constant fails)."""
+CUT_ENDING = "\n\n<sub>(cut at GitHub's comment limit; the job's log has the rest)</sub>\n"
+
+
+def test_a_huge_drift_report_is_cut_to_githubs_limit_with_a_note(
+    github: GitHubServer, run: Run, tmp_path: Path
+) -> None:
+    report = tmp_path / "report.md"
+    report.write_text("`train`: num_gpus 8 → 16\n" + "x" * 200_000)
+    args = ("drift-issue", "--stack", "dev", "--report", report)
+    assert run(*args)[0] == 0  # opens the issue
+    assert run(*args)[0] == 0  # then comments on it
+    (issue,) = [i for i in github.issues(REPO) if "pull_request" not in i]
+    (comment,) = github.comments(REPO, issue["number"])
+    for body in (issue["body"], comment["body"]):
+        assert GITHUB_LIMIT - 100 < len(body) <= GITHUB_LIMIT
+        assert body.endswith(CUT_ENDING)
+        assert "num_gpus 8 → 16" in body
+
+
+def test_a_failure_comment_with_a_huge_error_is_cut_to_githubs_limit(
+    github: GitHubServer, run: Run, tmp_path: Path
+) -> None:
+    preview = json.loads(_preview(tmp_path, "dev", {"train": (8, 16)}).read_text())
+    preview["config"][f"{PROJECT}:pricesPerGpuHour"] = "H100_SXM=" + "9" * 100_000  # not a map
+    source = tmp_path / "dev.json"
+    source.write_text(json.dumps(preview))
+    log = tmp_path / "dev.err"
+    log.write_text("warning: something\n" * 5_000)
+    code, _ = run("--stack", f"dev={source}", "--preview-log", f"dev={log}", "--github-pr", PR)
+    (comment,) = github.comments(REPO, PR)
+    assert code == 2
+    assert "(:x: preview failed)" in comment["body"]
+    assert "pricesPerGpuHour is not a map of GPU type to USD" in comment["body"]
+    assert GITHUB_LIMIT - 100 < len(comment["body"]) <= GITHUB_LIMIT
+    assert comment["body"].endswith(CUT_ENDING)
+
+
 def test_as_a_process_it_reads_the_actions_variables(
     github: GitHubServer, tmp_path: Path, env: dict[str, str]
 ) -> None:
