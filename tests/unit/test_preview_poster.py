@@ -397,7 +397,7 @@ def test_a_failure_comment_with_a_huge_error_is_cut_to_githubs_limit(
     source.write_text(json.dumps(preview))
     log = tmp_path / "dev.err"
     log.write_text("warning: something\n" * 5_000)
-    code, _ = run("--stack", f"dev={source}", "--preview-log", f"dev={log}", "--github-pr", PR)
+    code, _ = run("--stack", f"dev={source}", "--preview-log", f"dev={log}", "--github-pr", str(PR))
     (comment,) = github.comments(REPO, PR)
     assert code == 2
     assert "(:x: preview failed)" in comment["body"]
