@@ -65,7 +65,7 @@ class Controller:
         self.memory = Memory()
         self.holding: str | None = None
         """The reason of the hold the last scan made (None: it made none): a hold is logged when
-        it begins or its reason changes, not at every scan, as the Cluster Autoscaler does."""
+        it begins or its reason changes, not at every scan it lasts (one line an hour, not 360)."""
 
     def run(self, stop: threading.Event) -> None:
         """Scan every ``scan_interval`` until ``stop`` is set; then give the Lease up."""

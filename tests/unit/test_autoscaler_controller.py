@@ -225,8 +225,8 @@ def test_a_hold_is_logged_when_it_begins_or_changes_not_every_scan(
     make_client: MakeClient, caplog: pytest.LogCaptureFixture
 ) -> None:
     """An idle node kept while a pending pod would fit on it (ScaleDownPendingPods), scan after
-    scan: one warning, as the Cluster Autoscaler logs a state once per change; after a scan
-    without the hold, the next one is a new hold and is logged again."""
+    scan: one warning; after a scan without the hold, the next one is a new hold and is logged
+    again."""
     caplog.set_level(logging.INFO, logger="together_autoscaler")
     fits = (PendingPod("default", "p", "u", 8, needs_preemptible=False, may_use_preemptible=True),)
     idle, busy = (NodeState("n1", 8),), (NodeState("n1", 8, workload_pods=1),)
