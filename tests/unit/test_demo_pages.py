@@ -67,6 +67,12 @@ def test_the_burst_page_restores_the_config_it_changes() -> None:
     assert _run_config_commands(block, _committed()) == _committed()
 
 
+def test_the_policy_page_restores_the_config_it_changes() -> None:
+    block = _bash_block("policy.md", "policy")
+    assert "maxPreemptibleGpus 48" in block
+    assert _run_config_commands(block, _committed()) == _committed()
+
+
 def test_the_walkthrough_keeps_only_the_grown_volume_and_its_last_block_restores_all() -> None:
     after = _run_config_commands(_bash_block("walkthrough.md", "demo"), _committed())
     grown = copy.deepcopy(_committed())
