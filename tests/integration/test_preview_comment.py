@@ -9,6 +9,7 @@ behaviours are in tests/unit/test_preview_poster.py.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,11 @@ def test_target_raised_is_an_in_place_update_with_its_cost(previews: Any) -> Non
     ]  # fmt: skip
     assert "`train`.`num_preemptible_gpus`: `8` → `24`" in comment
     assert "[!WARNING]" not in comment
+    # Not refreshed: the allocated column carries the time the engine last wrote the state.
+    assert plan.state_time is not None and not plan.refreshed
+    assert f"| Allocated as of {plan.state_time} |" in comment
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", plan.state_time)
+    assert "> **Not refreshed:**" in comment
 
 
 def test_standard_scaled_is_an_in_place_update(previews: Any) -> None:
