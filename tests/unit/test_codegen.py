@@ -23,9 +23,9 @@ import pytest
 
 import together_provider
 from together_provider import codegen, native, registry
-from together_provider.framework.dynamic import LifecycleProvider, provider_class
 from together_provider.framework.kind import Kind
-from together_provider.native.package_schema import resource_schema
+from together_provider.hosts.dynamic import LifecycleProvider, provider_class
+from together_provider.hosts.native.package_schema import resource_schema
 
 
 def test_the_checked_in_typed_classes_are_what_the_tables_give() -> None:
@@ -57,11 +57,12 @@ def test_each_kinds_args_and_classes_carry_every_field_of_its_table(kind: Kind) 
 DERIVING = (
     "together_provider/__init__.py",
     "together_provider/codegen.py",
-    "together_provider/framework/dynamic.py",
-    "together_provider/native/__init__.py",
-    "together_provider/native/_base.py",
-    "together_provider/native/_properties.py",
-    "together_provider/native/package_schema.py",
+    "together_provider/hosts/dynamic.py",
+    "together_provider/hosts/resource.py",
+    "together_provider/native.py",
+    "together_provider/hosts/native/_base.py",
+    "together_provider/hosts/native/_properties.py",
+    "together_provider/hosts/native/package_schema.py",
 )
 
 
@@ -166,7 +167,7 @@ TOY = {
             RULEBOOK = rules.RULEBOOK
     """,
     "toyreg.py": """
-        from together_provider.framework.dynamic import provider_class
+        from together_provider.hosts.dynamic import provider_class
         from toy import KIND
 
         KINDS = (KIND,)

@@ -13,7 +13,7 @@ from typing import Any, Final, Literal
 
 from together_provider.framework.fields import without_none
 from together_provider.framework.kind import PACKAGE, Kind
-from together_provider.native._properties import camel
+from together_provider.hosts.native._properties import camel
 from together_provider.registry import KINDS
 
 CONFIG: Final[dict[str, dict[str, Any]]] = {
