@@ -9,10 +9,11 @@ import re
 import sys
 import textwrap
 import typing
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from together_provider.extensions import ProgramExtension
 from together_provider.framework.fields import InputField, without_none
 from together_provider.framework.kind import Kind
 from together_provider.hosts.native.package_schema import python_type
@@ -75,6 +76,12 @@ def _optional_in_args(f: InputField) -> bool:
     return f.names_resource or (not f.required and f.default is None)
 
 
+def _flags(kind: Kind) -> Mapping[str, str]:
+    """The kind's program-side booleans (`ProgramExtension.flags`), none when it declares none."""
+    program = kind.get(ProgramExtension)
+    return program.flags if program else {}
+
+
 def _args_class(kind: Kind) -> str:
     required = [f for f in kind.schema.inputs if f.required and not f.names_resource]
     rest = [f for f in kind.schema.inputs if f not in required]
@@ -93,7 +100,7 @@ def _args_class(kind: Kind) -> str:
         else:
             lines.append(f"\n    {f.name}: pulumi.Input[{base}] = {_literal(f.default)}\n")
         lines.append(_doc(f.doc, 4))
-    for flag, field in kind.flags.items():
+    for flag, field in _flags(kind).items():
         lines += [
             "\n    @property\n",
             f"    def {flag}(self) -> bool:\n",
@@ -115,7 +122,7 @@ def _outputs(kind: Kind) -> str:
         lines += [f"\n    {f.name}: pulumi.Output[{text}]\n", _doc(f.doc, 4)]
     for o in kind.schema.outputs:
         lines += [f"\n    {o.name}: pulumi.Output[{_type(o.annotation)}]\n", _doc(o.doc, 4)]
-    for flag, field in kind.flags.items():
+    for flag, field in _flags(kind).items():
         lines += [f"\n    {flag}: bool\n", _doc(f"Whether `{field}` is set.", 4)]
     return "".join(lines)
 

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Final
 
 import pytest
 
@@ -181,11 +182,12 @@ def test_the_api_package_exports_its_surface_and_stays_cheap_to_import() -> None
     assert {"httpx", "pydantic"} & _loaded_after("import together_api") == set()
 
 
-def _module_graph(package: str) -> dict[str, set[str]]:
-    """Each module of the package and the package's modules it imports anywhere: at run time,
+def _module_graph(*packages: str) -> dict[str, set[str]]:
+    """Each module of the packages and the packages' modules it imports anywhere: at run time,
     inside a function, or under `if TYPE_CHECKING:` (a cycle there is still a tangle)."""
     modules = {
         ".".join(source.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): source
+        for package in packages
         for source in (ROOT / package).rglob("*.py")
     }
     graph: dict[str, set[str]] = {}
@@ -242,6 +244,17 @@ INSTALLED = (
     "together_autoscaler",
     "together_policy",
 )
+
+
+def test_the_framework_imports_no_feature() -> None:
+    """The framework (`Kind`, the table, the rules, the lifecycle contract) is the core every
+    feature builds on: it imports nothing from preview, stack_config, native, codegen, the hosts
+    or the registry, anywhere in a module, so a new feature edits no file of it."""
+    imported = {m for m in _imports("together_provider/framework") if m.startswith("together_")}
+    assert {m for m in imported if not m.startswith(("together_api.", FRAMEWORK))} == set()
+
+
+FRAMEWORK: Final = "together_provider.framework"
 
 
 def _levels_up(node: ast.AST, parents: dict[int, ast.AST]) -> int:

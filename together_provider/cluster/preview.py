@@ -10,6 +10,7 @@ from typing import Any, Final
 
 from together_provider.cluster import rules
 from together_provider.cluster.table import CLUSTER
+from together_provider.extensions import config_key
 from together_provider.framework.kind import Kind
 from together_provider.framework.rulebook import Plan
 from together_provider.preview.kinds import attached_ids
@@ -359,7 +360,7 @@ class ClusterPreview:
         fields = _field_lines(shown)
         if fields:
             lines += ["Changed fields:", *fields, ""]
-        return [*lines, _totals(plan.changes[self.kind.config_key]), ""]
+        return [*lines, _totals(plan.changes[config_key(self.kind)]), ""]
 
     def loss(self, cluster: ClusterChange) -> str:
         """What a replacement or deletion takes away, in standard and allocated preemptible

@@ -10,7 +10,8 @@ from typing import Any, ClassVar
 import pulumi
 from pulumi.dynamic import Resource
 
-from together_provider.framework.kind import ID, PACKAGE, Kind
+from together_provider.extensions import ID, ProgramExtension
+from together_provider.framework.kind import PACKAGE, Kind
 from together_provider.hosts.dynamic import provider_class
 
 
@@ -26,9 +27,10 @@ def input_props(kind: Kind, args: Any) -> dict[str, Any]:
 def set_program_attributes(kind: Kind, resource: pulumi.CustomResource, args: Any) -> None:
     """What both hosts' resources know in the program already, as the kind declares it:
     its `flags` (e.g. `has_volume`, which the workload helpers read) and `known_at_preview`."""
-    for flag, field in kind.flags.items():
+    program = kind.get(ProgramExtension) or ProgramExtension()
+    for flag, field in program.flags.items():
         setattr(resource, flag, getattr(args, field) is not None)
-    for output, source in kind.known_at_preview.items():
+    for output, source in program.known_at_preview.items():
         value = resource.id if source == ID else pulumi.Output.from_input(getattr(args, source))
         setattr(resource, output, value)
 

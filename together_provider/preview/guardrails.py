@@ -6,10 +6,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from together_provider.preview.plan import StackPlan
+from together_provider.framework.kind import Kind
+from together_provider.preview.kinds import preview_of
+
+
+class StackPlan(Protocol):
+    """What a guardrail reads of a `plan.StackPlan` (its own type here, so that the plan, which
+    holds the breaches, and the guardrails import one way)."""
+
+    def kinds(self) -> list[tuple[Kind, tuple[Any, ...]]]: ...
+
 
 HOURS_PER_MONTH = 730
 
@@ -49,7 +57,7 @@ def _kinds_delta(plan: StackPlan, per_hour: bool) -> float:
     return sum(
         _known_delta(changes)
         for kind, changes in plan.kinds()
-        if kind.preview().per_hour is per_hour
+        if preview_of(kind).per_hour is per_hour
     )
 
 
