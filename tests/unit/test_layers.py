@@ -246,6 +246,32 @@ INSTALLED = (
 )
 
 
+def test_no_product_package_has_an_import_cycle() -> None:
+    """The five packages as one graph, every import counted (under `TYPE_CHECKING` and inside
+    functions too), so no module closes a circle through another, in its package or across."""
+    assert _cycle(_module_graph(*INSTALLED)) is None
+
+
+def test_the_cycle_check_sees_a_cycle_across_packages() -> None:
+    graph = _module_graph(*INSTALLED)
+    graph["together_api.errors"] = {*graph["together_api.errors"], "together_provider.registry"}
+    assert _cycle(graph) is not None
+
+
+def test_the_provider_and_the_controller_share_one_placement_rule() -> None:
+    """Where a pod may run is one pure rule (`together_api.placement`): the provider's workload
+    helpers and the autoscaler's controller both import it, and the autoscaler no Pulumi."""
+    placement = ROOT / "together_provider" / "kubernetes" / "placement.py"
+    assert "together_api.placement" in _imports_of(placement)
+    assert "together_api.placement" in _imports_of(ROOT / "together_autoscaler" / "pods.py")
+    assert _imports_of(ROOT / "together_api" / "placement.py") <= {
+        "__future__",
+        "collections.abc",
+        "typing",
+        "together_api.values",
+    }
+
+
 def test_the_framework_imports_no_feature() -> None:
     """The framework (`Kind`, the table, the rules, the lifecycle contract) is the core every
     feature builds on: it imports nothing from preview, stack_config, native, codegen, the hosts
