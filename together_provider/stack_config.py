@@ -64,12 +64,9 @@ def declaration_order(kinds: Sequence[Kind]) -> list[Kind]:
 
 @dataclass(frozen=True)
 class StackConfig:
-    """The validated config of one stack, as provider properties (snake_case).
-
-    Each kind's view is also reachable by its names: `clusters` (a kind's `config_key`: each
-    resource's own settings), `cluster_props()` (`<noun>_props`) and `cluster_volumes`
-    (`<noun>_<target>`: resource name -> the key of the resource it attaches).
-    """
+    """The validated config of one stack, as provider properties (snake_case): each kind's
+    resources with the defaults they take (`props(kind)`), their own settings
+    (`resources[config_key(kind)]`) and what they attach (`attachments(kind, attach)`)."""
 
     defaults: dict[str, Any] = field(default_factory=dict)
     resources: Mapping[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
@@ -92,17 +89,6 @@ class StackConfig:
     def in_declaration_order(self) -> list[Kind]:
         """The kinds in the order the program declares them (`declaration_order`)."""
         return declaration_order(self.kinds)
-
-    def __getattr__(self, name: str) -> Any:
-        for kind in object.__getattribute__(self, "kinds"):
-            if name == config_key(kind):
-                return self.resources[config_key(kind)]
-            if name == f"{kind.schema.noun}_props":
-                return lambda kind=kind: self.props(kind)
-            for attach in _stack(kind).attaches:
-                if name == f"{kind.schema.noun}_{attach.target}":
-                    return dict(self.attachments(kind, attach))
-        raise AttributeError(name)
 
 
 class ConfigError(SpecError):

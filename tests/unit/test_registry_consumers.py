@@ -127,7 +127,7 @@ def test_stack_config_takes_a_new_kind_from_its_declaration() -> None:
         {"defaults": DEFAULTS, "clusters": CLUSTERS, "things": {"box": {"size": 2}}}, kinds
     )
     assert config.props(THING) == {"box": {"region": "us-central-8", "size": 2}}
-    assert config.things == {"box": {"size": 2}}
+    assert config.resources["things"] == {"box": {"size": 2}}
     with pytest.raises(ConfigError) as error:
         load({"defaults": DEFAULTS, "clusters": CLUSTERS, "things": {"box": {"size": "x"}}}, kinds)
     assert [p.split(":")[0] for p in error.value.problems] == ["things.box.size"]
@@ -185,7 +185,10 @@ def test_the_preview_reads_and_renders_a_new_kind_from_its_declaration(
         "changeSummary": {"delete": 1, "create": 1},
     }
     plan = build_plan(document, "thing.json", load_price_table())
-    assert [(c.name, str(c.action)) for c in plan.things] == [("box", "delete"), ("bag", "create")]
+    assert [(c.name, str(c.action)) for c in plan.changes["things"]] == [
+        ("box", "delete"),
+        ("bag", "create"),
+    ]
     comment = render([plan])
     assert "| `box` | delete |\n| `bag` | create |" in comment
     assert "> - thing `box` goes" in comment

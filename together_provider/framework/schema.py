@@ -8,7 +8,7 @@ import difflib
 import enum
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 from together_api.errors import SpecError
 from together_provider.framework.fields import (
@@ -65,31 +65,31 @@ S = TypeVar("S")
 
 
 class Draft(Generic[S]):
-    """The possibly-unknown spec of `check` and `diff`: attribute access gives each field's value
-    or `Unknown.VALUE` (not known until apply, or it failed to parse)."""
-
-    __slots__ = ("_values",)
+    """The possibly-unknown spec of `check` and `diff`: each field is an attribute holding its
+    value or `Unknown.VALUE` (not known until apply, or it failed to parse). Read-only."""
 
     def __init__(self, values: Mapping[str, Any]) -> None:
-        object.__setattr__(self, "_values", dict(values))
+        vars(self).update(values)
 
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self._values[name]
-        except KeyError:
-            raise AttributeError(name) from None
+    if TYPE_CHECKING:
+        # For the type checker only: which fields a draft holds is the table's, so any name
+        # reads as a value. At run time each field is a plain attribute (no hook).
+        def __getattr__(self, name: str) -> Any: ...
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"a Draft is read-only: {name}")
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Draft) and self._values == other._values
+        return isinstance(other, Draft) and vars(self) == vars(other)
 
     def __hash__(self) -> int:
-        return hash(tuple(sorted(self._values.items(), key=lambda kv: kv[0])))
+        return hash(tuple(sorted(vars(self).items(), key=lambda kv: kv[0])))
 
     def __repr__(self) -> str:
-        return f"Draft({self._values!r})"
+        return f"Draft({vars(self)!r})"
 
     def values(self) -> Mapping[str, Any]:
-        return dict(self._values)
+        return dict(vars(self))
 
     @classmethod
     def of(cls, spec: S | Draft[S]) -> Draft[S]:

@@ -48,8 +48,8 @@ HOST_MODULE: Final = "pulumi.dynamic.__main__"
 process the engine starts for dynamic resources."""
 
 
-class _SentenceOrTraceback:
-    """The `traceback` module as the dynamic-provider host sees it once `configure()` ran.
+def _sentence_or_traceback(limit: int | None = None, chain: bool = True) -> str:
+    """`traceback.format_exc` as the dynamic-provider host calls it once `configure()` ran.
 
     The host wraps every hook (check, diff, create, read, update, delete) in one handler that
     aborts the call with `traceback.format_exc()`, whatever was raised: Pulumi's Python providers
@@ -60,16 +60,10 @@ class _SentenceOrTraceback:
     the message and the fix, so that is all the host sends; any other exception is a bug, and
     keeps its traceback.
     """
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(traceback, name)
-
-    @staticmethod
-    def format_exc(limit: int | None = None, chain: bool = True) -> str:
-        error = sys.exc_info()[1]
-        if isinstance(error, TogetherError):
-            return str(error)
-        return traceback.format_exc(limit, chain)
+    error = sys.exc_info()[1]
+    if isinstance(error, TogetherError):
+        return str(error)
+    return traceback.format_exc(limit, chain)
 
 
 def _plain_errors_in_the_host() -> None:
@@ -79,8 +73,12 @@ def _plain_errors_in_the_host() -> None:
     host = sys.modules.get("__main__")
     if host is None or getattr(host.__spec__, "name", None) != HOST_MODULE:
         return
-    if isinstance(getattr(host, "traceback", None), ModuleType):
-        host.traceback = _SentenceOrTraceback()  # type: ignore[attr-defined]
+    if getattr(host, "traceback", None) is traceback:
+        # A copy of the module with our `format_exc`: the host's name, nobody else's.
+        patched = ModuleType(traceback.__name__, traceback.__doc__)
+        vars(patched).update(vars(traceback))
+        patched.format_exc = _sentence_or_traceback  # type: ignore[attr-defined]
+        host.traceback = patched  # type: ignore[attr-defined]
 
 
 class LifecycleProvider(ResourceProvider):
@@ -91,7 +89,7 @@ class LifecycleProvider(ResourceProvider):
     process imports the code installed now, and the pickle holds no credentials. The class has
     no instance attributes until `configure()` runs in the provider process, and `configure()`
     state is never pickled. A failure reaches the user as our sentence alone, whichever hook
-    raised it (`_SentenceOrTraceback`).
+    raised it (`_sentence_or_traceback`).
     """
 
     _api_key: str | None = None

@@ -82,8 +82,7 @@ def previewed() -> list[Kind]:
 
 @dataclass(frozen=True)
 class StackPlan:
-    """One stack's changes, by kind: `changes[config_key(kind)]`, also reachable as an attribute
-    of that name (`plan.clusters`)."""
+    """One stack's changes, by kind: `changes[config_key(kind)]` (`changes["clusters"]`)."""
 
     stack: str
     project: str | None
@@ -125,12 +124,6 @@ class StackPlan:
     def kinds(self) -> list[tuple[Kind, tuple[Change, ...]]]:
         """Each previewed kind (`previewed`) with its changes, in the registry's order."""
         return [(kind, self.changes[config_key(kind)]) for kind in previewed()]
-
-    def __getattr__(self, name: str) -> tuple[Change, ...]:
-        changes = object.__getattribute__(self, "changes")
-        if name in changes:
-            return changes[name]  # type: ignore[no-any-return]
-        raise AttributeError(name)
 
 
 def _parse_urn(urn: str) -> tuple[str, str, str, str] | None:
