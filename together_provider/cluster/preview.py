@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from together_provider.cluster import rules
-from together_provider.cluster.table import CLUSTER
+from together_provider.cluster.table import CLUSTER, counts
 from together_provider.extensions import config_key
 from together_provider.framework.kind import Kind
 from together_provider.framework.rulebook import Plan
@@ -85,12 +85,13 @@ def _sizing(state: object) -> Sizing | None:
     if not isinstance(state, dict):
         return None
     props = {**props_of(state, "outputs"), **props_of(state, "inputs")}
+    declared = counts(props)
     return Sizing(
         gpu_type=known_str(props.get("gpu_type")),
-        standard=count(props.get("num_gpus")),
-        preemptible=count(props.get("num_preemptible_gpus", 0)),
-        standard_max=count(props.get("auto_scale_max_gpus")),
-        preemptible_max=count(props.get("max_preemptible_gpus")),
+        standard=declared.standard.floor,
+        preemptible=declared.preemptible.floor,
+        standard_max=declared.standard.ceiling,
+        preemptible_max=declared.preemptible.ceiling,
     )
 
 

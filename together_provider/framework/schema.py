@@ -111,6 +111,23 @@ class Stored(Generic[S]):
     outputs: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class Span:
+    """A count with its declared range (`input_field(ceiling=...)`), parsed as the rules parse
+    it: `floor` is the count, `ceiling` the top of its range; None where not known (not known
+    until apply, or not a count: 8.5 is none), and `ceiling` None too when no range is declared.
+    `ranged`: a ceiling is set, known or not."""
+
+    floor: int | None
+    ceiling: int | None
+    ranged: bool
+
+    @property
+    def top(self) -> int | None:
+        """The most it may reach without a diff: a declared range's ceiling, else the count."""
+        return self.ceiling if self.ranged else self.floor
+
+
 class Schema(Generic[S]):
     """Everything derived from one resource's table (a frozen dataclass of `input_field(...)`s,
     one of `output_field(...)`s): every consumer's view of it.
@@ -161,6 +178,18 @@ class Schema(Generic[S]):
         for spec_field in self.inputs:
             values[spec_field.name] = _parse_field(spec_field, props.get(spec_field.name), failures)
         return Draft(values), failures
+
+    def spans(self, props: Mapping[str, Any]) -> dict[str, Span]:
+        """Each count with a declared range (`ranges`), floor field -> its `Span`, parsed by the
+        fields' own validators and nothing else: the one reading of counts and ranges for every
+        consumer of raw properties (the PR preview, the policy pack), so none truncates or
+        re-pairs them by hand."""
+        found: dict[str, Span] = {}
+        for floor, ceiling in self.ranges.items():
+            low = _parse_field(self.by_name[floor], props.get(floor), [])
+            high = _parse_field(self.by_name[ceiling], props.get(ceiling), [])
+            found[floor] = Span(_known(low), _known(high), ranged=high is not None)
+        return found
 
     def stored(self, props: Mapping[str, Any]) -> Stored[S]:
         """The recorded state (a host's `olds`: the previous outputs, every input echoed) parsed
@@ -292,6 +321,10 @@ def _parse_field(spec_field: InputField, raw: Any, failures: list[Failure]) -> A
         return Unknown.VALUE
 
 
+def _known(value: Any) -> Any:
+    return None if value is Unknown.VALUE else value
+
+
 def _values(spec: Any) -> Iterator[tuple[str, Any]]:
     if isinstance(spec, Draft):
         yield from spec.values().items()
@@ -308,6 +341,7 @@ __all__ = [
     "OutputField",
     "Policy",
     "Schema",
+    "Span",
     "Stored",
     "Unknown",
     "input_field",
