@@ -336,3 +336,73 @@ def test_the_reach_check_sees_a_climb_out_of_the_package() -> None:
         n for n in ast.walk(tree) if isinstance(n, ast.Call) and ast.unparse(n) == "Path(__file__)"
     ]
     assert sorted(_levels_up(call, parents) for call in calls) == [1, 3]
+
+
+LAZY_EXPORTS: Final = {
+    "together_api": "together_api/__init__.py",
+    "together_provider": "together_provider/__init__.py",
+    "together_provider.native": "together_provider/native.py",
+    "together_provider.registry": "together_provider/registry.py",
+    "together_sim": "together_sim/__init__.py",
+}
+"""Every `__getattr__` left in the product: a module's lazy export (PEP 562), each with its
+reason in CONTRIBUTING.md ("Lazy exports only")."""
+
+
+def _hooks_in(source: str, path: str) -> list[str]:
+    """Each run-time `__getattr__` in `source` (defined or assigned), as `path` for a module's
+    and `path:Class` for a class's; one under `if TYPE_CHECKING:` declares a type for the
+    checker and is skipped."""
+    tree = ast.parse(source)
+    typing_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+        for statement in node.body
+        for inner in ast.walk(statement)
+    }
+    owners = {
+        id(child): node.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+        for child in node.body
+    }
+    hooks = []
+    for node in ast.walk(tree):
+        defined = isinstance(node, ast.FunctionDef) and node.name == "__getattr__"
+        assigned = isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "__getattr__" for target in node.targets
+        )
+        if (defined or assigned) and id(node) not in typing_only:
+            owner = owners.get(id(node))
+            hooks.append(f"{path}:{owner}" if owner else path)
+    return hooks
+
+
+def _getattr_hooks(package: str) -> list[str]:
+    return [
+        hook
+        for source in (ROOT / package).rglob("*.py")
+        for hook in _hooks_in(source.read_text(), str(source.relative_to(ROOT)))
+    ]
+
+
+def test_every_getattr_left_is_a_listed_lazy_export() -> None:
+    found = sorted(hook for package in INSTALLED for hook in _getattr_hooks(package))
+    assert found == sorted(LAZY_EXPORTS.values())
+    contributing = (ROOT / "CONTRIBUTING.md").read_text()
+    lazy = contributing[contributing.index("**Lazy exports only.**") :]
+    for module in LAZY_EXPORTS:
+        assert f"`{module}`" in lazy, module
+
+
+def test_the_getattr_scan_sees_hooks_and_skips_declarations() -> None:
+    source = (
+        "class Hidden:\n"
+        "    def __getattr__(self, name): ...\n"
+        "class Typed:\n"
+        "    if TYPE_CHECKING:\n"
+        "        def __getattr__(self, name): ...\n"
+        "__getattr__ = make()\n"
+    )
+    assert sorted(_hooks_in(source, "m.py")) == ["m.py", "m.py:Hidden"]
