@@ -103,6 +103,8 @@ def test_importing_the_simulator_loads_no_pulumi_and_no_provider() -> None:
 PULUMI_FREE = (
     "together_provider",
     "together_provider.registry",
+    "together_provider.extensions",
+    "together_provider.native",
     "together_provider.framework.lifecycle",
     "together_provider.cluster.lifecycle",
     "together_provider.cluster.rules",
