@@ -15,7 +15,12 @@ from typing import Any
 
 import pytest
 
-from together_provider.extensions import PreviewExtension, StackConfigExtension, config_key
+from together_provider.extensions import (
+    ExportsExtension,
+    PreviewExtension,
+    StackConfigExtension,
+    config_key,
+)
 from together_provider.framework.fields import Policy, input_field, output_field
 from together_provider.framework.kind import Kind
 from together_provider.framework.rulebook import Rulebook
@@ -207,3 +212,12 @@ def test_a_kind_without_a_preview_only_counts_in_the_change_summary(
     plan = build_plan(document, "thing.json", load_price_table())
     assert "things" not in plan.changes
     assert "Engine change summary (all resources): create 1." in render([plan])
+
+
+def test_a_feature_finds_its_extension_and_a_missing_one_names_where_it_goes() -> None:
+    assert THING[StackConfigExtension].key == "things"
+    assert THING.get(ExportsExtension) is None
+    with pytest.raises(LookupError, match=r"Thing declares no ExportsExtension.*tests_thing"):
+        _ = THING[ExportsExtension]
+    with pytest.raises(TypeError, match="one extension per type"):
+        dataclasses.replace(THING, extensions=(PreviewExtension("A"), PreviewExtension("B")))
