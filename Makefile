@@ -46,7 +46,7 @@ help:
 	@echo "make engine     build or locate the Pulumi engine, the Kubernetes provider plugin, the YAML and Node.js language hosts,"
 	@echo "                the TypeScript SDK generator, the Kubernetes control plane the simulator runs per cluster,"
 	@echo "                act (the GitOps workflow runs) and actionlint (make lint)"
-	@echo "make sdk-python  regenerate the typed Python classes (together_provider/resources.py, native/resources.py)"
+	@echo "make sdk-python  regenerate the typed Python classes (together_provider/resources.py, hosts/native/resources.py)"
 	@echo "make sdk-typescript  regenerate sdk/typescript from the native plugin's schema"
 	@echo "make bench      run the benchmarks (not part of make test)"
 	@echo "make policy     create the policy pack's virtualenv (policy/venv): pulumi preview --policy-pack policy"
@@ -81,7 +81,7 @@ sdk-python: $(STAMP)
 # The TypeScript SDK, generated from the schema the native plugin serves (docs/typescript.md).
 sdk-typescript: $(STAMP)
 	@$(call with_builds,$(TS_CODEGEN)) \
-	  $(PY) -c 'from together_provider.native.package_schema import package_schema_json; print(package_schema_json())' \
+	  $(PY) -c 'from together_provider.hosts.native.package_schema import package_schema_json; print(package_schema_json())' \
 	  | "$$TOGETHER_TS_CODEGEN_BIN/ts-codegen" --schema - --out sdk/typescript
 
 # actionlint checks the GitOps workflows (expressions, contexts, action inputs) and runs ShellCheck

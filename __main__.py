@@ -8,6 +8,7 @@ import pulumi
 
 import together_provider
 from together_provider import native
+from together_provider.extensions import ExportsExtension, StackConfigExtension, config_key
 from together_provider.stack_config import ConfigError, load, project_values
 
 try:
@@ -23,15 +24,16 @@ declared: dict[str, dict[str, Any]] = {}
 for kind in stack_config.in_declaration_order():  # an attached kind first: its outputs are inputs
     resource_type = getattr(host, kind.type_name)
     args_type = getattr(together_provider, kind.exports[1])
-    declared[kind.config_key] = {}
+    declared[config_key(kind)] = {}
+    exports = kind.get(ExportsExtension) or ExportsExtension(())
     for name, props in stack_config.props(kind).items():
-        for attach in kind.attaches:
+        for attach in kind[StackConfigExtension].attaches:
             key = stack_config.attachments(kind, attach).get(name)
             if key is not None:
                 attached = declared[attach.target][key]
                 props |= {prop: getattr(attached, source) for prop, source in attach.props.items()}
-        resource = declared[kind.config_key][name] = resource_type(name, args_type(**props))
-        for export in kind.stack_exports:
+        resource = declared[config_key(kind)][name] = resource_type(name, args_type(**props))
+        for export in exports.exports:
             value = export.value(resource)
             pulumi.export(
                 export.key.format(name=name),

@@ -32,7 +32,7 @@ NODE_EVENT_NAMESPACE: Final = "default"
 class KubeSide:
     """One lightkube client; ``identity`` names this replica in the Events it records.
 
-    Every call here is one the ClusterRole (`together_provider.autoscaler.AUTOSCALER_RULES`)
+    Every call here is one the ClusterRole (`together_provider.kubernetes.AUTOSCALER_RULES`)
     grants, and nothing more: ``list`` Nodes (the preemptible class only, by label selector) and
     ``patch`` them (cordon and annotate, or undo that); ``list`` Pods in every namespace; ``list``
     Events in every namespace (a reclaim's ``TogetherPreemptionNotified`` on a Node) and

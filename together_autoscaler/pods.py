@@ -1,14 +1,15 @@
-"""What a pod needs and where it may run, and what a node holds, read from Kubernetes objects by the
-rules of `together_provider.kubernetes` (which this package may not import)."""
+"""What a pod needs and where it may run, and what a node holds, read from Kubernetes objects; where
+a pod may run is the one rule the provider applies too (`together_api.placement`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Final
 
-from lightkube.models.core_v1 import Container, NodeSelectorRequirement, PodSpec
+from lightkube.models.core_v1 import Container, PodSpec
 from lightkube.resources.core_v1 import Node, Pod
 
+from together_api.placement import may_use_preemptible, needs_preemptible
 from together_api.values import (
     COMPUTE_CLASS_LABEL,
     GPUS_PER_NODE,
@@ -40,14 +41,14 @@ def pending_pod(pod: Pod) -> PendingPod | None:
     it *may use* it unless its selector or affinity keeps it off."""
     if not _unschedulable(pod) or pod.metadata is None or pod.spec is None:
         return None
-    requires, forbids = _requires_preemptible(pod.spec), _forbids_preemptible(pod.spec)
+    spec = pod.spec.to_dict()
     return PendingPod(
         namespace=pod.metadata.namespace or "default",
         name=pod.metadata.name or "",
         uid=pod.metadata.uid or "",
         gpus=pod_gpus(pod.spec),
-        needs_preemptible=(requires or _tolerates_preemptible(pod.spec)) and not forbids,
-        may_use_preemptible=not forbids,
+        needs_preemptible=needs_preemptible(spec),
+        may_use_preemptible=may_use_preemptible(spec),
     )
 
 
@@ -122,48 +123,3 @@ def _workload(pod: Pod) -> bool:
 
 def _ended(pod: Pod) -> bool:
     return pod.status is not None and pod.status.phase in ("Succeeded", "Failed")
-
-
-def _requires_preemptible(spec: PodSpec) -> bool:
-    if (spec.nodeSelector or {}).get(COMPUTE_CLASS_LABEL) == PREEMPTIBLE:
-        return True
-    terms = _required_terms(spec)
-    return bool(terms) and all(
-        any(e.operator == "In" and set(e.values or []) == {PREEMPTIBLE} for e in t) for t in terms
-    )
-
-
-def _forbids_preemptible(spec: PodSpec) -> bool:
-    value = (spec.nodeSelector or {}).get(COMPUTE_CLASS_LABEL)
-    if value is not None and value != PREEMPTIBLE:
-        return True
-    terms = _required_terms(spec)
-    return bool(terms) and all(any(_excludes(e) for e in t) for t in terms)
-
-
-def _excludes(e: NodeSelectorRequirement) -> bool:
-    values = e.values or []
-    return (
-        (e.operator == "NotIn" and PREEMPTIBLE in values)
-        or (e.operator == "In" and PREEMPTIBLE not in values)
-        or e.operator == "DoesNotExist"
-    )
-
-
-def _required_terms(spec: PodSpec) -> list[list[NodeSelectorRequirement]]:
-    affinity = spec.affinity.nodeAffinity if spec.affinity else None
-    required = affinity.requiredDuringSchedulingIgnoredDuringExecution if affinity else None
-    if required is None:
-        return []
-    return [
-        [e for e in term.matchExpressions or [] if e.key == COMPUTE_CLASS_LABEL]
-        for term in required.nodeSelectorTerms
-    ]
-
-
-def _tolerates_preemptible(spec: PodSpec) -> bool:
-    return any(
-        t.key == COMPUTE_CLASS_LABEL
-        and (t.operator == "Exists" or (t.value == PREEMPTIBLE and t.operator in (None, "Equal")))
-        for t in spec.tolerations or []
-    )

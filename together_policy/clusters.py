@@ -12,14 +12,13 @@ from together_api.errors import InputError
 from together_policy.provider import (
     CLUSTER_RULEBOOK,
     PriceTable,
+    counts,
     hourly_cost,
     load_price_table,
 )
 from together_policy.resources import (
     Res,
-    at_ceiling,
     has_preemptible_capacity,
-    known_int,
     snake_depends_on,
     snake_inputs,
 )
@@ -49,8 +48,8 @@ def cluster_rules(res: Res) -> list[Violation]:
 class Budget:
     """Caps per stack; None: no cap."""
 
-    max_standard_gpus: int | None = None
-    max_preemptible_gpus: int | None = None
+    max_standard_gpus: float | None = None
+    max_preemptible_gpus: float | None = None
     max_usd_per_hour: float | None = None
 
     @classmethod
@@ -58,10 +57,18 @@ class Budget:
         config = config or {}
         usd = config.get(MAX_USD_PER_HOUR)
         return cls(
-            known_int(config.get(MAX_STANDARD_GPUS)),
-            known_int(config.get(MAX_PREEMPTIBLE_GPUS)),
+            _cap(config.get(MAX_STANDARD_GPUS)),
+            _cap(config.get(MAX_PREEMPTIBLE_GPUS)),
             None if usd is None else float(usd),
         )
+
+
+def _cap(value: object) -> float | None:
+    """A GPU cap as the stack's policy config gives it (a whole number is an int already:
+    `with_unknowns`), never truncated; None: no cap, or not a number."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return value
 
 
 def budget(
@@ -80,8 +87,8 @@ def budget(
     table = prices or load_price_table()
     for cluster in clusters:
         inputs = snake_inputs(cluster)
-        std = at_ceiling(cluster, "num_gpus", "auto_scale_max_gpus")
-        pre = at_ceiling(cluster, "num_preemptible_gpus", "max_preemptible_gpus")
+        declared = counts(inputs)
+        std, pre = declared.standard.top, declared.preemptible.top
         if std is None or pre is None:
             unknown.append(cluster.name)
             continue

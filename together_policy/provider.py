@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Final
 
 from together_api.wire import DRAIN_WINDOW_SECONDS
+from together_provider.cluster.table import counts
 from together_provider.framework.schema import Failure, Unknown, is_unknown
 from together_provider.kubernetes import (
     COMPUTE_CLASS_LABEL,
@@ -40,6 +41,7 @@ __all__ = [
     "Unknown",
     "WorkloadSpecError",
     "check_pod_spec",
+    "counts",
     "forbids_preemptible",
     "hourly_cost",
     "is_unknown",

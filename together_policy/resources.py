@@ -8,7 +8,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from together_policy.provider import CLUSTER_TOKEN, CLUSTER_TYPE, VOLUME_TOKEN, VOLUME_TYPE, Unknown
+from together_policy.provider import (
+    CLUSTER_TOKEN,
+    CLUSTER_TYPE,
+    VOLUME_TOKEN,
+    VOLUME_TYPE,
+    Unknown,
+    counts,
+)
 
 CLUSTER_TYPES: Final = frozenset({CLUSTER_TYPE, CLUSTER_TOKEN})
 VOLUME_TYPES: Final = frozenset({VOLUME_TYPE, VOLUME_TOKEN})
@@ -96,35 +103,18 @@ def snake_depends_on(res: Res) -> dict[str, tuple[str, ...]]:
     return {_snake(k): v for k, v in res.depends_on.items()}
 
 
-def known_int(value: object) -> int | None:
-    """An integer property's value, or None when it is unknown or absent (booleans excluded)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return int(value)
-
-
 def clusters(resources: Iterable[Res]) -> list[Res]:
     return [r for r in resources if r.is_cluster]
 
 
 def preemptible_target(cluster: Res) -> int | None:
-    """The cluster's preemptible target (0 when absent: the field's default); None if unknown."""
-    value = snake_inputs(cluster).get("num_preemptible_gpus", 0)
-    return known_int(value)
-
-
-def at_ceiling(cluster: Res, floor: str, ceiling: str) -> int | None:
-    """A count at the top of its declared range: the ceiling when one is set (`max_preemptible_
-    gpus`, `auto_scale_max_gpus`), else the count itself; None if unknown."""
-    inputs = snake_inputs(cluster)
-    top = inputs.get(ceiling)
-    if top is not None:
-        return known_int(top)
-    return known_int(inputs.get(floor, 0))
+    """The cluster's preemptible target (0 when absent: the field's default); None if unknown or
+    not a count (8.5), as the provider's rules read it."""
+    return counts(snake_inputs(cluster)).preemptible.floor
 
 
 def has_preemptible_capacity(cluster: Res) -> bool:
     """A target (or the ceiling of a range) above 0, or one not known yet (a preview cannot rule
     it out)."""
-    target = at_ceiling(cluster, "num_preemptible_gpus", "max_preemptible_gpus")
+    target = counts(snake_inputs(cluster)).preemptible.top
     return target is None or target > 0

@@ -208,7 +208,7 @@ def preemptible_job_checkpoints(res: Res) -> list[Violation]:
                 f"{job.get('podFailurePolicy')!r}), so every reclaim counts against backoffLimit "
                 "(fix: add podFailurePolicy.rules [{action: Ignore, onPodConditions: [{type: "
                 f"{DISRUPTION_TARGET}}}]}}] with restartPolicy Never; "
-                "together_provider.workloads.CheckpointingWorker does it)",
+                "together_provider.kubernetes.CheckpointingWorker does it)",
             )
         )
     if not _mounts_durable_volume(pod_spec(res)):

@@ -9,20 +9,21 @@ import re
 import sys
 import textwrap
 import typing
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from together_provider.extensions import ProgramExtension
 from together_provider.framework.fields import InputField, without_none
 from together_provider.framework.kind import Kind
-from together_provider.native.package_schema import python_type
+from together_provider.hosts.native.package_schema import python_type
 from together_provider.registry import KINDS
 
 __all__ = ["DYNAMIC", "NATIVE", "dynamic_module", "generated", "main", "native_module"]
 
 ROOT: Final = Path(__file__).resolve().parent
 DYNAMIC: Final = ROOT / "resources.py"
-NATIVE: Final = ROOT / "native" / "resources.py"
+NATIVE: Final = ROOT / "hosts" / "native" / "resources.py"
 WIDTH: Final = 100
 HEADER: Final = (
     "# Generated from the field tables by `make sdk-python` (python -m together_provider.codegen\n"
@@ -75,6 +76,12 @@ def _optional_in_args(f: InputField) -> bool:
     return f.names_resource or (not f.required and f.default is None)
 
 
+def _flags(kind: Kind) -> Mapping[str, str]:
+    """The kind's program-side booleans (`ProgramExtension.flags`), none when it declares none."""
+    program = kind.get(ProgramExtension)
+    return program.flags if program else {}
+
+
 def _args_class(kind: Kind) -> str:
     required = [f for f in kind.schema.inputs if f.required and not f.names_resource]
     rest = [f for f in kind.schema.inputs if f not in required]
@@ -93,7 +100,7 @@ def _args_class(kind: Kind) -> str:
         else:
             lines.append(f"\n    {f.name}: pulumi.Input[{base}] = {_literal(f.default)}\n")
         lines.append(_doc(f.doc, 4))
-    for flag, field in kind.flags.items():
+    for flag, field in _flags(kind).items():
         lines += [
             "\n    @property\n",
             f"    def {flag}(self) -> bool:\n",
@@ -115,7 +122,7 @@ def _outputs(kind: Kind) -> str:
         lines += [f"\n    {f.name}: pulumi.Output[{text}]\n", _doc(f.doc, 4)]
     for o in kind.schema.outputs:
         lines += [f"\n    {o.name}: pulumi.Output[{_type(o.annotation)}]\n", _doc(o.doc, 4)]
-    for flag, field in kind.flags.items():
+    for flag, field in _flags(kind).items():
         lines += [f"\n    {flag}: bool\n", _doc(f"Whether `{field}` is set.", 4)]
     return "".join(lines)
 
@@ -163,7 +170,7 @@ def _registry_import(registry: str) -> str:
 def dynamic_module(kinds: Sequence[Kind], registry: str = "together_provider.registry") -> str:
     """`together_provider/resources.py` for `kinds` (whose `BY_NAME` lives in `registry`): the
     Args dataclasses and the dynamic resources, typed inputs and outputs with their table docs.
-    Checked in, like `native/resources.py` from `native_module`; `tests/unit/test_codegen.py`
+    Checked in, like `hosts/native/resources.py` from `native_module`; `tests/unit/test_codegen.py`
     fails while either differs from what the tables give now, as the TypeScript SDK's test does."""
     classes = []
     for kind in kinds:
@@ -174,7 +181,7 @@ def dynamic_module(kinds: Sequence[Kind], registry: str = "together_provider.reg
         classes += [_args_class(kind), _resource_class(kind, "DynamicResource", host)]
     first_party = [
         _registry_import(registry),
-        "from together_provider.framework.dynamic import DynamicResource\n",
+        "from together_provider.hosts.resource import DynamicResource\n",
     ]
     names = [name for kind in kinds for name in kind.exports]
     doc = "The typed Args and dynamic-host resources of every kind, from its field table."
@@ -186,7 +193,7 @@ def native_module(
     registry: str = "together_provider.registry",
     args_module: str = "together_provider.resources",
 ) -> str:
-    """`together_provider/native/resources.py`: the native resources, with the same Args."""
+    """`together_provider/hosts/native/resources.py`: the native resources, with the same Args."""
     classes = []
     for kind in kinds:
         host = (
@@ -197,7 +204,7 @@ def native_module(
     args = ", ".join(f"{kind.type_name}Args" for kind in kinds)
     first_party = [
         _registry_import(registry),
-        "from together_provider.native._base import NativeResource\n",
+        "from together_provider.hosts.native._base import NativeResource\n",
         f"from {args_module} import {args}\n",
     ]
     names = [name for kind in kinds for name in kind.exports]

@@ -39,14 +39,16 @@ EXPORTS: Final = frozenset(name for kind in KINDS for name in kind.exports)
 """Each kind's exported class names (`Cluster`, `ClusterArgs`, ...), in both hosts' packages."""
 
 
-def lazy_classes(package: str) -> Callable[[str], Any]:
+def lazy_classes(package: str, resources: str | None = None) -> Callable[[str], Any]:
     """A package's PEP 562 `__getattr__` giving `EXPORTS` from its generated `resources` module
-    on first use, so importing the package stays Pulumi-free."""
+    (`<package>.resources` unless named) on first use, so importing the package stays
+    Pulumi-free."""
+    module = resources or f"{package}.resources"
 
     def load(name: str) -> Any:
         if name not in EXPORTS:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        return getattr(importlib.import_module(f"{package}.resources"), name)
+        return getattr(importlib.import_module(module), name)
 
     return load
 
@@ -65,6 +67,6 @@ def __getattr__(name: str) -> Any:
     kind = _BY_PROVIDER.get(name)
     if kind is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from together_provider.framework.dynamic import provider_class
+    from together_provider.hosts.dynamic import provider_class
 
     return provider_class(kind, home=__name__)

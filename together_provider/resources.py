@@ -8,7 +8,7 @@ from typing import Any
 import pulumi
 
 from together_provider import registry
-from together_provider.framework.dynamic import DynamicResource
+from together_provider.hosts.resource import DynamicResource
 
 __all__ = [
     "Cluster",

@@ -12,17 +12,24 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from together_api.errors import SpecError
-from together_provider.framework.kind import Attach, Kind
+from together_provider.extensions import Attach, StackConfigExtension, config_key
+from together_provider.framework.kind import Kind
 from together_provider.framework.schema import UNKNOWN, Schema
 from together_provider.registry import KINDS
 
 
+def _stack(kind: Kind) -> StackConfigExtension:
+    """What the kind declares for stack config (every kind of the registry declares it)."""
+    return kind[StackConfigExtension]
+
+
 def _shared_settings(kinds: Sequence[Kind]) -> dict[str, str]:
-    """The keys `defaults` may set: each one some kind takes (`Kind.stack_defaults`)."""
+    """The keys `defaults` may set: each one some kind takes (`StackConfigExtension.defaults`)."""
     settings: dict[str, str] = {}
     for kind in kinds:
         for key, prop in kind.schema.config_keys.items():
-            if kind.stack_defaults is None or prop in kind.stack_defaults:
+            taken = _stack(kind).defaults
+            if taken is None or prop in taken:
                 settings.setdefault(key, prop)
     return settings
 
@@ -36,9 +43,10 @@ NAME_PATTERN: Final = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
 
 def _taken(kind: Kind, defaults: Mapping[str, Any]) -> dict[str, Any]:
     """The defaults `kind` takes when it does not set them."""
-    if kind.stack_defaults is None:
+    taken = _stack(kind).defaults
+    if taken is None:
         return dict(defaults)
-    return {k: v for k, v in defaults.items() if k in kind.stack_defaults}
+    return {k: v for k, v in defaults.items() if k in taken}
 
 
 def declaration_order(kinds: Sequence[Kind]) -> list[Kind]:
@@ -47,8 +55,8 @@ def declaration_order(kinds: Sequence[Kind]) -> list[Kind]:
     ordered: list[Kind] = []
     pending = list(kinds)
     while pending:
-        done = {k.config_key for k in ordered}
-        ready = next(k for k in pending if {a.target for a in k.attaches} <= done)
+        done = {config_key(k) for k in ordered}
+        ready = next(k for k in pending if {a.target for a in _stack(k).attaches} <= done)
         ordered.append(ready)
         pending.remove(ready)
     return ordered
@@ -56,12 +64,9 @@ def declaration_order(kinds: Sequence[Kind]) -> list[Kind]:
 
 @dataclass(frozen=True)
 class StackConfig:
-    """The validated config of one stack, as provider properties (snake_case).
-
-    Each kind's view is also reachable by its names: `clusters` (a kind's `config_key`: each
-    resource's own settings), `cluster_props()` (`<noun>_props`) and `cluster_volumes`
-    (`<noun>_<target>`: resource name -> the key of the resource it attaches).
-    """
+    """The validated config of one stack, as provider properties (snake_case): each kind's
+    resources with the defaults they take (`props(kind)`), their own settings
+    (`resources[config_key(kind)]`) and what they attach (`attachments(kind, attach)`)."""
 
     defaults: dict[str, Any] = field(default_factory=dict)
     resources: Mapping[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
@@ -75,26 +80,15 @@ class StackConfig:
     def props(self, kind: Kind) -> dict[str, dict[str, Any]]:
         """Each resource's provider properties, the defaults it takes applied."""
         taken = _taken(kind, self.defaults)
-        return {name: {**taken, **own} for name, own in self.resources[kind.config_key].items()}
+        return {name: {**taken, **own} for name, own in self.resources[config_key(kind)].items()}
 
     def attachments(self, kind: Kind, attach: Attach) -> Mapping[str, str]:
         """Resource name -> the key of the `attach.target` resource it attaches."""
-        return self.attached.get(kind.config_key, {}).get(attach.target, {})
+        return self.attached.get(config_key(kind), {}).get(attach.target, {})
 
     def in_declaration_order(self) -> list[Kind]:
         """The kinds in the order the program declares them (`declaration_order`)."""
         return declaration_order(self.kinds)
-
-    def __getattr__(self, name: str) -> Any:
-        for kind in object.__getattribute__(self, "kinds"):
-            if name == kind.config_key:
-                return self.resources[kind.config_key]
-            if name == f"{kind.schema.noun}_props":
-                return lambda kind=kind: self.props(kind)
-            for attach in kind.attaches:
-                if name == f"{kind.schema.noun}_{attach.target}":
-                    return dict(self.attachments(kind, attach))
-        raise AttributeError(name)
 
 
 class ConfigError(SpecError):
@@ -157,7 +151,7 @@ def _settings(
             problems.append(
                 f"{path}: identifies one {owner.schema.noun}, so it cannot be a default (every "
                 f"{owner.schema.noun} would get the same one, and destroying either would delete "
-                f"it); set it under {owner.config_key}.<name>.{key}"
+                f"it); set it under {config_key(owner)}.<name>.{key}"
             )
         else:
             props[settings[key]] = value
@@ -168,7 +162,7 @@ SHARED_KEYS: Final = ("defaults", "host", "pricesPerGpuHour", "failOnPlaceholder
 
 
 def project_keys(kinds: Sequence[Kind] = KINDS) -> tuple[str, ...]:
-    return (*(kind.config_key for kind in kinds), *SHARED_KEYS)
+    return (*(config_key(kind) for kind in kinds), *SHARED_KEYS)
 
 
 PROJECT_KEYS: Final = project_keys()
@@ -243,11 +237,11 @@ def load(raw: Mapping[str, Any], kinds: Sequence[Kind] = KINDS) -> StackConfig:
         hint = f"did you mean {close[0]!r}?" if close else f"expected one of {', '.join(keys)}"
         problems.append(f"{key}: unknown key; {hint}")
     for kind in kinds:
-        declared = raw.get(kind.config_key)
-        if kind.stack_required and (not isinstance(declared, Mapping) or not declared):
+        declared = raw.get(config_key(kind))
+        if _stack(kind).required and (not isinstance(declared, Mapping) or not declared):
             problems.append(
-                f"{kind.config_key}: required: a map of {kind.schema.noun} name -> settings, "
-                f"e.g. `pulumi config set --path {kind.stack_required}`"
+                f"{config_key(kind)}: required: a map of {kind.schema.noun} name -> settings, "
+                f"e.g. `pulumi config set --path {_stack(kind).required}`"
             )
             raise ConfigError(problems)
     host = raw.get("host", HOSTS[0])
@@ -259,8 +253,8 @@ def load(raw: Mapping[str, Any], kinds: Sequence[Kind] = KINDS) -> StackConfig:
     attached: dict[str, dict[str, dict[str, str]]] = {}
     seen: dict[tuple[str, object], str] = {}
     for kind in declaration_order(kinds):
-        resources[kind.config_key], attached[kind.config_key] = _resources(
-            kind, raw.get(kind.config_key), defaults, resources, kinds, seen, problems
+        resources[config_key(kind)], attached[config_key(kind)] = _resources(
+            kind, raw.get(config_key(kind)), defaults, resources, kinds, seen, problems
         )
     if problems:
         raise ConfigError(problems)
@@ -288,23 +282,25 @@ def _resources(
     The domain rules are not repeated here: each resource is turned into the provider's
     properties and checked by `kind.rulebook.validate`, the same function its `check` runs.
     A volume takes `region` and `projectId` from `defaults` when it does not set them (its
-    `Kind.stack_defaults`); a cluster's `volume: <key>` is checked against that volume here.
+    `StackConfigExtension.defaults`); a cluster's `volume: <key>` is checked against that
+    volume here.
     """
     noun = kind.schema.noun
     if raw is None:
         return {}, {}
     if not isinstance(raw, Mapping):
         problems.append(
-            f"{kind.config_key}: expected a map of {noun} key -> settings, got {type(raw).__name__}"
+            f"{config_key(kind)}: expected a map of {noun} key -> settings, "
+            f"got {type(raw).__name__}"
         )
         return {}, {}
-    by_key = {k.config_key: k for k in kinds}
+    by_key = {config_key(k): k for k in kinds}
     taken = _taken(kind, defaults)
     parsed: dict[str, dict[str, Any]] = {}
-    attached: dict[str, dict[str, str]] = {a.target: {} for a in kind.attaches}
+    attached: dict[str, dict[str, str]] = {a.target: {} for a in _stack(kind).attaches}
     reported: set[str] = set()
     for name, settings_raw in raw.items():
-        prefix = f"{kind.config_key}.{name}"
+        prefix = f"{config_key(kind)}.{name}"
         if not NAME_PATTERN.match(str(name)):
             problems.append(
                 f"{prefix}: the {noun} key must be lowercase letters, digits and '-', "
@@ -312,7 +308,7 @@ def _resources(
             )
         props: dict[str, Any] = {}
         attaching: dict[str, Attach] = {}
-        for attach in kind.attaches:
+        for attach in _stack(kind).attaches:
             if isinstance(settings_raw, Mapping) and attach.key in settings_raw:
                 settings_raw = dict(settings_raw)
                 target = by_key[attach.target]

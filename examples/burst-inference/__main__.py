@@ -18,8 +18,12 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from together_provider import Cluster, ClusterArgs
-from together_provider.kubernetes import ComputeClass, cluster_provider
-from together_provider.workloads import ServingReplicas, ServingReplicasArgs
+from together_provider.kubernetes import (
+    ComputeClass,
+    ServingReplicas,
+    ServingReplicasArgs,
+    cluster_provider,
+)
 
 CLUSTER_DEFAULTS: dict[str, Any] = {
     "region": "us-central-8",

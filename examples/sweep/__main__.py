@@ -32,12 +32,13 @@ import pulumi
 
 import together_provider
 from together_provider import native
-from together_provider.kubernetes import ComputeClass, cluster_provider
-from together_provider.workloads import (
+from together_provider.kubernetes import (
     CheckpointingWorker,
     CheckpointingWorkerArgs,
+    ComputeClass,
     ServingReplicas,
     ServingReplicasArgs,
+    cluster_provider,
 )
 
 CLUSTER_DEFAULTS: dict[str, Any] = {

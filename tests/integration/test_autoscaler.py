@@ -37,7 +37,7 @@ from tests.specs import CLUSTER_SPEC
 from together_api.client import TogetherClient
 from together_api.values import COMPUTE_CLASS_LABEL
 from together_autoscaler.leader import LeaseElector
-from together_provider.autoscaler import AUTOSCALER_RULES, LEASE_RULES
+from together_provider.kubernetes import AUTOSCALER_RULES, LEASE_RULES
 
 KEY = "sk-autoscaler-test-4b7e"
 pytestmark = [pytest.mark.engine]

@@ -116,7 +116,7 @@ def test_zero_standard_is_blocked(previews: Any) -> None:
 def test_no_change(previews: Any) -> None:
     plan, comment = rendered(previews, "no_change")
     assert plan.outcome is Outcome.NO_CHANGES
-    assert plan.clusters == ()
+    assert plan.changes["clusters"] == ()
     assert "No Together cluster changes." in comment
 
 

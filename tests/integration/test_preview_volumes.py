@@ -50,7 +50,7 @@ def test_a_grown_volume_shows_its_size_change_and_storage_cost(previews: Any) ->
     plan, comment = rendered(previews, "grown")
     assert plan.outcome is Outcome.CHANGES
     # Its cluster stays as it is: the volume id it attaches is known through the volume's update.
-    assert [c.action for c in plan.clusters] == [Action.SAME]
+    assert [c.action for c in plan.changes["clusters"]] == [Action.SAME]
     assert table_row(comment, "ckpt") == [
         "`ckpt`",
         "in-place update",

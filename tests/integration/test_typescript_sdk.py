@@ -13,8 +13,8 @@ from pathlib import Path
 from testkit.pulumi_env import REPO
 from tests.native import PLUGIN_DIR, ts_codegen_bin
 from together_provider import registry
-from together_provider.native._properties import camel
-from together_provider.native.package_schema import (
+from together_provider.hosts.native._properties import camel
+from together_provider.hosts.native.package_schema import (
     NPM_PACKAGE,
     package_schema,
     package_schema_json,

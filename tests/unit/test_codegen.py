@@ -23,9 +23,10 @@ import pytest
 
 import together_provider
 from together_provider import codegen, native, registry
-from together_provider.framework.dynamic import LifecycleProvider, provider_class
+from together_provider.extensions import ProgramExtension
 from together_provider.framework.kind import Kind
-from together_provider.native.package_schema import resource_schema
+from together_provider.hosts.dynamic import LifecycleProvider, provider_class
+from together_provider.hosts.native.package_schema import resource_schema
 
 
 def test_the_checked_in_typed_classes_are_what_the_tables_give() -> None:
@@ -46,7 +47,9 @@ def test_each_kinds_args_and_classes_carry_every_field_of_its_table(kind: Kind) 
         if spec_field.required and not spec_field.names_resource:
             expected = dataclasses.MISSING
         assert args[spec_field.name].default == expected, spec_field.name
-    fields = {*kind.schema.input_names, *kind.schema.output_names, *kind.flags}
+    program = kind.get(ProgramExtension)
+    flags = program.flags if program else {}
+    fields = {*kind.schema.input_names, *kind.schema.output_names, *flags}
     for host_class in (resource, getattr(native, kind.type_name)):
         assert set(host_class.__dict__.get("__doc__", "").split()) >= set(kind.doc.split())
     assert set(resource.__annotations__) == fields
@@ -57,11 +60,12 @@ def test_each_kinds_args_and_classes_carry_every_field_of_its_table(kind: Kind) 
 DERIVING = (
     "together_provider/__init__.py",
     "together_provider/codegen.py",
-    "together_provider/framework/dynamic.py",
-    "together_provider/native/__init__.py",
-    "together_provider/native/_base.py",
-    "together_provider/native/_properties.py",
-    "together_provider/native/package_schema.py",
+    "together_provider/hosts/dynamic.py",
+    "together_provider/hosts/resource.py",
+    "together_provider/native.py",
+    "together_provider/hosts/native/_base.py",
+    "together_provider/hosts/native/_properties.py",
+    "together_provider/hosts/native/package_schema.py",
 )
 
 
@@ -118,15 +122,22 @@ def test_every_pickled_provider_path_resolves_to_the_derived_class(
 
 TOY = {
     "__init__.py": """
-        from together_provider.framework.kind import ID, Kind
+        from together_provider.extensions import (
+            ID, NativeExtension, ProgramExtension, StackConfigExtension,
+        )
+        from together_provider.framework.kind import Kind
         from toy.rules import RULEBOOK
         from toy.table import TOY
 
         KIND = Kind(
             type_name="Toy", package=__name__, schema=TOY, rulebook=RULEBOOK,
-            lifecycle_class="ToyLifecycle", config_key="toys", docs_marker="toy-",
-            native_notes="Notes.", doc="A toy, made to show what derives.",
-            flags={"has_color": "color"}, known_at_preview={"toy_id": ID},
+            lifecycle_class="ToyLifecycle", docs_marker="toy-",
+            doc="A toy, made to show what derives.",
+            extensions=(
+                StackConfigExtension(key="toys"),
+                NativeExtension("Notes."),
+                ProgramExtension(flags={"has_color": "color"}, known_at_preview={"toy_id": ID}),
+            ),
         )
     """,
     "table.py": """
@@ -166,7 +177,7 @@ TOY = {
             RULEBOOK = rules.RULEBOOK
     """,
     "toyreg.py": """
-        from together_provider.framework.dynamic import provider_class
+        from together_provider.hosts.dynamic import provider_class
         from toy import KIND
 
         KINDS = (KIND,)

@@ -14,19 +14,17 @@ from tests.specs import CLUSTER_SPEC
 from together_provider import Cluster, ClusterArgs
 from together_provider.kubernetes import (
     COMPUTE_CLASS_LABEL,
+    CheckpointingWorker,
+    CheckpointingWorkerArgs,
     ComputeClass,
+    ServingReplicas,
+    ServingReplicasArgs,
     WorkloadSpecError,
     check_pod_spec,
     cluster_provider,
     off_preemptible,
     on_preemptible,
     pod_template,
-)
-from together_provider.workloads import (
-    CheckpointingWorker,
-    CheckpointingWorkerArgs,
-    ServingReplicas,
-    ServingReplicasArgs,
 )
 
 NOT_PREEMPTIBLE = {"key": COMPUTE_CLASS_LABEL, "operator": "NotIn", "values": ["preemptible"]}

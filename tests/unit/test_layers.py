@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Final
 
 import pytest
 
@@ -102,6 +103,8 @@ def test_importing_the_simulator_loads_no_pulumi_and_no_provider() -> None:
 PULUMI_FREE = (
     "together_provider",
     "together_provider.registry",
+    "together_provider.extensions",
+    "together_provider.native",
     "together_provider.framework.lifecycle",
     "together_provider.cluster.lifecycle",
     "together_provider.cluster.rules",
@@ -181,11 +184,12 @@ def test_the_api_package_exports_its_surface_and_stays_cheap_to_import() -> None
     assert {"httpx", "pydantic"} & _loaded_after("import together_api") == set()
 
 
-def _module_graph(package: str) -> dict[str, set[str]]:
-    """Each module of the package and the package's modules it imports anywhere: at run time,
+def _module_graph(*packages: str) -> dict[str, set[str]]:
+    """Each module of the packages and the packages' modules it imports anywhere: at run time,
     inside a function, or under `if TYPE_CHECKING:` (a cycle there is still a tangle)."""
     modules = {
         ".".join(source.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): source
+        for package in packages
         for source in (ROOT / package).rglob("*.py")
     }
     graph: dict[str, set[str]] = {}
@@ -244,6 +248,43 @@ INSTALLED = (
 )
 
 
+def test_no_product_package_has_an_import_cycle() -> None:
+    """The five packages as one graph, every import counted (under `TYPE_CHECKING` and inside
+    functions too), so no module closes a circle through another, in its package or across."""
+    assert _cycle(_module_graph(*INSTALLED)) is None
+
+
+def test_the_cycle_check_sees_a_cycle_across_packages() -> None:
+    graph = _module_graph(*INSTALLED)
+    graph["together_api.errors"] = {*graph["together_api.errors"], "together_provider.registry"}
+    assert _cycle(graph) is not None
+
+
+def test_the_provider_and_the_controller_share_one_placement_rule() -> None:
+    """Where a pod may run is one pure rule (`together_api.placement`): the provider's workload
+    helpers and the autoscaler's controller both import it, and the autoscaler no Pulumi."""
+    placement = ROOT / "together_provider" / "kubernetes" / "placement.py"
+    assert "together_api.placement" in _imports_of(placement)
+    assert "together_api.placement" in _imports_of(ROOT / "together_autoscaler" / "pods.py")
+    assert _imports_of(ROOT / "together_api" / "placement.py") <= {
+        "__future__",
+        "collections.abc",
+        "typing",
+        "together_api.values",
+    }
+
+
+def test_the_framework_imports_no_feature() -> None:
+    """The framework (`Kind`, the table, the rules, the lifecycle contract) is the core every
+    feature builds on: it imports nothing from preview, stack_config, native, codegen, the hosts
+    or the registry, anywhere in a module, so a new feature edits no file of it."""
+    imported = {m for m in _imports("together_provider/framework") if m.startswith("together_")}
+    assert {m for m in imported if not m.startswith(("together_api.", FRAMEWORK))} == set()
+
+
+FRAMEWORK: Final = "together_provider.framework"
+
+
 def _levels_up(node: ast.AST, parents: dict[int, ast.AST]) -> int:
     """How many directories above the file ``Path(__file__)`` at `node` climbs (``.parent``,
     ``.parents[k]``; ``.resolve()`` and ``.absolute()`` stay)."""
@@ -297,3 +338,73 @@ def test_the_reach_check_sees_a_climb_out_of_the_package() -> None:
         n for n in ast.walk(tree) if isinstance(n, ast.Call) and ast.unparse(n) == "Path(__file__)"
     ]
     assert sorted(_levels_up(call, parents) for call in calls) == [1, 3]
+
+
+LAZY_EXPORTS: Final = {
+    "together_api": "together_api/__init__.py",
+    "together_provider": "together_provider/__init__.py",
+    "together_provider.native": "together_provider/native.py",
+    "together_provider.registry": "together_provider/registry.py",
+    "together_sim": "together_sim/__init__.py",
+}
+"""Every `__getattr__` left in the product: a module's lazy export (PEP 562), each with its
+reason in CONTRIBUTING.md ("Lazy exports only")."""
+
+
+def _hooks_in(source: str, path: str) -> list[str]:
+    """Each run-time `__getattr__` in `source` (defined or assigned), as `path` for a module's
+    and `path:Class` for a class's; one under `if TYPE_CHECKING:` declares a type for the
+    checker and is skipped."""
+    tree = ast.parse(source)
+    typing_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+        for statement in node.body
+        for inner in ast.walk(statement)
+    }
+    owners = {
+        id(child): node.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+        for child in node.body
+    }
+    hooks = []
+    for node in ast.walk(tree):
+        defined = isinstance(node, ast.FunctionDef) and node.name == "__getattr__"
+        assigned = isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "__getattr__" for target in node.targets
+        )
+        if (defined or assigned) and id(node) not in typing_only:
+            owner = owners.get(id(node))
+            hooks.append(f"{path}:{owner}" if owner else path)
+    return hooks
+
+
+def _getattr_hooks(package: str) -> list[str]:
+    return [
+        hook
+        for source in (ROOT / package).rglob("*.py")
+        for hook in _hooks_in(source.read_text(), str(source.relative_to(ROOT)))
+    ]
+
+
+def test_every_getattr_left_is_a_listed_lazy_export() -> None:
+    found = sorted(hook for package in INSTALLED for hook in _getattr_hooks(package))
+    assert found == sorted(LAZY_EXPORTS.values())
+    contributing = (ROOT / "CONTRIBUTING.md").read_text()
+    lazy = contributing[contributing.index("**Lazy exports only.**") :]
+    for module in LAZY_EXPORTS:
+        assert f"`{module}`" in lazy, module
+
+
+def test_the_getattr_scan_sees_hooks_and_skips_declarations() -> None:
+    source = (
+        "class Hidden:\n"
+        "    def __getattr__(self, name): ...\n"
+        "class Typed:\n"
+        "    if TYPE_CHECKING:\n"
+        "        def __getattr__(self, name): ...\n"
+        "__getattr__ = make()\n"
+    )
+    assert sorted(_hooks_in(source, "m.py")) == ["m.py", "m.py:Hidden"]

@@ -64,7 +64,7 @@ def resolve(dotted: str) -> Any:
 
 def test_names_are_found_in_messages_and_docs() -> None:
     # The collection itself works: the policy pack's fix hint and the workloads docs name these.
-    worker = "together_provider.workloads.CheckpointingWorker"
+    worker = "together_provider.kubernetes.CheckpointingWorker"
     assert NAMED[worker] == "together_policy/workloads.py"
     assert "together_provider.kubernetes.off_preemptible" in NAMED
 

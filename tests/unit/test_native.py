@@ -24,9 +24,9 @@ from tests.specs import CLUSTER_SPEC
 from together_api.errors import DeadlineExceededError
 from together_provider.cluster.table import CLUSTER
 from together_provider.framework.lifecycle import Applied
-from together_provider.native import _import, _properties
-from together_provider.native.package_schema import package_schema
-from together_provider.native.provider import HostError, TogetherProvider
+from together_provider.hosts.native import _import, _properties
+from together_provider.hosts.native.package_schema import package_schema
+from together_provider.hosts.native.provider import HostError, TogetherProvider
 from together_provider.registry import CLUSTER as _CLUSTER
 from together_provider.registry import VOLUME as _VOLUME
 from together_provider.stack_config import ConfigError, load
@@ -212,9 +212,10 @@ PREVIEW_PROBE = """
 import asyncio, json, sys
 from concurrent.futures import ThreadPoolExecutor
 from pulumi.provider.experimental.provider import CheckRequest, DiffRequest
-from together_provider.native import Cluster, ClusterArgs, _properties
-from together_provider.native.plugin import Servicer
-from together_provider.native.provider import TogetherProvider
+from together_provider.hosts.native import _properties
+from together_provider.native import Cluster, ClusterArgs
+from together_provider.hosts.native.plugin import Servicer
+from together_provider.hosts.native.provider import TogetherProvider
 provider = TogetherProvider(ThreadPoolExecutor(1))
 urn = "urn:pulumi:s::p::together:index:Cluster::t"
 news = _properties.to_values(dict(region="r", gpu_type="H100_SXM", num_gpus=8, cuda_version="12.8",

@@ -22,8 +22,8 @@ from tests.fake_api import CLUSTERS, ONE, SPEC, FakeApi, cluster, reply
 from together_api import client as client_module
 from together_api.client import TogetherClient
 from together_provider.framework.schema import Schema
-from together_provider.native import _properties
-from together_provider.native.provider import TogetherProvider
+from together_provider.hosts.native import _properties
+from together_provider.hosts.native.provider import TogetherProvider
 from together_provider.registry import CLUSTER, ClusterProvider
 
 Props = dict[str, Any]

@@ -29,7 +29,7 @@ def _refreshed(live: int, new: dict[str, Any], op: str = "same") -> dict[str, An
 
 def test_a_live_target_inside_the_range_shows_the_range_and_the_live_value() -> None:
     plan = _plan(_refreshed(24, RANGE))
-    (cluster,) = plan.clusters
+    (cluster,) = plan.changes["clusters"]
     assert cluster.fields == ()  # the live 24 is inside 8-32: not a changed field
     assert (cluster.new.preemptible, cluster.new.preemptible_max) == (8, 32)
     rate = load_price_table().rates["H100_SXM"]
@@ -45,7 +45,7 @@ def test_a_live_target_inside_the_range_shows_the_range_and_the_live_value() -> 
 
 
 def test_a_live_target_outside_the_range_is_a_changed_field() -> None:
-    (cluster,) = _plan(_refreshed(40, RANGE, op="update")).clusters
+    (cluster,) = _plan(_refreshed(40, RANGE, op="update")).changes["clusters"]
     [change] = cluster.fields
     # What the update PUTs: the nearest bound, not the floor.
     assert (change.name, change.old, change.new) == ("num_preemptible_gpus", 40, 32)
@@ -72,7 +72,8 @@ def test_a_raised_floor_above_the_live_target_is_priced_as_the_put() -> None:
     """Floor 8 -> 24 with the target live at 16: the update PUTs 24, so the cost goes up by 8
     preemptible GPUs (pricing both sides at the new floor showed a delta of zero)."""
     rate = load_price_table().rates["H100_SXM"]
-    (cluster,) = _plan(_refreshed(16, {**RANGE, "num_preemptible_gpus": 24}, "update")).clusters
+    plan = _plan(_refreshed(16, {**RANGE, "num_preemptible_gpus": 24}, "update"))
+    (cluster,) = plan.changes["clusters"]
     assert cluster.old_cost == pytest.approx(8 * rate + 16 * rate / 2)
     assert cluster.new_cost == pytest.approx(8 * rate + 24 * rate / 2)
 
@@ -80,6 +81,6 @@ def test_a_raised_floor_above_the_live_target_is_priced_as_the_put() -> None:
 def test_a_lowered_ceiling_below_the_live_target_is_priced_as_the_put() -> None:
     rate = load_price_table().rates["H100_SXM"]
     new = {**RANGE, "max_preemptible_gpus": 16}
-    (cluster,) = _plan(_refreshed(24, new, "update")).clusters
+    (cluster,) = _plan(_refreshed(24, new, "update")).changes["clusters"]
     assert cluster.old_cost == pytest.approx(8 * rate + 24 * rate / 2)
     assert cluster.new_cost == pytest.approx(8 * rate + 16 * rate / 2)

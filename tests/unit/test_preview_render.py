@@ -71,7 +71,7 @@ def _raise_target() -> dict[str, Any]:
 
 
 def test_preemptible_gpus_cost_half_the_on_demand_rate() -> None:
-    (cluster,) = _plan(_raise_target()).clusters
+    (cluster,) = _plan(_raise_target()).changes["clusters"]
     rate = load_price_table().rates["H100_SXM"]
     assert cluster.old_cost == pytest.approx(8 * rate + 16 * rate / 2)
     assert cluster.new_cost == pytest.approx(8 * rate + 32 * rate / 2)
@@ -97,7 +97,7 @@ def test_target_raise_renders_counts_allocated_and_delta() -> None:
 def test_stack_config_overrides_one_rate() -> None:
     doc = _raise_target()
     doc["config"][f"{PROJECT}:pricesPerGpuHour"] = json.dumps({"H100_SXM": 1.0})
-    (cluster,) = _plan(doc).clusters
+    (cluster,) = _plan(doc).changes["clusters"]
     assert (cluster.old_cost, cluster.new_cost) == (16.0, 24.0)
     comment = render([_plan(doc)])
     assert (
@@ -151,7 +151,7 @@ def test_create_costs_from_zero_and_delete_to_zero() -> None:
         _step("create", "new", None, _state("new", num_gpus=16, gpu_type="H200_SXM")),
         _step("delete", "old", _state("old", 0, **SPEC), None),
     )
-    new, old = _plan(doc).clusters
+    new, old = _plan(doc).changes["clusters"]
     rate = load_price_table().rates
     assert (new.old_cost, new.new_cost) == (0.0, pytest.approx(16 * rate["H200_SXM"]))
     assert (old.old_cost, old.new_cost) == (pytest.approx(16 * rate["H100_SXM"]), 0.0)
@@ -196,7 +196,7 @@ def test_the_replacement_order_is_the_rules_answer(new_name: str, deletes_first:
     old, new = _state("train", 0, **SPEC), _state("train", **SPEC)
     new["inputs"] |= {"cluster_name": new_name, "region": "us-west-2"}
     doc = _doc(_step("replace", "train", old, new, replaceReasons=["cluster_name", "region"]))
-    (cluster,) = _plan(doc).clusters
+    (cluster,) = _plan(doc).changes["clusters"]
     assert cluster.delete_first is deletes_first
     assert rules.RULEBOOK.plan(old["inputs"], new["inputs"]).delete_before_replace is deletes_first
 
@@ -208,7 +208,7 @@ def test_replacement_steps_merge_into_one_cluster() -> None:
         _step("replace", "train", old, new, replaceReasons=["gpu_type"]),
         _step("create-replacement", "train", old, new, replaceReasons=["gpu_type"]),
     )
-    (cluster,) = _plan(doc).clusters
+    (cluster,) = _plan(doc).changes["clusters"]
     assert (cluster.action, cluster.replace_reasons) == ("replace", ("gpu_type",))
 
 
@@ -242,7 +242,7 @@ def test_no_changes() -> None:
 
 def test_unknown_sizes_are_not_priced() -> None:
     new = _state("train", **{**SPEC, "num_gpus": "04da6b54-80e4-46f7-96ec-b56ff0331ba9"})
-    (cluster,) = _plan(_doc(_step("create", "train", None, new))).clusters
+    (cluster,) = _plan(_doc(_step("create", "train", None, new))).changes["clusters"]
     assert cluster.new_cost is None
     assert "| ? |" in render([_plan(_doc(_step("create", "train", None, new)))])
 

@@ -26,7 +26,7 @@ from together_api.errors import (
     SpecError,
 )
 from together_provider.cluster.provider import ClusterProvider
-from together_provider.framework.dynamic import LifecycleProvider
+from together_provider.hosts.dynamic import LifecycleProvider
 from together_provider.registry import SharedVolumeProvider as VolumeProvider
 
 

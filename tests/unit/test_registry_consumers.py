@@ -15,6 +15,12 @@ from typing import Any
 
 import pytest
 
+from together_provider.extensions import (
+    ExportsExtension,
+    PreviewExtension,
+    StackConfigExtension,
+    config_key,
+)
 from together_provider.framework.fields import Policy, input_field, output_field
 from together_provider.framework.kind import Kind
 from together_provider.framework.rulebook import Rulebook
@@ -42,10 +48,10 @@ def _kind_names(kind: Kind) -> tuple[set[str], set[str], str]:
         kind.type_name,  # Cluster, SharedVolume
         *kind.exports,
         kind.schema.spec_type.__name__,  # ClusterSpec
-        f"_{kind.config_key}",  # _volumes()
+        f"_{config_key(kind)}",  # _volumes()
         f"{noun.upper()}_TYPE",
     }
-    return names, {kind.config_key, f"{noun}s"}, kind.package
+    return names, {config_key(kind), f"{noun}s"}, kind.package
 
 
 def _named(path: Path, kind: Kind) -> list[str]:
@@ -73,7 +79,7 @@ def test_the_scan_sees_a_kind_named_by_hand(tmp_path: Path) -> None:
     (kind, *_) = KINDS
     planted = tmp_path / "planted.py"
     planted.write_text(
-        f"from {kind.package}.table import {kind.schema.noun.upper()}\nKEY = {kind.config_key!r}\n"
+        f"from {kind.package}.table import {kind.schema.noun.upper()}\nKEY = {config_key(kind)!r}\n"
     )
     assert len(_named(planted, kind)) == 3
 
@@ -104,15 +110,12 @@ THING = Kind(
     schema=THING_SCHEMA,
     rulebook=Rulebook(THING_SCHEMA, (), name_field="thing_name"),
     lifecycle_class="ThingLifecycle",
-    config_key="things",
     docs_marker="thing-",
-    native_notes="",
     doc="A thing, made to show what loops over the registry.",
-    stack_required=None,
-    stack_defaults=frozenset({"region"}),
-    attaches=(),
-    stack_exports=(),
-    preview_class="ThingPreview",
+    extensions=(
+        StackConfigExtension(key="things", defaults=frozenset({"region"})),
+        PreviewExtension("ThingPreview"),
+    ),
 )
 CLUSTERS = {"train": {"numGpus": 8}}
 DEFAULTS = {
@@ -129,7 +132,7 @@ def test_stack_config_takes_a_new_kind_from_its_declaration() -> None:
         {"defaults": DEFAULTS, "clusters": CLUSTERS, "things": {"box": {"size": 2}}}, kinds
     )
     assert config.props(THING) == {"box": {"region": "us-central-8", "size": 2}}
-    assert config.things == {"box": {"size": 2}}
+    assert config.resources["things"] == {"box": {"size": 2}}
     with pytest.raises(ConfigError) as error:
         load({"defaults": DEFAULTS, "clusters": CLUSTERS, "things": {"box": {"size": "x"}}}, kinds)
     assert [p.split(":")[0] for p in error.value.problems] == ["things.box.size"]
@@ -187,7 +190,10 @@ def test_the_preview_reads_and_renders_a_new_kind_from_its_declaration(
         "changeSummary": {"delete": 1, "create": 1},
     }
     plan = build_plan(document, "thing.json", load_price_table())
-    assert [(c.name, str(c.action)) for c in plan.things] == [("box", "delete"), ("bag", "create")]
+    assert [(c.name, str(c.action)) for c in plan.changes["things"]] == [
+        ("box", "delete"),
+        ("bag", "create"),
+    ]
     comment = render([plan])
     assert "| `box` | delete |\n| `bag` | create |" in comment
     assert "> - thing `box` goes" in comment
@@ -198,7 +204,7 @@ def test_a_kind_without_a_preview_only_counts_in_the_change_summary(
 ) -> None:
     from together_provider.preview import plan as plan_module
 
-    unseen = dataclasses.replace(THING, preview_class=None)
+    unseen = dataclasses.replace(THING, extensions=(THING[StackConfigExtension],))
     monkeypatch.setattr(plan_module, "KINDS", (*KINDS, unseen))
     monkeypatch.setattr(plan_module, "BY_TYPE", {**BY_TYPE, unseen.dynamic_type: unseen})
     urn = f"urn:pulumi:dev::p::pulumi:pulumi:Stack${unseen.dynamic_type}::box"
@@ -206,3 +212,12 @@ def test_a_kind_without_a_preview_only_counts_in_the_change_summary(
     plan = build_plan(document, "thing.json", load_price_table())
     assert "things" not in plan.changes
     assert "Engine change summary (all resources): create 1." in render([plan])
+
+
+def test_a_feature_finds_its_extension_and_a_missing_one_names_where_it_goes() -> None:
+    assert THING[StackConfigExtension].key == "things"
+    assert THING.get(ExportsExtension) is None
+    with pytest.raises(LookupError, match=r"Thing declares no ExportsExtension.*tests_thing"):
+        _ = THING[ExportsExtension]
+    with pytest.raises(TypeError, match="one extension per type"):
+        dataclasses.replace(THING, extensions=(PreviewExtension("A"), PreviewExtension("B")))

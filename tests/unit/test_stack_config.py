@@ -9,6 +9,8 @@ import pytest
 import yaml
 
 from together_provider.cluster.table import CLUSTER
+from together_provider.registry import CLUSTER as CLUSTER_KIND
+from together_provider.registry import VOLUME as VOLUME_KIND
 from together_provider.stack_config import SETTINGS, ConfigError, load, project_values
 
 REPO = Path(__file__).resolve().parents[2]
@@ -48,18 +50,18 @@ def test_there_is_a_stack_per_environment() -> None:
 @pytest.mark.parametrize("path", STACK_FILES, ids=lambda p: p.name)
 def test_every_committed_stack_validates(path: Path) -> None:
     config = load(stack_values(path))
-    assert config.clusters
+    assert config.resources["clusters"]
 
 
 def test_prod_keeps_serving_off_preemptible_capacity() -> None:
-    clusters = load(stack_values(REPO / "stacks" / "Pulumi.prod.yaml")).cluster_props()
+    clusters = load(stack_values(REPO / "stacks" / "Pulumi.prod.yaml")).props(CLUSTER_KIND)
     assert clusters["serve"].get("num_preemptible_gpus", 0) == 0
     assert clusters["train"]["num_preemptible_gpus"] > clusters["train"]["num_gpus"]
 
 
 def test_defaults_fill_every_cluster() -> None:
     config = load({"defaults": DEFAULTS, "clusters": {"a": {"numGpus": 8}, "b": {"numGpus": 16}}})
-    props = config.cluster_props()
+    props = config.props(CLUSTER_KIND)
     assert props["a"]["region"] == props["b"]["region"] == "us-central-8"
     assert props["b"]["num_gpus"] == 16
 
@@ -224,11 +226,11 @@ def test_a_cluster_attaches_a_volume_of_the_stack_which_inherits_region_and_proj
             "clusters": {"train": {"numGpus": 8, "volume": "ckpt"}},
         }
     )
-    assert stack.volume_props() == {
+    assert stack.props(VOLUME_KIND) == {
         "ckpt": {"region": "us-central-8", "project_id": "proj", "size_tib": 4}
     }
-    assert stack.cluster_volumes == {"train": "ckpt"}
-    assert "volume" not in stack.cluster_props()["train"]
+    assert stack.attached["clusters"]["volumes"] == {"train": "ckpt"}
+    assert "volume" not in stack.props(CLUSTER_KIND)["train"]
 
 
 def test_every_volume_problem_is_listed_at_once() -> None:
@@ -263,13 +265,16 @@ def test_every_volume_problem_is_listed_at_once() -> None:
 
 def test_the_dev_stack_trains_on_a_checkpoint_volume() -> None:
     stack = load(stack_values(REPO / "stacks" / "Pulumi.dev.yaml"))
-    assert stack.cluster_volumes == {"train": "checkpoints"}
-    assert stack.volume_props()["checkpoints"]["region"] == stack.cluster_props()["train"]["region"]
+    assert stack.attached["clusters"]["volumes"] == {"train": "checkpoints"}
+    assert (
+        stack.props(VOLUME_KIND)["checkpoints"]["region"]
+        == stack.props(CLUSTER_KIND)["train"]["region"]
+    )
 
 
 def test_a_declared_range_in_stack_config_and_a_bad_ceiling_at_its_path() -> None:
     burst = {"numGpus": 8, "numPreemptibleGpus": 8, "maxPreemptibleGpus": 32}
-    props = load({"defaults": DEFAULTS, "clusters": {"burst": burst}}).cluster_props()["burst"]
+    props = load({"defaults": DEFAULTS, "clusters": {"burst": burst}}).props(CLUSTER_KIND)["burst"]
     assert (props["num_preemptible_gpus"], props["max_preemptible_gpus"]) == (8, 32)
     found = problems(
         {"defaults": DEFAULTS, "clusters": {"burst": {**burst, "maxPreemptibleGpus": 4}}}

@@ -19,12 +19,13 @@ import pytest
 import together_provider
 from together_provider import ClusterArgs, native
 from together_provider.kubernetes import (
+    CheckpointingWorker,
+    CheckpointingWorkerArgs,
     PreemptibleAutoscaler,
     PreemptibleAutoscalerArgs,
     WorkloadCluster,
     cluster_provider,
 )
-from together_provider.workloads import CheckpointingWorker, CheckpointingWorkerArgs
 
 HOSTS: dict[str, Callable[[str, ClusterArgs], WorkloadCluster]] = {
     "dynamic": together_provider.Cluster,

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from together_provider.cluster import rules
-from together_provider.cluster.table import CLUSTER
+from together_provider.cluster.table import CLUSTER, counts
+from together_provider.extensions import config_key
 from together_provider.framework.kind import Kind
 from together_provider.framework.rulebook import Plan
 from together_provider.preview.kinds import attached_ids
@@ -101,12 +102,13 @@ def _sizing(state: object) -> Sizing | None:
     if not isinstance(state, dict):
         return None
     props = {**props_of(state, "outputs"), **props_of(state, "inputs")}
+    declared = counts(props)
     return Sizing(
         gpu_type=known_str(props.get("gpu_type")),
-        standard=count(props.get("num_gpus")),
-        preemptible=count(props.get("num_preemptible_gpus", 0)),
-        standard_max=count(props.get("auto_scale_max_gpus")),
-        preemptible_max=count(props.get("max_preemptible_gpus")),
+        standard=declared.standard.floor,
+        preemptible=declared.preemptible.floor,
+        standard_max=declared.standard.ceiling,
+        preemptible_max=declared.preemptible.ceiling,
     )
 
 
@@ -443,7 +445,7 @@ class ClusterPreview:
         fields = _field_lines(shown)
         if fields:
             lines += ["Changed fields:", *fields, ""]
-        return [*lines, _totals(plan.changes[self.kind.config_key]), ""]
+        return [*lines, _totals(plan.changes[config_key(self.kind)]), ""]
 
     def loss(self, cluster: ClusterChange) -> str:
         """What a replacement or deletion takes away, in standard and allocated preemptible

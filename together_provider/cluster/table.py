@@ -3,6 +3,7 @@ policies, stack-config keys, outputs and docs cannot disagree (they derive from 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -11,7 +12,7 @@ from together_api.values import BillingType, ClusterType, GpuType
 from together_provider.framework import validators
 from together_provider.framework.fields import adopt_id_field, ready_timeout_field
 from together_provider.framework.fixes import PULUMI_FIXES
-from together_provider.framework.schema import Policy, Schema, input_field, output_field
+from together_provider.framework.schema import Policy, Schema, Span, input_field, output_field
 
 if TYPE_CHECKING:  # the live object's type only; importing it would load pydantic in a preview
     from together_api.wire import Cluster
@@ -243,3 +244,21 @@ CLUSTER: Final = Schema("cluster", ClusterSpec, ClusterOutputs)
 `together_provider.framework.schema`): the possibly-unknown and resolved specs, the policy table
 the rules read, the stack-config keys, the outputs and secret outputs, the fields checked at
 adoption and the reference table."""
+
+
+@dataclass(frozen=True)
+class Counts:
+    """A cluster's GPU counts, each with its declared range: what the PR preview prices and the
+    policy pack budgets, read from raw properties by `counts` alone."""
+
+    standard: Span
+    """`num_gpus`, ranged by `auto_scale_max_gpus`."""
+    preemptible: Span
+    """`num_preemptible_gpus` (the target), ranged by `max_preemptible_gpus`."""
+
+
+def counts(props: Mapping[str, Any]) -> Counts:
+    """The counts of a cluster's raw properties (snake_case; a host's or a preview step's),
+    parsed by the table (`Schema.spans`) as the rules parse them."""
+    spans = CLUSTER.spans(props)
+    return Counts(standard=spans["num_gpus"], preemptible=spans["num_preemptible_gpus"])

@@ -1,56 +1,25 @@
-"""What describes one resource kind, so the hosts, docs, exports and features are derived from the
-registry's `Kind`s instead of naming kinds by hand."""
+"""The core of a resource kind: its table, rules, lifecycle, type name and docs. Each feature that
+loops over the registry reads its own extension of a kind (`kind[Extension]`); the framework knows
+none of them, so a new feature edits no file here."""
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from together_provider.framework.rulebook import Rulebook
 from together_provider.framework.schema import Schema
 
 if TYPE_CHECKING:
     from together_provider.framework.lifecycle import LifecycleType
-    from together_provider.preview.kinds import KindPreview
 
-__all__ = ["ID", "PACKAGE", "Attach", "Kind", "StackExport"]
+__all__ = ["PACKAGE", "Kind"]
 
 PACKAGE: Final = "together"
 """The Pulumi package (and dynamic-type module) every kind is published under."""
 
-ID: Final = "id"
-"""A `known_at_preview` source: the resource's own id."""
-
-
-@dataclass(frozen=True)
-class Attach:
-    """A stack-config setting naming a resource of another kind by its key (a cluster's
-    `volume: <key>`): it fills `props` from that resource, so the engine orders the two."""
-
-    key: str
-    """The setting (`volume`)."""
-    target: str
-    """The attached kind's `config_key` (`volumes`)."""
-    props: Mapping[str, str]
-    """This kind's property -> the attached resource's output or input it is set from
-    (`volume_id` <- `volume_id`, `volume_region` <- `region`). An input is known before the
-    attached resource exists, so stack config checks it at once; an output is not."""
-    checked: str
-    """The property whose rule failure stack config words as the attachment's problem."""
-    against: str
-    """The own property `checked` must equal (`region`)."""
-
-
-@dataclass(frozen=True)
-class StackExport:
-    """One `pulumi.export` of the stack program per resource of a kind: `key` is formatted
-    with the resource's `name`, `value` reads the resource's outputs."""
-
-    key: str
-    value: Callable[[Any], Any]
-    secret: bool = False
+E = TypeVar("E")
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,8 +27,12 @@ class Kind:
     """One resource kind. `type_name` is its Pulumi type name (`Cluster`): the native token
     `together:index:<type_name>`, the dynamic type `pulumi-python:dynamic/together:<type_name>`,
     the exported classes `<type_name>` and `<type_name>Args` (generated into
-    `together_provider.resources` and `.native.resources`) and the dynamic provider
+    `together_provider.resources` and `.hosts.native.resources`) and the dynamic provider
     `together_provider.registry.<type_name>Provider` all follow from it.
+
+    What a feature needs beyond the core is an extension the kind declares (`extensions`), of a
+    type the feature owns (`together_provider.extensions`); the feature asks `kind[ItsType]`
+    or `kind.get(ItsType)`, like a Go interface check, and the framework never names it.
 
     Cheap to import: its field table and rules are pure, and its lifecycle (httpx, pydantic) is
     named by path (`package`, `lifecycle_class`) and loaded on first use, so a preview loads
@@ -72,34 +45,31 @@ class Kind:
     rulebook: Rulebook[Any]
     lifecycle_class: str
     """The class in `<package>.lifecycle` that fits `framework.lifecycle.Lifecycle`."""
-    config_key: str
-    """The stack config's map of these resources (`clusters`)."""
     docs_marker: str
     """Its generated tables' marker prefix (`<prefix>rules-table`, `<prefix>fields-table`)."""
-    native_notes: str
-    """Said after the table's docstring in the native package schema's description."""
     doc: str
     """What the resource is and what a change does: the generated Args' and classes' docstring."""
-    stack_required: str | None = field(default=None, kw_only=True)
-    """Stack config must declare at least one: the example its error shows
-    (`clusters.train.numGpus 8`); None: optional."""
-    stack_defaults: frozenset[str] | None = field(default=None, kw_only=True)
-    """The properties it takes from stack config's `defaults` when it does not set them;
-    None: every default (the `defaults` keys are the union of what the kinds take)."""
-    attaches: tuple[Attach, ...] = field(default=(), kw_only=True)
-    """Its stack-config settings that attach a resource of another kind."""
-    stack_exports: tuple[StackExport, ...] = field(default=(), kw_only=True)
-    """What the stack program exports for each of its resources."""
-    preview_class: str | None = field(default=None, kw_only=True)
-    """The class in `<package>.preview` that reads and renders its changes in a PR comment
-    (`together_provider.preview.kinds.KindPreview`), built with the kind; None: the comment
-    shows none of them (they still count in the engine's change summary)."""
-    flags: Mapping[str, str] = field(default_factory=dict, kw_only=True)
-    """Booleans of the program's resource and Args: name -> the input whose being set makes it
-    true (`has_volume`: `volume_id`), known when the program runs even while the value is not."""
-    known_at_preview: Mapping[str, str] = field(default_factory=dict, kw_only=True)
-    """Outputs both hosts' resources set in the program, so they are known at preview: output ->
-    `ID` (the resource's id) or the input it always equals."""
+    extensions: tuple[object, ...] = field(default=(), kw_only=True)
+    """What each feature reads of it, one object per feature's extension type."""
+
+    def __post_init__(self) -> None:
+        types = [type(extension) for extension in self.extensions]
+        if len(set(types)) != len(types):
+            raise TypeError(f"{self.type_name}: one extension per type, got {types}")
+
+    def get(self, of: type[E]) -> E | None:
+        """Its extension of type `of`, or None when the kind declares none."""
+        return next((e for e in self.extensions if isinstance(e, of)), None)
+
+    def __getitem__(self, of: type[E]) -> E:
+        """Its extension of type `of`, which the asking feature needs."""
+        found = self.get(of)
+        if found is None:
+            raise LookupError(
+                f"{self.type_name} declares no {of.__name__}: add one to its Kind's extensions "
+                f"({self.package}/__init__.py)"
+            )
+        return found
 
     @property
     def token(self) -> str:
@@ -117,10 +87,6 @@ class Kind:
         return self.type_name, f"{self.type_name}Args"
 
     @property
-    def description(self) -> str:
-        return (self.schema.spec_type.__doc__ or "").strip() + " " + self.native_notes
-
-    @property
     def named_after_resource(self) -> str:
         """The input that defaults to the resource's name in the program."""
         return next(f.name for f in self.schema.inputs if f.names_resource)
@@ -133,13 +99,6 @@ class Kind:
     def module(self, name: str) -> Any:
         """`<package>.<name>`, imported on first use (`lifecycle`)."""
         return importlib.import_module(f"{self.package}.{name}")
-
-    def preview(self) -> KindPreview:
-        """Its PR-comment reader and renderer, imported on first use (`preview_class` set)."""
-        if self.preview_class is None:
-            raise ValueError(f"{self.type_name} declares no preview_class")
-        preview: KindPreview = getattr(self.module("preview"), self.preview_class)(self)
-        return preview
 
     def lifecycle(self) -> LifecycleType:
         """The lifecycle class; loads httpx and pydantic, so only apply paths call it."""

@@ -8,7 +8,7 @@ import difflib
 import enum
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 from together_api.errors import SpecError
 from together_provider.framework.fields import (
@@ -65,31 +65,31 @@ S = TypeVar("S")
 
 
 class Draft(Generic[S]):
-    """The possibly-unknown spec of `check` and `diff`: attribute access gives each field's value
-    or `Unknown.VALUE` (not known until apply, or it failed to parse)."""
-
-    __slots__ = ("_values",)
+    """The possibly-unknown spec of `check` and `diff`: each field is an attribute holding its
+    value or `Unknown.VALUE` (not known until apply, or it failed to parse). Read-only."""
 
     def __init__(self, values: Mapping[str, Any]) -> None:
-        object.__setattr__(self, "_values", dict(values))
+        vars(self).update(values)
 
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self._values[name]
-        except KeyError:
-            raise AttributeError(name) from None
+    if TYPE_CHECKING:
+        # For the type checker only: which fields a draft holds is the table's, so any name
+        # reads as a value. At run time each field is a plain attribute (no hook).
+        def __getattr__(self, name: str) -> Any: ...
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"a Draft is read-only: {name}")
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Draft) and self._values == other._values
+        return isinstance(other, Draft) and vars(self) == vars(other)
 
     def __hash__(self) -> int:
-        return hash(tuple(sorted(self._values.items(), key=lambda kv: kv[0])))
+        return hash(tuple(sorted(vars(self).items(), key=lambda kv: kv[0])))
 
     def __repr__(self) -> str:
-        return f"Draft({self._values!r})"
+        return f"Draft({vars(self)!r})"
 
     def values(self) -> Mapping[str, Any]:
-        return dict(self._values)
+        return dict(vars(self))
 
     @classmethod
     def of(cls, spec: S | Draft[S]) -> Draft[S]:
@@ -109,6 +109,23 @@ class Stored(Generic[S]):
 
     inputs: Draft[S]
     outputs: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Span:
+    """A count with its declared range (`input_field(ceiling=...)`), parsed as the rules parse
+    it: `floor` is the count, `ceiling` the top of its range; None where not known (not known
+    until apply, or not a count: 8.5 is none), and `ceiling` None too when no range is declared.
+    `ranged`: a ceiling is set, known or not."""
+
+    floor: int | None
+    ceiling: int | None
+    ranged: bool
+
+    @property
+    def top(self) -> int | None:
+        """The most it may reach without a diff: a declared range's ceiling, else the count."""
+        return self.ceiling if self.ranged else self.floor
 
 
 class Schema(Generic[S]):
@@ -161,6 +178,18 @@ class Schema(Generic[S]):
         for spec_field in self.inputs:
             values[spec_field.name] = _parse_field(spec_field, props.get(spec_field.name), failures)
         return Draft(values), failures
+
+    def spans(self, props: Mapping[str, Any]) -> dict[str, Span]:
+        """Each count with a declared range (`ranges`), floor field -> its `Span`, parsed by the
+        fields' own validators and nothing else: the one reading of counts and ranges for every
+        consumer of raw properties (the PR preview, the policy pack), so none truncates or
+        re-pairs them by hand."""
+        found: dict[str, Span] = {}
+        for floor, ceiling in self.ranges.items():
+            low = _parse_field(self.by_name[floor], props.get(floor), [])
+            high = _parse_field(self.by_name[ceiling], props.get(ceiling), [])
+            found[floor] = Span(_known(low), _known(high), ranged=high is not None)
+        return found
 
     def stored(self, props: Mapping[str, Any]) -> Stored[S]:
         """The recorded state (a host's `olds`: the previous outputs, every input echoed) parsed
@@ -292,6 +321,10 @@ def _parse_field(spec_field: InputField, raw: Any, failures: list[Failure]) -> A
         return Unknown.VALUE
 
 
+def _known(value: Any) -> Any:
+    return None if value is Unknown.VALUE else value
+
+
 def _values(spec: Any) -> Iterator[tuple[str, Any]]:
     if isinstance(spec, Draft):
         yield from spec.values().items()
@@ -308,6 +341,7 @@ __all__ = [
     "OutputField",
     "Policy",
     "Schema",
+    "Span",
     "Stored",
     "Unknown",
     "input_field",

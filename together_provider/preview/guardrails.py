@@ -6,10 +6,31 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from together_provider.preview.plan import StackPlan
+from together_provider.framework.kind import Kind
+from together_provider.preview.kinds import preview_of
+from together_provider.preview.prices import PriceTable
+
+
+class StackPlan(Protocol):
+    """What a guardrail reads of a `plan.StackPlan` (its own type here, so that the plan, which
+    holds the breaches, and the guardrails import one way)."""
+
+    @property
+    def project(self) -> str | None: ...
+
+    @property
+    def prices(self) -> PriceTable: ...
+
+    @property
+    def guardrails(self) -> tuple[GuardrailBreach, ...]: ...
+
+    @property
+    def blocking_guardrails(self) -> tuple[GuardrailBreach, ...]: ...
+
+    def kinds(self) -> list[tuple[Kind, tuple[Any, ...]]]: ...
+
 
 HOURS_PER_MONTH = 730
 PLACEHOLDER_MARK = "†"
@@ -56,7 +77,7 @@ def _on_placeholder(plan: StackPlan, hourly_only: bool) -> bool:
     return any(
         getattr(change, "placeholder_price", False) and _known_delta([change]) != 0
         for kind, changes in plan.kinds()
-        if kind.preview().per_hour or not hourly_only
+        if preview_of(kind).per_hour or not hourly_only
         for change in changes
     )
 
@@ -65,7 +86,7 @@ def _kinds_delta(plan: StackPlan, per_hour: bool) -> float:
     return sum(
         _known_delta(changes)
         for kind, changes in plan.kinds()
-        if kind.preview().per_hour is per_hour
+        if preview_of(kind).per_hour is per_hour
     )
 
 

@@ -1,4 +1,4 @@
-"""What the PR preview asks of each kind (`Kind.preview()`), so that its plan and comment loop
+"""What the PR preview asks of each kind (`preview_of(kind)`), so that its plan and comment loop
 over `registry.KINDS` and name no kind. Pure: no I/O.
 """
 
@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from together_provider.extensions import PreviewExtension, StackConfigExtension, config_key
 from together_provider.framework.kind import Kind
 from together_provider.framework.schema import UNKNOWN
 from together_provider.registry import KINDS
 
 if TYPE_CHECKING:
-    from together_provider.preview.plan import StackPlan
     from together_provider.preview.prices import PriceTable
 
 
@@ -29,12 +29,22 @@ class Change(Protocol):
     def new_cost(self) -> float | None: ...
 
 
+class StackPlan(Protocol):
+    """What a kind's preview reads of the whole plan (`plan.StackPlan`, which builds on this
+    module, so it is not imported here): every kind's changes and the prices."""
+
+    @property
+    def changes(self) -> Mapping[str, tuple[Change, ...]]: ...
+    @property
+    def prices(self) -> PriceTable: ...
+
+
 class KindPreview(Protocol):
     """A kind's part of the PR comment: what is its own (how it is priced, which columns its
     table shows, what losing one takes away); its costs are per hour or per month (`per_hour`).
 
-    Implemented by the class `Kind.preview_class` names in the kind's package's `preview`
-    module (`<package>.preview.<preview_class>`).
+    Implemented by the class the kind's `PreviewExtension` names in the kind's package's
+    `preview` module (`<package>.preview.<preview_class>`).
     """
 
     plural: str
@@ -69,12 +79,19 @@ class KindPreview(Protocol):
         ...
 
 
+def preview_of(kind: Kind) -> KindPreview:
+    """The kind's PR-comment reader and renderer, imported on first use (its `PreviewExtension`)."""
+    declared = kind[PreviewExtension]
+    preview: KindPreview = getattr(kind.module("preview"), declared.preview_class)(kind)
+    return preview
+
+
 def attached_ids(kind: Kind, inputs: Mapping[str, Any]) -> dict[str, str]:
     """Each kind `kind` attaches (by `config_key`) -> the attached resource's id in `inputs`:
     the property an `Attach` sets from an output of the attached resource, when known."""
-    by_key = {k.config_key: k for k in KINDS}
+    by_key = {config_key(k): k for k in KINDS}
     found: dict[str, str] = {}
-    for attach in kind.attaches:
+    for attach in kind[StackConfigExtension].attaches:
         target = by_key[attach.target].schema
         for prop, source in attach.props.items():
             value = inputs.get(prop)

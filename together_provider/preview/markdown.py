@@ -12,6 +12,7 @@ from together_provider.preview.guardrails import (
     guardrail_lines,
     placeholder_legend,
 )
+from together_provider.preview.kinds import preview_of
 from together_provider.preview.plan import Action, Outcome, StackPlan
 from together_provider.preview.policy import PolicyViolation
 
@@ -59,7 +60,9 @@ def signed_money(value: float | None) -> str:
 
 
 def _notes(plan: StackPlan) -> list[str]:
-    notes = [note for kind, changes in plan.kinds() for note in kind.preview().notes(changes, plan)]
+    notes = [
+        note for kind, changes in plan.kinds() for note in preview_of(kind).notes(changes, plan)
+    ]
     if not plan.lists_unchanged:
         notes.append(
             "Unchanged clusters are listed only when the preview runs with `--show-sames`."
@@ -102,7 +105,7 @@ def policy_lines(violations: Sequence[PolicyViolation], shown: int | None = None
 
 def _trim_note(plan: StackPlan, shown: int) -> list[str]:
     listed = [
-        f"{min(shown, len(items))} of {len(items)} {kind.preview().plural}"
+        f"{min(shown, len(items))} of {len(items)} {preview_of(kind).plural}"
         for kind, items in plan.kinds()
         if len(items) > shown
     ]
@@ -164,7 +167,7 @@ def _render_stack(
     if shown is not None:
         lines += _trim_note(plan, shown)
     first = slice(None, shown)
-    kinds = [(kind, kind.preview(), changes, changes[first]) for kind, changes in plan.kinds()]
+    kinds = [(kind, preview_of(kind), changes, changes[first]) for kind, changes in plan.kinds()]
     if plan.rejections or plan.errors:
         lines += [
             "> [!CAUTION]",

@@ -8,17 +8,16 @@ import enum
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
+from together_provider.extensions import PreviewExtension, StackConfigExtension, config_key
 from together_provider.framework.kind import Kind
 from together_provider.framework.schema import UNKNOWN
 from together_provider.preview.guardrails import GuardrailBreach
+from together_provider.preview.kinds import Change, preview_of
 from together_provider.preview.policy import PolicyViolation
 from together_provider.preview.prices import PreviewInputError, PriceTable, stack_overrides
 from together_provider.registry import BY_TYPE, KINDS
-
-if TYPE_CHECKING:
-    from together_provider.preview.kinds import Change
 
 # What the engine prints, checked against CLI v3.274.1: a replacement is one `replace` step, or
 # three (`delete-replaced`, `replace`, `create-replacement`) with `--show-replacement-steps`.
@@ -77,10 +76,14 @@ class Rejection:
         return self.resource
 
 
+def previewed() -> list[Kind]:
+    """The kinds the comment shows (each declares a `PreviewExtension`), in the registry's order."""
+    return [kind for kind in KINDS if kind.get(PreviewExtension)]
+
+
 @dataclass(frozen=True)
 class StackPlan:
-    """One stack's changes, by kind: `changes[kind.config_key]`, also reachable as an attribute
-    of that name (`plan.clusters`)."""
+    """One stack's changes, by kind: `changes[config_key(kind)]` (`changes["clusters"]`)."""
 
     stack: str
     project: str | None
@@ -140,14 +143,8 @@ class StackPlan:
         return any(c.action is Action.SAME for c in self.all_changes)
 
     def kinds(self) -> list[tuple[Kind, tuple[Change, ...]]]:
-        """Each previewed kind (`Kind.preview_class`) with its changes, in the registry's order."""
-        return [(kind, self.changes[kind.config_key]) for kind in KINDS if kind.preview_class]
-
-    def __getattr__(self, name: str) -> tuple[Change, ...]:
-        changes = object.__getattribute__(self, "changes")
-        if name in changes:
-            return changes[name]  # type: ignore[no-any-return]
-        raise AttributeError(name)
+        """Each previewed kind (`previewed`) with its changes, in the registry's order."""
+        return [(kind, self.changes[config_key(kind)]) for kind in previewed()]
 
 
 def _parse_urn(urn: str) -> tuple[str, str, str, str] | None:
@@ -310,14 +307,14 @@ def build_plan(
     if rejections:
         errors = [e for e in errors if _MONITOR_NOISE not in e]
 
-    required = [kind for kind in KINDS if kind.stack_required]
+    required = [kind for kind in KINDS if kind[StackConfigExtension].required]
     has_config = project is not None and any(
-        f"{project}:{k.config_key}" in config for k in required
+        f"{project}:{config_key(k)}" in config for k in required
     )
     if not any(by_kind.values()) and not rejections and not has_config:
         nouns = " or ".join(kind.schema.noun for kind in required)
         types = " or ".join(kind.dynamic_type for kind in required)
-        keys = " or ".join(f"'<project>:{kind.config_key}'" for kind in required)
+        keys = " or ".join(f"'<project>:{config_key(kind)}'" for kind in required)
         raise PreviewInputError(
             source,
             f"no Together {nouns} in this preview: no step of type {types} and no {keys} config "
@@ -329,10 +326,10 @@ def build_plan(
     together_steps = [s for found in by_kind.values() for ss in found.values() for s in ss]
     refreshed = any(step["op"] == "refresh" for step in steps)
     changes: dict[str, tuple[Change, ...]] = {}
-    for kind in (kind for kind in KINDS if kind.preview_class):
-        preview = kind.preview()
+    for kind in previewed():
+        preview = preview_of(kind)
         found = by_kind[kind.dynamic_type].items()
-        changes[kind.config_key] = tuple(preview.change(n, s, table, source) for n, s in found)
+        changes[config_key(kind)] = tuple(preview.change(n, s, table, source) for n, s in found)
     return StackPlan(
         stack=stack,
         project=project,

@@ -5,7 +5,16 @@ from __future__ import annotations
 
 from typing import Final
 
-from together_provider.framework.kind import ID, Kind, StackExport
+from together_provider.extensions import (
+    ID,
+    ExportsExtension,
+    NativeExtension,
+    PreviewExtension,
+    ProgramExtension,
+    StackConfigExtension,
+    StackExport,
+)
+from together_provider.framework.kind import Kind
 from together_provider.volume.rules import RULEBOOK
 from together_provider.volume.table import TYPE_NAME, VOLUME
 
@@ -15,31 +24,37 @@ KIND: Final = Kind(
     schema=VOLUME,
     rulebook=RULEBOOK,
     lifecycle_class="VolumeLifecycle",
-    config_key="volumes",
     docs_marker="volume-",
-    native_notes="Attach it with a cluster's `volumeId` (and `volumeRegion`); `sizeTib` only "
-    "grows.",
     doc="A Together shared volume of `size_tib` whole TiB in `region`, where preemptible nodes "
     "write checkpoints that outlive them; attach it with `ClusterArgs(volume_id=volume.volume_id, "
     "volume_region=volume.region)`. Growing `size_tib` is one in-place PUT; a shrink is rejected "
     "at preview; changing the name, region, project or lifecycle independence replaces it. "
     "Deleting it is refused while a live cluster uses it.",
-    # Known at preview, unlike outputs a provider does not preview: the id is Together's volume
-    # id (so an attached cluster does not preview as replaced when the volume grows), and the
-    # region is the input (Together reports none; a new region is a new volume).
-    known_at_preview={"volume_id": ID, "region": "region"},
-    stack_required=None,
-    stack_defaults=frozenset({"region", "project_id"}),  # where, and whose, its clusters are
-    attaches=(),
-    stack_exports=(
-        StackExport(
-            "volume_{name}",
-            lambda volume: {
-                "volume_id": volume.volume_id,
-                "size_tib": volume.size_tib,
-                "status": volume.status,
-            },
+    extensions=(
+        StackConfigExtension(
+            key="volumes",
+            required=None,
+            defaults=frozenset({"region", "project_id"}),  # where, and whose, its clusters are
+        ),
+        ExportsExtension(
+            (
+                StackExport(
+                    "volume_{name}",
+                    lambda volume: {
+                        "volume_id": volume.volume_id,
+                        "size_tib": volume.size_tib,
+                        "status": volume.status,
+                    },
+                ),
+            )
+        ),
+        PreviewExtension("VolumePreview"),
+        # Known at preview, unlike outputs a provider does not preview: the id is Together's
+        # volume id (so an attached cluster does not preview as replaced when the volume grows),
+        # and the region is the input (Together reports none; a new region is a new volume).
+        ProgramExtension(known_at_preview={"volume_id": ID, "region": "region"}),
+        NativeExtension(
+            "Attach it with a cluster's `volumeId` (and `volumeRegion`); `sizeTib` only grows."
         ),
     ),
-    preview_class="VolumePreview",
 )

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from together_provider.extensions import config_key
 from together_provider.framework.kind import Kind
 from together_provider.framework.schema import UNKNOWN
 from together_provider.preview.guardrails import placeholder_legend
@@ -251,7 +252,7 @@ class VolumePreview:
     ) -> list[str]:
         rate = plan.prices.storage_per_tib_month
         placeholder = plan.prices.placeholder
-        return volume_notes(shown, others, gone, rate, self.kind.config_key, placeholder)
+        return volume_notes(shown, others, gone, rate, config_key(self.kind), placeholder)
 
     def notes(self, changes: Sequence[VolumeChange], plan: StackPlan) -> list[str]:
         if not changes:

@@ -1,4 +1,4 @@
-"""The base of the native resources (generated into `together_provider.native.resources`), with
+"""The base of the native resources (generated into `hosts/native/resources.py`), with
 the same arguments and outputs as the dynamic classes, so switching hosts is one import."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ from typing import Any, ClassVar
 
 import pulumi
 
-from together_provider.framework.dynamic import input_props, set_program_attributes
 from together_provider.framework.kind import Kind
-from together_provider.native._properties import camel, snake
-from together_provider.native.package_schema import python_type
+from together_provider.hosts.native._properties import camel, snake
+from together_provider.hosts.native.package_schema import python_type
+from together_provider.hosts.resource import input_props, set_program_attributes
 
 
 class NativeResource(pulumi.CustomResource):

@@ -11,9 +11,10 @@ import typing
 from importlib import metadata
 from typing import Any, Final, Literal
 
+from together_provider.extensions import NativeExtension
 from together_provider.framework.fields import without_none
 from together_provider.framework.kind import PACKAGE, Kind
-from together_provider.native._properties import camel
+from together_provider.hosts.native._properties import camel
 from together_provider.registry import KINDS
 
 CONFIG: Final[dict[str, dict[str, Any]]] = {
@@ -76,6 +77,13 @@ def _choices(annotation: Any) -> str:
     return f" One of: {', '.join(map(str, values))}." if values else ""
 
 
+def description(kind: Kind) -> str:
+    """The resource's description: its table's docstring, then its `NativeExtension` notes."""
+    native = kind.get(NativeExtension)
+    text = (kind.schema.spec_type.__doc__ or "").strip()
+    return f"{text} {native.notes if native else ''}"
+
+
 def resource_schema(kind: Kind) -> dict[str, Any]:
     """One resource's entry in the package schema, from its field table and never a second list:
     property names are the camelCase form of the table's snake_case fields; types, descriptions,
@@ -98,7 +106,7 @@ def resource_schema(kind: Kind) -> dict[str, Any]:
     required_inputs = [camel(f.name) for f in inputs_ if f.required and not f.names_resource]
     always_set = [camel(f.name) for f in inputs_ if f.required or f.default is not None]
     return {
-        "description": kind.description,
+        "description": description(kind),
         "properties": {**inputs, **outputs},
         "required": [*always_set, *outputs],
         "inputProperties": inputs,

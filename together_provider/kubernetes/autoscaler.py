@@ -11,7 +11,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from together_api.errors import SpecError
-from together_provider.kubernetes import WorkloadCluster, off_preemptible
+from together_provider.kubernetes.placement import WorkloadCluster, off_preemptible
 
 __all__ = [
     "AUTOSCALER_RULES",

@@ -1,9 +1,9 @@
-"""The dynamic-provider host: each kind's provider class and its Resource base, derived from its
-`Kind`, so a kind writes no Pulumi code and both stay importable for Pulumi's pickles."""
+"""The dynamic-provider host: each kind's provider class, derived from its `Kind` so a kind writes
+no Pulumi code, and the patch that keeps the host's tracebacks for bugs only. The program-side
+Resource is `hosts/resource.py`."""
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 import traceback
 from collections.abc import Iterator
@@ -11,7 +11,6 @@ from contextlib import contextmanager, suppress
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
-import pulumi
 from pulumi.dynamic import (
     CheckFailure,
     CheckResult,
@@ -19,14 +18,13 @@ from pulumi.dynamic import (
     CreateResult,
     DiffResult,
     ReadResult,
-    Resource,
     ResourceProvider,
     UpdateResult,
 )
 
 from together_api.errors import TogetherError
 from together_provider.framework.fixes import PULUMI_FIXES
-from together_provider.framework.kind import ID, PACKAGE, Kind
+from together_provider.framework.kind import Kind
 
 if TYPE_CHECKING:
     from together_provider.framework.lifecycle import Lifecycle
@@ -50,8 +48,8 @@ HOST_MODULE: Final = "pulumi.dynamic.__main__"
 process the engine starts for dynamic resources."""
 
 
-class _SentenceOrTraceback:
-    """The `traceback` module as the dynamic-provider host sees it once `configure()` ran.
+def _sentence_or_traceback(limit: int | None = None, chain: bool = True) -> str:
+    """`traceback.format_exc` as the dynamic-provider host calls it once `configure()` ran.
 
     The host wraps every hook (check, diff, create, read, update, delete) in one handler that
     aborts the call with `traceback.format_exc()`, whatever was raised: Pulumi's Python providers
@@ -62,16 +60,10 @@ class _SentenceOrTraceback:
     the message and the fix, so that is all the host sends; any other exception is a bug, and
     keeps its traceback.
     """
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(traceback, name)
-
-    @staticmethod
-    def format_exc(limit: int | None = None, chain: bool = True) -> str:
-        error = sys.exc_info()[1]
-        if isinstance(error, TogetherError):
-            return str(error)
-        return traceback.format_exc(limit, chain)
+    error = sys.exc_info()[1]
+    if isinstance(error, TogetherError):
+        return str(error)
+    return traceback.format_exc(limit, chain)
 
 
 def _plain_errors_in_the_host() -> None:
@@ -81,8 +73,12 @@ def _plain_errors_in_the_host() -> None:
     host = sys.modules.get("__main__")
     if host is None or getattr(host.__spec__, "name", None) != HOST_MODULE:
         return
-    if isinstance(getattr(host, "traceback", None), ModuleType):
-        host.traceback = _SentenceOrTraceback()  # type: ignore[attr-defined]
+    if getattr(host, "traceback", None) is traceback:
+        # A copy of the module with our `format_exc`: the host's name, nobody else's.
+        patched = ModuleType(traceback.__name__, traceback.__doc__)
+        vars(patched).update(vars(traceback))
+        patched.format_exc = _sentence_or_traceback  # type: ignore[attr-defined]
+        host.traceback = patched  # type: ignore[attr-defined]
 
 
 class LifecycleProvider(ResourceProvider):
@@ -93,7 +89,7 @@ class LifecycleProvider(ResourceProvider):
     process imports the code installed now, and the pickle holds no credentials. The class has
     no instance attributes until `configure()` runs in the provider process, and `configure()`
     state is never pickled. A failure reaches the user as our sentence alone, whichever hook
-    raised it (`_SentenceOrTraceback`).
+    raised it (`_sentence_or_traceback`).
     """
 
     _api_key: str | None = None
@@ -180,49 +176,3 @@ def provider_class(kind: Kind, home: str = PROVIDERS_HOME) -> type[LifecycleProv
             },
         )
     return _PROVIDERS[key]
-
-
-def input_props(kind: Kind, args: Any) -> dict[str, Any]:
-    """The program's `args` as the properties a host sends: every input, unset ones included
-    (the SDK sends no None, so each is an output resolving to None), and every output."""
-    # Not dataclasses.asdict: it deep-copies, and Outputs must be passed through untouched.
-    props: dict[str, Any] = {f.name: getattr(args, f.name) for f in dataclasses.fields(args)}
-    props.update(dict.fromkeys(kind.schema.output_names))
-    return props
-
-
-def set_program_attributes(kind: Kind, resource: pulumi.CustomResource, args: Any) -> None:
-    """What both hosts' resources know in the program already, as the kind declares it:
-    its `flags` (e.g. `has_volume`, which the workload helpers read) and `known_at_preview`."""
-    for flag, field in kind.flags.items():
-        setattr(resource, flag, getattr(args, field) is not None)
-    for output, source in kind.known_at_preview.items():
-        value = resource.id if source == ID else pulumi.Output.from_input(getattr(args, source))
-        setattr(resource, output, value)
-
-
-class DynamicResource(Resource):
-    """A kind's resource on the dynamic host; a subclass names its kind (`kind=`). The generated
-    classes (`together_provider.resources`) add only the typed signature and outputs."""
-
-    kind: ClassVar[Kind]
-
-    def __init_subclass__(cls, *, kind: Kind, **kwargs: Any) -> None:
-        super().__init_subclass__(module=PACKAGE, name=kind.type_name, **kwargs)
-        cls.kind = kind
-
-    def __init__(
-        self, resource_name: str, args: Any, opts: pulumi.ResourceOptions | None = None
-    ) -> None:
-        kind = self.kind
-        props = input_props(kind, args)
-        for spec_field in kind.schema.inputs:
-            if spec_field.names_resource and props[spec_field.name] is None:
-                props[spec_field.name] = resource_name
-        if kind.schema.secret_outputs:
-            secret = pulumi.ResourceOptions(
-                additional_secret_outputs=list(kind.schema.secret_outputs)
-            )
-            opts = pulumi.ResourceOptions.merge(secret, opts)
-        super().__init__(provider_class(kind)(), resource_name, props, opts)
-        set_program_attributes(kind, self, args)

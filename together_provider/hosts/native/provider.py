@@ -35,8 +35,8 @@ from pulumi.provider.experimental.provider import (
 from together_api.errors import TogetherError
 from together_provider.framework.fixes import PULUMI_FIXES
 from together_provider.framework.kind import Kind
-from together_provider.native import _import, _properties
-from together_provider.native.package_schema import package_schema_json
+from together_provider.hosts.native import _import, _properties
+from together_provider.hosts.native.package_schema import package_schema_json
 from together_provider.registry import BY_TOKEN
 
 if TYPE_CHECKING:

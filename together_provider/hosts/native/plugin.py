@@ -19,8 +19,8 @@ from pulumi.runtime import proto
 from pulumi.runtime._grpc_settings import _GRPC_CHANNEL_OPTIONS
 from pulumi.runtime.proto import engine_pb2, engine_pb2_grpc, provider_pb2_grpc
 
-from together_provider.native.package_schema import version
-from together_provider.native.provider import MAX_OPERATIONS, HostError, TogetherProvider
+from together_provider.hosts.native.package_schema import version
+from together_provider.hosts.native.provider import MAX_OPERATIONS, HostError, TogetherProvider
 
 
 class EngineLog:

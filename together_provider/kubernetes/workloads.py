@@ -1,5 +1,5 @@
 """Components for Together workloads (a checkpointing job array, serving replicas), built on the
-placement rules of `together_provider.kubernetes`, so their pods are placed and checked against
+placement rules of `placement.py`, so their pods are placed and checked against
 the drain window at preview like any other. Importing this module creates nothing."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from together_provider.kubernetes import (
+from together_provider.kubernetes.placement import (
     DRAIN_WINDOW_SECONDS,
     GRACE_FIELD,
     SKIP_AWAIT,

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, runtime_checkable
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from together_api.errors import SpecError
+from together_api.placement import REQUIRED_AFFINITY, forbids_preemptible, requires_preemptible
 from together_api.values import COMPUTE_CLASS_LABEL
 from together_api.values import PREEMPTIBLE as PREEMPTIBLE_VALUE
 from together_api.wire import DRAIN_WINDOW_SECONDS
@@ -20,8 +21,6 @@ __all__ = [
     "COMPUTE_CLASS_LABEL",
     "DRAIN_WINDOW_SECONDS",
     "ComputeClass",
-    "PreemptibleAutoscaler",
-    "PreemptibleAutoscalerArgs",
     "WorkloadCluster",
     "WorkloadSpecError",
     "check_pod_spec",
@@ -35,7 +34,6 @@ __all__ = [
 ]
 
 GRACE_FIELD: Final = "terminationGracePeriodSeconds"
-REQUIRED_AFFINITY: Final = "requiredDuringSchedulingIgnoredDuringExecution"
 SKIP_AWAIT: Final = "pulumi.com/skipAwait"
 WAIT_FOR: Final = "pulumi.com/waitFor"
 """pulumi-kubernetes waits for this condition instead of its own await logic for the kind."""
@@ -231,74 +229,3 @@ def warn_if_no_preemptible_target(
             )
 
     pulumi.Output.all(cluster.cluster_name, cluster.num_preemptible_gpus).apply(warn)
-
-
-def requires_preemptible(spec: Mapping[str, Any]) -> str | None:
-    """Which part of ``spec`` requires a preemptible node, if any (for error messages; the policy
-    pack asks the same question of any workload): its nodeSelector, or every required affinity
-    term, asks for ``together.ai/compute-class=preemptible``."""
-    if spec.get("nodeSelector", {}).get(COMPUTE_CLASS_LABEL) == ComputeClass.PREEMPTIBLE:
-        return f"nodeSelector {COMPUTE_CLASS_LABEL}={ComputeClass.PREEMPTIBLE.value}"
-    terms = _required_terms(spec)
-    if terms and all(any(_only_preemptible(e) for e in _expressions(t)) for t in terms):
-        return f"required node affinity {COMPUTE_CLASS_LABEL} In [preemptible]"
-    return None
-
-
-def forbids_preemptible(spec: Mapping[str, Any]) -> str | None:
-    """Which part of ``spec`` keeps it off preemptible nodes, if any (for error messages): its
-    nodeSelector picks another class, or every required affinity term excludes ``preemptible``. A
-    spec that neither requires nor forbids them may land on either kind of node."""
-    value = spec.get("nodeSelector", {}).get(COMPUTE_CLASS_LABEL)
-    if value is not None and value != ComputeClass.PREEMPTIBLE:
-        return f"nodeSelector {COMPUTE_CLASS_LABEL}={value}"
-    terms = _required_terms(spec)
-    if terms and all(any(_excludes_preemptible(e) for e in _expressions(t)) for t in terms):
-        return f"required node affinity {COMPUTE_CLASS_LABEL} NotIn [preemptible]"
-    return None
-
-
-def _required_terms(spec: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    node_affinity = spec.get("affinity", {}).get("nodeAffinity", {})
-    terms: list[Mapping[str, Any]] = node_affinity.get(REQUIRED_AFFINITY, {}).get(
-        "nodeSelectorTerms", []
-    )
-    return terms
-
-
-def _expressions(term: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return [e for e in term.get("matchExpressions", []) if e.get("key") == COMPUTE_CLASS_LABEL]
-
-
-def _only_preemptible(expression: Mapping[str, Any]) -> bool:
-    return expression.get("operator") == "In" and set(expression.get("values", [])) == {
-        ComputeClass.PREEMPTIBLE.value
-    }
-
-
-def _excludes_preemptible(expression: Mapping[str, Any]) -> bool:
-    operator, values = expression.get("operator"), expression.get("values", [])
-    return (
-        (operator == "NotIn" and ComputeClass.PREEMPTIBLE in values)
-        or (operator == "In" and ComputeClass.PREEMPTIBLE not in values)
-        or operator == "DoesNotExist"
-    )
-
-
-# The autoscaler's deployment lives in its own module, which keeps itself off preemptible nodes
-# with `off_preemptible` from this one; importable from here as the workload helpers are. Loaded
-# on first use, so that whichever of the two modules is imported first, the other finds it
-# complete (an import at either top would be a cycle).
-if TYPE_CHECKING:
-    from together_provider.autoscaler import PreemptibleAutoscaler as PreemptibleAutoscaler
-    from together_provider.autoscaler import PreemptibleAutoscalerArgs as PreemptibleAutoscalerArgs
-
-_AUTOSCALER_NAMES: Final = ("PreemptibleAutoscaler", "PreemptibleAutoscalerArgs")
-
-
-def __getattr__(name: str) -> Any:
-    if name in _AUTOSCALER_NAMES:
-        from together_provider import autoscaler
-
-        return getattr(autoscaler, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,7 +7,7 @@ from typing import Any
 import pulumi
 
 from together_provider import registry
-from together_provider.native._base import NativeResource
+from together_provider.hosts.native._base import NativeResource
 from together_provider.resources import ClusterArgs, SharedVolumeArgs
 
 __all__ = [

@@ -1,0 +1,62 @@
+"""The program side of both hosts: what a kind's resource sends and knows before the API answers
+(`input_props`, `set_program_attributes`), and the dynamic host's Resource base that the generated
+classes (`together_provider.resources`) derive from."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar
+
+import pulumi
+from pulumi.dynamic import Resource
+
+from together_provider.extensions import ID, ProgramExtension
+from together_provider.framework.kind import PACKAGE, Kind
+from together_provider.hosts.dynamic import provider_class
+
+
+def input_props(kind: Kind, args: Any) -> dict[str, Any]:
+    """The program's `args` as the properties a host sends: every input, unset ones included
+    (the SDK sends no None, so each is an output resolving to None), and every output."""
+    # Not dataclasses.asdict: it deep-copies, and Outputs must be passed through untouched.
+    props: dict[str, Any] = {f.name: getattr(args, f.name) for f in dataclasses.fields(args)}
+    props.update(dict.fromkeys(kind.schema.output_names))
+    return props
+
+
+def set_program_attributes(kind: Kind, resource: pulumi.CustomResource, args: Any) -> None:
+    """What both hosts' resources know in the program already, as the kind declares it:
+    its `flags` (e.g. `has_volume`, which the workload helpers read) and `known_at_preview`."""
+    program = kind.get(ProgramExtension) or ProgramExtension()
+    for flag, field in program.flags.items():
+        setattr(resource, flag, getattr(args, field) is not None)
+    for output, source in program.known_at_preview.items():
+        value = resource.id if source == ID else pulumi.Output.from_input(getattr(args, source))
+        setattr(resource, output, value)
+
+
+class DynamicResource(Resource):
+    """A kind's resource on the dynamic host; a subclass names its kind (`kind=`). The generated
+    classes (`together_provider.resources`) add only the typed signature and outputs."""
+
+    kind: ClassVar[Kind]
+
+    def __init_subclass__(cls, *, kind: Kind, **kwargs: Any) -> None:
+        super().__init_subclass__(module=PACKAGE, name=kind.type_name, **kwargs)
+        cls.kind = kind
+
+    def __init__(
+        self, resource_name: str, args: Any, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        kind = self.kind
+        props = input_props(kind, args)
+        for spec_field in kind.schema.inputs:
+            if spec_field.names_resource and props[spec_field.name] is None:
+                props[spec_field.name] = resource_name
+        if kind.schema.secret_outputs:
+            secret = pulumi.ResourceOptions(
+                additional_secret_outputs=list(kind.schema.secret_outputs)
+            )
+            opts = pulumi.ResourceOptions.merge(secret, opts)
+        super().__init__(provider_class(kind)(), resource_name, props, opts)
+        set_program_attributes(kind, self, args)
