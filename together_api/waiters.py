@@ -7,7 +7,10 @@ import logging
 from collections.abc import Callable
 from typing import Final
 
-from together_api.errors import (
+from together_api.poll import Known, Pace, poll_until
+from together_api.retry import RetryPolicy
+from together_api.wire import Cluster, ClusterStatus, SharedVolume
+from together_facts.errors import (
     ApiConnectionError,
     ClusterStateError,
     DeadlineExceededError,
@@ -17,9 +20,6 @@ from together_api.errors import (
     ServerError,
     VolumeNotAvailableError,
 )
-from together_api.poll import Known, Pace, poll_until
-from together_api.retry import RetryPolicy
-from together_api.wire import Cluster, ClusterStatus, SharedVolume
 
 __all__ = ["Waiters"]
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Final
 
-from together_api.hints import FixHints
-from together_api.values import GPUS_PER_NODE
+from together_facts.hints import FixHints
+from together_facts.values import GPUS_PER_NODE
 
 if TYPE_CHECKING:
     from together_autoscaler.controller import Controller
@@ -154,13 +154,13 @@ def _build(args: argparse.Namespace, stop: threading.Event) -> Controller:
     from lightkube import Client, KubeConfig
 
     from together_api.client import TogetherClient
-    from together_api.prices import load_price_table
     from together_api.retry import RetryPolicy
     from together_autoscaler.controller import Controller
     from together_autoscaler.kube import KubeSide
     from together_autoscaler.leader import LeaseElector
     from together_autoscaler.metrics import Metrics
     from together_autoscaler.model import Limits
+    from together_facts.prices import load_price_table
 
     config = (
         KubeConfig.from_file(args.kubeconfig)

@@ -6,9 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
-from together_api.packing import nodes_to_add
-from together_api.prices import max_preemptible_within
-from together_api.values import GPUS_PER_NODE
 from together_autoscaler.model import (
     Action,
     Decision,
@@ -18,6 +15,9 @@ from together_autoscaler.model import (
     Observed,
     PendingPod,
 )
+from together_facts.packing import nodes_to_add
+from together_facts.prices import max_preemptible_within
+from together_facts.values import GPUS_PER_NODE
 
 __all__ = ["budget_ceiling", "decide", "nodes_missing"]
 

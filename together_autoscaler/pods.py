@@ -9,13 +9,13 @@ from typing import Final
 from lightkube.models.core_v1 import Container, NodeSelectorRequirement, PodSpec
 from lightkube.resources.core_v1 import Node, Pod
 
-from together_api.values import (
+from together_autoscaler.model import NodeState, PendingPod
+from together_facts.values import (
     COMPUTE_CLASS_LABEL,
     GPUS_PER_NODE,
     PREEMPTIBLE,
     TARGETED_SCALE_DOWN_ANNOTATION,
 )
-from together_autoscaler.model import NodeState, PendingPod
 
 __all__ = [
     "COMPUTE_CLASS_LABEL",

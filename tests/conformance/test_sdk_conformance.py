@@ -25,9 +25,10 @@ from testkit.sim import SimulatorProcess
 from tests.specs import RESERVED_CREATE
 from together_api import wire
 from together_api.client import TogetherClient
-from together_api.errors import ApiConnectionError, ServerError
 from together_api.retry import RetryPolicy
 from together_api.wire import ClusterCreateRequest, ClusterUpdateRequest
+from together_facts import values
+from together_facts.errors import ApiConnectionError, ServerError
 
 CREATE_VARIANTS = (
     cluster_create_params.GPUClusterCreateRequestNvidiaVersion,
@@ -45,11 +46,11 @@ def sdk(sim: SimulatorProcess) -> Iterator[together.Together]:
 
 def test_enums_match_the_sdk() -> None:
     fields = sdk_cluster.Cluster.model_fields
-    assert set(wire.GPU_TYPES) == set(get_args(fields["gpu_type"].annotation))
-    assert set(wire.BILLING_TYPES) == set(
+    assert set(values.GPU_TYPES) == set(get_args(fields["gpu_type"].annotation))
+    assert set(values.BILLING_TYPES) == set(
         get_args(sdk_cluster.Cluster.model_fields["billing_type"].annotation)
     )
-    assert set(wire.CLUSTER_TYPES) == set(
+    assert set(values.CLUSTER_TYPES) == set(
         get_args(sdk_cluster.Cluster.model_fields["cluster_type"].annotation)
     )
     known = set(get_args(sdk_cluster.Cluster.model_fields["status"].annotation))

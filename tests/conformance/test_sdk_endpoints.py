@@ -39,6 +39,7 @@ from together.types.clusters import (
 from testkit.sim import SimulatorProcess
 from tests.specs import OIDC, RESERVED_CREATE
 from together_api import wire
+from together_facts import values
 
 VOLUMES = "/v1/compute/clusters/storage/volumes"
 ROUTES: tuple[tuple[str, str, type[BaseModel]], ...] = (
@@ -226,7 +227,7 @@ def test_our_wire_models_know_every_sdk_field_and_enum() -> None:
     reasons = set(
         re.findall(r"Together[A-Z]\w+", inspect.getsource(sdk_cluster.NodeLifecycleEvent))
     )
-    assert reasons and reasons <= set(wire.LIFECYCLE_REASONS)
+    assert reasons and reasons <= set(values.LIFECYCLE_REASONS)
 
 
 def test_our_volume_requests_use_only_sdk_keys() -> None:

@@ -35,8 +35,8 @@ from tests.kube_helpers import (
 )
 from tests.specs import CLUSTER_SPEC
 from together_api.client import TogetherClient
-from together_api.values import COMPUTE_CLASS_LABEL
 from together_autoscaler.leader import LeaseElector
+from together_facts.values import COMPUTE_CLASS_LABEL
 from together_provider.autoscaler import AUTOSCALER_RULES, LEASE_RULES
 
 KEY = "sk-autoscaler-test-4b7e"

@@ -23,9 +23,9 @@ from tests.kube_helpers import (
     surviving_job,
 )
 from tests.specs import CLUSTER_SPEC
-from together_api.values import COMPUTE_CLASS_LABEL
 from together_api.wire import Cluster
 from together_autoscaler.leader import LeaseElector
+from together_facts.values import COMPUTE_CLASS_LABEL
 
 CLASS = COMPUTE_CLASS_LABEL
 JOBS = "/apis/batch/v1/namespaces/default/jobs"

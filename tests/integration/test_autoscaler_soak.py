@@ -37,8 +37,8 @@ from tests.kube_helpers import (
     surviving_job,
 )
 from tests.specs import CLUSTER_SPEC
-from together_api.values import COMPUTE_CLASS_LABEL, PREEMPTIBLE, PREEMPTION_REASONS
 from together_api.wire import Cluster
+from together_facts.values import COMPUTE_CLASS_LABEL, PREEMPTIBLE, PREEMPTION_REASONS
 
 SEED = 26
 STEP = 20.0

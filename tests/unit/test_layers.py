@@ -71,7 +71,7 @@ def test_the_simulator_builds_on_the_wire_schema() -> None:
 
 
 def test_the_autoscaler_builds_on_the_api_layer() -> None:
-    assert {"together_api.client", "together_api.prices"} <= _imports("together_autoscaler")
+    assert {"together_api.client", "together_facts.prices"} <= _imports("together_autoscaler")
 
 
 def test_the_autoscalers_decision_needs_no_kubernetes_client() -> None:
@@ -90,7 +90,7 @@ def _loaded_after(statement: str) -> set[str]:
 
 
 def test_importing_the_api_layer_loads_no_pulumi() -> None:
-    loaded = _loaded_after("import together_api.client, together_api.wire, together_api.errors")
+    loaded = _loaded_after("import together_api.client, together_api.wire, together_facts.errors")
     assert {"pulumi", "grpc", "dill", "together_provider", "together_sim"} & loaded == set()
 
 
@@ -170,10 +170,11 @@ def test_the_benchmarks_import_no_test_code() -> None:
 
 def test_the_api_package_exports_its_surface_and_stays_cheap_to_import() -> None:
     import together_api
-    from together_api import client, errors, hints, kubeconfig, retry, wire
+    from together_api import client, kubeconfig, retry, wire
+    from together_facts import errors, hints, values
 
     assert set(errors.__all__) <= set(together_api.__all__)
-    modules = (client, errors, hints, kubeconfig, retry, wire)
+    modules = (client, errors, hints, kubeconfig, retry, values, wire)
     for name in together_api.__all__:
         (home,) = [m for m in modules if name in m.__all__]
         assert getattr(together_api, name) is getattr(home, name), name
@@ -236,6 +237,7 @@ def test_the_cycle_check_finds_a_cycle() -> None:
 
 
 INSTALLED = (
+    "together_facts",
     "together_api",
     "together_provider",
     "together_sim",
@@ -297,3 +299,42 @@ def test_the_reach_check_sees_a_climb_out_of_the_package() -> None:
         n for n in ast.walk(tree) if isinstance(n, ast.Call) and ast.unparse(n) == "Path(__file__)"
     ]
     assert sorted(_levels_up(call, parents) for call in calls) == [1, 3]
+
+
+PRODUCT = (
+    "together_api",
+    "together_provider",
+    "together_sim",
+    "together_autoscaler",
+    "together_policy",
+)
+
+
+def test_the_shared_facts_are_pure_and_below_every_layer() -> None:
+    """`together_facts` imports no HTTP, no pydantic, no Pulumi and nothing of ours: every
+    layer may import it, so the policy pack and the autoscaler price and pack without a client."""
+    imported = _top(_imports("together_facts"))
+    assert imported & {"httpx", "pydantic", "pydantic_core", "pulumi", *PRODUCT} == set()
+    loaded = _loaded_after(
+        "import together_facts.errors, together_facts.hints, together_facts.packing, "
+        "together_facts.prices, together_facts.resend, together_facts.values"
+    )
+    assert loaded & {"httpx", "pydantic", "pulumi", *PRODUCT} == set()
+
+
+@pytest.mark.parametrize("package", ["together_autoscaler", "together_policy"])
+def test_the_autoscaler_and_the_policy_pack_take_the_facts_from_the_pure_package(
+    package: str,
+) -> None:
+    """Never a constant through `together_api.wire`'s models (which load pydantic)."""
+    sources = list((ROOT / package).rglob("*.py"))
+    through_wire = [
+        f"{source.relative_to(ROOT)}: {node.names[0].name}"
+        for source in sources
+        for node in ast.walk(ast.parse(source.read_text()))
+        if isinstance(node, ast.ImportFrom)
+        and node.module == "together_api.wire"
+        and any(alias.name.isupper() for alias in node.names)
+    ]
+    assert through_wire == []
+    assert "together_facts" in _top(_imports(package))

@@ -1,11 +1,11 @@
-"""`together_api.prices.max_preemptible_within`: the inverse of `hourly_cost` the autoscaler's
+"""`together_facts.prices.max_preemptible_within`: the inverse of `hourly_cost` the autoscaler's
 ``--max-hourly-usd`` cap uses, checked against `hourly_cost` itself."""
 
 from __future__ import annotations
 
 import pytest
 
-from together_api.prices import PriceTable, hourly_cost, max_preemptible_within
+from together_facts.prices import PriceTable, hourly_cost, max_preemptible_within
 
 GPU = "H100_SXM"
 

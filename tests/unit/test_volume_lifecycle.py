@@ -8,7 +8,7 @@ import pytest
 from pytest_mock import MockerFixture
 
 from tests.fake_api import CLUSTERS, FakeApi, client_for, cluster, reply
-from together_api.errors import SpecError, VolumeInUseError
+from together_facts.errors import SpecError, VolumeInUseError
 from together_provider.framework.schema import Schema
 from together_provider.volume.lifecycle import VolumeLifecycle
 from together_provider.volume.table import VOLUME

@@ -12,8 +12,8 @@ import pytest
 from tests.fake_api import CLUSTERS, ONE, SPEC, FakeApi, cluster, reply
 from tests.fake_time import FakeTime
 from together_api.client import TogetherClient
-from together_api.errors import ClusterStateError, ServerError
 from together_api.poll import Known, Pace, poll_until, set_testing
+from together_facts.errors import ClusterStateError, ServerError
 from together_provider.cluster.lifecycle import ClusterLifecycle
 from together_provider.cluster.table import CLUSTER
 from together_provider.framework.lifecycle import DELETE_TIMEOUT_SECONDS, ResourceLifecycle

@@ -7,7 +7,10 @@ from collections.abc import Mapping
 from contextlib import suppress
 from typing import Any
 
-from together_api.errors import (
+from together_api.kubeconfig import KubeconfigError
+from together_api.retry import RetryDecision, call_with_retry
+from together_api.wire import Cluster
+from together_facts.errors import (
     ApiConnectionError,
     NotFoundError,
     ProvisioningFailedError,
@@ -15,9 +18,6 @@ from together_api.errors import (
     SpecError,
     TogetherError,
 )
-from together_api.kubeconfig import KubeconfigError
-from together_api.retry import RetryDecision, call_with_retry
-from together_api.wire import Cluster
 from together_provider.cluster import mapping, rules
 from together_provider.cluster.table import CLUSTER, ClusterSpec
 from together_provider.framework.lifecycle import (

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from together_api.kubeconfig import decode_kube_config
-from together_api.values import BillingType, ClusterType, GpuType
+from together_facts.values import BillingType, ClusterType, GpuType
 from together_provider.framework import validators
 from together_provider.framework.fields import adopt_id_field, ready_timeout_field
 from together_provider.framework.fixes import PULUMI_FIXES

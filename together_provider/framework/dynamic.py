@@ -24,7 +24,7 @@ from pulumi.dynamic import (
     UpdateResult,
 )
 
-from together_api.errors import TogetherError
+from together_facts.errors import TogetherError
 from together_provider.framework.fixes import PULUMI_FIXES
 from together_provider.framework.kind import ID, PACKAGE, Kind
 

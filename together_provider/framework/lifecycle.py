@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol, TypeVar
 
-from together_api.errors import NotFoundError, SpecError
+from together_facts.errors import NotFoundError, SpecError
 from together_provider.framework.rulebook import Rulebook
 from together_provider.framework.schema import Stored, Unknown
 
@@ -71,7 +71,7 @@ class Lifecycle(Protocol[Spec]):
     nothing again and asks the rules through its `RULEBOOK` only. `outputs` in every answer echo
     each input beside the computed fields, ints as ints; which outputs are secret is the field
     table's word (`Schema.secret_outputs`). `timeout_seconds` bounds the wait (a native host
-    passes Pulumi's customTimeouts). Errors descend from `together_api.errors.TogetherError`; a
+    passes Pulumi's customTimeouts). Errors descend from `together_facts.errors.TogetherError`; a
     bad spec is a `SpecError` naming the resource, the field and the fix."""
 
     def create(self, spec: Spec, *, timeout_seconds: float | None = None) -> Applied:

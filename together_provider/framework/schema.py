@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Generic, TypeVar
 
-from together_api.errors import SpecError
+from together_facts.errors import SpecError
 from together_provider.framework.fields import (
     InputField,
     OutputField,

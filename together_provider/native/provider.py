@@ -32,7 +32,7 @@ from pulumi.provider.experimental.provider import (
     UpdateResponse,
 )
 
-from together_api.errors import TogetherError
+from together_facts.errors import TogetherError
 from together_provider.framework.fixes import PULUMI_FIXES
 from together_provider.framework.kind import Kind
 from together_provider.native import _import, _properties

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from contextlib import suppress
 
-from together_api.errors import (
+from together_api.poll import poll_until
+from together_api.wire import Cluster, SharedVolume, VolumeCreateRequest
+from together_facts.errors import (
     ClusterStateError,
     NotFoundError,
     SpecError,
@@ -13,8 +15,6 @@ from together_api.errors import (
     VolumeInUseError,
     VolumeNotAvailableError,
 )
-from together_api.poll import poll_until
-from together_api.wire import Cluster, SharedVolume, VolumeCreateRequest
 from together_provider.framework.lifecycle import (
     Applied,
     Observed,

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from together_api.errors import InputError
-from together_api.values import GPU_TYPES, GPUS_PER_NODE
+from together_facts.errors import InputError
+from together_facts.values import GPU_TYPES, GPUS_PER_NODE
 
 __all__ = [
     "DEFAULT_PRICES_FILE",
