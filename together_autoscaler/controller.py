@@ -25,6 +25,7 @@ from together_autoscaler.model import (
     Observed,
     PendingPod,
 )
+from together_autoscaler.recorder import Recorder
 
 __all__ = ["Controller", "Elector", "Kube"]
 
@@ -49,7 +50,7 @@ class Elector(Protocol):
 class Controller:
     """One scan per ``scan_interval`` seconds, only while this replica holds the Lease (renewed
     before each scan). Every decision other than "nothing to do" is a log line, a metric and
-    Events on the pods or nodes it concerns."""
+    Events on the pods or nodes it concerns, written by the `Recorder` (each pod told once)."""
 
     together: TogetherClient
     kube: Kube
@@ -62,6 +63,7 @@ class Controller:
 
     def __post_init__(self) -> None:
         self.memory = Memory()
+        self.recorder = Recorder(self.kube.record, lambda error: self._failed("event", error))
 
     def run(self, stop: threading.Event) -> None:
         """Scan every ``scan_interval`` until ``stop`` is set; then give the Lease up."""
@@ -107,6 +109,7 @@ class Controller:
         )
         decision = decide(observed)
         self._act(decision, observed.cluster.desired, {n.name: n.gpus for n in nodes})
+        self.recorder.record(decision.events, pending)
         self.memory = decision.memory
         self.metrics.observe(observed.cluster.allocated, decision)
         return decision
@@ -145,11 +148,6 @@ class Controller:
                 for node in marked:
                     self._undo(node)
                 raise
-        for explanation in decision.events:
-            try:
-                self.kube.record(explanation)
-            except Exception as error:  # an Event that cannot be written must not stop scaling
-                self._failed("event", error)
 
     def _kept(self, marked: list[str]) -> list[str]:
         """The just-marked nodes a workload pod reached before the cordon: each is unmarked (and
