@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Final
+from typing import Any, Final, TypeVar
 
 from together_api.poll import Known, Pace, poll_until
 from together_api.retry import RetryPolicy
@@ -27,6 +27,10 @@ log = logging.getLogger("together_api.client")
 
 _TRANSIENT: Final = (ServerError, RateLimitedError, ApiConnectionError)
 """Errors a waiter's poll may skip: each already survived the request's own retries."""
+
+T = TypeVar("T")
+P = TypeVar("P", Cluster, SharedVolume)
+"""An object that provisions: a cluster or a shared volume."""
 
 _LATER: Final = "raise the timeout; Together may still finish in the background"
 """The fix of every waiter's timeout."""
@@ -63,49 +67,30 @@ class Waiters:
         Raises :class:`VolumeNotAvailableError` when it fails, loses access, starts deleting or
         disappears, and (with ``timed_out=True``) after ``timeout`` seconds.
         """
-        seen: list[str] = []
 
-        def refresh() -> SharedVolume:
-            try:
-                return self.get_volume(volume_id)
-            except NotFoundError:
-                raise VolumeNotAvailableError(
-                    f"volume {volume_id} disappeared while provisioning",
-                    volume_id=volume_id,
-                    last_status=seen[-1] if seen else None,
-                ) from None
-
-        def failed(volume: SharedVolume) -> Exception | None:
-            if not (volume.is_failed or volume.is_deleting):
-                return None
+        def unusable(message: str, status: str | None, **more: Any) -> Exception:
             return VolumeNotAvailableError(
-                f"volume {volume_id} is {volume.status}, not available",
-                volume_id=volume_id,
-                last_status=volume.status,
-                fix="delete it and create it again, or ask Together support",
+                f"volume {volume_id} {message}", volume_id=volume_id, last_status=status, **more
             )
 
-        def timed_out(status: str | None) -> Exception:
-            return VolumeNotAvailableError(
-                f"volume {volume_id} was not available in time (last status: {status})",
-                volume_id=volume_id,
-                last_status=status,
+        return self._until_usable(
+            self.get_volume,
+            "volume",
+            volume_id,
+            timeout=timeout,
+            vanished=lambda status: unusable("disappeared while provisioning", status),
+            broken=lambda volume: unusable(
+                f"is {volume.status}, not available",
+                volume.status,
+                fix="delete it and create it again, or ask Together support",
+            ),
+            timed_out=lambda status: unusable(
+                f"was not available in time (last status: {status})",
+                status,
                 timed_out=True,
                 fix=_LATER,
-            )
-
-        return poll_until(
-            refresh,
-            lambda volume: volume.is_available,
-            subject=f"volume {volume_id}",
-            timeout=timeout,
-            pace=self.pace,
-            timed_out=timed_out,
-            state=lambda volume: volume.status,
-            progress=lambda volume: seen.append(volume.status),
-            failed=failed,
-            skip=_TRANSIENT,
-            skips=self.retry.poll_failures,
+            ),
+            usable=lambda volume: volume.is_available,
         )
 
     def wait_until_ready(
@@ -123,49 +108,78 @@ class Waiters:
         ``*_FAILED`` one, the cluster goes to ``Deleting`` or disappears, and
         :class:`DeadlineExceededError` after ``timeout`` seconds.
         """
-        seen: list[str] = []
 
-        def refresh() -> Cluster:
-            try:
-                return self.get_cluster(cluster_id)
-            except NotFoundError as exc:
-                raise ProvisioningFailedError(
-                    f"cluster {cluster_id} disappeared while provisioning",
-                    cluster_id=cluster_id,
-                    cluster_status=seen[-1] if seen else None,
-                ) from exc
-
-        def progress(cluster: Cluster) -> None:
-            seen.append(cluster.status)
+        def heard(cluster: Cluster) -> None:
             log.info("cluster %s is %s", cluster_id, cluster.status)
             if on_status is not None:
                 on_status(cluster)
 
-        def failed(cluster: Cluster) -> Exception | None:
-            if not (cluster.is_failed or cluster.is_deleting):
-                return None
-            return ProvisioningFailedError(
+        return self._until_usable(
+            self.get_cluster,
+            "cluster",
+            cluster_id,
+            usable=lambda cluster: cluster.is_ready,
+            timeout=timeout,
+            vanished=lambda status: ProvisioningFailedError(
+                f"cluster {cluster_id} disappeared while provisioning",
+                cluster_id=cluster_id,
+                cluster_status=status,
+            ),
+            broken=lambda cluster: ProvisioningFailedError(
                 f"cluster {cluster_id} failed to provision: status {cluster.status}, "
                 f"phase {cluster.latest_phase}",
                 cluster_id=cluster_id,
                 cluster_status=cluster.status,
                 phase=cluster.latest_phase,
                 fix="delete the cluster and create it again, or try another region",
-            )
-
-        return poll_until(
-            refresh,
-            lambda cluster: cluster.is_ready,
-            subject=f"cluster {cluster_id}",
-            timeout=timeout,
-            pace=self.pace,
+            ),
             timed_out=self._deadline_exceeded(f"cluster {cluster_id}", cluster_id, "Ready"),
-            state=lambda cluster: cluster.status,
-            progress=progress,
-            failed=failed,
+            progress=heard,
             first=None if known is None else Known(known),
-            skip=_TRANSIENT,
-            skips=self.retry.poll_failures,
+        )
+
+    def _until_usable(
+        self,
+        get: Callable[[str], P],
+        noun: str,
+        id_: str,
+        *,
+        usable: Callable[[P], bool],
+        timeout: float,
+        vanished: Callable[[str | None], Exception],
+        broken: Callable[[P], Exception],
+        timed_out: Callable[[str | None], Exception],
+        progress: Callable[[P], None] | None = None,
+        first: Known[P] | None = None,
+    ) -> P:
+        """Poll `get(id_)` (a `noun`) until `usable`: what a cluster and a volume share while
+        they provision. Failed or Deleting is `broken` at once; a 404 is `vanished` (given the
+        status last seen); `progress` hears each status change."""
+        seen: list[str] = []
+
+        def refresh() -> P:
+            try:
+                return get(id_)
+            except NotFoundError as exc:
+                raise vanished(seen[-1] if seen else None) from exc
+
+        def heard(answer: P) -> None:
+            seen.append(answer.status)
+            if progress is not None:
+                progress(answer)
+
+        return self._poll(
+            refresh,
+            usable,
+            subject=f"{noun} {id_}",
+            timeout=timeout,
+            timed_out=timed_out,
+            state=lambda answer: answer.status,
+            progress=heard,
+            failed=lambda answer: (
+                broken(answer) if answer.is_failed or answer.is_deleting else None
+            ),
+            first=first,
         )
 
     def wait_until_deleted(self, cluster_id: str, *, timeout: float) -> None:
@@ -193,18 +207,22 @@ class Waiters:
                 return None
 
         subject = f"{kind} {id_}"
-        poll_until(
+        self._poll(
             status,
             lambda now: now is None,
             subject=subject,
             timeout=timeout,
-            pace=self.pace,
             timed_out=self._deadline_exceeded(subject, id_, "deleted"),
             state=lambda now: now,
             first=Known[str | None](ClusterStatus.DELETING),
-            skip=_TRANSIENT,
-            skips=self.retry.poll_failures,
         )
+
+    def _poll(self, refresh: Callable[[], T], target: Callable[[T], bool], **how: Any) -> T:
+        """`poll_until` at this client's pace, skipping polls lost to transient errors."""
+        answer: T = poll_until(
+            refresh, target, pace=self.pace, skip=_TRANSIENT, skips=self.retry.poll_failures, **how
+        )
+        return answer
 
     @staticmethod
     def _deadline_exceeded(

@@ -80,15 +80,18 @@ class Memory:
     short of the target), inside both :class:`Observed` and :class:`Decision`: so `decide` stays
     pure, and a test can play any history by handing it the memory it wants."""
 
-    idle_since: Mapping[str, float] = field(default_factory=dict)
     shortfall_since: float | None = None
     """When allocated was first seen below desired (None: not short now)."""
     hold_until: float | None = None
     """Scarcity: no raise before this time."""
+    idle_since: Mapping[str, float] = field(default_factory=dict)
+    """Per idle node (Ready, uncordoned, no workload pod): since when it has been idle."""
 
 
 @dataclass(frozen=True)
 class Observed:
+    """Everything one scan saw, and what the last scan handed on: `decide`'s one argument."""
+
     now: float
     cluster: ClusterState
     limits: Limits
@@ -109,30 +112,30 @@ class Reason(StrEnum):
     """Why: a decision's reason (the metric label) and its Events' (the Cluster Autoscaler's
     word where it has one). A new reason is declared here, and only here."""
 
+    # The target is below the minimum: raised to it.
     BELOW_MINIMUM = "BelowMinimum"
-    """The target is below the minimum: raised to it."""
+    # Pending pods need more preemptible nodes: the target is raised (maybe capped).
     TRIGGERED_SCALE_UP = "TriggeredScaleUp"
-    """Pending pods need more preemptible nodes: the target is raised (maybe capped)."""
+    # A pod requests more GPUs than a node has: no node could run it.
     NOT_TRIGGER_SCALE_UP = "NotTriggerScaleUp"
-    """A pod requests more GPUs than a node has: no node could run it."""
+    # Held: the target is at --max-preemptible-gpus.
     MAX_PREEMPTIBLE_GPUS_REACHED = "MaxPreemptibleGpusReached"
-    """Held: the target is at --max-preemptible-gpus."""
+    # Held: a higher target would cost more than --max-hourly-usd.
     MAX_HOURLY_USD_REACHED = "MaxHourlyUsdReached"
-    """Held: a higher target would cost more than --max-hourly-usd."""
+    # Held: Together has been short of the target past the provisioning timeout.
     SCALE_UP_SCARCITY = "ScaleUpScarcity"
-    """Held: Together has been short of the target past the provisioning timeout."""
+    # Nothing to do.
     NO_CHANGE = "NoChange"
-    """Nothing to do."""
+    # Idle nodes named for targeted scale-down: the target drops by their GPUs.
     SCALE_DOWN = "ScaleDown"
-    """Idle nodes named for targeted scale-down: the target drops by their GPUs."""
+    # Idle nodes kept: pending pods would fit on them.
     SCALE_DOWN_PENDING_PODS = "ScaleDownPendingPods"
-    """Idle nodes kept: pending pods would fit on them."""
+    # Idle nodes kept: Together is short of the target, a drop would not remove them.
     SCALE_DOWN_SHORTFALL = "ScaleDownShortfall"
-    """Idle nodes kept: Together is short of the target, a drop would not remove them."""
+    # Idle nodes kept: a reclaim is draining a node, a drop would cancel the refill.
     SCALE_DOWN_RECLAIM = "ScaleDownReclaim"
-    """Idle nodes kept: a reclaim is draining a node, a drop would cancel the refill."""
+    # Idle nodes kept: the target is at the minimum.
     SCALE_DOWN_MINIMUM = "ScaleDownMinimum"
-    """Idle nodes kept: the target is at the minimum."""
 
 
 @dataclass(frozen=True)

@@ -3,21 +3,13 @@ scans of the pure decision (as Karpenter's recorder, it de-duplicates outside th
 
 from __future__ import annotations
 
+from together_autoscaler import model
 from together_autoscaler.decide import decide
-from together_autoscaler.model import (
-    ClusterState,
-    Explanation,
-    Limits,
-    Memory,
-    NodeState,
-    Observed,
-    PendingPod,
-    Reason,
-)
+from together_autoscaler.model import Explanation, Memory, PendingPod, Reason
 from together_autoscaler.recorder import MAX_POD_EVENTS, Recorder
 
-LIMITS = Limits(min_gpus=0, max_gpus=64, unneeded_seconds=600, provision_timeout_seconds=900)
-BUSY = (NodeState("busy", 8, used_gpus=8, workload_pods=1),)
+LIMITS = model.Limits(min_gpus=0, max_gpus=64, unneeded_seconds=600, provision_timeout_seconds=900)
+BUSY = (model.NodeState("busy", 8, used_gpus=8, workload_pods=1),)
 
 
 def pod(i: int, gpus: int = 8) -> PendingPod:
@@ -26,8 +18,10 @@ def pod(i: int, gpus: int = 8) -> PendingPod:
 
 def observed(
     desired: int, allocated: int, pending: tuple[PendingPod, ...], now: float, memory: Memory
-) -> Observed:
-    return Observed(now, ClusterState(desired, allocated, 8), LIMITS, BUSY, pending, memory)
+) -> model.Observed:
+    return model.Observed(
+        now, model.ClusterState(desired, allocated, 8), LIMITS, BUSY, pending, memory
+    )
 
 
 def recorder() -> tuple[Recorder, list[Explanation]]:

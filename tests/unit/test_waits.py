@@ -30,6 +30,14 @@ class TimedOut(Exception):
     pass
 
 
+def until_ready(refresh: Callable[[], Any], time: FakeTime | None = None, **how: Any) -> Any:
+    """`poll_until` of `refresh` until it answers "ready", within 100 s on `time` (or its own)."""
+    how = {"timeout": 100, "pace": pace(time or FakeTime()), **how}
+    return poll_until(
+        refresh, lambda state: state == "ready", subject="thing", timed_out=TimedOut, **how
+    )
+
+
 def answers(*items: Any) -> Callable[[], Any]:
     """A refresh answering `items` in order (an exception is raised), the last repeating."""
     queue = list(items)
@@ -45,15 +53,8 @@ def answers(*items: Any) -> Callable[[], Any]:
 
 def test_poll_until_returns_the_answer_at_target_and_reports_each_change() -> None:
     time, heard = FakeTime(), list[str]()
-    done = poll_until(
-        answers("queued", "queued", "building", "ready"),
-        lambda state: state == "ready",
-        subject="thing",
-        timeout=100,
-        timed_out=TimedOut,
-        pace=pace(time),
-        state=str,
-        progress=heard.append,
+    done = until_ready(
+        answers("queued", "queued", "building", "ready"), time, state=str, progress=heard.append
     )
     assert done == "ready" and heard == ["queued", "building", "ready"]
     assert time.sleeps == [1.0, 2.0, 4.0]
@@ -61,13 +62,8 @@ def test_poll_until_returns_the_answer_at_target_and_reports_each_change() -> No
 
 def test_poll_until_stops_at_once_when_the_target_is_out_of_reach() -> None:
     with pytest.raises(ValueError, match="failed"):
-        poll_until(
+        until_ready(
             answers("queued", "failed"),
-            lambda state: state == "ready",
-            subject="thing",
-            timeout=100,
-            timed_out=TimedOut,
-            pace=pace(FakeTime()),
             failed=lambda state: ValueError(state) if state == "failed" else None,
         )
 
@@ -75,42 +71,15 @@ def test_poll_until_stops_at_once_when_the_target_is_out_of_reach() -> None:
 def test_poll_until_times_out_at_the_deadline_with_the_last_state() -> None:
     time = FakeTime()
     with pytest.raises(TimedOut, match="building"):
-        poll_until(
-            answers("queued", "building"),
-            lambda state: state == "ready",
-            subject="thing",
-            timeout=10,
-            timed_out=TimedOut,
-            pace=pace(time),
-            state=str,
-        )
+        until_ready(answers("queued", "building"), time, timeout=10, state=str)
     assert time.now == 10.0 and time.sleeps == [1.0, 2.0, 4.0, 3.0]
 
 
 def test_poll_until_skips_lost_polls_up_to_its_limit() -> None:
     lost = ServerError("bad gateway", status=502)
-    found = poll_until(
-        answers(lost, lost, "ready"),
-        lambda state: state == "ready",
-        subject="thing",
-        timeout=100,
-        timed_out=TimedOut,
-        pace=pace(FakeTime()),
-        skip=(ServerError,),
-        skips=2,
-    )
-    assert found == "ready"
+    assert until_ready(answers(lost, lost, "ready"), skip=(ServerError,), skips=2) == "ready"
     with pytest.raises(ServerError):
-        poll_until(
-            answers(lost, lost, lost, "ready"),
-            lambda state: state == "ready",
-            subject="thing",
-            timeout=100,
-            timed_out=TimedOut,
-            pace=pace(FakeTime()),
-            skip=(ServerError,),
-            skips=2,
-        )
+        until_ready(answers(lost, lost, lost, "ready"), skip=(ServerError,), skips=2)
 
 
 def test_a_known_answer_stands_for_the_first_poll() -> None:
@@ -118,18 +87,10 @@ def test_a_known_answer_stands_for_the_first_poll() -> None:
 
     def refresh() -> str:
         refreshes.append(1)
-        return "gone"
+        return "ready"
 
     time = FakeTime()
-    poll_until(
-        refresh,
-        lambda state: state == "gone",
-        subject="thing",
-        timeout=100,
-        timed_out=TimedOut,
-        pace=pace(time),
-        first=Known("deleting"),
-    )
+    until_ready(refresh, time, first=Known("queued"))
     assert refreshes == [1] and time.sleeps == [1.0]
 
 
@@ -152,14 +113,7 @@ def test_the_test_switch_removes_the_waiting_but_not_the_deadline() -> None:
         return "queued"
 
     with pytest.raises(TimedOut):
-        poll_until(
-            refresh,
-            lambda state: state == "ready",
-            subject="thing",
-            timeout=10,
-            timed_out=TimedOut,
-            pace=Pace(lambda n: 2.0**n, lambda: 0.0, never),
-        )
+        until_ready(refresh, timeout=10, pace=Pace(lambda n: 2.0**n, lambda: 0.0, never))
     assert len(polls) == 5  # with pauses of 1, 2, 4 and the last 3 seconds between: 10 in all
 
 
