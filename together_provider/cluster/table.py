@@ -170,8 +170,8 @@ class ClusterSpec:
     )
     ready_timeout_seconds: float = ready_timeout_field(
         "only bounds how long the provider waits for readiness",
-        "How long create and standard-count updates wait for Ready (Pulumi's customTimeouts "
-        "do not reach dynamic providers).",
+        "How long create and standard-count updates wait for Ready, and delete for the "
+        "cluster to be gone (Pulumi's customTimeouts do not reach dynamic providers).",
     )
     adopt_cluster_id: str | None = adopt_id_field("cluster")
 
