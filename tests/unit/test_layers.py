@@ -338,3 +338,14 @@ def test_the_autoscaler_and_the_policy_pack_take_the_facts_from_the_pure_package
     ]
     assert through_wire == []
     assert "together_facts" in _top(_imports(package))
+
+
+def test_the_comment_imports_nothing_of_gitops() -> None:
+    """The PR comment (`preview`, its CLI aside) imports no GitOps module and no HTTP client:
+    talking to GitHub is `gitops`'s."""
+    for source in (ROOT / "together_provider" / "preview").glob("*.py"):
+        if source.name == "__main__.py":
+            continue
+        imported = _imports_of(source)
+        assert {m for m in imported if m.startswith("together_provider.gitops")} == set(), source
+        assert "httpx" not in imported, source
