@@ -237,6 +237,7 @@ case "${1:-up}" in
   up)
     start_simulator
     step "Pulumi: $BACKEND_DESC, stack '$STACK' (config: stacks/Pulumi.$STACK.yaml)"
+    bash "$REPO/scripts/stack-config-status.sh" "$STACK"
     pulumi stack select "$STACK" --create --non-interactive >/dev/null
     step "pulumi up --yes  (creates the cluster, waits for Ready; the preemptible target fills in the background)"
     pulumi up --yes --non-interactive --skip-preview
@@ -262,11 +263,12 @@ print(configs[0] if configs else "", end="")' >"$KUBECONFIG"
 Next steps (see docs/walkthrough.md, and docs/workloads.md for a reclaim in
 Kubernetes):
   source .demo/env
-  pulumi config set --path clusters.train.numPreemptibleGpus 24   # raise the preemptible target
+  pulumi config set --path clusters.train.numPreemptibleGpus 24   # raise the floor of the target
   pulumi preview --diff                                             # one in-place update
   pulumi up --yes                                                   # exactly one PUT
   kubectl get nodes -L together.ai/compute-class                    # the cluster in Kubernetes
-  # docs/burst.md: a Job bursts the preemptible target and the autoscaler brings it back
+  git checkout stacks/Pulumi.dev.yaml && pulumi up --yes            # undo: the floor back to 16
+  # docs/burst.md (from the committed config): a Job bursts the target, the autoscaler lowers it
   make demo-down                                                    # destroy and stop the simulator
 NEXT
     ;;
@@ -284,6 +286,7 @@ NEXT
       bash "$REPO/scripts/postgres.sh" clean "$DEMO/postgres"
     fi
     rm -f "$DEMO/backend"
+    bash "$REPO/scripts/stack-config-status.sh" "$STACK"
     ;;
   *)
     echo "usage: $0 up|down" >&2

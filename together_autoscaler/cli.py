@@ -19,9 +19,14 @@ from together_facts.hints import FixHints
 from together_facts.values import GPUS_PER_NODE
 
 if TYPE_CHECKING:
+    from lightkube import KubeConfig
+
     from together_autoscaler.controller import Controller
 
-__all__ = ["EXIT_GRACE_SECONDS", "FIXES", "main", "parse_args"]
+__all__ = ["EXIT_GRACE_SECONDS", "FIXES", "SERVICE_ACCOUNT", "kube_config", "main", "parse_args"]
+
+SERVICE_ACCOUNT: Final = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+"""Where a pod's service account token is mounted: the in-cluster config without --kubeconfig."""
 
 EXIT_GRACE_SECONDS: Final = 8.0
 """How long a SIGTERM waits for the scan in progress (Kubernetes allows 30 s; we promise 10)."""
@@ -65,25 +70,65 @@ def _positive(text: str) -> float:
     return value
 
 
+_EPILOG = """\
+environment:
+  TOGETHER_API_KEY   the cluster's API key (required)
+  TOGETHER_BASE_URL  Together's API host, e.g. https://api.together.ai (default; the client
+                     adds /v1)
+
+exit codes:
+  0  stopped by SIGTERM or SIGINT (the scan in progress finished, or was dropped after 8 s)
+  1  cannot start: Together refused the key or has no such cluster, or no Kubernetes config
+     (a bad --kubeconfig, or none outside a pod); the message names the fix
+  2  bad flags, or TOGETHER_API_KEY not set
+"""
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="together-autoscaler",
         description="Raise and lower a Together cluster's preemptible target from pending pods.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--cluster-id", required=True, help="the Together cluster to scale")
-    parser.add_argument("--kubeconfig", type=Path, help="default: the in-cluster config")
+    parser.add_argument(
+        "--kubeconfig",
+        type=Path,
+        metavar="FILE",
+        help="kubeconfig of the cluster (default: the in-cluster config, from the pod's service "
+        f"account at {SERVICE_ACCOUNT})",
+    )
     parser.add_argument("--min-preemptible-gpus", type=_gpus("--min-preemptible-gpus"),
-                        required=True, help="the floor (a multiple of 8)")  # fmt: skip
+                        required=True, metavar="GPUS",
+                        help="the floor, in GPUs (a multiple of 8)")  # fmt: skip
     parser.add_argument("--max-preemptible-gpus", type=_gpus("--max-preemptible-gpus"),
-                        required=True, help="the ceiling (a multiple of 8)")  # fmt: skip
-    parser.add_argument("--scan-interval-seconds", type=_positive, default=10.0)
-    parser.add_argument("--scale-down-unneeded-seconds", type=_positive, default=600.0)
-    parser.add_argument("--max-hourly-usd", type=_positive, default=None,
-                        help="USD cap: standard + full preemptible")  # fmt: skip
+                        required=True, metavar="GPUS",
+                        help="the ceiling, in GPUs (a multiple of 8)")  # fmt: skip
+    parser.add_argument("--scan-interval-seconds", type=_positive, default=10.0,
+                        metavar="SECONDS",
+                        help="seconds between scans (default: %(default)g)")  # fmt: skip
+    parser.add_argument("--scale-down-unneeded-seconds", type=_positive, default=600.0,
+                        metavar="SECONDS",
+                        help="seconds a preemptible node stands without workload pods before it "
+                        "is removed (default: %(default)g)")  # fmt: skip
+    parser.add_argument("--max-hourly-usd", type=_positive, default=None, metavar="USD",
+                        help="cap on the cluster's cost in USD per hour: its standard GPUs on "
+                        "demand plus a full preemptible target at 50%% of the on-demand rate, "
+                        "from the bundled together_facts/prices.json (placeholder rates; a "
+                        "stack's pricesPerGpuHour does not reach here) "
+                        "(default: no cap)")  # fmt: skip
     parser.add_argument("--max-node-provision-seconds", type=_positive, default=900.0,
-                        help="allocated below the target this long means scarcity")  # fmt: skip
-    parser.add_argument("--metrics-port", type=int, default=8085, help="0: no metrics server")
-    parser.add_argument("--lease-namespace", help="default: the kubeconfig's (in-cluster: own)")
+                        metavar="SECONDS",
+                        help="seconds allocated may stay below the target before it counts as "
+                        "scarcity and raises stop for as long again "
+                        "(default: %(default)g)")  # fmt: skip
+    parser.add_argument("--metrics-port", type=int, default=8085, metavar="PORT",
+                        help="port of the Prometheus /metrics server; 0: none "
+                        "(default: %(default)s)")  # fmt: skip
+    parser.add_argument("--lease-namespace", metavar="NAMESPACE",
+                        help="namespace of the leader-election Lease (default: the kubeconfig "
+                        "context's; in a pod, its own)")  # fmt: skip
     args = parser.parse_args(argv)
     if args.min_preemptible_gpus > args.max_preemptible_gpus:
         parser.error(
@@ -145,13 +190,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if worker.is_alive():
         log.warning("the scan in progress did not end in %.0f s; exiting without it",
                     EXIT_GRACE_SECONDS)  # fmt: skip
+        # Its thread would release the Lease only when the scan ends, after this process is
+        # gone; released here, a successor takes over at its next try instead of after the
+        # lease. release() first forgets the renewal, so the dropped scan writes nothing more.
+        controller.elector.release()
     log.info("stopped")
     return 0
 
 
 def _build(args: argparse.Namespace, stop: threading.Event) -> Controller:
     """The controller with its clients (imported here: `--help` needs none of them)."""
-    from lightkube import Client, KubeConfig
+    from lightkube import Client
 
     from together_api.client import TogetherClient
     from together_api.retry import RetryPolicy
@@ -162,12 +211,7 @@ def _build(args: argparse.Namespace, stop: threading.Event) -> Controller:
     from together_autoscaler.model import Limits
     from together_facts.prices import load_price_table
 
-    config = (
-        KubeConfig.from_file(args.kubeconfig)
-        if args.kubeconfig
-        else KubeConfig.from_service_account()
-    )
-    kube = Client(config=config, field_manager="together-autoscaler")
+    kube = Client(config=kube_config(args.kubeconfig), field_manager="together-autoscaler")
     identity = os.environ.get("POD_NAME") or f"{socket.gethostname()}-{os.getpid()}"
     # Short timeouts, and waits that end at SIGTERM, keep a scan in progress under the grace.
     together = TogetherClient(
@@ -209,6 +253,39 @@ def _build(args: argparse.Namespace, stop: threading.Event) -> Controller:
         limits=limits,
         scan_interval=args.scan_interval_seconds,
     )
+
+
+def kube_config(path: Path | None, service_account: Path | None = None) -> KubeConfig:
+    """The Kubernetes config: ``--kubeconfig``'s file, else the pod's service account; either
+    missing or unreadable is an `InputError` naming ``--kubeconfig`` and the in-cluster case."""
+    from lightkube import ConfigError, KubeConfig
+
+    from together_facts.errors import InputError
+
+    service_account = service_account or SERVICE_ACCOUNT
+    in_pod = "inside a pod, leave --kubeconfig out to use the pod's service account"
+    if path is not None:
+        if not path.expanduser().is_file():
+            raise InputError(
+                f"--kubeconfig {path}: no such file",
+                fix=f"pass the path of a kubeconfig file, such as ~/.kube/config; {in_pod}",
+            )
+        try:
+            return KubeConfig.from_file(path)
+        except (ConfigError, OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+            raise InputError(
+                f"--kubeconfig {path}: not a usable kubeconfig ({type(error).__name__}: {error})",
+                fix=f"pass a kubeconfig with a current context (kubectl config view); {in_pod}",
+            ) from None
+    try:
+        return KubeConfig.from_service_account(service_account)
+    except (ConfigError, OSError, KeyError) as error:
+        raise InputError(
+            "no --kubeconfig, and no in-cluster config: this is not a pod with a service account "
+            f"(cannot read {service_account}: {error})",
+            fix="outside a cluster, pass --kubeconfig FILE; in a pod, mount its ServiceAccount "
+            "token (automountServiceAccountToken: true)",
+        ) from None
 
 
 def _wait(stop: threading.Event, seconds: float) -> None:

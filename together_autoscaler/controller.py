@@ -24,6 +24,7 @@ from together_autoscaler.model import (
     NodeState,
     Observed,
     PendingPod,
+    Reason,
 )
 from together_autoscaler.recorder import Recorder
 
@@ -49,8 +50,10 @@ class Elector(Protocol):
 @dataclass
 class Controller:
     """One scan per ``scan_interval`` seconds, only while this replica holds the Lease (renewed
-    before each scan). Every decision other than "nothing to do" is a log line, a metric and
-    Events on the pods or nodes it concerns, written by the `Recorder` (each pod told once)."""
+    before each scan). Every decision is a metric; a scale up or down is a log line, a hold a log
+    line when it begins or changes reason; Events go on the pods or nodes a decision concerns
+    (docs/autoscaling.md lists the decisions that concern none), written by the `Recorder`
+    (each pod told a reason once)."""
 
     together: TogetherClient
     kube: Kube
@@ -64,6 +67,9 @@ class Controller:
     def __post_init__(self) -> None:
         self.memory = Memory()
         self.recorder = Recorder(self.kube.record, lambda error: self._failed("event", error))
+        self.holding: Reason | None = None
+        """The reason of the hold the last scan made (None: it made none): a hold is logged when
+        it begins or its reason changes, not at every scan it lasts (one line an hour, not 360)."""
 
     def run(self, stop: threading.Event) -> None:
         """Scan every ``scan_interval`` until ``stop`` is set; then give the Lease up."""
@@ -124,10 +130,14 @@ class Controller:
         node (unmarked, its GPUs not dropped), as the Cluster Autoscaler re-checks a node after
         tainting it. When the PUT fails the marks are taken back, so no node stays cordoned for
         a drop that never happened."""
-        if decision.action is not Action.NONE:
-            level = logging.WARNING if decision.action is Action.HOLD else logging.INFO
-            log.log(level, "cluster %s: %s: %s", self.cluster_id, decision.reason,
-                    decision.message)  # fmt: skip
+        holding = decision.reason if decision.action is Action.HOLD else None
+        if decision.action is Action.HOLD and holding != self.holding:
+            log.warning("cluster %s: %s: %s (logged once until it changes)", self.cluster_id,
+                        decision.reason, decision.message)  # fmt: skip
+        elif decision.action in (Action.SCALE_UP, Action.SCALE_DOWN):
+            log.info("cluster %s: %s: %s", self.cluster_id, decision.reason,
+                     decision.message)  # fmt: skip
+        self.holding = holding
         if decision.target != desired:
             if not self.elector.holds():
                 raise RuntimeError(

@@ -1,6 +1,5 @@
-"""Prometheus metrics, as the Cluster Autoscaler exposes them, so that every decision (each also
-explained by an Event) can be graphed and alerted on. One registry per controller, so tests can run
-several in one process."""
+"""Prometheus metrics, as the Cluster Autoscaler exposes them, so that every decision (those about
+pods or nodes also an Event on them) can be graphed and alerted on. One registry per controller."""
 
 from __future__ import annotations
 

@@ -54,6 +54,11 @@ class PriceTable:
     overridden: frozenset[str] = field(default_factory=frozenset)
     storage_per_tib_month: float | None = None
     """USD per TiB-month of shared-volume storage (None: the table has no storage rate)."""
+    placeholder: bool = False
+    """The file's rates are placeholders, not a price list (its `placeholder` key): every figure
+    computed from one of them is marked where it is shown, and its guardrail only warns."""
+    file: str = ""
+    """The file the rates came from, as a reader finds it (`together_facts/prices.json`)."""
 
     def rate(self, gpu_type: str, where: str) -> float:
         """The on-demand rate of `gpu_type`; an unpriced type is an input error, never $0."""
@@ -65,6 +70,10 @@ class PriceTable:
                 f"GPU type {gpu_type!r} has no price in the price table ({self.source_label})",
                 fix=f"add {gpu_type} to the price table, or override its rate",
             ) from None
+
+    def is_placeholder(self, gpu_type: str | None) -> bool:
+        """`gpu_type`'s rate is the file's placeholder (not a stack's override)."""
+        return self.placeholder and gpu_type not in self.overridden
 
     @property
     def source_label(self) -> str:
@@ -80,6 +89,8 @@ class PriceTable:
             as_of=self.as_of,
             overridden=self.overridden | frozenset(overrides),
             storage_per_tib_month=self.storage_per_tib_month,
+            placeholder=self.placeholder,
+            file=self.file,
         )
 
 
@@ -143,9 +154,21 @@ def load_price_table(path: Path = DEFAULT_PRICES_FILE) -> PriceTable:
         raise PriceInputError(
             where, f"{STORAGE_KEY} must be a non-negative number of USD, got {storage!r}"
         )
+    placeholder = document.get("placeholder", False)
+    if not isinstance(placeholder, bool):
+        raise PriceInputError(where, f"placeholder must be true or false, got {placeholder!r}")
     return PriceTable(
         rates=parse_rates(document["on_demand_usd_per_gpu_hour"], where),
         source=str(document.get("source", where)),
         as_of=str(document.get("as_of", "unknown date")),
         storage_per_tib_month=None if storage is None else float(storage),
+        placeholder=placeholder,
+        file=_shown_path(path),
     )
+
+
+def _shown_path(path: Path) -> str:
+    """The bundled file as a reader of the repository finds it; another file as given."""
+    if path.resolve() == DEFAULT_PRICES_FILE.resolve():
+        return f"{DEFAULT_PRICES_FILE.parent.name}/{DEFAULT_PRICES_FILE.name}"
+    return str(path)

@@ -164,7 +164,7 @@ def _settings(
     return props, meant
 
 
-SHARED_KEYS: Final = ("defaults", "host", "pricesPerGpuHour")
+SHARED_KEYS: Final = ("defaults", "host", "pricesPerGpuHour", "failOnPlaceholderPrices")
 
 
 def project_keys(kinds: Sequence[Kind] = KINDS) -> tuple[str, ...]:
@@ -173,7 +173,7 @@ def project_keys(kinds: Sequence[Kind] = KINDS) -> tuple[str, ...]:
 
 PROJECT_KEYS: Final = project_keys()
 """The program's config keys: each kind's map (`clusters`, `volumes`), then the shared ones;
-`pricesPerGpuHour` is read by the PR preview, not here. Pulumi
+`pricesPerGpuHour` and `failOnPlaceholderPrices` are read by the PR preview, not here. Pulumi
 accepts undeclared keys silently, so a typo such as `defualts` is caught here instead."""
 
 HOSTS: Final = ("dynamic", "native")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import errno
 import os
 import signal
 import socket
@@ -228,6 +229,26 @@ def api_keys(args: argparse.Namespace, environ: Mapping[str, str]) -> tuple[tupl
     return (key or DEFAULT_API_KEY,), ""
 
 
+def _listen(host: str, port: int) -> socket.socket:
+    """The listening socket; a port that cannot be had is one sentence and exit 1, not a
+    traceback (say, `make demo`'s simulator already on 8787)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError as error:
+        sock.close()
+        taken = error.errno == errno.EADDRINUSE
+        why = "is in use" if taken else f"cannot be used ({error.strerror})"
+        sys.exit(
+            f"together_sim: port {port} on {host} {why}: another simulator (`make demo` runs "
+            "one on 8787) or another server has it; stop it (`make demo-down`), or pass another "
+            "--port (0: any free port)"
+        )
+    return sock
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     keys, key_note = api_keys(args, os.environ)
@@ -245,11 +266,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         kubernetes=args.kubernetes,
         kube_bin=args.kube_bin,
     )
+    sock = _listen(args.host, args.port)  # before the app: a taken port leaves no state dir
     app = create_app(config)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((args.host, args.port))
-    sock.listen(128)
     host, port = sock.getsockname()[:2]
     runtime: SimulatorRuntime = app.state.runtime
     server = _Server(

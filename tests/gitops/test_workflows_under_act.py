@@ -176,7 +176,8 @@ def _cluster(sim: SimulatorProcess, project: str) -> Cluster:
 
 
 def _cost(gpus: float) -> str:
-    return f"${gpus * RATE:,.2f}"
+    """A cost at the bundled rate: a placeholder, so marked."""
+    return f"${gpus * RATE:,.2f}†"
 
 
 def _row(comment: str) -> list[str]:
@@ -224,11 +225,13 @@ def test_the_preview_comments_once_per_stack_and_gates_the_replacement(gitops: G
     # to 24; priced at half the on-demand rate, filled.
     assert _row(dev)[1:3] == ["in-place update", "H100_SXM"]
     assert _row(dev)[3:5] == ["8", "24\u201332, live 16"]
+    # The workflow's preview refreshes: the live figures were read from Together, and say so.
+    assert "| Allocated now (refreshed) |" in dev and "Not refreshed" not in dev
     # Priced as the update PUTs it: the live 16 now, the new floor 24 after.
     assert _row(dev)[6] == f"{_cost(8 + 8)} \u2192 {_cost(8 + 12)}"
     # staging: CUDA 12.8 -> 12.9 replaces the cluster at the same size and cost.
     assert _row(staging)[1:5] == ["**replace**", "H100_SXM", "16", "32"]
-    assert _row(staging)[6:] == [_cost(16 + 16), "±$0.00"]
+    assert _row(staging)[6:] == [_cost(16 + 16), "±$0.00†"]
     assert "`train` is **replaced** (because of `cuda_version`)" in staging
     assert "Needs the `approve-replacement` label" in staging
     # prod has no clusters yet: both are created.

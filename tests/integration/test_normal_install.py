@@ -44,10 +44,13 @@ def test_pulumi_install_then_up_on_a_fresh_clone(
     def pulumi(*args: str) -> str:
         done = env.run(clone, *args, check=False)
         assert done.returncode == 0, f"pulumi {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
-        return done.stdout
+        return done.stdout + done.stderr
 
-    pulumi("install")
+    installed = pulumi("install")
     assert (clone / ".venv" / "bin" / "python").exists()
+    # Quiet: setuptools' import-hook editable install warns of "folders in your working
+    # directory"; pyproject.toml's package-dir makes it a plain .pth line instead.
+    assert "Please be careful with folders" not in installed
     pulumi("stack", "select", "dev", "--create")
     pulumi("up", "--yes", "--skip-preview")
     assert [c.cluster_name for c in live_clusters(simulator)] == ["train"]

@@ -1,5 +1,6 @@
-"""What a new user does first: their own program, in their own directory, with no stack config
-at all, credentials from the environment. It previews, ups and destroys one cluster.
+"""What a new user does first: the README's own program, in their own directory, with no stack
+config at all, credentials from the environment. It previews, ups and destroys a shared volume and
+a cluster with a preemptible target, the volume attached.
 
 (With no config the engine sends no config map; a host that passed that on as
 PULUMI_CONFIG=null crashed every such program inside the SDK.)
@@ -7,6 +8,7 @@ PULUMI_CONFIG=null crashed every such program inside the SDK.)
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -16,45 +18,47 @@ from pulumi import automation as auto
 
 from testkit.pulumi_env import PulumiEnv
 from testkit.sim import SimulatorProcess
-from tests.clusters import live_clusters, state_clusters
+from tests.clusters import live_clusters, state_clusters, together_client
 from tests.integration.conftest import PROGRAMS
 
 API_KEY = "sk-own-program-3c9a"
 FAST = {"time_scale": 600, "api_key": API_KEY}
 pytestmark = pytest.mark.engine
 
-PROGRAM = '''\
-"""My GPU cluster."""
+README = Path(__file__).parents[2] / "README.md"
 
-import pulumi
 
-from together_provider import Cluster, ClusterArgs
-
-train = Cluster(
-    "train",
-    ClusterArgs(
-        region="us-central-8",
-        gpu_type="H100_SXM",
-        num_gpus=8,
-        cuda_version="12.8",
-        nvidia_driver_version="570",
-        project_id="proj-mine",
-    ),
-)
-pulumi.export("cluster_id", train.cluster_id)
-'''
+def readme_example() -> dict[str, str]:
+    """The README's own example: the fenced `yaml`, `text` and `python` blocks of its "Example"
+    section, as `Pulumi.yaml`, `requirements.txt` and `__main__.py`."""
+    section = README.read_text().split("\n## Example\n", 1)[1].split("\n## ", 1)[0]
+    blocks = dict(re.findall(r"```(yaml|text|python)\n(.*?)```", section, re.S))
+    return {
+        "Pulumi.yaml": blocks["yaml"],
+        "requirements.txt": blocks["text"],
+        "__main__.py": blocks["python"],
+    }
 
 
 def users_program(directory: Path) -> Path:
-    """Pulumi.yaml and __main__.py, as a user writes them (their virtualenv: ours)."""
+    """The README's three files, as a user writes them. Its virtualenv is ours, which holds
+    what its requirements.txt installs (`pulumi install` of it: test_normal_install.py)."""
     directory.mkdir(parents=True)
-    settings = {
-        "name": "my-gpus",
-        "runtime": {"name": "python", "options": {"toolchain": "pip", "virtualenv": sys.prefix}},
-    }
+    files = readme_example()
+    settings = yaml.safe_load(files["Pulumi.yaml"])
+    assert settings["runtime"]["options"] == {"toolchain": "pip", "virtualenv": "venv"}
+    settings["runtime"]["options"]["virtualenv"] = sys.prefix
     (directory / "Pulumi.yaml").write_text(yaml.safe_dump(settings, sort_keys=False))
-    (directory / "__main__.py").write_text(PROGRAM)
+    (directory / "__main__.py").write_text(files["__main__.py"])
     return directory
+
+
+def test_the_readmes_requirements_put_this_clone_into_the_virtualenv() -> None:
+    """`-c <clone>/constraints.txt` and `-e <clone>`: the pins and this package, editable."""
+    clone = README.parent
+    lines = readme_example()["requirements.txt"].replace("<clone>", str(clone)).splitlines()
+    assert lines == [f"-c {clone / 'constraints.txt'}", f"-e {clone}"]
+    assert (clone / "constraints.txt").is_file() and (clone / "pyproject.toml").is_file()
 
 
 @pytest.mark.parametrize("simulator", [FAST], indirect=True)
@@ -70,15 +74,58 @@ def test_own_program_without_config_previews_ups_and_destroys(
     stack = env.stack(work, "dev")
     assert stack.get_all_config() == {}
 
-    assert stack.preview().change_summary == {auto.OpType.CREATE: 2}
+    # The stack, the volume and the cluster.
+    assert stack.preview().change_summary == {auto.OpType.CREATE: 3}
     assert live_clusters(simulator) == []
 
     up = stack.up()
     (cluster,) = live_clusters(simulator)
     assert up.outputs["cluster_id"].value == cluster.cluster_id
     assert state_clusters(env, work, "dev") == {"train": cluster.cluster_id}
+    assert (cluster.num_gpus, cluster.desired_preemptible_gpus) == (8, 16)
+    assert isinstance(up.outputs["allocated"].value, int)
+    with together_client(simulator) as client:
+        (volume,) = client.list_volumes()
+    assert cluster.attached_volume_id == volume.volume_id
 
-    assert stack.destroy().summary.resource_changes == {"delete": 2}
+    assert stack.destroy().summary.resource_changes == {"delete": 3}
+    assert live_clusters(simulator) == []
+
+
+@pytest.mark.parametrize("simulator", [FAST], indirect=True)
+def test_the_readme_example_installs_and_previews_as_written(
+    tmp_path: Path, engine: Path, simulator: SimulatorProcess
+) -> None:
+    """All three files verbatim (`<clone>`: this repository), `pulumi install` making the
+    program's own virtualenv from its requirements.txt, then a preview: what the README says to
+    run. Builds a virtualenv: about 20 s with pip's cache warm."""
+    env = PulumiEnv(
+        root=tmp_path,
+        bin_dir=engine,
+        extra_env={
+            "TOGETHER_API_KEY": API_KEY,
+            "TOGETHER_BASE_URL": simulator.base_url,
+            "PULUMI_CONFIG_PASSPHRASE": "readme-example",
+        },
+    )
+    env.home.mkdir()
+    env.backend_dir.mkdir()
+    work = tmp_path / "my-gpus"
+    work.mkdir()
+    for name, text in readme_example().items():
+        (work / name).write_text(text.replace("<clone>", str(README.parent)))
+
+    def pulumi(*args: str) -> str:
+        done = env.run(work, *args, check=False)
+        assert done.returncode == 0, f"pulumi {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
+        return done.stdout + done.stderr
+
+    installed = pulumi("install")
+    assert (work / "venv" / "bin" / "python").exists()
+    assert "Please be careful with folders" not in installed
+    pulumi("stack", "init", "dev")
+    previewed = pulumi("preview", "--non-interactive")
+    assert "3 to create" in previewed, previewed
     assert live_clusters(simulator) == []
 
 

@@ -8,6 +8,8 @@ behaviours are in tests/unit/test_preview_poster.py.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,7 @@ from tests.previews import Previews, record_previews, rendered, table_row
 from tests.specs import CLUSTER_SPEC
 from together_provider.preview import Outcome, load_price_table
 from together_provider.preview.__main__ import main
+from together_provider.preview.prices import DEFAULT_PRICES_FILE
 
 pytestmark = pytest.mark.engine
 
@@ -50,7 +53,8 @@ def previews(engine: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
 
 
 def _cost(gpus: float) -> str:
-    return f"${gpus * RATE:,.2f}"
+    """A cost at the bundled rate: a placeholder, so marked."""
+    return f"${gpus * RATE:,.2f}†"
 
 
 def test_target_raised_is_an_in_place_update_with_its_cost(previews: Any) -> None:
@@ -63,6 +67,11 @@ def test_target_raised_is_an_in_place_update_with_its_cost(previews: Any) -> Non
     ]  # fmt: skip
     assert "`train`.`num_preemptible_gpus`: `8` → `24`" in comment
     assert "[!WARNING]" not in comment
+    # Not refreshed: the allocated column carries the time the engine last wrote the state.
+    assert plan.state_time is not None and not plan.refreshed
+    assert f"| Allocated as of {plan.state_time} |" in comment
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", plan.state_time)
+    assert "> **Not refreshed:**" in comment
 
 
 def test_standard_scaled_is_an_in_place_update(previews: Any) -> None:
@@ -78,10 +87,10 @@ def test_region_change_is_a_replacement_that_needs_approval(previews: Any) -> No
     plan, comment = rendered(previews, "region_changed")
     assert plan.outcome is Outcome.REPLACEMENT
     assert table_row(comment, "train")[1:] == [
-        "**replace**", "H100_SXM", "8", "8", "8", _cost(12), "±$0.00",
+        "**replace**", "H100_SXM", "8", "8", "8", _cost(12), "±$0.00†",
     ]  # fmt: skip
     assert "> - `train` is **replaced** (because of `region`)" in comment
-    assert "8 standard GPUs and 8 allocated preemptible GPUs" in comment
+    assert "8 standard GPUs and 8 allocated preemptible GPUs (as of the last refresh)" in comment
     assert "`train`.`region`: `us-central-8` → `us-west-2` (forces replacement)" in comment
 
 
@@ -156,9 +165,20 @@ def test_the_poster_posts_the_real_figures_edits_them_and_applies_a_guardrail(
             "in-place update", "H100_SXM", "8 → 16", "8", "8",
             f"{_cost(12)} → {_cost(20)}", f"+{_cost(8)}",
         ]  # fmt: skip
-        code, body = post("target_raised", "--max-monthly-increase", "100")
-        assert code == Outcome.BLOCKED
         monthly = 8 * RATE * 730  # +16 preemptible GPUs at half the rate, 730 hours
+        # On the bundled placeholder rates the guardrail warns; on real ones it blocks.
+        code, body = post("target_raised", "--max-monthly-increase", "100")
+        assert code == Outcome.CHANGES
+        assert "crossed on placeholder rates: not blocking" in body
+        assert (
+            f"the cost rises by ${monthly:,.2f}†/month, over the `--max-monthly-increase` "
+            f"threshold of $100.00/month by ${monthly - 100:,.2f}†"
+        ) in body
+        real = tmp_path / "real-prices.json"
+        real.write_text(json.dumps({**json.loads(DEFAULT_PRICES_FILE.read_text()),
+                                    "placeholder": False, "source": "a price list"}))  # fmt: skip
+        code, body = post("target_raised", "--max-monthly-increase", "100", "--prices", str(real))
+        assert code == Outcome.BLOCKED
         assert (
             f"the cost rises by ${monthly:,.2f}/month, over the `--max-monthly-increase` "
             f"threshold of $100.00/month by ${monthly - 100:,.2f}"

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from together_autoscaler import cli
 from together_autoscaler.cli import main
 
 KUBECONFIG = """\
@@ -99,3 +100,109 @@ def test_an_api_error_at_start_names_the_commands_flag_and_environment(
     assert f"cannot start: {error}: GET http://127.0.0.1:" in printed
     assert fix in printed
     assert "pulumi" not in printed.lower() and "together:" not in printed
+
+
+def _start(capsys: pytest.CaptureFixture[str], *flags: str) -> tuple[int, str]:
+    code = main(["--cluster-id", "c-1", "--min-preemptible-gpus", "0",
+                 "--max-preemptible-gpus", "8", "--metrics-port", "0", *flags])  # fmt: skip
+    return code, capsys.readouterr().err
+
+
+def test_a_missing_kubeconfig_names_the_flag_and_the_in_cluster_case(
+    together: type[_Refusing], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, printed = _start(capsys, "--kubeconfig", str(tmp_path / "nonexistent"))
+    assert code == 1
+    assert f"cannot start: InputError: --kubeconfig {tmp_path / 'nonexistent'}: no such file" in (
+        printed
+    )
+    assert "pass the path of a kubeconfig file, such as ~/.kube/config" in printed
+    assert "inside a pod, leave --kubeconfig out to use the pod's service account" in printed
+
+
+def test_a_file_that_is_no_kubeconfig_names_the_flag(
+    together: type[_Refusing], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    bad = tmp_path / "kubeconfig"
+    bad.write_text("just: [a, list]\n")
+    code, printed = _start(capsys, "--kubeconfig", str(bad))
+    assert code == 1
+    assert f"--kubeconfig {bad}: not a usable kubeconfig" in printed
+    assert "leave --kubeconfig out" in printed
+
+
+def test_outside_a_pod_without_kubeconfig_says_to_pass_one(
+    together: type[_Refusing],
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(cli, "SERVICE_ACCOUNT", tmp_path / "serviceaccount")  # no pod here
+    code, printed = _start(capsys)
+    assert code == 1
+    assert "no --kubeconfig, and no in-cluster config: this is not a pod" in printed
+    assert "outside a cluster, pass --kubeconfig FILE" in printed
+    assert "Traceback" not in printed
+
+
+def test_a_missing_api_key_exits_2_as_the_help_says(
+    together: type[_Refusing], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TOGETHER_API_KEY")
+    code, printed = _start(capsys)
+    assert code == 2
+    assert "TOGETHER_API_KEY is not set" in printed
+
+
+def test_help_shows_every_default_and_unit(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    for words in (
+        "seconds between scans (default: 10)",
+        "(default: 600)",
+        "(default: 900)",
+        "(default: 8085)",
+        "USD per hour",
+        "50% of the on-demand rate",
+        "placeholder rates",
+        "(default: no cap)",
+        "2 bad flags, or TOGETHER_API_KEY not set",
+    ):
+        assert words in shown
+
+
+class _StuckScan:
+    """A controller whose scan never ends: stop is asked for at once, and the scan ignores it."""
+
+    def __init__(self, stop: threading.Event) -> None:
+        self.stop, self.unstick = stop, threading.Event()
+        self.elector = self
+        self.released = 0
+
+    def run(self, stop: threading.Event) -> None:
+        stop.set()  # SIGTERM, as the signal handler would
+        self.unstick.wait()
+
+    def release(self) -> None:
+        self.released += 1
+
+
+def test_a_dropped_scan_still_releases_the_lease(
+    together: type[_Refusing], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built: list[_StuckScan] = []
+
+    def build(args: object, stop: threading.Event) -> _StuckScan:
+        built.append(_StuckScan(stop))
+        return built[0]
+
+    monkeypatch.setattr(cli, "_build", build)
+    monkeypatch.setattr(cli, "EXIT_GRACE_SECONDS", 0.01)
+    try:
+        code, printed = _start(capsys)
+    finally:
+        built[0].unstick.set()
+    assert code == 0
+    assert "did not end" in printed
+    assert built[0].released == 1

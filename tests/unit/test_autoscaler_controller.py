@@ -231,3 +231,26 @@ def test_metrics_are_scraped_from_the_port(make_client: MakeClient) -> None:
         in text
     )
     assert "together_autoscaler_target_updates_total 1.0" in text
+
+
+def test_a_hold_is_logged_when_it_begins_or_changes_not_every_scan(
+    make_client: MakeClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An idle node kept while a pending pod would fit on it (ScaleDownPendingPods), scan after
+    scan: one warning; after a scan without the hold, the next one is a new hold and is logged
+    again."""
+    caplog.set_level(logging.INFO, logger="together_autoscaler")
+    fits = (PendingPod("default", "p", "u", 8, needs_preemptible=False, may_use_preemptible=True),)
+    idle, busy = (NodeState("n1", 8),), (NodeState("n1", 8, workload_pods=1),)
+    kube = FakeKube()
+    loop = controller(make_client, FakeTogether(desired=8), kube, FakeElector())
+    reasons = []
+    for nodes, pending in [(idle, fits)] * 3 + [(busy, ())] + [(idle, fits)] * 2:
+        kube.nodes, kube.pending = nodes, pending
+        decision = loop.tick()
+        assert decision is not None
+        reasons.append(decision.reason)
+    assert reasons == ["ScaleDownPendingPods"] * 3 + ["NoChange"] + ["ScaleDownPendingPods"] * 2
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warned) == 2
+    assert all("ScaleDownPendingPods" in line for line in warned)

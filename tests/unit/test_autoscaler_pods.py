@@ -44,6 +44,16 @@ def affinity(operator: str, values: list[str]) -> dict[str, Any]:
         ({}, False, True),
         (affinity("NotIn", ["preemptible"]), False, False),
         ({"nodeSelector": {CLASS: "standard"}}, False, False),
+        # Tolerating the preemptible taint lets a pod run there; required affinity keeping it
+        # off wins: it is no preemptible demand.
+        (
+            {
+                "tolerations": [{"key": CLASS, "operator": "Exists"}],
+                **affinity("NotIn", ["preemptible"]),
+            },
+            False,
+            False,
+        ),
     ],
 )
 def test_where_an_unschedulable_pod_may_run(spec: dict[str, Any], needs: bool, may: bool) -> None:

@@ -167,6 +167,12 @@ def test_apply_uses_the_saved_plan_with_experimental_on() -> None:
     assert runs[apply]["env"]["PULUMI_EXPERIMENTAL"] == "true"
 
 
+def test_the_pr_preview_refreshes_so_its_live_figures_are_current() -> None:
+    """Without --refresh the comment's allocated GPUs are the stored state's, hours old."""
+    runs = " ".join(_runs(REPO / "examples" / "gitops" / "workflows" / "together-preview.yml"))
+    assert "pulumi preview --refresh --json" in runs
+
+
 def test_drift_check_expects_no_changes() -> None:
     runs = " ".join(_runs(REPO / "examples" / "gitops" / "workflows" / "together-drift.yml"))
     assert "--refresh --expect-no-changes" in runs

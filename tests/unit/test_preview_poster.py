@@ -29,7 +29,11 @@ RATE = load_price_table().rates["H100_SXM"]
 
 
 def _preview(
-    tmp_path: Path, name: str, clusters: dict[str, tuple[int, int]], op: str = "update"
+    tmp_path: Path,
+    name: str,
+    clusters: dict[str, tuple[int, int]],
+    op: str = "update",
+    config: dict[str, str] | None = None,
 ) -> Path:
     """A preview changing each cluster's preemptible target from ``old`` to ``new`` GPUs."""
     steps: list[dict[str, Any]] = [
@@ -46,7 +50,8 @@ def _preview(
                 "newState": {"inputs": {**spec, "num_preemptible_gpus": new}, "outputs": {}},
             }
         )
-    document = {"config": {f"{PROJECT}:clusters": "{}"}, "steps": steps, "changeSummary": {}}
+    config = {f"{PROJECT}:clusters": "{}", **(config or {})}
+    document = {"config": config, "steps": steps, "changeSummary": {}}
     path = tmp_path / f"{name}-{len(clusters)}-{sum(n for _, n in clusters.values())}.json"
     path.write_text(json.dumps(document))
     return path
@@ -191,7 +196,7 @@ def test_an_oversized_comment_is_trimmed_and_keeps_its_summary(
     assert 60_000 < len(body) <= 65_536
     assert 0 < len(rows) < 600
     assert f"{len(rows)} of 600 clusters" in body
-    assert f"Δ +${600 * 4 * RATE:,.2f}/h" in body  # the totals cover every cluster
+    assert f"Δ +${600 * 4 * RATE:,.2f}†/h" in body  # the totals cover every cluster
     assert body.splitlines()[1].endswith("(:arrows_counterclockwise: changes)")
     summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text()
     assert summary.count("| `train-") == 600
@@ -200,14 +205,16 @@ def test_an_oversized_comment_is_trimmed_and_keeps_its_summary(
 @pytest.mark.parametrize(
     ("flag", "limit", "text"),
     [
-        ("--max-hourly-increase", 3 * RATE, f"by ${RATE:,.2f}"),
-        ("--max-monthly-increase", 100.0, f"by ${4 * RATE * 730 - 100:,.2f}"),
+        ("--max-hourly-increase", 3 * RATE, f"by ${RATE:,.2f}†"),
+        ("--max-monthly-increase", 100.0, f"by ${4 * RATE * 730 - 100:,.2f}†"),
     ],
 )
 def test_a_crossed_cost_guardrail_blocks_and_says_by_how_much(
     github: GitHubServer, run: Run, tmp_path: Path, flag: str, limit: float, text: str
 ) -> None:
-    dev = _preview(tmp_path, "dev", {"train": (8, 16)})  # +8 preemptible GPUs: +4 x rate/h
+    """On the bundled placeholder rates, a stack that opts in with failOnPlaceholderPrices."""
+    opt_in = {f"{PROJECT}:failOnPlaceholderPrices": "true"}
+    dev = _preview(tmp_path, "dev", {"train": (8, 16)}, config=opt_in)  # +4 x rate/h
     code, _ = _post(run, ("dev", dev), extra=(flag, f"{limit:.4f}"))
     (comment,) = github.comments(REPO, PR)
     assert code == 12
@@ -357,6 +364,46 @@ def test_drift_issue_opens_one_then_comments_on_it(
     assert "num_gpus 8 → 16" in comment["body"]
     run("drift-issue", "--stack", "prod", "--report", report, env=env)
     assert len([i for i in github.issues(REPO) if "pull_request" not in i]) == 2
+
+
+GITHUB_LIMIT = 65_536
+"""GitHub's limit on an issue's or comment's body, in characters (written out here, not taken
+from the code under test, so that a wrong constant fails)."""
+CUT_ENDING = "\n\n<sub>(cut at GitHub's comment limit; the job's log has the rest)</sub>\n"
+
+
+def test_a_huge_drift_report_is_cut_to_githubs_limit_with_a_note(
+    github: GitHubServer, run: Run, tmp_path: Path
+) -> None:
+    report = tmp_path / "report.md"
+    report.write_text("`train`: num_gpus 8 → 16\n" + "x" * 200_000)
+    args = ("drift-issue", "--stack", "dev", "--report", report)
+    assert run(*args)[0] == 0  # opens the issue
+    assert run(*args)[0] == 0  # then comments on it
+    (issue,) = [i for i in github.issues(REPO) if "pull_request" not in i]
+    (comment,) = github.comments(REPO, issue["number"])
+    for body in (issue["body"], comment["body"]):
+        assert GITHUB_LIMIT - 100 < len(body) <= GITHUB_LIMIT
+        assert body.endswith(CUT_ENDING)
+        assert "num_gpus 8 → 16" in body
+
+
+def test_a_failure_comment_with_a_huge_error_is_cut_to_githubs_limit(
+    github: GitHubServer, run: Run, tmp_path: Path
+) -> None:
+    preview = json.loads(_preview(tmp_path, "dev", {"train": (8, 16)}).read_text())
+    preview["config"][f"{PROJECT}:pricesPerGpuHour"] = "H100_SXM=" + "9" * 100_000  # not a map
+    source = tmp_path / "dev.json"
+    source.write_text(json.dumps(preview))
+    log = tmp_path / "dev.err"
+    log.write_text("warning: something\n" * 5_000)
+    code, _ = run("--stack", f"dev={source}", "--preview-log", f"dev={log}", "--github-pr", str(PR))
+    (comment,) = github.comments(REPO, PR)
+    assert code == 2
+    assert "(:x: preview failed)" in comment["body"]
+    assert "pricesPerGpuHour is not a map of GPU type to USD" in comment["body"]
+    assert GITHUB_LIMIT - 100 < len(comment["body"]) <= GITHUB_LIMIT
+    assert comment["body"].endswith(CUT_ENDING)
 
 
 def test_as_a_process_it_reads_the_actions_variables(

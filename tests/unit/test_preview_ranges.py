@@ -24,7 +24,7 @@ def _refreshed(live: int, new: dict[str, Any], op: str = "same") -> dict[str, An
     state holds the live value in the ranged floor (inputs and echo)."""
     old = _state({**RANGE, "num_preemptible_gpus": live}, desired_preemptible_gpus=live,
                  allocated_preemptible_gpus=16)  # fmt: skip
-    return _doc(_step(op, "train", old, _state(new)))
+    return _doc(_step("refresh", "train", old, old), _step(op, "train", old, _state(new)))
 
 
 def test_a_live_target_inside_the_range_shows_the_range_and_the_live_value() -> None:
@@ -38,8 +38,8 @@ def test_a_live_target_inside_the_range_shows_the_range_and_the_live_value() -> 
     comment = render([plan])
     assert "| 8\u201332, live 24 |" in comment
     assert (
-        f"- `train`: preemptible 8\u201332, live 24: ${8 * rate + 4 * rate:,.2f}/h at the floor, "
-        f"${8 * rate + 16 * rate:,.2f}/h at the ceiling"
+        f"- `train`: preemptible 8\u201332, live 24: ${8 * rate + 4 * rate:,.2f}†/h at the "
+        f"floor, ${8 * rate + 16 * rate:,.2f}†/h at the ceiling"
     ) in comment
     assert "Changed fields" not in comment
 
@@ -62,8 +62,10 @@ def test_auto_scale_shows_the_standard_range() -> None:
     auto = {**SPEC, "auto_scale": True, "auto_scale_max_gpus": 32}
     old = _state({**auto, "num_gpus": 16}, desired_preemptible_gpus=16)
     comment = render([_plan(_doc(_step("same", "train", old, _state(auto))))])
-    assert "| 8\u201332, live 16 |" in comment
-    assert "- `train`: standard 8\u201332, live 16 (auto_scale):" in comment
+    # Not refreshed: the value inside the range is the stored one, and says so.
+    assert "| 8\u201332, stored 16 |" in comment
+    assert "- `train`: standard 8\u201332, stored 16 (auto_scale):" in comment
+    assert ", live " not in comment
 
 
 def test_a_raised_floor_above_the_live_target_is_priced_as_the_put() -> None:

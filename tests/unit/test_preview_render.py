@@ -20,6 +20,7 @@ from together_provider.preview import (
     render,
 )
 from together_provider.preview.__main__ import main
+from together_provider.preview.prices import DEFAULT_PRICES_FILE
 
 PROJECT = "together-gpu-clusters"
 STACK_URN = f"urn:pulumi:dev::{PROJECT}::pulumi:pulumi:Stack::{PROJECT}-dev"
@@ -86,8 +87,8 @@ def test_target_raise_renders_counts_allocated_and_delta() -> None:
         "8",
         "16 → 32",
         "8",
-        f"${16 * rate:,.2f} → ${24 * rate:,.2f}",
-        f"+${8 * rate:,.2f} |",
+        f"${16 * rate:,.2f}† → ${24 * rate:,.2f}†",
+        f"+${8 * rate:,.2f}† |",
     ]
     assert "`train`.`num_preemptible_gpus`: `16` → `32`" in comment
     assert _plan(_raise_target()).outcome is Outcome.CHANGES
@@ -98,7 +99,51 @@ def test_stack_config_overrides_one_rate() -> None:
     doc["config"][f"{PROJECT}:pricesPerGpuHour"] = json.dumps({"H100_SXM": 1.0})
     (cluster,) = _plan(doc).clusters
     assert (cluster.old_cost, cluster.new_cost) == (16.0, 24.0)
-    assert "overridden by stack config for H100_SXM" in render([_plan(doc)])
+    comment = render([_plan(doc)])
+    assert (
+        f"the stack's own rates from `{PROJECT}:pricesPerGpuHour`: H100_SXM $1.00 per GPU-hour"
+        in comment
+    )
+    # The stack's own rate is no placeholder: no mark, no placeholder wording.
+    assert "†" not in comment
+    assert "placeholder" not in comment.lower()
+
+
+def _cells(comment: str, name: str) -> list[str]:
+    row = next(line for line in comment.splitlines() if line.startswith(f"| `{name}`"))
+    return [cell.strip() for cell in row.strip("|").split("|")]
+
+
+def test_every_figure_from_a_placeholder_rate_is_marked_where_it_is_shown(tmp_path: Path) -> None:
+    source = tmp_path / "dev.json"
+    source.write_text(json.dumps(_raise_target()))
+    out = tmp_path / "c.md"
+    assert main(["--stack", f"dev={source}", "--output", str(out),
+                 "--max-monthly-increase", "100"]) == Outcome.CHANGES  # fmt: skip
+    comment = out.read_text()
+    rate = load_price_table().rates["H100_SXM"]
+    # The table's cost and delta cells,
+    assert _cells(comment, "train")[-2:] == [
+        f"${16 * rate:,.2f}† → ${24 * rate:,.2f}†",
+        f"+${8 * rate:,.2f}†",
+    ]
+    # the totals (per hour and the bold monthly figure),
+    total = next(line for line in comment.splitlines() if line.startswith("**Listed clusters:**"))
+    assert f"Δ +${8 * rate:,.2f}†/h, ≈ +${8 * rate * 730:,.2f}†/month" in total
+    assert "placeholder rates, not a price list" in total
+    # the guardrail block, and the legend under the table: the file and the key that replace
+    # the rates.
+    assert "over the `--max-monthly-increase` threshold of $100.00/month by " in comment
+    assert f"by ${8 * rate * 730 - 100:,.2f}†" in comment
+    legend = (
+        "† computed from a placeholder rate of `together_facts/prices.json` (not a price list; "
+        f"as of {load_price_table().as_of}): put real rates there (or pass `--prices FILE`), "
+        f"or per stack under `{PROJECT}:pricesPerGpuHour`."
+    )
+    assert legend in comment
+    footer = comment.split("<sub>")[1]
+    assert "PLACEHOLDER rates for H100_SXM from `together_facts/prices.json`" in footer
+    assert f"`{PROJECT}:pricesPerGpuHour`" in footer
 
 
 def test_create_costs_from_zero_and_delete_to_zero() -> None:
@@ -291,12 +336,101 @@ def test_the_worst_stack_sets_the_exit_code_whatever_the_order(tmp_path: Path, o
     assert main([*args, "--output", str(tmp_path / "comment.md")]) == 12  # Outcome.BLOCKED
 
 
+def _real_prices(tmp_path: Path) -> Path:
+    """The bundled table's figures, declared real (`placeholder: false`)."""
+    document = json.loads(DEFAULT_PRICES_FILE.read_text())
+    path = tmp_path / "real-prices.json"
+    path.write_text(json.dumps({**document, "placeholder": False, "source": "a price list"}))
+    return path
+
+
 def test_a_cost_guardrail_blocks_without_github_too(tmp_path: Path) -> None:
     source = tmp_path / "dev.json"
     source.write_text(json.dumps(_raise_target()))  # +16 preemptible GPUs: +8 x rate per hour
     rate = load_price_table().rates["H100_SXM"]
     out = tmp_path / "c.md"
-    args = ["--stack", f"dev={source}", "--output", str(out), "--max-hourly-increase"]
+    args = [
+        "--stack",
+        f"dev={source}",
+        "--output",
+        str(out),
+        "--prices",
+        str(_real_prices(tmp_path)),
+    ]
+    args += ["--max-hourly-increase"]
     assert main([*args, f"{8 * rate:.2f}"]) == Outcome.CHANGES  # equal to the limit passes
     assert main([*args, f"{8 * rate - 1:.2f}"]) == Outcome.BLOCKED
-    assert f"threshold of ${8 * rate - 1:,.2f}/h by $1.00" in out.read_text()
+    comment = out.read_text()
+    assert f"threshold of ${8 * rate - 1:,.2f}/h by $1.00" in comment
+    assert "†" not in comment and "placeholder" not in comment.lower()
+
+
+@pytest.mark.parametrize(
+    ("opt_in", "outcome"),
+    [(None, Outcome.CHANGES), ("false", Outcome.CHANGES), ("true", Outcome.BLOCKED)],
+)
+def test_a_guardrail_on_placeholder_rates_warns_unless_the_stack_opts_in(
+    tmp_path: Path, opt_in: str | None, outcome: Outcome
+) -> None:
+    doc = _raise_target()
+    if opt_in is not None:
+        doc["config"][f"{PROJECT}:failOnPlaceholderPrices"] = opt_in
+    source = tmp_path / "dev.json"
+    source.write_text(json.dumps(doc))
+    rate = load_price_table().rates["H100_SXM"]
+    out = tmp_path / "c.md"
+    args = ["--stack", f"dev={source}", "--output", str(out), "--max-hourly-increase", "1"]
+    assert main(args) == outcome
+    comment = out.read_text()
+    crossing = f"> - the cost rises by ${8 * rate:,.2f}†/h, over the `--max-hourly-increase`"
+    assert crossing in comment
+    if outcome is Outcome.BLOCKED:
+        assert "> **Blocked by 1 cost guardrail(s):**" in comment
+        assert "not blocking" not in comment
+    else:
+        assert (
+            "> [!WARNING]\n> **1 cost guardrail(s) crossed on placeholder rates: not blocking.**"
+            in comment
+        )
+        assert f"`{PROJECT}:failOnPlaceholderPrices` to `true`" in comment
+        assert "Blocked" not in comment
+
+
+def test_the_opt_in_key_must_be_a_boolean(tmp_path: Path) -> None:
+    doc = _raise_target()
+    doc["config"][f"{PROJECT}:failOnPlaceholderPrices"] = "yes"
+    with pytest.raises(PreviewInputError, match="failOnPlaceholderPrices must be true or false"):
+        _plan(doc)
+
+
+def _stored(modified: str) -> dict[str, Any]:
+    """A preview without `--refresh` of a cluster whose state was last written at `modified`."""
+    doc = _raise_target()
+    doc["steps"][1]["oldState"]["modified"] = modified
+    return doc
+
+
+def test_live_figures_from_the_stored_state_carry_its_time() -> None:
+    comment = render([_plan(_stored("2026-12-02T11:40:12.123456789Z"))])
+    assert "| Allocated as of 2026-12-02 11:40 UTC |" in comment
+    assert "> **Not refreshed:**" in comment
+    assert "(last written 2026-12-02 11:40 UTC)" in comment
+    assert "`pulumi preview --refresh`" in comment
+    assert "Allocated now" not in comment
+
+
+def test_a_refreshed_preview_shows_figures_as_live() -> None:
+    doc = _stored("2026-12-02T11:40:12Z")
+    old = doc["steps"][1]["oldState"]
+    doc["steps"].insert(1, _step("refresh", "train", old, old))
+    plan = _plan(doc)
+    assert plan.refreshed
+    comment = render([plan])
+    assert "| Allocated now (refreshed) |" in comment
+    assert "Not refreshed" not in comment
+
+
+def test_a_deletion_says_its_allocated_count_is_as_of_the_last_refresh() -> None:
+    doc = _doc(_step("delete", "train", _state("train", 8, **SPEC), None))
+    comment = render([_plan(doc)])
+    assert "8 standard GPUs and 8 allocated preemptible GPUs (as of the last refresh)" in comment

@@ -44,7 +44,7 @@ def test_a_new_volume_costs_its_size_per_month() -> None:
     plan, comment = _comment(step)
     assert plan.outcome is Outcome.CHANGES
     assert (
-        f"| `ckpt` | create | — → 3 | — → ${3 * STORAGE:,.2f} | +${3 * STORAGE:,.2f} |" in comment
+        f"| `ckpt` | create | — → 3 | — → ${3 * STORAGE:,.2f}† | +${3 * STORAGE:,.2f}† |" in comment
     )
 
 

@@ -3,9 +3,17 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from together_facts.prices import PriceTable, hourly_cost, max_preemptible_within
+from together_facts.prices import (
+    DEFAULT_PRICES_FILE,
+    PriceTable,
+    hourly_cost,
+    load_price_table,
+    max_preemptible_within,
+)
 
 GPU = "H100_SXM"
 
@@ -30,3 +38,20 @@ def test_the_largest_whole_node_target_within_the_budget(
     if got:
         assert hourly_cost(table, GPU, standard, got, "t") <= budget + 1e-9
     assert hourly_cost(table, GPU, standard, got + 8, "t") > budget
+
+
+def test_the_price_file_points_only_to_files_in_the_repository() -> None:
+    """A reader checking where a rate came from must be able to open what the file names."""
+    text = DEFAULT_PRICES_FILE.read_text(encoding="utf-8")
+    named = re.findall(r"[\w./-]+\.(?:md|py|json|yaml)\b", text)
+    assert named, "the file names where its rates are explained"
+    root = DEFAULT_PRICES_FILE.parent.parent.resolve()
+    inside = [(root / name).resolve() for name in named]
+    assert [p for p in inside if not (p.is_relative_to(root) and p.is_file())] == []
+
+
+def test_the_bundled_rates_are_marked_as_placeholders() -> None:
+    table = load_price_table()
+    assert table.placeholder and table.file == "together_facts/prices.json"
+    assert table.is_placeholder(GPU)
+    assert not table.with_overrides({GPU: 1.0}).is_placeholder(GPU)

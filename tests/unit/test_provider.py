@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.machinery
+import importlib.util
 import sys
 import traceback
 import types
@@ -25,7 +26,6 @@ from together_facts.errors import (
     SpecError,
 )
 from together_provider.cluster.provider import ClusterProvider
-from together_provider.framework import dynamic
 from together_provider.framework.dynamic import LifecycleProvider
 from together_provider.registry import SharedVolumeProvider as VolumeProvider
 
@@ -184,6 +184,20 @@ def test_the_pickled_provider_holds_no_credentials(
     assert provider_class.__name__.encode() in pickled
 
 
+DYNAMIC_HOST_LAUNCH = "pulumi.dynamic"
+"""What the engine's `pulumi-resource-pulumi-python` script runs: `python -u -m pulumi.dynamic`
+(written out here, not taken from `dynamic.HOST_MODULE`, so that a wrong constant fails)."""
+
+
+def _dynamic_host_spec() -> importlib.machinery.ModuleSpec:
+    """The spec `python -m pulumi.dynamic` gives the host's `__main__`: `-m` on a package runs
+    its `__main__` submodule, under that full name, from the installed SDK."""
+    spec = importlib.util.find_spec(f"{DYNAMIC_HOST_LAUNCH}.__main__")
+    assert spec is not None and spec.origin is not None
+    assert spec.origin.endswith("pulumi/dynamic/__main__.py")
+    return spec
+
+
 def test_in_the_dynamic_host_our_error_is_its_sentence_and_a_bug_keeps_its_traceback(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -197,7 +211,7 @@ def test_in_the_dynamic_host_our_error_is_its_sentence_and_a_bug_keeps_its_trace
     assert program.traceback is traceback  # not the host
 
     host = types.ModuleType("__main__")
-    host.__spec__ = importlib.machinery.ModuleSpec(dynamic.HOST_MODULE, None)
+    host.__spec__ = _dynamic_host_spec()
     host.traceback = traceback  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "__main__", host)
     ClusterProvider().configure(ConfigureRequest(Config(raw_config={}, project_name="p")))

@@ -4,6 +4,7 @@ base URL that Together's SDK, `tg` and this provider all take, and a simulator s
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -62,3 +63,26 @@ def test_the_api_key_comes_from_a_file_then_the_flag_then_the_environment(tmp_pa
 def test_an_unreadable_key_file_names_the_flag_and_the_fix(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match=r"--api-key-file: cannot read .*missing.*one key a line"):
         api_keys(parse_args(["--api-key-file", str(tmp_path / "missing")]), {})
+
+
+def test_a_port_in_use_is_one_sentence_and_leaves_no_state_dir(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        state = tmp_path / ".sim"
+        done = subprocess.run(
+            [sys.executable, "-m", "together_sim", "--port", str(port), "--state-dir", str(state),
+             "--time-scale", "60"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )  # fmt: skip
+    assert done.returncode == 1
+    assert done.stderr.strip() == (
+        f"together_sim: port {port} on 127.0.0.1 is in use: another simulator (`make demo` runs "
+        "one on 8787) or another server has it; stop it (`make demo-down`), or pass another "
+        "--port (0: any free port)"
+    )
+    assert "Traceback" not in done.stderr
+    assert not state.exists()

@@ -23,7 +23,14 @@ from tests.source_literals import Literal, string_literals
 REPO = Path(__file__).resolve().parents[2]
 PAGE = REPO / "docs" / "troubleshooting.md"
 OURS = "## Messages from this project"
-CODE = ("together_api", "together_provider", "together_policy", "together_sim", "testkit")
+CODE = (
+    "together_api",
+    "together_provider",
+    "together_policy",
+    "together_sim",
+    "together_autoscaler",
+    "testkit",
+)
 WORD = r"\S+"
 CUT = re.compile(r"\.\.\.|…| ?\(fix: ")
 

@@ -13,7 +13,14 @@ from together_provider.cluster.table import CLUSTER
 from together_provider.framework.kind import Kind
 from together_provider.framework.rulebook import Plan
 from together_provider.preview.kinds import attached_ids
-from together_provider.preview.markdown import HOURS_PER_MONTH, money, signed_money
+from together_provider.preview.markdown import (
+    HOURS_PER_MONTH,
+    PLACEHOLDER_MARK,
+    marked,
+    money,
+    placeholder_legend,
+    signed_money,
+)
 from together_provider.preview.plan import Action, StackPlan, count, known_str, merge, props_of
 from together_provider.preview.prices import PREEMPTIBLE_PRICE_FACTOR, PriceTable, hourly_cost
 
@@ -78,6 +85,16 @@ class ClusterChange:
     """The live counts before the change (standard GPUs, preemptible target), if known."""
     ceiling_cost: float | None = None
     """With a declared range: the new cost/h with every range at its ceiling."""
+    placeholder_price: bool = False
+    """Its costs are computed from a placeholder rate (`PriceTable.is_placeholder`)."""
+    refreshed: bool = False
+    """The preview refreshed it (`--refresh`): its live counts and allocation were read from
+    Together just now, not from the stored state."""
+
+    @property
+    def live_word(self) -> str:
+        """What its live counts are called: "live" only when this preview read them."""
+        return "live" if self.refreshed else "stored"
 
 
 def _sizing(state: object) -> Sizing | None:
@@ -196,12 +213,14 @@ def _span(floor: int | None, ceiling: int | None) -> int | str | None:
     return floor if ceiling is None else f"{_num(floor)}{DASH}{ceiling}"
 
 
-def _counts(old: int | str | None, new: int | str | None, live: int | None, **kw: Any) -> str:
+def _counts(
+    old: int | str | None, new: int | str | None, live: int | None, word: str, **kw: Any
+) -> str:
     """The count cell: `8 → 16`, or for a range "8-32, live 24" (with an en dash; the live
-    value is what the range leaves alone)."""
+    value is what the range leaves alone; `word` is "stored" when it was not refreshed)."""
     text = _arrow(old, new, **kw)
     ranged = isinstance(new, str) or isinstance(old, str)
-    return f"{text}, live {live}" if ranged and live is not None and all(kw["exists"]) else text
+    return f"{text}, {word} {live}" if ranged and live is not None and all(kw["exists"]) else text
 
 
 def _ranges(clusters: Iterable[ClusterChange]) -> list[str]:
@@ -212,15 +231,17 @@ def _ranges(clusters: Iterable[ClusterChange]) -> list[str]:
         if new is None or not new.ranged:
             continue
         parts = []
+        word = cluster.live_word
         if new.standard_max is not None:
-            live = f", live {cluster.live_standard}" if cluster.old is not None else ""
+            live = f", {word} {cluster.live_standard}" if cluster.old is not None else ""
             parts.append(f"standard {_span(new.standard, new.standard_max)}{live} (auto_scale)")
         if new.preemptible_max is not None:
-            live = f", live {_num(cluster.live_preemptible)}" if cluster.old is not None else ""
+            live = f", {word} {_num(cluster.live_preemptible)}" if cluster.old is not None else ""
             parts.append(f"preemptible {_span(new.preemptible, new.preemptible_max)}{live}")
+        mark = cluster.placeholder_price
         lines.append(
-            f"- `{cluster.name}`: {'; '.join(parts)}: {money(cluster.new_cost)}/h at the floor, "
-            f"{money(cluster.ceiling_cost)}/h at the ceiling"
+            f"- `{cluster.name}`: {'; '.join(parts)}: {marked(money(cluster.new_cost), mark)}/h "
+            f"at the floor, {marked(money(cluster.ceiling_cost), mark)}/h at the ceiling"
         )
     return lines
 
@@ -246,17 +267,23 @@ def _row(cluster: ClusterChange, destructive: frozenset[Any]) -> str:
             _span(old.standard, old.standard_max),
             _span(new.standard, new.standard_max),
             cluster.live_standard,
+            cluster.live_word,
             exists=exists,
         ),
         _counts(
             _span(old.preemptible, old.preemptible_max),
             _span(new.preemptible, new.preemptible_max),
             cluster.live_preemptible,
+            cluster.live_word,
             exists=exists,
         ),
         "—" if cluster.old is None else _num(cluster.allocated),
-        _arrow(money(cluster.old_cost), money(cluster.new_cost), exists=exists),
-        signed_money(_delta(cluster)),
+        _arrow(
+            marked(money(cluster.old_cost), cluster.placeholder_price),
+            marked(money(cluster.new_cost), cluster.placeholder_price),
+            exists=exists,
+        ),
+        marked(signed_money(_delta(cluster)), cluster.placeholder_price),
     ]
     return "| " + " | ".join(cells) + " |"
 
@@ -280,13 +307,58 @@ def _totals(clusters: Sequence[Any]) -> str:
     old = sum(c.old_cost or 0.0 for c in known)
     new = sum(c.new_cost or 0.0 for c in known)
     delta = new - old
+    mark = PLACEHOLDER_MARK if any(c.placeholder_price for c in known) else ""
     text = (
-        f"**Listed clusters:** {money(old)}/h → {money(new)}/h "
-        f"(Δ {signed_money(delta)}/h, ≈ {signed_money(delta * HOURS_PER_MONTH)}/month)"
+        f"**Listed clusters:** {money(old)}{mark}/h → {money(new)}{mark}/h "
+        f"(Δ {signed_money(delta)}{mark}/h, "
+        f"≈ {signed_money(delta * HOURS_PER_MONTH)}{mark}/month)"
     )
+    if mark:
+        text += f" {mark} placeholder rates, not a price list"
     if len(known) < len(clusters):
         text += "; clusters whose size is only known after apply are left out"
     return text
+
+
+def _staleness(shown: Sequence[ClusterChange], plan: StackPlan) -> list[str]:
+    """Where the live figures come from, when not from Together just now: the stored state."""
+    if plan.refreshed or not any(c.old is not None for c in shown):
+        return []
+    when = f"last written {plan.state_time}" if plan.state_time else "time unknown"
+    return [
+        "> [!NOTE]",
+        f"> **Not refreshed:** the allocated GPUs and the *stored* values inside declared ranges "
+        f"are the stack's stored state as of its last refresh or update ({when}), not "
+        "Together's current figures. `pulumi preview --refresh` reads current ones (the GitOps "
+        "preview workflow runs it).",
+        "",
+    ]
+
+
+def price_note(changes: Sequence[ClusterChange], plan: StackPlan) -> str:
+    """Where the rates of the GPU types shown come from: the stack's own, or the price file
+    (named as a placeholder when it is one, with the file and the key that replace it)."""
+    prices = plan.prices
+    types = sorted(
+        {s.gpu_type for c in changes for s in (c.old, c.new) if s and s.gpu_type}
+        or prices.rates.keys()
+    )
+    key = f"`{plan.project or '<project>'}:pricesPerGpuHour`"
+    own = [t for t in types if t in prices.overridden]
+    parts = []
+    if own:
+        rates = ", ".join(f"{t} ${prices.rates[t]:,.2f}" for t in own)
+        parts.append(f"the stack's own rates from {key}: {rates} per GPU-hour")
+    rest = [t for t in types if t not in prices.overridden]
+    if rest and prices.placeholder:
+        parts.append(
+            f"{PLACEHOLDER_MARK} PLACEHOLDER rates for {', '.join(rest)} from `{prices.file}` "
+            f"(not a price list, as of {prices.as_of}): replace them there, pass `--prices "
+            f"FILE`, or set this stack's under {key}"
+        )
+    elif rest:
+        parts.append(f"{', '.join(rest)} from `{prices.file}` ({prices.source_label})")
+    return f"On-demand prices: {'; '.join(parts)}."
 
 
 class ClusterPreview:
@@ -336,18 +408,30 @@ class ClusterPreview:
             live_standard=count(old_outputs.get("num_gpus")),
             live_preemptible=count(old_outputs.get("desired_preemptible_gpus")),
             ceiling_cost=_cost(new.at_ceiling, prices, where) if new and new.ranged else None,
+            placeholder_price=any(
+                prices.is_placeholder(s.gpu_type) for s in (old, new) if s and s.gpu_type
+            ),
+            refreshed="refresh" in ops,
         )
 
     def table(
         self, shown: Sequence[ClusterChange], plan: StackPlan, destructive: frozenset[Any]
     ) -> list[str]:
+        allocated = (
+            "Allocated now (refreshed)"
+            if plan.refreshed
+            else f"Allocated as of {plan.state_time or 'the last refresh'}"
+        )
         lines = [
+            *_staleness(shown, plan),
             "| Cluster | Action | GPU type | Standard GPUs | Preemptible target | "
-            "Allocated now | Est. cost/h | Δ/h |",
+            f"{allocated} | Est. cost/h | Δ/h |",
             "|---|---|---|--:|--:|--:|--:|--:|",
             *(_row(c, destructive) for c in shown),
             "",
         ]
+        if any(c.placeholder_price for c in shown):
+            lines += [f"{PLACEHOLDER_MARK} {placeholder_legend(plan)}", ""]
         ranges = _ranges(shown)
         if ranges:
             lines += [
@@ -365,9 +449,10 @@ class ClusterPreview:
         """What a replacement or deletion takes away, in standard and allocated preemptible
         GPUs."""
         old = cluster.old or Sizing(None, None, None)
+        when = "" if cluster.refreshed else " (as of the last refresh)"
         held = (
             f"{_num(old.standard)} standard GPUs and {_num(cluster.allocated)} allocated "
-            "preemptible GPUs"
+            f"preemptible GPUs{when}"
         )
         if cluster.action is Action.DELETE:
             return f"`{cluster.name}` is **deleted**: its {held} are released"
@@ -390,11 +475,8 @@ class ClusterPreview:
         return []
 
     def notes(self, changes: Sequence[ClusterChange], plan: StackPlan) -> list[str]:
-        overridden = ", ".join(sorted(plan.prices.overridden))
         return [
-            f"On-demand prices: {plan.prices.source_label}"
-            + (f"; overridden by stack config for {overridden}" if overridden else "")
-            + ".",
+            price_note(changes, plan),
             f"Preemptible GPUs are priced at {PREEMPTIBLE_PRICE_FACTOR:.0%} of the on-demand "
             "rate; costs assume the preemptible target is filled (Together bills only allocated "
             "GPUs).",

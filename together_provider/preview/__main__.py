@@ -43,7 +43,9 @@ exit codes (the most severe stack's; 2 and 13 win over the others):
   10  changes: creates or in-place updates only
   11  a replacement or deletion is present: require the approval label
   12  blocked: a spec was rejected at check, a mandatory policy was violated, the preview
-      failed, or the cost rises past --max-hourly-increase / --max-monthly-increase
+      failed, or the cost rises past --max-hourly-increase / --max-monthly-increase (on
+      placeholder rates only when the stack sets <project>:failOnPlaceholderPrices: true;
+      otherwise the comment warns and the exit code is the change's)
   2   bad input (unreadable or malformed JSON, another project's preview, an unpriced GPU
       type, bad flags); nothing is written, except with --github-pr, where the stack's
       comment says its preview failed
@@ -99,7 +101,10 @@ def _parser() -> argparse.ArgumentParser:
         default="approve-replacement",
         help="the PR label the comment asks for on replacements and deletions",
     )
-    guard = parser.add_argument_group("cost guardrails (a crossing stack is blocked: exit 12)")
+    guard = parser.add_argument_group(
+        "cost guardrails (a crossing stack is blocked, exit 12; on placeholder rates it is only "
+        "warned, unless <project>:failOnPlaceholderPrices is true)"
+    )
     guard.add_argument(
         "--max-hourly-increase",
         type=_usd,

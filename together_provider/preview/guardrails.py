@@ -12,6 +12,8 @@ if TYPE_CHECKING:
     from together_provider.preview.plan import StackPlan
 
 HOURS_PER_MONTH = 730
+PLACEHOLDER_MARK = "†"
+"""Follows every cost figure computed from a placeholder rate; the legend under it says so."""
 
 
 @dataclass(frozen=True)
@@ -22,15 +24,19 @@ class GuardrailBreach:
     period: str
     limit: float
     increase: float
+    placeholder: bool = False
+    """The increase is computed from placeholder rates (`PriceTable.placeholder`): it warns
+    unless the stack opts in to blocking (`StackPlan.blocking_guardrails`)."""
 
     @property
     def excess(self) -> float:
         return self.increase - self.limit
 
     def describe(self) -> str:
+        mark = PLACEHOLDER_MARK if self.placeholder else ""
         return (
-            f"the cost rises by ${self.increase:,.2f}/{self.period}, over the `{self.flag}` "
-            f"threshold of ${self.limit:,.2f}/{self.period} by ${self.excess:,.2f}"
+            f"the cost rises by ${self.increase:,.2f}{mark}/{self.period}, over the `{self.flag}` "
+            f"threshold of ${self.limit:,.2f}/{self.period} by ${self.excess:,.2f}{mark}"
         )
 
 
@@ -43,6 +49,16 @@ def _known_delta(changes: Sequence[object]) -> float:
         if old is not None and new is not None:
             total += new - old
     return total
+
+
+def _on_placeholder(plan: StackPlan, hourly_only: bool) -> bool:
+    """A change whose cost moves (the hourly kinds only, or all) was priced at a placeholder."""
+    return any(
+        getattr(change, "placeholder_price", False) and _known_delta([change]) != 0
+        for kind, changes in plan.kinds()
+        if kind.preview().per_hour or not hourly_only
+        for change in changes
+    )
 
 
 def _kinds_delta(plan: StackPlan, per_hour: bool) -> float:
@@ -74,20 +90,51 @@ def breaches(
     """
     found = []
     if max_hourly is not None and (rise := hourly_increase(plan)) > max_hourly + 1e-9:
-        found.append(GuardrailBreach("--max-hourly-increase", "h", max_hourly, rise))
+        placeholder = _on_placeholder(plan, hourly_only=True)
+        found.append(GuardrailBreach("--max-hourly-increase", "h", max_hourly, rise, placeholder))
     if max_monthly is not None and (rise := monthly_increase(plan)) > max_monthly + 1e-9:
-        found.append(GuardrailBreach("--max-monthly-increase", "month", max_monthly, rise))
+        placeholder = _on_placeholder(plan, hourly_only=False)
+        found.append(
+            GuardrailBreach("--max-monthly-increase", "month", max_monthly, rise, placeholder)
+        )
     return tuple(found)
 
 
-def guardrail_lines(found: Sequence[GuardrailBreach]) -> list[str]:
-    """The comment's blocking callout for crossed thresholds."""
-    if not found:
-        return []
-    return [
-        "> [!CAUTION]",
-        f"> **Blocked by {len(found)} cost guardrail(s):** the PR raises the cost past a "
-        "threshold its workflow sets.",
-        *(f"> - {breach.describe()}" for breach in found),
-        "",
-    ]
+def guardrail_lines(plan: StackPlan) -> list[str]:
+    """The comment's callouts for crossed thresholds: a blocking one, and a warning for those
+    computed on placeholder rates that the stack does not let block."""
+    blocking = plan.blocking_guardrails
+    warned = [b for b in plan.guardrails if b not in blocking]
+    lines: list[str] = []
+    if blocking:
+        lines += [
+            "> [!CAUTION]",
+            f"> **Blocked by {len(blocking)} cost guardrail(s):** the PR raises the cost past a "
+            "threshold its workflow sets.",
+            *(f"> - {breach.describe()}" for breach in blocking),
+        ]
+        if any(b.placeholder for b in blocking):
+            lines.append(f"> {PLACEHOLDER_MARK} {placeholder_legend(plan)}")
+        lines.append("")
+    if warned:
+        key = f"`{plan.project or '<project>'}:failOnPlaceholderPrices`"
+        lines += [
+            "> [!WARNING]",
+            f"> **{len(warned)} cost guardrail(s) crossed on placeholder rates: not blocking.** "
+            f"A made-up price does not fail the PR; set real rates, or set {key} to `true` to "
+            "block on these too.",
+            *(f"> - {breach.describe()}" for breach in warned),
+            f"> {PLACEHOLDER_MARK} {placeholder_legend(plan)}",
+            "",
+        ]
+    return lines
+
+
+def placeholder_legend(plan: StackPlan) -> str:
+    """What the mark means and where real rates go."""
+    prices = plan.prices
+    return (
+        f"computed from a placeholder rate of `{prices.file}` (not a price list; as of "
+        f"{prices.as_of}): put real rates there (or pass `--prices FILE`), or per stack under "
+        f"`{plan.project or '<project>'}:pricesPerGpuHour`."
+    )

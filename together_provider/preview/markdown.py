@@ -6,11 +6,27 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from together_provider.preview.guardrails import HOURS_PER_MONTH, guardrail_lines
+from together_provider.preview.guardrails import (
+    HOURS_PER_MONTH,
+    PLACEHOLDER_MARK,
+    guardrail_lines,
+    placeholder_legend,
+)
 from together_provider.preview.plan import Action, Outcome, StackPlan
 from together_provider.preview.policy import PolicyViolation
 
-__all__ = ["COMMENT_LIMIT", "HOURS_PER_MONTH", "MARKER", "fit", "money", "render", "signed_money"]
+__all__ = [
+    "COMMENT_LIMIT",
+    "HOURS_PER_MONTH",
+    "MARKER",
+    "PLACEHOLDER_MARK",
+    "fit",
+    "marked",
+    "money",
+    "placeholder_legend",
+    "render",
+    "signed_money",
+]
 
 COMMENT_LIMIT = 65_536
 """GitHub's limit on a comment's body, in characters (it answers 422 "body is too long")."""
@@ -27,6 +43,11 @@ _HEADLINES = {
 
 def money(value: float | None) -> str:
     return "?" if value is None else f"${value:,.2f}"
+
+
+def marked(text: str, placeholder: bool) -> str:
+    """A cost figure, followed by the placeholder mark when a placeholder rate priced it."""
+    return f"{text}{PLACEHOLDER_MARK}" if placeholder and text != "?" else text
 
 
 def signed_money(value: float | None) -> str:
@@ -139,7 +160,7 @@ def _render_stack(
         f"### Together GPU clusters: `{plan.stack}` ({_HEADLINES[plan.outcome]})",
         "",
     ]
-    lines += guardrail_lines(plan.guardrails)
+    lines += guardrail_lines(plan)
     if shown is not None:
         lines += _trim_note(plan, shown)
     first = slice(None, shown)

@@ -5,6 +5,7 @@ empty, `detailedDiff` null). Pure: no I/O."""
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -93,12 +94,32 @@ class StackPlan:
     policy: tuple[PolicyViolation, ...] = ()
     """The policy pack's violations (from the preview's event log); a mandatory one blocks."""
     guardrails: tuple[GuardrailBreach, ...] = ()
-    """The cost thresholds the change crosses (`guardrails.breaches`); any one blocks."""
+    """The cost thresholds the change crosses (`guardrails.breaches`); each blocks unless it was
+    computed on placeholder rates (then it warns, unless `fail_on_placeholder`)."""
+    fail_on_placeholder: bool = False
+    """The stack's `<project>:failOnPlaceholderPrices`: a guardrail crossed on placeholder rates
+    blocks too."""
+    refreshed: bool = False
+    """The preview ran with `--refresh`: its live figures were read from Together just now."""
+    state_time: str | None = None
+    """Without `--refresh`: when the stored state its live figures come from was last written
+    (the latest `modified` of the Together resources' old states, as "YYYY-MM-DD HH:MM UTC")."""
+
+    @property
+    def blocking_guardrails(self) -> tuple[GuardrailBreach, ...]:
+        """The crossed thresholds that block: all of them, except those computed on placeholder
+        rates when the stack has not opted in (a made-up price must not fail a PR)."""
+        return tuple(b for b in self.guardrails if self.fail_on_placeholder or not b.placeholder)
 
     @property
     def outcome(self) -> Outcome:
         """Blocked beats replacement beats changes; other resources count through the summary."""
-        if self.rejections or self.errors or self.guardrails or any(v.blocks for v in self.policy):
+        if (
+            self.rejections
+            or self.errors
+            or self.blocking_guardrails
+            or any(v.blocks for v in self.policy)
+        ):
             return Outcome.BLOCKED
         actions = {c.action for c in self.all_changes}
         ops = {op for op, count in self.change_summary.items() if count}
@@ -187,6 +208,40 @@ def merge(
     return ops, action, old_state, new_state, reasons
 
 
+FAIL_ON_PLACEHOLDER_KEY: Final = "failOnPlaceholderPrices"
+"""Stack config key (in the project namespace): `true` makes a guardrail crossed on placeholder
+rates block the PR like any other (default: it only warns)."""
+
+
+def _flag(config: Mapping[str, Any], project: str | None, name: str, where: str) -> bool:
+    """A boolean project config key of the preview's `config` (printed as "true" / "false")."""
+    raw = config.get(f"{project}:{name}") if project else None
+    if raw is None or raw in (False, "false"):
+        return False
+    if raw in (True, "true"):
+        return True
+    raise PreviewInputError(
+        where,
+        f"config {project}:{name} must be true or false, got {raw!r}",
+        fix=f"set it with `pulumi config set {name} true` (or false)",
+    )
+
+
+_TIME: Final = re.compile(r"^(\d{4}-\d\d-\d\d)T(\d\d:\d\d)(?::[\d.]+)?(Z|[+-]\d\d:\d\d)$")
+
+
+def state_time(steps: Sequence[Mapping[str, Any]]) -> str | None:
+    """When the stored state of these steps was last written: the latest `oldState.modified`
+    (the engine sets it at each create, update or refresh that changed a value), in UTC."""
+    found = []
+    for step in steps:
+        old = step.get("oldState")
+        match = _TIME.match(str(old.get("modified") or "")) if isinstance(old, dict) else None
+        if match and match[3] in ("Z", "+00:00"):
+            found.append(f"{match[1]} {match[2]} UTC")
+    return max(found, default=None)
+
+
 def _diagnostic_message(message: str) -> str:
     """The provider's own words: drop the severity prefix and the engine's property wrapper."""
     text = message.strip().removeprefix("error: ").strip()
@@ -271,6 +326,8 @@ def build_plan(
         )
 
     table = prices.with_overrides(stack_overrides(config, project, source))
+    together_steps = [s for found in by_kind.values() for ss in found.values() for s in ss]
+    refreshed = any(step["op"] == "refresh" for step in steps)
     changes: dict[str, tuple[Change, ...]] = {}
     for kind in (kind for kind in KINDS if kind.preview_class):
         preview = kind.preview()
@@ -285,4 +342,7 @@ def build_plan(
         errors=tuple(errors),
         change_summary={str(k): v for k, v in summary.items() if isinstance(v, int)},
         prices=table,
+        fail_on_placeholder=_flag(config, project, FAIL_ON_PLACEHOLDER_KEY, source),
+        refreshed=refreshed,
+        state_time=None if refreshed else state_time(together_steps),
     )

@@ -10,6 +10,7 @@ from typing import Any, Final
 
 from together_provider.framework.kind import Kind
 from together_provider.framework.schema import UNKNOWN
+from together_provider.preview.guardrails import placeholder_legend
 from together_provider.preview.plan import Action, StackPlan, merge
 from together_provider.preview.prices import PriceTable
 
@@ -30,6 +31,8 @@ class VolumeChange:
     replace_reasons: tuple[str, ...]
     old_cost: float | None
     new_cost: float | None
+    placeholder_price: bool = False
+    """Its costs are computed from the price file's placeholder storage rate."""
 
 
 def _size(props: Mapping[str, Any]) -> int | None:
@@ -54,6 +57,7 @@ def volume_change(
     new_state: Mapping[str, Any] | None,
     replace_reasons: tuple[str, ...],
     rate: float | None,
+    placeholder: bool = False,
 ) -> VolumeChange:
     """One volume's change from its merged steps' states (None where it does not exist)."""
     old = {**(old_state or {}).get("outputs", {}), **(old_state or {}).get("inputs", {})}
@@ -73,14 +77,21 @@ def volume_change(
         replace_reasons=replace_reasons,
         old_cost=_monthly(old_size, rate, exists[0]),
         new_cost=_monthly(new_size, rate, exists[1]),
+        placeholder_price=placeholder and rate is not None,
     )
 
 
 # --- markdown -----------------------------------------------------------------------------------
 
 
-def _money(value: float | None) -> str:
-    return "?" if value is None else f"${value:,.2f}"
+PLACEHOLDER_MARK: Final = "†"
+"""The mark of a cost computed from a placeholder rate (`preview.guardrails.PLACEHOLDER_MARK`)."""
+
+
+def _money(value: float | None, placeholder: bool = False) -> str:
+    if value is None:
+        return "?"
+    return f"${value:,.2f}{PLACEHOLDER_MARK if placeholder else ''}"
 
 
 def _signed(value: float | None) -> str:
@@ -118,8 +129,10 @@ def volume_table(volumes: Sequence[VolumeChange], destructive: frozenset[Any]) -
     for v in volumes:
         action = f"**{v.action}**" if v.action in destructive else str(v.action)
         size = _arrow(_num(v.old_size), _num(v.new_size), v.exists)
-        cost = _arrow(_money(v.old_cost), _money(v.new_cost), v.exists)
-        rows.append(f"| `{v.name}` | {action} | {size} | {cost} | {_signed(_delta(v))} |")
+        mark = v.placeholder_price
+        cost = _arrow(_money(v.old_cost, mark), _money(v.new_cost, mark), v.exists)
+        delta = _signed(_delta(v)) + (PLACEHOLDER_MARK if mark and _delta(v) is not None else "")
+        rows.append(f"| `{v.name}` | {action} | {size} | {cost} | {delta} |")
     return [*rows, ""]
 
 
@@ -141,6 +154,7 @@ def volume_notes(
     gone: frozenset[Any],
     rate: float | None,
     attached_as: str,
+    placeholder: bool = False,
 ) -> list[str]:
     """What a deleted or replaced cluster (any change that had a volume attached, under
     `attached_as` in its `attached`) leaves behind, or takes with it.
@@ -165,7 +179,11 @@ def volume_notes(
             )
             continue
         size = volume.old_size if volume else None
-        cost = f" (≈ {_money(size * rate)}/month)" if size is not None and rate is not None else ""
+        cost = (
+            f" (≈ {_money(size * rate, placeholder)}/month)"
+            if size is not None and rate is not None
+            else ""
+        )
         notes.append(
             f"Shared volume {label} outlives cluster `{cluster.name}`: storage keeps billing"
             f"{cost} after the cluster is {_PAST.get(str(cluster.action), 'gone')}, until the "
@@ -174,12 +192,16 @@ def volume_notes(
     return notes
 
 
-def rate_note(rate: float | None, source: str) -> str:
+def rate_note(rate: float | None, source: str, placeholder: bool = False) -> str:
+    """The storage rate and where it comes from (`source`: the file, or its label)."""
     shown = (
-        "no storage rate in the price table" if rate is None else f"{_money(rate)} per TiB-month"
+        "no storage rate in the price table"
+        if rate is None
+        else f"{_money(rate, placeholder)} per TiB-month"
     )
+    origin = f"a PLACEHOLDER rate of {source}, not a price list" if placeholder else source
     return (
-        f"Shared-volume storage: {shown} ({source}); storage bills separately from GPU time and "
+        f"Shared-volume storage: {shown} ({origin}); storage bills separately from GPU time and "
         "keeps billing after a cluster is deleted, until its volume is deleted."
     )
 
@@ -200,13 +222,22 @@ class VolumePreview:
         if action is Action.SAME:
             new_state = old_state
         return volume_change(
-            name, action, old_state, new_state, reasons, prices.storage_per_tib_month
+            name,
+            action,
+            old_state,
+            new_state,
+            reasons,
+            prices.storage_per_tib_month,
+            prices.placeholder,
         )
 
     def table(
         self, shown: Sequence[VolumeChange], plan: StackPlan, destructive: frozenset[Any]
     ) -> list[str]:
-        return volume_table(shown, destructive)
+        lines = volume_table(shown, destructive)
+        if any(v.placeholder_price for v in shown):
+            lines += [f"{PLACEHOLDER_MARK} {placeholder_legend(plan)}", ""]
+        return lines
 
     def loss(self, change: VolumeChange) -> str:
         return volume_loss(change)
@@ -219,12 +250,15 @@ class VolumePreview:
         plan: StackPlan,
     ) -> list[str]:
         rate = plan.prices.storage_per_tib_month
-        return volume_notes(shown, others, gone, rate, self.kind.config_key)
+        placeholder = plan.prices.placeholder
+        return volume_notes(shown, others, gone, rate, self.kind.config_key, placeholder)
 
     def notes(self, changes: Sequence[VolumeChange], plan: StackPlan) -> list[str]:
         if not changes:
             return []
-        return [rate_note(plan.prices.storage_per_tib_month, plan.prices.source_label)]
+        prices = plan.prices
+        source = f"`{prices.file}`, as of {prices.as_of}" if prices.file else prices.source_label
+        return [rate_note(prices.storage_per_tib_month, source, prices.placeholder)]
 
 
 __all__ = [

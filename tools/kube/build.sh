@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Ensure a Kubernetes control plane built from Go modules exists (etcd, kube-apiserver,
 # kube-controller-manager, kube-scheduler, kubectl, the kubelet for real nodes and KWOK, the
-# kubelet stand-in) and print the directory that holds it. `python -m together_sim --kubernetes` runs one control plane per
-# simulated cluster from these binaries (docs/kubernetes-sim.md).
+# kubelet stand-in) and print the directory that holds it. `python -m together_sim --kubernetes`
+# runs one control plane per simulated cluster from these binaries (docs/kubernetes-sim.md).
 #
 #   build.sh           build if needed (progress on stderr), then print the bin directory
 #   build.sh --where   print the bin directory the binaries are (or would be) in; build nothing
