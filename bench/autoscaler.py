@@ -118,27 +118,22 @@ def _puts_per_burst(pods: int) -> dict[str, int]:
     """Play a burst scan by scan (10 s apart): Together adds one node per scan toward the
     target, the scheduler binds a waiting pod to each new node, the pods run for 3 scans and
     end, and the idle nodes go after a 20 s unneeded window."""
+    from together_autoscaler import model
     from together_autoscaler.decide import decide
-    from together_autoscaler.model import (
-        ClusterState,
-        Limits,
-        Memory,
-        NodeState,
-        Observed,
-        PendingPod,
-    )
 
-    limits = Limits(min_gpus=0, max_gpus=800, unneeded_seconds=20)
+    limits = model.Limits(min_gpus=0, max_gpus=800, unneeded_seconds=20)
     desired = nodes = bound = ran = up = down = 0
-    memory, done = Memory(), False
+    memory, done = model.Memory(), False
     for scan in range(1, 200):
         busy = 0 if done else min(bound, nodes)
-        state = [NodeState(f"n{i}", 8, used_gpus=8 if i < busy else 0,
-                           workload_pods=1 if i < busy else 0) for i in range(nodes)]  # fmt: skip
+        state = [
+            model.NodeState(f"n{i}", 8, used_gpus=8 * (i < busy), workload_pods=int(i < busy))
+            for i in range(nodes)
+        ]
         waiting = 0 if done else pods - bound
-        pending = tuple(PendingPod("d", f"p{i}", f"u{i}", 8, True) for i in range(waiting))
-        observed = Observed(scan * 10.0, ClusterState(desired, nodes * 8), limits,
-                            tuple(state), pending, memory)  # fmt: skip
+        pending = tuple(model.PendingPod("d", f"p{i}", f"u{i}", 8, True) for i in range(waiting))
+        observed = model.Observed(scan * 10.0, model.ClusterState(desired, nodes * 8), limits,
+                                  tuple(state), pending, memory)  # fmt: skip
         decision = decide(observed)
         memory = decision.memory
         up += decision.target > desired

@@ -9,7 +9,6 @@ import os
 import ssl
 import tempfile
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ import pytest
 import yaml
 
 from testkit.pulumi_env import TOOLS, tool_bin
+from testkit.wait import wait_for
 
 __all__ = ["KubeClient", "control_plane_processes", "kube_bin_or_skip"]
 
@@ -145,20 +145,9 @@ class KubeClient:
                     yield json.loads(line)
 
     def wait_for(self, check: Callable[[], Any], what: str, timeout: float = 120.0) -> Any:
-        """Poll ``check`` until it returns something truthy (API errors count as not yet).
+        """`testkit.wait.wait_for` with this API server's errors counting as not yet.
 
         Waiting here is for real processes (the API server, the controllers, KWOK) to catch up
         with the simulator's clock, never for simulated time: tests move that with
         ``SimulatorProcess.advance``."""
-        deadline = time.monotonic() + timeout
-        last: Any = None
-        while time.monotonic() < deadline:
-            try:
-                last = check()
-            except httpx.HTTPError as exc:
-                last = exc
-            else:
-                if last:
-                    return last
-            time.sleep(0.1)
-        raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}; last: {last!r}")
+        return wait_for(check, what, timeout=timeout, ignore=(httpx.HTTPError,))

@@ -190,6 +190,32 @@ class PulumiEnv:
             stack.set_config(key, auto.ConfigValue(value=str(raw), secret=secret), path=False)
         return stack
 
+    @classmethod
+    def for_user(
+        cls, root: Path, bin_dir: Path, *, base_url: str, api_key: str, passphrase: str
+    ) -> PulumiEnv:
+        """A home and backend under `root` (both made) with what a user's shell holds: the key
+        and base URL as TOGETHER_API_KEY and TOGETHER_BASE_URL, and the stacks' passphrase."""
+        env = cls(
+            root=root,
+            bin_dir=bin_dir,
+            extra_env={
+                "TOGETHER_API_KEY": api_key,
+                "TOGETHER_BASE_URL": base_url,
+                "PULUMI_CONFIG_PASSPHRASE": passphrase,
+            },
+        )
+        env.home.mkdir()
+        env.backend_dir.mkdir()
+        return env
+
+    def succeed(self, work_dir: Path, *args: str) -> str:
+        """`pulumi *args` in `work_dir`, which must succeed: its stdout and stderr together
+        (a failure shows both)."""
+        done = self.run(work_dir, *args, check=False)
+        assert done.returncode == 0, f"pulumi {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
+        return done.stdout + done.stderr
+
     def run(
         self, work_dir: Path, *args: str, check: bool = True
     ) -> subprocess.CompletedProcess[str]:

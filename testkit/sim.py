@@ -13,6 +13,8 @@ from typing import Any
 
 import httpx
 
+from testkit.wait import wait_for
+
 __all__ = ["SimulatorProcess"]
 
 _BANNER = "together simulator listening on "
@@ -205,14 +207,16 @@ class SimulatorProcess:
         ``mirrored_at`` alone is the same for a pass before the call and one after it."""
         now = self.now()
         seen = self.kubernetes_status().get(cluster_id, {}).get("passes", 0)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+
+        def passed_twice() -> bool:
             status = self.kubernetes_status().get(cluster_id, {})
-            if status.get("passes", 0) >= seen + 2 and (status.get("mirrored_at") or 0.0) >= now:
-                return
-            time.sleep(0.05)
-        raise RuntimeError(
-            f"Kubernetes side of {cluster_id} did not pass twice over {now} in {timeout} s"
+            return status.get("passes", 0) >= seen + 2 and (status.get("mirrored_at") or 0.0) >= now
+
+        wait_for(
+            passed_twice,
+            f"the Kubernetes side of {cluster_id} to pass twice over {now}",
+            timeout=timeout,
+            interval=0.05,
         )
 
     def kubernetes_status(self) -> dict[str, dict[str, Any]]:
@@ -226,16 +230,14 @@ class SimulatorProcess:
 
         It starts once the cluster's data plane is up, so advance the clock through provisioning
         first. Raises with the state and error when it failed or never came up."""
-        deadline = time.monotonic() + timeout
-        status: dict[str, Any] = {}
-        while time.monotonic() < deadline:
-            status = self.kubernetes_status().get(cluster_id, {})
-            if status.get("state") == "running":
-                return status
+
+        def running() -> dict[str, Any] | None:
+            status: dict[str, Any] = self.kubernetes_status().get(cluster_id, {})
             if status.get("state") == "failed":
-                break
-            time.sleep(0.1)
-        raise RuntimeError(f"control plane of {cluster_id} is not running: {status}")
+                raise RuntimeError(f"control plane of {cluster_id} failed: {status}")
+            return status if status.get("state") == "running" else None
+
+        return wait_for(running, f"the control plane of {cluster_id} running", timeout=timeout)
 
     def fail(self, cluster_id: str) -> None:
         """Make the cluster's provisioning fail now."""

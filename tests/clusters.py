@@ -21,6 +21,7 @@ from together_provider.cluster.table import CLUSTER_TYPE
 
 __all__ = [
     "CLUSTER_TYPE",
+    "FAST_SIMULATOR",
     "all_clusters",
     "cluster_stack",
     "fails",
@@ -34,6 +35,9 @@ __all__ = [
     "successful_posts",
     "together_client",
 ]
+
+FAST_SIMULATOR = pytest.mark.parametrize("simulator", [{"time_scale": 600}], indirect=True)
+"""A test's or a module's simulator at 600x: a cluster's 6 minutes of provisioning take 0.6 s."""
 
 
 def cluster_stack(

@@ -4,9 +4,9 @@
 request, not a process). `PodRecorder` watches every pod and keeps each state it went
 through, stamped with the simulator's clock, so a test can ask afterwards how long a pod ran in
 simulated time and how it ended, even for pods already deleted. Time moves only through the
-simulator's clock (`advance`): `wait_until` advances it a step per poll, `up_advancing` while
-`pulumi up` runs. Nothing sleeps for simulated time; the short real pauses are poll intervals of
-the controllers, which run in real time.
+simulator's clock (`advance`): `testkit.wait.wait_for(each=...)` advances it a step per poll,
+`up_advancing` while `pulumi up` runs. Nothing sleeps for simulated time; the short real pauses
+are poll intervals of the controllers, which run in real time.
 """
 
 from __future__ import annotations
@@ -29,14 +29,14 @@ import httpx
 from testkit.kube import KubeClient, kube_bin_or_skip
 from testkit.pulumi_env import k8s_plugin_bin
 from testkit.sim import SimulatorProcess
+from testkit.wait import wait_for
 from tests.clusters import live_clusters
 from together_api.kubeconfig import decode_kube_config
-from together_api.values import COMPUTE_CLASS_LABEL
+from together_facts.values import COMPUTE_CLASS_LABEL
 from together_sim.kube.pods import STARTED_AT
 
 INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 RUN_SECONDS_ANNOTATION = "together-sim/run-seconds"
-CONTROL_PLANE = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
 POLL = 0.2
 """Real seconds between polls of the API server (the controllers run in real time)."""
 
@@ -146,7 +146,7 @@ class AutoscalerProcess:
     def scanned(self, scans: int = 2) -> None:
         """Wait (real time) until ``scans`` more decisions: it has looked at what is there now."""
         seen = self.decisions()
-        wait_until(lambda: self.decisions() >= seen + scans, f"{scans} autoscaler scans")
+        wait_for(lambda: self.decisions() >= seen + scans, f"{scans} autoscaler scans")
 
     def stop(self) -> int:
         self.process.send_signal(signal.SIGTERM)
@@ -294,28 +294,6 @@ class PodRecorder:
             return [h for h in self._pods.values() if selector(h)]
 
 
-def wait_until(
-    check: Callable[[], T | None],
-    what: str,
-    *,
-    sim: SimulatorProcess | None = None,
-    advance: float = 0.0,
-    timeout: float = 120.0,
-) -> T:
-    """Poll `check` until it returns something truthy; each poll first advances the simulator's
-    clock by `advance` simulated seconds. Fails naming `what` after `timeout` real seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        if sim is not None and advance:
-            sim.advance(advance)
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(POLL)
-
-
 def advancing(
     operation: Callable[[], T],
     sim: SimulatorProcess,
@@ -346,39 +324,6 @@ def cluster_api(sim: SimulatorProcess) -> KubeClient | None:
         api.close()
         return None
     return api
-
-
-def descendants(pid: int) -> list[tuple[int, str]]:
-    """(pid, command name) of every live descendant of process `pid`, from /proc."""
-    children: dict[int, list[int]] = {}
-    names: dict[int, str] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        name = stat[stat.index("(") + 1 : stat.rindex(")")]
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if fields[0] == "Z":  # a zombie is gone, only not reaped yet
-            continue
-        children.setdefault(int(fields[1]), []).append(int(entry.name))
-        names[int(entry.name)] = name
-    found, todo = [], list(children.get(pid, []))
-    while todo:
-        child = todo.pop()
-        found.append((child, names[child]))
-        todo.extend(children.get(child, []))
-    return found
-
-
-def control_plane_processes(sim_pid: int) -> list[tuple[int, str]]:
-    """The simulator's descendants that are control-plane programs (etcd, kube-*, kwok).
-
-    /proc truncates a command name to 15 characters, so the names are compared truncated."""
-    programs = {program[:15] for program in CONTROL_PLANE}
-    return [(pid, name) for pid, name in descendants(sim_pid) if name in programs]
 
 
 def sim_clock(sim: SimulatorProcess) -> float:

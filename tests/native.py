@@ -6,11 +6,11 @@ PATH, as it does for a user whose virtualenv is active (`source .demo/env` does 
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pulumi import automation as auto
 
 from testkit.pulumi_env import PLUGIN_DIR, PulumiEnv, native_pulumi_env, tool_bin
 from testkit.sim import SimulatorProcess
@@ -38,15 +38,8 @@ __all__ = [
 ]
 
 
-def native_stack(
-    env: PulumiEnv,
-    sim: SimulatorProcess,
-    clusters: dict[str, dict[str, Any]],
-    *,
-    stack_name: str = "test",
-) -> tuple[auto.Stack, Path]:
-    """A stack of the native `cluster` program declaring `clusters` (name -> args)."""
-    return cluster_stack(env, sim, clusters, program=PROGRAM, stack_name=stack_name)
+native_stack = functools.partial(cluster_stack, program=PROGRAM)
+"""`cluster_stack` of the native `cluster` program: (env, sim, clusters, stack_name=...)."""
 
 
 def legacy_cluster(sim: SimulatorProcess) -> str:

@@ -14,7 +14,7 @@ from pulumi import automation as auto
 from testkit.pulumi_env import PulumiEnv, provider_config
 from testkit.sim import SimulatorProcess
 from tests.integration.conftest import PROGRAMS
-from together_provider.preview import StackPlan, build_plan, load_price_table, render
+from together_provider.preview import Outcome, StackPlan, build_plan, load_price_table, render
 
 Previews = dict[str, subprocess.CompletedProcess[str]]
 """Each scenario's `pulumi preview --json` run, by scenario name."""
@@ -65,6 +65,17 @@ def rendered(previews: Previews, name: str) -> tuple[StackPlan, str]:
     """Scenario `name`'s plan and the comment rendered from it, with the committed prices."""
     plan = build_plan(json.loads(previews[name].stdout), f"{name}.json", load_price_table())
     return plan, render([plan])
+
+
+def rejected(previews: Previews, name: str, resource: str) -> tuple[str, str]:
+    """Scenario `name` blocked by the one rejection of `resource`: its message and the comment
+    (the preview failed, and the plan is blocked by exactly that rejection)."""
+    assert previews[name].returncode != 0
+    plan, comment = rendered(previews, name)
+    assert plan.outcome is Outcome.BLOCKED
+    (rejection,) = plan.rejections
+    assert rejection.cluster == resource
+    return rejection.message, comment
 
 
 def table_row(comment: str, resource: str) -> list[str]:

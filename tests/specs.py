@@ -26,6 +26,18 @@ RESERVED_CREATE: Final[dict[str, Any]] = {
 """A create request's body for a 3-day reservation that names its driver by CUDA and driver
 version (the SDK's legacy variant), not by `nvidia_version_id`."""
 
+ON_DEMAND_CREATE: Final[dict[str, Any]] = {
+    "region": "us-central-8",
+    "gpu_type": "H100_SXM",
+    "num_gpus": 8,
+    "billing_type": "ON_DEMAND",
+}
+"""A create request's body for one on-demand 8-GPU H100 node, its driver still to name (by
+`nvidia_version_id`, or by CUDA and driver version as `LEGACY_DRIVER`)."""
+
+LEGACY_DRIVER: Final[dict[str, Any]] = {"cuda_version": "12.8", "nvidia_driver_version": "570"}
+"""A driver named by CUDA and driver version (the SDK's legacy variant)."""
+
 OIDC: Final[dict[str, str]] = {
     "client_id": "k8s",
     "issuer_url": "https://idp.invalid",

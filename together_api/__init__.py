@@ -1,21 +1,21 @@
-"""Together's GPU clusters API as Python (wire schema, client, retries, errors; public: `__all__`),
-the layer the provider, the simulator and the autoscaler share: it imports no Pulumi and no
-provider code, and httpx and pydantic load only with the client or a wire model."""
+"""Together's GPU clusters API as Python (the client and its wire models; public: `__all__`, with
+the error tree and FixHints of `together_facts` that its callers catch and pass): no Pulumi, no
+provider code; httpx and pydantic load only with the client or a wire model."""
 
 from __future__ import annotations
 
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from together_api import errors as _errors
-from together_api.errors import *  # noqa: F403 (the error tree, whole)
-from together_api.hints import FixHints
 from together_api.kubeconfig import KubeconfigError, decode_kube_config
 from together_api.retry import RetryPolicy
+from together_facts import errors as _errors
+from together_facts.errors import *  # noqa: F403 (the error tree, whole: what callers catch)
+from together_facts.hints import FixHints
+from together_facts.values import DEFAULT_BASE_URL
 
 if TYPE_CHECKING:
     from together_api.client import TogetherClient as TogetherClient
-    from together_api.wire import DEFAULT_BASE_URL as DEFAULT_BASE_URL
     from together_api.wire import Cluster as Cluster
     from together_api.wire import ClusterCreateRequest as ClusterCreateRequest
     from together_api.wire import ClusterStatus as ClusterStatus
@@ -29,7 +29,6 @@ _LAZY = {
     "TogetherClient": "together_api.client",
     **dict.fromkeys(
         (
-            "DEFAULT_BASE_URL",
             "Cluster",
             "ClusterCreateRequest",
             "ClusterStatus",

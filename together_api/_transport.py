@@ -1,5 +1,5 @@
 """The HTTP transport under `TogetherClient`. Private. Transport concerns (bearer auth, timeouts,
-retries, HTTP failures mapped onto :mod:`together_api.errors`) live here and nowhere else."""
+retries, HTTP failures mapped onto :mod:`together_facts.errors`) live here and nowhere else."""
 
 from __future__ import annotations
 
@@ -11,7 +11,18 @@ from typing import Any, Final, TypeVar
 import httpx
 import pydantic
 
-from together_api.errors import (
+from together_api.resend import send_with_retry
+from together_api.retry import (
+    RETRYABLE_STATUSES,
+    Clock,
+    RetryDecision,
+    RetryPolicy,
+    Sleep,
+    retry_after,
+    retryable_status,
+)
+from together_api.wire import ErrorBody
+from together_facts.errors import (
     ApiConnectionError,
     ApiError,
     AuthenticationError,
@@ -23,18 +34,8 @@ from together_api.errors import (
     UnexpectedResponseError,
     VolumeInUseError,
 )
-from together_api.hints import FixHints
-from together_api.resend import send_with_retry
-from together_api.retry import (
-    RETRYABLE_STATUSES,
-    Clock,
-    RetryDecision,
-    RetryPolicy,
-    Sleep,
-    retry_after,
-    retryable_status,
-)
-from together_api.wire import DEFAULT_BASE_URL, ErrorBody
+from together_facts.hints import FixHints
+from together_facts.values import DEFAULT_BASE_URL
 
 __all__ = ["RETRYABLE_STATUSES", "Transport"]
 

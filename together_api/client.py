@@ -9,8 +9,6 @@ from typing import Any, Final
 import httpx
 
 from together_api._transport import RETRYABLE_STATUSES, Transport
-from together_api.errors import TogetherError, VolumeInUseError
-from together_api.hints import FixHints
 from together_api.retry import Clock, RetryPolicy, Sleep
 from together_api.waiters import Waiters
 from together_api.wire import (
@@ -26,6 +24,8 @@ from together_api.wire import (
     VolumeList,
     VolumeUpdateRequest,
 )
+from together_facts.errors import TogetherError, VolumeInUseError
+from together_facts.hints import FixHints
 
 __all__ = ["RETRYABLE_STATUSES", "TogetherClient"]
 

@@ -8,8 +8,8 @@ import binascii
 import re
 from typing import Final
 
-from together_api.errors import TogetherError
-from together_api.hints import FixHints
+from together_facts.errors import TogetherError
+from together_facts.hints import FixHints
 
 __all__ = ["KubeconfigError", "decode_kube_config", "looks_like_kubeconfig"]
 

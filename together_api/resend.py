@@ -1,5 +1,5 @@
-"""One HTTP request under the retry policy, for Together's API and GitHub's alike: the rule for
-what may be sent again (and what may not, because the server may have done it) lives here once."""
+"""One HTTP request under the retry policy, for Together's API and GitHub's alike: httpx's
+failures read as `together_facts.resend`'s, whose rule says what may be sent again."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from together_api.retry import (
     call_with_retry,
     retry_after,
 )
+from together_facts.resend import Failure, may_resend
 
 __all__ = ["NEVER_SENT", "send_with_retry"]
 
@@ -63,18 +64,20 @@ def send_with_retry(
             raise _Answer(response, RetryDecision(retry_after(response.headers)), limited=False)
         return response
 
-    def classify(exc: Exception) -> RetryDecision | None:
-        if isinstance(exc, _Answer) and exc.limited:
-            return exc.decision
-        if isinstance(exc, NEVER_SENT):
-            return RetryDecision()
-        if not idempotent:
-            return None
+    def failure(exc: Exception) -> Failure | None:
         if isinstance(exc, _Answer):
-            return exc.decision
+            return Failure.RATE_LIMITED if exc.limited else Failure.ANSWERED
+        if isinstance(exc, NEVER_SENT):
+            return Failure.NEVER_SENT
         if isinstance(exc, httpx.TransportError):
-            return RetryDecision()
+            return Failure.CONNECTION_LOST
         return None
+
+    def classify(exc: Exception) -> RetryDecision | None:
+        failed = failure(exc)
+        if failed is None or not may_resend(failed, idempotent=idempotent):
+            return None
+        return exc.decision if isinstance(exc, _Answer) else RetryDecision()
 
     def heard(number: int, exc: Exception, wait: float) -> None:
         what = (

@@ -1,15 +1,17 @@
 """The waiters: poll a cluster until it is Ready or gone, a volume until it is available or gone,
-with the client's own GETs (so its retries) on its clock (fake in tests)."""
+with the client's own GETs (so its retries) on its clock (fake in tests), each one `poll_until`."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Final
+from typing import Any, Final, TypeVar
 
-from together_api.errors import (
+from together_api.poll import Known, Pace, poll_until
+from together_api.retry import RetryPolicy
+from together_api.wire import Cluster, ClusterStatus, SharedVolume
+from together_facts.errors import (
     ApiConnectionError,
-    ApiError,
     ClusterStateError,
     DeadlineExceededError,
     NotFoundError,
@@ -18,8 +20,6 @@ from together_api.errors import (
     ServerError,
     VolumeNotAvailableError,
 )
-from together_api.retry import RetryPolicy
-from together_api.wire import Cluster, ClusterStatus, SharedVolume
 
 __all__ = ["Waiters"]
 
@@ -28,20 +28,12 @@ log = logging.getLogger("together_api.client")
 _TRANSIENT: Final = (ServerError, RateLimitedError, ApiConnectionError)
 """Errors a waiter's poll may skip: each already survived the request's own retries."""
 
-TimedOut = Callable[[str, str, str | None, str], ClusterStateError]
-"""Builds a waiter's timeout error from (message, id, last status, fix)."""
+T = TypeVar("T")
+P = TypeVar("P", Cluster, SharedVolume)
+"""An object that provisions: a cluster or a shared volume."""
 
-
-def _deadline_exceeded(message: str, id_: str, status: str | None, fix: str) -> ClusterStateError:
-    """Every waiter's timeout but one; a volume's id stands in `cluster_id` for a volume."""
-    return DeadlineExceededError(message, cluster_id=id_, last_status=status, fix=fix)
-
-
-def _volume_timed_out(message: str, id_: str, status: str | None, fix: str) -> ClusterStateError:
-    """Waiting for a volume to be available, a timeout is one more way it did not become usable."""
-    return VolumeNotAvailableError(
-        message, volume_id=id_, last_status=status, timed_out=True, fix=fix
-    )
+_LATER: Final = "raise the timeout; Together may still finish in the background"
+"""The fix of every waiter's timeout."""
 
 
 class Waiters:
@@ -64,48 +56,42 @@ class Waiters:
     def clock(self) -> float:
         raise NotImplementedError
 
+    @property
+    def pace(self) -> Pace:
+        """Every wait's pace: the retry policy's `poll_interval` on this client's clock."""
+        return Pace(self.retry.poll_interval, self.clock, self.sleep)
+
     def wait_until_volume_available(self, volume_id: str, *, timeout: float) -> SharedVolume:
         """Poll until the volume is ``available`` or ``bound``.
 
         Raises :class:`VolumeNotAvailableError` when it fails, loses access, starts deleting or
         disappears, and (with ``timed_out=True``) after ``timeout`` seconds.
         """
-        deadline = self.clock() + timeout
-        poll = failed = 0
-        status: str | None = None
-        while True:
-            try:
-                volume = self.get_volume(volume_id)
-                failed = 0
-            except _TRANSIENT as exc:
-                failed = self._skip_failed_poll(failed, exc, f"volume {volume_id}")
-                volume = None
-            except NotFoundError:
-                raise VolumeNotAvailableError(
-                    f"volume {volume_id} disappeared while provisioning",
-                    volume_id=volume_id,
-                    last_status=status,
-                ) from None
-            status = volume.status if volume is not None else status
-            if volume is not None and volume.is_available:
-                return volume
-            if volume is not None and (volume.is_failed or volume.is_deleting):
-                raise VolumeNotAvailableError(
-                    f"volume {volume_id} is {status}, not available",
-                    volume_id=volume_id,
-                    last_status=status,
-                    fix="delete it and create it again, or ask Together support",
-                )
-            self._wait_or_give_up(
-                deadline,
-                poll,
-                f"volume {volume_id}",
-                volume_id,
-                status,
-                "available",
-                timed_out=_volume_timed_out,
+
+        def unusable(message: str, status: str | None, **more: Any) -> Exception:
+            return VolumeNotAvailableError(
+                f"volume {volume_id} {message}", volume_id=volume_id, last_status=status, **more
             )
-            poll += 1
+
+        return self._until_usable(
+            self.get_volume,
+            "volume",
+            volume_id,
+            timeout=timeout,
+            vanished=lambda status: unusable("disappeared while provisioning", status),
+            broken=lambda volume: unusable(
+                f"is {volume.status}, not available",
+                volume.status,
+                fix="delete it and create it again, or ask Together support",
+            ),
+            timed_out=lambda status: unusable(
+                f"was not available in time (last status: {status})",
+                status,
+                timed_out=True,
+                fix=_LATER,
+            ),
+            usable=lambda volume: volume.is_available,
+        )
 
     def wait_until_ready(
         self,
@@ -115,54 +101,86 @@ class Waiters:
         on_status: Callable[[Cluster], None] | None = None,
         known: Cluster | None = None,
     ) -> Cluster:
-        """Poll until ``status == Ready``; ``on_status`` hears every status change.
+        """Poll until ``status == Ready``; ``on_status`` hears every status change; ``known``
+        (e.g. the POST's answer) stands in for the first GET: one call fewer.
 
         Raises :class:`ProvisioningFailedError` when the latest phase is a
         ``*_FAILED`` one, the cluster goes to ``Deleting`` or disappears, and
         :class:`DeadlineExceededError` after ``timeout`` seconds.
         """
-        deadline = self.clock() + timeout
-        last_status: str | None = None
-        poll = failed = 0
-        while True:
+
+        def heard(cluster: Cluster) -> None:
+            log.info("cluster %s is %s", cluster_id, cluster.status)
+            if on_status is not None:
+                on_status(cluster)
+
+        return self._until_usable(
+            self.get_cluster,
+            "cluster",
+            cluster_id,
+            usable=lambda cluster: cluster.is_ready,
+            timeout=timeout,
+            vanished=lambda status: ProvisioningFailedError(
+                f"cluster {cluster_id} disappeared while provisioning",
+                cluster_id=cluster_id,
+                cluster_status=status,
+            ),
+            broken=lambda cluster: ProvisioningFailedError(
+                f"cluster {cluster_id} failed to provision: status {cluster.status}, "
+                f"phase {cluster.latest_phase}",
+                cluster_id=cluster_id,
+                cluster_status=cluster.status,
+                phase=cluster.latest_phase,
+                fix="delete the cluster and create it again, or try another region",
+            ),
+            timed_out=self._deadline_exceeded(f"cluster {cluster_id}", cluster_id, "Ready"),
+            progress=heard,
+            first=None if known is None else Known(known),
+        )
+
+    def _until_usable(
+        self,
+        get: Callable[[str], P],
+        noun: str,
+        id_: str,
+        *,
+        usable: Callable[[P], bool],
+        timeout: float,
+        vanished: Callable[[str | None], Exception],
+        broken: Callable[[P], Exception],
+        timed_out: Callable[[str | None], Exception],
+        progress: Callable[[P], None] | None = None,
+        first: Known[P] | None = None,
+    ) -> P:
+        """Poll `get(id_)` (a `noun`) until `usable`: what a cluster and a volume share while
+        they provision. Failed or Deleting is `broken` at once; a 404 is `vanished` (given the
+        status last seen); `progress` hears each status change."""
+        seen: list[str] = []
+
+        def refresh() -> P:
             try:
-                # `known` (e.g. the POST's answer) stands in for the first GET: one call fewer.
-                cluster = known if known is not None else self.get_cluster(cluster_id)
-                known = None
-                failed = 0
+                return get(id_)
             except NotFoundError as exc:
-                raise ProvisioningFailedError(
-                    f"cluster {cluster_id} disappeared while provisioning",
-                    cluster_id=cluster_id,
-                    cluster_status=last_status,
-                ) from exc
-            except _TRANSIENT as exc:
-                failed = self._skip_failed_poll(failed, exc, f"cluster {cluster_id}")
-                self._wait_or_give_up(
-                    deadline, poll, f"cluster {cluster_id}", cluster_id, last_status, "Ready"
-                )
-                poll += 1
-                continue
-            if cluster.status != last_status:
-                last_status = cluster.status
-                log.info("cluster %s is %s", cluster_id, cluster.status)
-                if on_status is not None:
-                    on_status(cluster)
-            if cluster.is_failed or cluster.is_deleting:
-                raise ProvisioningFailedError(
-                    f"cluster {cluster_id} failed to provision: status {cluster.status}, "
-                    f"phase {cluster.latest_phase}",
-                    cluster_id=cluster_id,
-                    cluster_status=cluster.status,
-                    phase=cluster.latest_phase,
-                    fix="delete the cluster and create it again, or try another region",
-                )
-            if cluster.is_ready:
-                return cluster
-            self._wait_or_give_up(
-                deadline, poll, f"cluster {cluster_id}", cluster_id, last_status, "Ready"
-            )
-            poll += 1
+                raise vanished(seen[-1] if seen else None) from exc
+
+        def heard(answer: P) -> None:
+            seen.append(answer.status)
+            if progress is not None:
+                progress(answer)
+
+        return self._poll(
+            refresh,
+            usable,
+            subject=f"{noun} {id_}",
+            timeout=timeout,
+            timed_out=timed_out,
+            state=lambda answer: answer.status,
+            progress=heard,
+            failed=lambda answer: (
+                broken(answer) if answer.is_failed or answer.is_deleting else None
+            ),
+            first=first,
+        )
 
     def wait_until_deleted(self, cluster_id: str, *, timeout: float) -> None:
         """Poll until the cluster answers 404 (see `_wait_until_gone`)."""
@@ -177,51 +195,43 @@ class Waiters:
     ) -> None:
         """Poll `get` until it raises NotFoundError; polls lost to transient errors are skipped.
 
-        Meant for right after a DELETE, which never completes at once: it waits one poll interval
-        before the first GET instead of spending a call on a certain `Deleting`.
+        Meant for right after a DELETE, which never completes at once: the DELETE's `Deleting`
+        stands for the first answer, so it waits one poll interval before the first GET instead
+        of spending a call on a certain `Deleting`.
         """
-        subject = f"{kind} {id_}"
-        deadline = self.clock() + timeout
-        status: str | None = ClusterStatus.DELETING
-        poll = failed = 0
-        while True:
-            self._wait_or_give_up(deadline, poll, subject, id_, status, "deleted")
-            poll += 1
+
+        def status() -> str | None:
             try:
-                status = get(id_).status
-                failed = 0
+                return get(id_).status
             except NotFoundError:
-                return
-            except _TRANSIENT as exc:
-                failed = self._skip_failed_poll(failed, exc, subject)
+                return None
 
-    def _skip_failed_poll(self, failed: int, exc: ApiError, subject: str) -> int:
-        """Count a poll lost to a transient error; re-raise once too many failed in a row."""
-        failed += 1
-        if failed > self.retry.poll_failures:
-            raise exc
-        log.warning("%s: poll failed (%s); polling on", subject, exc.message)
-        return failed
+        subject = f"{kind} {id_}"
+        self._poll(
+            status,
+            lambda now: now is None,
+            subject=subject,
+            timeout=timeout,
+            timed_out=self._deadline_exceeded(subject, id_, "deleted"),
+            state=lambda now: now,
+            first=Known[str | None](ClusterStatus.DELETING),
+        )
 
-    def _wait_or_give_up(
-        self,
-        deadline: float,
-        poll: int,
-        subject: str,
-        id_: str,
-        status: str | None,
-        goal: str,
-        *,
-        timed_out: TimedOut = _deadline_exceeded,
-    ) -> None:
-        """Sleep one poll interval, or raise the `timed_out` error when the deadline has passed:
-        DeadlineExceededError unless the waiter names another."""
-        remaining = deadline - self.clock()
-        if remaining <= 0:
-            raise timed_out(
-                f"{subject} was not {goal} in time (last status: {status})",
-                id_,
-                status,
-                "raise the timeout; Together may still finish in the background",
-            )
-        self.sleep(min(self.retry.poll_interval(poll), remaining))
+    def _poll(self, refresh: Callable[[], T], target: Callable[[T], bool], **how: Any) -> T:
+        """`poll_until` at this client's pace, skipping polls lost to transient errors."""
+        answer: T = poll_until(
+            refresh, target, pace=self.pace, skip=_TRANSIENT, skips=self.retry.poll_failures, **how
+        )
+        return answer
+
+    @staticmethod
+    def _deadline_exceeded(
+        subject: str, id_: str, goal: str
+    ) -> Callable[[str | None], ClusterStateError]:
+        """A cluster waiter's timeout; a volume's id stands in `cluster_id` for a volume."""
+        return lambda status: DeadlineExceededError(
+            f"{subject} was not {goal} in time (last status: {status})",
+            cluster_id=id_,
+            last_status=status,
+            fix=_LATER,
+        )

@@ -8,12 +8,10 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-# The value sets and constants live in `values` (no pydantic), so the provider's check and diff
-# can read them without loading pydantic. Every one of them is also part of the wire schema:
-# re-exported here by the star import and `__all__ += values.__all__`, so `values` alone lists them.
-from together_api import values
-from together_api.values import *  # noqa: F403
-from together_api.values import (
+# The value sets and constants live in `together_facts.values` (no pydantic), so the provider's
+# check and diff, the policy pack and the autoscaler read them without loading pydantic; the
+# models below use them, and every reader imports them from there, not through this module.
+from together_facts.values import (
     GPUS_PER_NODE,
     PREEMPTION_REASONS,
     BillingType,
@@ -53,7 +51,6 @@ __all__ = [
     "VolumeUpdateRequest",
     "is_failed_phase",
 ]
-__all__ += values.__all__
 
 
 class ClusterStatus:

@@ -15,8 +15,8 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Final
 
-from together_api.hints import FixHints
-from together_api.values import GPUS_PER_NODE
+from together_facts.hints import FixHints
+from together_facts.values import GPUS_PER_NODE
 
 if TYPE_CHECKING:
     from lightkube import KubeConfig
@@ -115,7 +115,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--max-hourly-usd", type=_positive, default=None, metavar="USD",
                         help="cap on the cluster's cost in USD per hour: its standard GPUs on "
                         "demand plus a full preemptible target at 50%% of the on-demand rate, "
-                        "from the bundled together_api/prices.json (placeholder rates; a "
+                        "from the bundled together_facts/prices.json (placeholder rates; a "
                         "stack's pricesPerGpuHour does not reach here) "
                         "(default: no cap)")  # fmt: skip
     parser.add_argument("--max-node-provision-seconds", type=_positive, default=900.0,
@@ -203,13 +203,13 @@ def _build(args: argparse.Namespace, stop: threading.Event) -> Controller:
     from lightkube import Client
 
     from together_api.client import TogetherClient
-    from together_api.prices import load_price_table
     from together_api.retry import RetryPolicy
     from together_autoscaler.controller import Controller
     from together_autoscaler.kube import KubeSide
     from together_autoscaler.leader import LeaseElector
     from together_autoscaler.metrics import Metrics
     from together_autoscaler.model import Limits
+    from together_facts.prices import load_price_table
 
     kube = Client(config=kube_config(args.kubeconfig), field_manager="together-autoscaler")
     identity = os.environ.get("POD_NAME") or f"{socket.gethostname()}-{os.getpid()}"
@@ -260,7 +260,7 @@ def kube_config(path: Path | None, service_account: Path | None = None) -> KubeC
     missing or unreadable is an `InputError` naming ``--kubeconfig`` and the in-cluster case."""
     from lightkube import ConfigError, KubeConfig
 
-    from together_api.errors import InputError
+    from together_facts.errors import InputError
 
     service_account = service_account or SERVICE_ACCOUNT
     in_pod = "inside a pod, leave --kubeconfig out to use the pod's service account"

@@ -24,7 +24,9 @@ from together_autoscaler.model import (
     NodeState,
     Observed,
     PendingPod,
+    Reason,
 )
+from together_autoscaler.recorder import Recorder
 
 __all__ = ["Controller", "Elector", "Kube"]
 
@@ -50,7 +52,8 @@ class Controller:
     """One scan per ``scan_interval`` seconds, only while this replica holds the Lease (renewed
     before each scan). Every decision is a metric; a scale up or down is a log line, a hold a log
     line when it begins or changes reason; Events go on the pods or nodes a decision concerns
-    (docs/autoscaling.md lists the decisions that concern none)."""
+    (docs/autoscaling.md lists the decisions that concern none), written by the `Recorder`
+    (each pod told a reason once)."""
 
     together: TogetherClient
     kube: Kube
@@ -63,7 +66,8 @@ class Controller:
 
     def __post_init__(self) -> None:
         self.memory = Memory()
-        self.holding: str | None = None
+        self.recorder = Recorder(self.kube.record, lambda error: self._failed("event", error))
+        self.holding: Reason | None = None
         """The reason of the hold the last scan made (None: it made none): a hold is logged when
         it begins or its reason changes, not at every scan it lasts (one line an hour, not 360)."""
 
@@ -111,6 +115,7 @@ class Controller:
         )
         decision = decide(observed)
         self._act(decision, observed.cluster.desired, {n.name: n.gpus for n in nodes})
+        self.recorder.record(decision.events, pending)
         self.memory = decision.memory
         self.metrics.observe(observed.cluster.allocated, decision)
         return decision
@@ -153,11 +158,6 @@ class Controller:
                 for node in marked:
                     self._undo(node)
                 raise
-        for explanation in decision.events:
-            try:
-                self.kube.record(explanation)
-            except Exception as error:  # an Event that cannot be written must not stop scaling
-                self._failed("event", error)
 
     def _kept(self, marked: list[str]) -> list[str]:
         """The just-marked nodes a workload pod reached before the cordon: each is unmarked (and

@@ -6,9 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
-from together_api.packing import nodes_to_add
-from together_api.prices import max_preemptible_within
-from together_api.values import GPUS_PER_NODE
 from together_autoscaler.model import (
     Action,
     Decision,
@@ -17,13 +14,13 @@ from together_autoscaler.model import (
     NodeState,
     Observed,
     PendingPod,
+    Reason,
 )
+from together_facts.packing import nodes_to_add
+from together_facts.prices import max_preemptible_within
+from together_facts.values import GPUS_PER_NODE
 
 __all__ = ["budget_ceiling", "decide", "nodes_missing"]
-
-MAX_POD_EVENTS = 20
-"""Events one decision records on pods, whatever their reason; a burst of 500 pods is explained
-20 at a time, one batch per scan (the log line and the metric carry the totals)."""
 
 
 def decide(observed: Observed) -> Decision:
@@ -52,7 +49,7 @@ def decide(observed: Observed) -> Decision:
 
     if cluster.desired < limits.min_gpus:
         return _decision(
-            o, Action.SCALE_UP, "BelowMinimum",
+            o, Action.SCALE_UP, Reason.BELOW_MINIMUM,
             f"target {cluster.desired} is below the minimum {limits.min_gpus}",
             limits.min_gpus, memory,
         )  # fmt: skip
@@ -60,7 +57,7 @@ def decide(observed: Observed) -> Decision:
     too_big = [p for p in demand if p.gpus > GPUS_PER_NODE]
     fitting = [p for p in demand if p.gpus <= GPUS_PER_NODE]
     events = [
-        _pod_event(p, "NotTriggerScaleUp",
+        _pod_event(p, Reason.NOT_TRIGGER_SCALE_UP,
                    f"requests {p.gpus} nvidia.com/gpu; a preemptible node has {GPUS_PER_NODE}")
         for p in too_big
     ]  # fmt: skip
@@ -114,12 +111,12 @@ def _scale_up(
 ) -> Decision:
     limits, desired = o.limits, o.cluster.desired
     wanted = desired + missing * GPUS_PER_NODE
-    target, reason = wanted, "TriggeredScaleUp"
+    target, reason = wanted, Reason.TRIGGERED_SCALE_UP
     if target > limits.max_gpus:
-        target, reason = max(limits.max_gpus, desired), "MaxPreemptibleGpusReached"
+        target, reason = max(limits.max_gpus, desired), Reason.MAX_PREEMPTIBLE_GPUS_REACHED
     ceiling = budget_ceiling(o)
     if ceiling is not None and target > ceiling:
-        target, reason = max(ceiling, limits.min_gpus, desired), "MaxHourlyUsdReached"
+        target, reason = max(ceiling, limits.min_gpus, desired), Reason.MAX_HOURLY_USD_REACHED
     if target <= desired:
         message = (
             f"{missing} more preemptible node(s) needed, but the target {desired} may not grow: "
@@ -131,9 +128,9 @@ def _scale_up(
         f"{len(pods)} pending pod(s) need {missing} more preemptible node(s): "
         f"target {desired} -> {target}"
     )
-    if reason != "TriggeredScaleUp":
+    if reason is not Reason.TRIGGERED_SCALE_UP:
         message += f" (capped: {_cap_words(reason, o)})"
-    return _decision(o, Action.SCALE_UP, "TriggeredScaleUp", message, target, memory, events,
+    return _decision(o, Action.SCALE_UP, Reason.TRIGGERED_SCALE_UP, message, target, memory, events,
                      pods)  # fmt: skip
 
 
@@ -165,8 +162,8 @@ def _hold_for_scarcity(
         f"for, for over {limits.provision_timeout_seconds:.0f} s (scarce capacity): not raising "
         f"the target{wanted}; retrying in {hold_until - o.now:.0f} s"
     )
-    return _decision(o, Action.HOLD, "ScaleUpScarcity", message, desired, memory, events, pods,
-                     warning=True)  # fmt: skip
+    return _decision(o, Action.HOLD, Reason.SCALE_UP_SCARCITY, message, desired, memory, events,
+                     pods, warning=True)  # fmt: skip
 
 
 def _scale_down(o: Observed, memory: Memory, events: list[Explanation]) -> Decision:
@@ -178,18 +175,18 @@ def _scale_down(o: Observed, memory: Memory, events: list[Explanation]) -> Decis
         if o.now - since >= limits.unneeded_seconds
     )
     if not due:
-        return _decision(o, Action.NONE, "NoChange", "nothing to do", cluster.desired, memory,
+        return _decision(o, Action.NONE, Reason.NO_CHANGE, "nothing to do", cluster.desired, memory,
                          events)  # fmt: skip
     if fits:
         message = f"{len(fits)} pending pod(s) would fit on the idle node(s); keeping them"
-        return _decision(o, Action.HOLD, "ScaleDownPendingPods", message, cluster.desired,
+        return _decision(o, Action.HOLD, Reason.SCALE_DOWN_PENDING_PODS, message, cluster.desired,
                          memory, events)  # fmt: skip
     if cluster.allocated < cluster.desired:
         message = (
             f"Together is short of the target ({cluster.allocated} of {cluster.desired}): "
             "lowering it would not remove the idle node(s)"
         )
-        return _decision(o, Action.HOLD, "ScaleDownShortfall", message, cluster.desired,
+        return _decision(o, Action.HOLD, Reason.SCALE_DOWN_SHORTFALL, message, cluster.desired,
                          memory, events)  # fmt: skip
     draining = [n.name for n in o.nodes if n.reclaimed]
     if draining:
@@ -197,7 +194,7 @@ def _scale_down(o: Observed, memory: Memory, events: list[Explanation]) -> Decis
             f"a reclaim is draining {', '.join(draining)}: Together refills toward the target, "
             "and lowering it now would cancel the refill, not remove the idle node(s)"
         )
-        return _decision(o, Action.HOLD, "ScaleDownReclaim", message, cluster.desired,
+        return _decision(o, Action.HOLD, Reason.SCALE_DOWN_RECLAIM, message, cluster.desired,
                          memory, events)  # fmt: skip
     gpus = {n.name: n.gpus for n in o.nodes}
     chosen: list[str] = []
@@ -210,19 +207,19 @@ def _scale_down(o: Observed, memory: Memory, events: list[Explanation]) -> Decis
     if not chosen:
         # The floor's own nodes idle is the steady state the range declares: no warning each scan.
         message = f"idle node(s) kept: the target {cluster.desired} is at the minimum"
-        return _decision(o, Action.NONE, "ScaleDownMinimum", message, cluster.desired, memory,
-                         events)  # fmt: skip
+        return _decision(o, Action.NONE, Reason.SCALE_DOWN_MINIMUM, message, cluster.desired,
+                         memory, events)  # fmt: skip
     idle_for = o.now - memory.idle_since[chosen[0]]
     message = (
         f"{len(chosen)} preemptible node(s) without workload pods for {idle_for:.0f} s: "
         f"target {cluster.desired} -> {target}"
     )
     events += [
-        Explanation("Node", name, "ScaleDown", f"{message}; cordoned for targeted scale-down")
+        Explanation("Node", name, Reason.SCALE_DOWN, f"{message}; cordoned for targeted scale-down")
         for name in chosen
     ]
     left = {k: v for k, v in memory.idle_since.items() if k not in chosen}
-    return _decision(o, Action.SCALE_DOWN, "ScaleDown", message, target,
+    return _decision(o, Action.SCALE_DOWN, Reason.SCALE_DOWN, message, target,
                      replace(memory, idle_since=left), events,
                      scale_down=tuple(chosen))  # fmt: skip
 
@@ -240,13 +237,13 @@ def _remember_shortfall(o: Observed) -> Memory:
     return memory
 
 
-def _cap_words(reason: str, o: Observed) -> str:
-    if reason == "MaxPreemptibleGpusReached":
+def _cap_words(reason: Reason, o: Observed) -> str:
+    if reason is Reason.MAX_PREEMPTIBLE_GPUS_REACHED:
         return f"--max-preemptible-gpus is {o.limits.max_gpus}"
     return f"--max-hourly-usd is {o.limits.max_hourly_usd}"
 
 
-def _pod_event(pod: PendingPod, reason: str, message: str, warning: bool = True) -> Explanation:
+def _pod_event(pod: PendingPod, reason: Reason, message: str, warning: bool = True) -> Explanation:
     return Explanation(
         "Pod", pod.name, reason, message, namespace=pod.namespace, uid=pod.uid, warning=warning
     )
@@ -255,7 +252,7 @@ def _pod_event(pod: PendingPod, reason: str, message: str, warning: bool = True)
 def _decision(
     o: Observed,
     action: Action,
-    reason: str,
+    reason: Reason,
     message: str,
     target: int,
     memory: Memory,
@@ -265,22 +262,9 @@ def _decision(
     warning: bool = False,
     scale_down: tuple[str, ...] = (),
 ) -> Decision:
-    """The decision, with the Events in ``events`` and one on each of ``pods``, each pod told a
-    reason once: at most :data:`MAX_POD_EVENTS` on pods (the rest at later scans); what was told
-    is remembered for the pods still pending."""
-    pending = {p.uid for p in o.pending}
-    told = {(uid, why) for uid, why in memory.explained if uid in pending}
-    for_pods = [e for e in events if e.kind == "Pod"]
-    for_pods += [_pod_event(p, reason, message, warning) for p in pods]
-    fresh: list[Explanation] = []
-    for event in for_pods:
-        if len(fresh) >= MAX_POD_EVENTS:
-            break
-        if (event.uid, event.reason) not in told:
-            fresh.append(event)
-            told.add((event.uid, event.reason))
-    out = [e for e in events if e.kind == "Node"] + fresh
-    memory = replace(memory, explained=frozenset(told))
+    """The decision, with the Events in ``events`` and one on each of ``pods``: every Event it
+    means, each time. Which of them are written now (a pod is told a reason once, so many a
+    scan) is the loop's recorder's (`together_autoscaler.recorder`), not the decision's."""
     return Decision(
         action=action,
         reason=reason,
@@ -289,5 +273,5 @@ def _decision(
         memory=memory,
         pending_gpus=sum(p.gpus for p in o.pending if p.needs_preemptible),
         scale_down_nodes=scale_down,
-        events=tuple(out),
+        events=(*events, *(_pod_event(p, reason, message, warning) for p in pods)),
     )

@@ -13,14 +13,14 @@ from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import Event, Node, Pod
 from lightkube.types import PatchType
 
-from together_api.values import (
+from together_autoscaler.model import Explanation, NodeState, PendingPod
+from together_autoscaler.pods import node_state, pending_pod, running_workloads
+from together_facts.values import (
     COMPUTE_CLASS_LABEL,
     PREEMPTIBLE,
     PREEMPTION_REASONS,
     TARGETED_SCALE_DOWN_ANNOTATION,
 )
-from together_autoscaler.model import Explanation, NodeState, PendingPod
-from together_autoscaler.pods import node_state, pending_pod, running_workloads
 
 __all__ = ["COMPONENT", "KubeSide"]
 

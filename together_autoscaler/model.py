@@ -17,6 +17,7 @@ __all__ = [
     "NodeState",
     "Observed",
     "PendingPod",
+    "Reason",
 ]
 
 
@@ -79,17 +80,18 @@ class Memory:
     short of the target), inside both :class:`Observed` and :class:`Decision`: so `decide` stays
     pure, and a test can play any history by handing it the memory it wants."""
 
-    idle_since: Mapping[str, float] = field(default_factory=dict)
     shortfall_since: float | None = None
     """When allocated was first seen below desired (None: not short now)."""
     hold_until: float | None = None
     """Scarcity: no raise before this time."""
-    explained: frozenset[tuple[str, str]] = frozenset()
-    """(pod uid, reason) pairs already given an Event, so a hold is not announced every scan."""
+    idle_since: Mapping[str, float] = field(default_factory=dict)
+    """Per idle node (Ready, uncordoned, no workload pod): since when it has been idle."""
 
 
 @dataclass(frozen=True)
 class Observed:
+    """Everything one scan saw, and what the last scan handed on: `decide`'s one argument."""
+
     now: float
     cluster: ClusterState
     limits: Limits
@@ -106,13 +108,43 @@ class Action(StrEnum):
     NONE = "none"
 
 
+class Reason(StrEnum):
+    """Why: a decision's reason (the metric label) and its Events' (the Cluster Autoscaler's
+    word where it has one). A new reason is declared here, and only here."""
+
+    # The target is below the minimum: raised to it.
+    BELOW_MINIMUM = "BelowMinimum"
+    # Pending pods need more preemptible nodes: the target is raised (maybe capped).
+    TRIGGERED_SCALE_UP = "TriggeredScaleUp"
+    # A pod requests more GPUs than a node has: no node could run it.
+    NOT_TRIGGER_SCALE_UP = "NotTriggerScaleUp"
+    # Held: the target is at --max-preemptible-gpus.
+    MAX_PREEMPTIBLE_GPUS_REACHED = "MaxPreemptibleGpusReached"
+    # Held: a higher target would cost more than --max-hourly-usd.
+    MAX_HOURLY_USD_REACHED = "MaxHourlyUsdReached"
+    # Held: Together has been short of the target past the provisioning timeout.
+    SCALE_UP_SCARCITY = "ScaleUpScarcity"
+    # Nothing to do.
+    NO_CHANGE = "NoChange"
+    # Idle nodes named for targeted scale-down: the target drops by their GPUs.
+    SCALE_DOWN = "ScaleDown"
+    # Idle nodes kept: pending pods would fit on them.
+    SCALE_DOWN_PENDING_PODS = "ScaleDownPendingPods"
+    # Idle nodes kept: Together is short of the target, a drop would not remove them.
+    SCALE_DOWN_SHORTFALL = "ScaleDownShortfall"
+    # Idle nodes kept: a reclaim is draining a node, a drop would cancel the refill.
+    SCALE_DOWN_RECLAIM = "ScaleDownReclaim"
+    # Idle nodes kept: the target is at the minimum.
+    SCALE_DOWN_MINIMUM = "ScaleDownMinimum"
+
+
 @dataclass(frozen=True)
 class Explanation:
     """One Kubernetes Event to record: on a pod (``namespace`` set) or on a node."""
 
     kind: str  # "Pod" | "Node"
     name: str
-    reason: str
+    reason: Reason
     message: str
     namespace: str = ""
     uid: str = ""
@@ -122,7 +154,7 @@ class Explanation:
 @dataclass(frozen=True)
 class Decision:
     action: Action
-    reason: str
+    reason: Reason
     """Why, in one CamelCase word (the metric label and the Events' reason)."""
     message: str
     target: int

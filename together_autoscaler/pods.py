@@ -1,5 +1,5 @@
 """What a pod needs and where it may run, and what a node holds, read from Kubernetes objects; where
-a pod may run is the one rule the provider applies too (`together_api.placement`)."""
+a pod may run is the one rule the provider applies too (`together_facts.placement`)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ from typing import Final
 from lightkube.models.core_v1 import Container, PodSpec
 from lightkube.resources.core_v1 import Node, Pod
 
-from together_api.placement import may_use_preemptible, needs_preemptible
-from together_api.values import (
+from together_autoscaler.model import NodeState, PendingPod
+from together_facts.placement import may_use_preemptible, needs_preemptible
+from together_facts.values import (
     COMPUTE_CLASS_LABEL,
     GPUS_PER_NODE,
     PREEMPTIBLE,
     TARGETED_SCALE_DOWN_ANNOTATION,
 )
-from together_autoscaler.model import NodeState, PendingPod
 
 __all__ = [
     "COMPUTE_CLASS_LABEL",

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from together_api.errors import InputError
+from together_facts.errors import InputError
 from together_policy.provider import (
     CLUSTER_RULEBOOK,
     PriceTable,
@@ -78,7 +78,7 @@ def budget(
     against the stack's caps. A declared range counts at its ceiling (`max_preemptible_gpus`,
     `auto_scale_max_gpus`): what an autoscaler may reach without a diff is what the budget must
     allow. Clusters with an unknown count are left out of the sums (named). Prices are the PR
-    comment's (`together_api/prices.json`, or ``prices``)."""
+    comment's (`together_facts/prices.json`, or ``prices``)."""
     clusters = [r for r in resources if r.is_cluster]
     standard = preemptible = 0
     cost = 0.0

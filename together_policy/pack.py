@@ -97,7 +97,7 @@ POLICIES: Final[tuple[PolicySpec, ...]] = (
     PolicySpec(
         "gpu-budget",
         "The stack's clusters stay within its caps on standard GPUs, preemptible GPUs and "
-        "estimated USD per hour (prices: together_api/prices.json).",
+        "estimated USD per hour (prices: together_facts/prices.json).",
         "advisory",
         stack_check=_budget,
         config={

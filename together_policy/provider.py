@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from together_api.wire import DRAIN_WINDOW_SECONDS
+from together_facts.values import DRAIN_WINDOW_SECONDS
 from together_provider.cluster.table import counts
 from together_provider.framework.schema import Failure, Unknown, is_unknown
 from together_provider.kubernetes import (

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from together_api.errors import SpecError
+from together_facts.errors import SpecError
 from together_provider.extensions import Attach, StackConfigExtension, config_key
 from together_provider.framework.kind import Kind
 from together_provider.framework.schema import UNKNOWN, Schema

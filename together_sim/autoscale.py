@@ -9,8 +9,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
-from together_api.packing import nodes_to_add
-from together_api.values import GPUS_PER_NODE
+from together_facts.packing import nodes_to_add
+from together_facts.values import GPUS_PER_NODE
 from together_sim.clusters.state import SimCluster, SimNode
 from together_sim.errors import SimError
 from together_sim.model import World

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
-from together_api.values import TARGETED_SCALE_DOWN_ANNOTATION
+from together_facts.values import TARGETED_SCALE_DOWN_ANNOTATION
 
 __all__ = ["is_marked", "scale_down_order"]
 

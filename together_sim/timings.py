@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from together_api.wire import DRAIN_WINDOW_SECONDS
+from together_facts.values import DRAIN_WINDOW_SECONDS
 
 __all__ = ["Timings"]
 

@@ -119,7 +119,7 @@ export class Cluster extends pulumi.CustomResource {
      */
     declare public readonly projectId: pulumi.Output<string | undefined>;
     /**
-     * How long create and standard-count updates wait for Ready (Pulumi's customTimeouts do not reach dynamic providers).
+     * How long create and standard-count updates wait for Ready, and delete for the cluster to be gone (Pulumi's customTimeouts do not reach dynamic providers).
      */
     declare public readonly readyTimeoutSeconds: pulumi.Output<number>;
     /**
@@ -293,7 +293,7 @@ export interface ClusterArgs {
      */
     projectId?: pulumi.Input<string | undefined>;
     /**
-     * How long create and standard-count updates wait for Ready (Pulumi's customTimeouts do not reach dynamic providers).
+     * How long create and standard-count updates wait for Ready, and delete for the cluster to be gone (Pulumi's customTimeouts do not reach dynamic providers).
      */
     readyTimeoutSeconds?: pulumi.Input<number | undefined>;
     /**

@@ -22,12 +22,13 @@ from together.types.cluster_list_regions_response import ClusterListRegionsRespo
 from together.types.cluster_list_response import ClusterListResponse
 
 from testkit.sim import SimulatorProcess
-from tests.specs import RESERVED_CREATE
+from tests.specs import LEGACY_DRIVER, ON_DEMAND_CREATE, RESERVED_CREATE
 from together_api import wire
 from together_api.client import TogetherClient
-from together_api.errors import ApiConnectionError, ServerError
 from together_api.retry import RetryPolicy
 from together_api.wire import ClusterCreateRequest, ClusterUpdateRequest
+from together_facts import values
+from together_facts.errors import ApiConnectionError, ServerError
 
 CREATE_VARIANTS = (
     cluster_create_params.GPUClusterCreateRequestNvidiaVersion,
@@ -45,11 +46,11 @@ def sdk(sim: SimulatorProcess) -> Iterator[together.Together]:
 
 def test_enums_match_the_sdk() -> None:
     fields = sdk_cluster.Cluster.model_fields
-    assert set(wire.GPU_TYPES) == set(get_args(fields["gpu_type"].annotation))
-    assert set(wire.BILLING_TYPES) == set(
+    assert set(values.GPU_TYPES) == set(get_args(fields["gpu_type"].annotation))
+    assert set(values.BILLING_TYPES) == set(
         get_args(sdk_cluster.Cluster.model_fields["billing_type"].annotation)
     )
-    assert set(wire.CLUSTER_TYPES) == set(
+    assert set(values.CLUSTER_TYPES) == set(
         get_args(sdk_cluster.Cluster.model_fields["cluster_type"].annotation)
     )
     known = set(get_args(sdk_cluster.Cluster.model_fields["status"].annotation))
@@ -74,10 +75,7 @@ def test_sdk_round_trip_and_every_body_validates(
 
     created = sdk.clusters.with_raw_response.create(
         cluster_name="conformance",
-        region="us-central-8",
-        gpu_type="H100_SXM",
-        num_gpus=8,
-        billing_type="ON_DEMAND",
+        **ON_DEMAND_CREATE,
         nvidia_version_id=central.driver_versions[0].id,
         num_preemptible_gpus=16,
         project_id="proj-1",
@@ -126,15 +124,13 @@ def test_sdk_round_trip_and_every_body_validates(
 def test_sdk_sees_out_of_stock_as_409(sim: SimulatorProcess, sdk: together.Together) -> None:
     sim.set_capacity("us-west-2", "B200_SXM", standard_gpus=8)
     with pytest.raises(together.ConflictError):
-        sdk.clusters.create(
-            cluster_name="big",
-            region="us-west-2",
-            gpu_type="B200_SXM",
-            num_gpus=16,
-            billing_type="ON_DEMAND",
-            cuda_version="12.8",
-            nvidia_driver_version="570",
-        )
+        big: dict[str, Any] = {
+            **ON_DEMAND_CREATE,
+            "region": "us-west-2",
+            "gpu_type": "B200_SXM",
+            "num_gpus": 16,
+        }
+        sdk.clusters.create(cluster_name="big", **big, **LEGACY_DRIVER)
 
 
 class Recorder(httpx.HTTPTransport):

@@ -37,8 +37,9 @@ from together.types.clusters import (
 )
 
 from testkit.sim import SimulatorProcess
-from tests.specs import OIDC, RESERVED_CREATE
+from tests.specs import LEGACY_DRIVER, OIDC, ON_DEMAND_CREATE, RESERVED_CREATE
 from together_api import wire
+from together_facts import values
 
 VOLUMES = "/v1/compute/clusters/storage/volumes"
 ROUTES: tuple[tuple[str, str, type[BaseModel]], ...] = (
@@ -129,10 +130,7 @@ def test_every_endpoint_answers_in_the_sdks_models(
     oidc: Any = OIDC
     by_id = sdk.clusters.create(
         cluster_name="by-id",
-        region="us-central-8",
-        gpu_type="H100_SXM",
-        num_gpus=8,
-        billing_type="ON_DEMAND",
+        **ON_DEMAND_CREATE,
         nvidia_version_id=central.driver_versions[0].id,
         num_preemptible_gpus=8,
         project_id="proj-sdk",
@@ -186,16 +184,8 @@ def test_every_endpoint_answers_in_the_sdks_models(
     with pytest.raises(together.ConflictError):  # attached to a cluster
         sdk.clusters.storage.delete(volume.volume_id)
     with pytest.raises(together.BadRequestError):  # a volume in another region
-        sdk.clusters.create(
-            cluster_name="elsewhere",
-            region="us-west-2",
-            gpu_type="H100_SXM",
-            num_gpus=8,
-            billing_type="ON_DEMAND",
-            cuda_version="12.8",
-            nvidia_driver_version="570",
-            volume_id=volume.volume_id,
-        )
+        elsewhere: dict[str, Any] = {**ON_DEMAND_CREATE, "region": "us-west-2", **LEGACY_DRIVER}
+        sdk.clusters.create(cluster_name="elsewhere", **elsewhere, volume_id=volume.volume_id)
     assert sdk.clusters.delete(by_id.cluster_id).cluster_id == by_id.cluster_id
     assert sdk.clusters.delete(legacy.cluster_id).cluster_id == legacy.cluster_id
     sim.advance(60)
@@ -226,7 +216,7 @@ def test_our_wire_models_know_every_sdk_field_and_enum() -> None:
     reasons = set(
         re.findall(r"Together[A-Z]\w+", inspect.getsource(sdk_cluster.NodeLifecycleEvent))
     )
-    assert reasons and reasons <= set(wire.LIFECYCLE_REASONS)
+    assert reasons and reasons <= set(values.LIFECYCLE_REASONS)
 
 
 def test_our_volume_requests_use_only_sdk_keys() -> None:

@@ -25,18 +25,18 @@ from lightkube import Client, KubeConfig
 from testkit.kube import KubeClient, kube_bin_or_skip
 from testkit.pulumi_env import REPO, PulumiEnv, Secret, provider_config
 from testkit.sim import SimulatorProcess
+from testkit.wait import wait_for
 from tests.kube_helpers import (
     AutoscalerProcess,
     advancing,
     cluster_puts,
     gpu_job,
     started_pods,
-    wait_until,
 )
 from tests.specs import CLUSTER_SPEC
 from together_api.client import TogetherClient
-from together_api.values import COMPUTE_CLASS_LABEL
 from together_autoscaler.leader import LeaseElector
+from together_facts.values import COMPUTE_CLASS_LABEL
 from together_provider.kubernetes import AUTOSCALER_RULES, LEASE_RULES
 
 KEY = "sk-autoscaler-test-4b7e"
@@ -134,7 +134,7 @@ def test_a_burst_goes_0_to_24_in_one_put_runs_and_returns_to_the_floor(
         admin_config = base64.b64decode(together.get_cluster(cid).kube_config).decode()
     admin = KubeClient(admin_config)
     # The Deployment's pods (which KWOK never starts) are placed on the standard node.
-    placed = wait_until(lambda: _nodes_of(admin.pods(namespace=ns), 2), "the controllers placed")
+    placed = wait_for(lambda: _nodes_of(admin.pods(namespace=ns), 2), "the controllers placed")
     assert all(n.startswith("gpu-dp-") for n in placed)
 
     kubeconfig = tmp_path / "autoscaler.kubeconfig"
@@ -142,7 +142,7 @@ def test_a_burst_goes_0_to_24_in_one_put_runs_and_returns_to_the_floor(
     replicas = [_replica(sim, kubeconfig, cid, ns, tmp_path / f"replica-{i}.log") for i in (0, 1)]
     try:
         attempts = "together_autoscaler_lease_attempts_total"
-        wait_until(lambda: all((r.metric(attempts) or 0) >= 3 for r in replicas),
+        wait_for(lambda: all((r.metric(attempts) or 0) >= 3 for r in replicas),
                    "both replicas trying for the Lease")  # fmt: skip
         leaders = [r for r in replicas if r.metric("together_autoscaler_leader") == 1.0]
         assert len(leaders) == 1
@@ -153,28 +153,28 @@ def test_a_burst_goes_0_to_24_in_one_put_runs_and_returns_to_the_floor(
 
         sim.reset_requests()
         admin.request("POST", "/apis/batch/v1/namespaces/default/jobs", _job("burst", 3, 600))
-        wait_until(lambda: cluster_puts(sim), "the scale-up PUT")
+        wait_for(lambda: cluster_puts(sim), "the scale-up PUT")
         with TogetherClient(api_key=KEY, base_url=sim.base_url) as together:
             assert together.get_cluster(cid).desired_preemptible_gpus == 24
-            wait_until(lambda: together.get_cluster(cid).allocated_preemptible_gpus == 24,
-                       "the fill", sim=sim, advance=60)  # fmt: skip
+            wait_for(lambda: together.get_cluster(cid).allocated_preemptible_gpus == 24,
+                       "the fill", each=lambda: sim.advance(60))  # fmt: skip
             # Stamped by the pod clock, not only Running: a pod stamped after the advance
             # would run 600 s more.
-            running = wait_until(
+            running = wait_for(
                 lambda: _nodes_of(started_pods(admin, "job-name=burst"), 3), "3 pods started"
             )
             assert all(n.startswith("gpu-preemptible-dp-") for n in running)
             assert len(set(running)) == 3
             assert len(cluster_puts(sim)) == 1  # one PUT for the whole burst
             sim.advance(600)  # the pods' run time
-            wait_until(lambda: admin.job("burst")["status"].get("succeeded") == 3, "the Job done")
+            wait_for(lambda: admin.job("burst")["status"].get("succeeded") == 3, "the Job done")
             # Idle for the unneeded window: all three marked, the target dropped to the floor.
-            wait_until(lambda: together.get_cluster(cid).desired_preemptible_gpus == 0,
+            wait_for(lambda: together.get_cluster(cid).desired_preemptible_gpus == 0,
                        "the scale-down to the floor")  # fmt: skip
             marked = [n for n in admin.nodes() if n["metadata"].get("labels", {}).get(CLASS)]
             assert all(n["spec"].get("unschedulable") for n in marked)
-            wait_until(lambda: together.get_cluster(cid).allocated_preemptible_gpus == 0,
-                       "the drained nodes gone", sim=sim, advance=60)  # fmt: skip
+            wait_for(lambda: together.get_cluster(cid).allocated_preemptible_gpus == 0,
+                       "the drained nodes gone", each=lambda: sim.advance(60))  # fmt: skip
         # One PUT up; down, one per batch of nodes idle past the window: the pods finish one
         # at a time, so the three may go together or in up to three PUTs.
         puts = cluster_puts(sim)
@@ -184,7 +184,7 @@ def test_a_burst_goes_0_to_24_in_one_put_runs_and_returns_to_the_floor(
         assert leaders[0].metric("together_autoscaler_target_preemptible_gpus") == 0.0
         # The leader goes (SIGTERM, Lease released): the follower takes over.
         assert leaders[0].stop() == 0
-        wait_until(lambda: follower.metric("together_autoscaler_leader") == 1.0, "a new leader")
+        wait_for(lambda: follower.metric("together_autoscaler_leader") == 1.0, "a new leader")
     finally:
         for replica in replicas:
             if replica.process.poll() is None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from lightkube import Client, KubeConfig
 
 from testkit.kube import KubeClient
+from testkit.wait import wait_for
 from tests.integration.conftest import SIM_KEY, ReadyCluster
 from tests.kube_helpers import (
     AutoscalerProcess,
@@ -20,12 +21,11 @@ from tests.kube_helpers import (
     gpu_job,
     started_pods,
     surviving_job,
-    wait_until,
 )
 from tests.specs import CLUSTER_SPEC
-from together_api.values import COMPUTE_CLASS_LABEL
 from together_api.wire import Cluster
 from together_autoscaler.leader import LeaseElector
+from together_facts.values import COMPUTE_CLASS_LABEL
 
 CLASS = COMPUTE_CLASS_LABEL
 JOBS = "/apis/batch/v1/namespaces/default/jobs"
@@ -105,13 +105,13 @@ def test_scarcity_is_told_to_the_pods_and_a_reclaim_is_no_new_demand(
     try:
         sim.reset_requests()
         admin.request("POST", JOBS, surviving_job("burst", 3))
-        wait_until(lambda: puts() == 1, "the scale-up PUT")
+        wait_for(lambda: puts() == 1, "the scale-up PUT")
         with ready_cluster.together() as together:
             assert together.get_cluster(cid).desired_preemptible_gpus == 24
-            wait_until(lambda: together.get_cluster(cid).allocated_preemptible_gpus == 16,
-                       "the two nodes there are", sim=sim, advance=60)  # fmt: skip
+            wait_for(lambda: together.get_cluster(cid).allocated_preemptible_gpus == 16,
+                       "the two nodes there are", each=lambda: sim.advance(60))  # fmt: skip
             # Short for over the provisioning timeout (10 s): the waiting pod is told, no raise.
-            [event] = wait_until(lambda: admin.events("ScaleUpScarcity", "default"),
+            [event] = wait_for(lambda: admin.events("ScaleUpScarcity", "default"),
                                  "the scarcity Event", timeout=60)  # fmt: skip
             pending = [p["metadata"]["name"] for p in admin.pods("job-name=burst")
                        if not p["spec"].get("nodeName")]  # fmt: skip
@@ -121,29 +121,29 @@ def test_scarcity_is_told_to_the_pods_and_a_reclaim_is_no_new_demand(
             # Demand beyond the target while held (the waiting pod alone counts as on its way):
             # without the hold this would raise the target to 32.
             admin.request("POST", JOBS, surviving_job("more", 1))
-            wait_until(lambda: puts() > 1 or _told(admin, "more-"), "the new pod told")
+            wait_for(lambda: puts() > 1 or _told(admin, "more-"), "the new pod told")
             assert puts() == 1
             admin.request("DELETE", "/apis/batch/v1/namespaces/default/jobs/more",
                           {"propagationPolicy": "Background"})  # fmt: skip
-            wait_until(lambda: not admin.pods("job-name=more"), "the extra demand gone")
+            wait_for(lambda: not admin.pods("job-name=more"), "the extra demand gone")
 
             sim.set_capacity(REGION, GPU, preemptible_gpus=64)
-            wait_until(lambda: together.get_cluster(cid).allocated_preemptible_gpus == 24,
-                       "the third node", sim=sim, advance=60)  # fmt: skip
-            wait_until(lambda: len([p for p in admin.pods("job-name=burst")
+            wait_for(lambda: together.get_cluster(cid).allocated_preemptible_gpus == 24,
+                       "the third node", each=lambda: sim.advance(60))  # fmt: skip
+            wait_for(lambda: len([p for p in admin.pods("job-name=burst")
                                     if p["status"].get("phase") == "Running"]) == 3,
                        "three pods running")  # fmt: skip
             node = admin.pods("job-name=burst")[0]["spec"]["nodeName"]
             assert sim.reclaim(cid, node_ids=[node]) == [node]
-            wait_until(lambda: any(not p["spec"].get("nodeName")
+            wait_for(lambda: any(not p["spec"].get("nodeName")
                                    for p in admin.pods("job-name=burst")),
                        "the evicted pod's replacement pending")  # fmt: skip
             controller.scanned(6)  # six scans over the pending pod
             assert puts() == 1  # the refill is Together's: no PUT
             sim.advance(300)  # the drain window: the node goes, Together refills
-            wait_until(lambda: together.get_cluster(cid).allocated_preemptible_gpus == 24,
-                       "the refill", sim=sim, advance=60)  # fmt: skip
-            wait_until(lambda: len([p for p in admin.pods("job-name=burst")
+            wait_for(lambda: together.get_cluster(cid).allocated_preemptible_gpus == 24,
+                       "the refill", each=lambda: sim.advance(60))  # fmt: skip
+            wait_for(lambda: len([p for p in admin.pods("job-name=burst")
                                     if p["status"].get("phase") == "Running"]) == 3,
                        "the replacement running")  # fmt: skip
             assert puts() == 1
@@ -170,23 +170,23 @@ def test_no_scale_down_while_a_reclaim_drains_so_the_marked_node_is_not_stranded
             admin.request("POST", JOBS, surviving_job("long", 1))
             admin.request("POST", JOBS, gpu_job("short", run_seconds=3600, pods=2,
                                                 node_selector=preemptible))  # fmt: skip
-            wait_until(lambda: together.get_cluster(cid).desired_preemptible_gpus == 24,
+            wait_for(lambda: together.get_cluster(cid).desired_preemptible_gpus == 24,
                        "the raise to 24")  # fmt: skip
-            wait_until(lambda: len(started_pods(admin)) == 3, "three pods started",
-                       sim=sim, advance=30)  # fmt: skip
+            wait_for(lambda: len(started_pods(admin)) == 3, "three pods started",
+                       each=lambda: sim.advance(30))  # fmt: skip
             short_nodes = [p["spec"]["nodeName"] for p in admin.pods("job-name=short")]
             sim.advance(3600)  # the short pods' work is done: their two nodes fall idle
             assert sim.reclaim(cid, node_ids=short_nodes[:1]) == short_nodes[:1]
-            wait_until(lambda: admin.job("short")["status"].get("succeeded") == 2, "short done")
+            wait_for(lambda: admin.job("short")["status"].get("succeeded") == 2, "short done")
             controller.scanned(16)  # 8 s of scans: past the 4 s unneeded window
             assert together.get_cluster(cid).desired_preemptible_gpus == 24
             assert "ScaleDownReclaim" in log.read_text()
             # The drain ends, Together refills to 24, then the idle nodes go: back to 8.
             sim.advance(300)
-            wait_until(lambda: _at(together.get_cluster(cid), 8), "the target back at 8",
-                       sim=sim, advance=30)  # fmt: skip
-            wait_until(lambda: not [n for n in admin.nodes() if n["spec"].get("unschedulable")],
-                       "no node left cordoned", sim=sim, advance=30)  # fmt: skip
+            wait_for(lambda: _at(together.get_cluster(cid), 8), "the target back at 8",
+                       each=lambda: sim.advance(30))  # fmt: skip
+            wait_for(lambda: not [n for n in admin.nodes() if n["spec"].get("unschedulable")],
+                       "no node left cordoned", each=lambda: sim.advance(30))  # fmt: skip
             assert [p["status"]["phase"] for p in admin.pods("job-name=long")] == ["Running"]
     finally:
         controller.stop()

@@ -28,17 +28,17 @@ import re
 from pathlib import Path
 
 from testkit.kube import KubeClient
+from testkit.wait import wait_for
 from tests.integration.conftest import SIM_KEY, ReadyCluster
 from tests.kube_helpers import (
     AutoscalerProcess,
     PodRecorder,
     cluster_puts,
     surviving_job,
-    wait_until,
 )
 from tests.specs import CLUSTER_SPEC
-from together_api.values import COMPUTE_CLASS_LABEL, PREEMPTIBLE, PREEMPTION_REASONS
 from together_api.wire import Cluster
+from together_facts.values import COMPUTE_CLASS_LABEL, PREEMPTIBLE, PREEMPTION_REASONS
 
 SEED = 26
 STEP = 20.0
@@ -67,7 +67,7 @@ def test_a_30_minute_soak_of_bursts_and_reclaims(
     sampled: list[int] = []
     try:
         with ready_cluster.together() as together, PodRecorder(admin, sim) as recorder:
-            wait_until(lambda: together.get_cluster(cid).desired_preemptible_gpus == FLOOR,
+            wait_for(lambda: together.get_cluster(cid).desired_preemptible_gpus == FLOOR,
                        "the target raised to the floor")  # fmt: skip
             start = sim.now()
             for step in range(STEPS):
@@ -89,10 +89,10 @@ def test_a_30_minute_soak_of_bursts_and_reclaims(
             _no_busy_node_scaled_down(recorder, together.get_cluster(cid), reclaimed)
 
             # Quiet: the work finishes, the idle nodes go, the target returns to the floor.
-            wait_until(lambda: all(_complete(admin, j) for j in jobs), "every Job complete",
-                       sim=sim, advance=STEP, timeout=300)  # fmt: skip
-            wait_until(lambda: _at_floor(together.get_cluster(cid)), "the target at the floor",
-                       sim=sim, advance=STEP, timeout=180)  # fmt: skip
+            wait_for(lambda: all(_complete(admin, j) for j in jobs), "every Job complete",
+                       each=lambda: sim.advance(STEP), timeout=300)  # fmt: skip
+            wait_for(lambda: _at_floor(together.get_cluster(cid)), "the target at the floor",
+                       each=lambda: sim.advance(STEP), timeout=180)  # fmt: skip
             cluster = together.get_cluster(cid)
             _no_busy_node_scaled_down(recorder, cluster, reclaimed)
     finally:

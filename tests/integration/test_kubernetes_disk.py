@@ -7,10 +7,11 @@ one left by a cluster that went while the simulator was down goes at its next st
 from __future__ import annotations
 
 import stat
-import time
+from collections.abc import Callable
 from pathlib import Path
 
 from testkit.sim import SimulatorProcess
+from testkit.wait import wait_for
 from tests.specs import CLUSTER_SPEC
 from together_api.client import TogetherClient
 from together_api.wire import ClusterCreateRequest
@@ -28,12 +29,8 @@ def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
-def _wait_gone(path: Path, timeout: float = 60.0) -> bool:
-    """Real time: the control plane's processes end, then the directory is removed."""
-    deadline = time.monotonic() + timeout
-    while path.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    return not path.exists()
+def _removed(path: Path) -> Callable[[], bool]:
+    return lambda: not path.exists()
 
 
 def test_five_create_delete_cycles_leave_no_control_plane_directory(
@@ -62,7 +59,9 @@ def test_five_create_delete_cycles_leave_no_control_plane_directory(
                 client.delete_cluster(cid)
                 sim.advance(60)  # Deleting for 60 simulated seconds, then gone
                 if cycle < 4:
-                    assert _wait_gone(root), f"cycle {cycle}: {root} is still there"
+                    # Real time: the control plane's processes end, then the directory goes.
+                    removed = f"cycle {cycle}: {root} removed"
+                    wait_for(_removed(root), removed, timeout=60)
     finally:
         sim.stop()  # at once after the last delete: the stop removes what is left
     assert sim.returncode == 0

@@ -11,11 +11,8 @@ from testkit.sim import SimulatorProcess
 from tests.clusters import together_client
 from tests.integration.test_kubernetes_sim import REQUEST, _pods, _wait_match
 from tests.kube_helpers import gpu_job
-from together_api.wire import (
-    TARGETED_SCALE_DOWN_ANNOTATION,
-    ClusterCreateRequest,
-    ClusterUpdateRequest,
-)
+from together_api.wire import ClusterCreateRequest, ClusterUpdateRequest
+from together_facts.values import TARGETED_SCALE_DOWN_ANNOTATION
 
 
 def _long_job(node: str) -> dict[str, Any]:

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 from pathlib import Path
 from typing import Any
 
 from testkit.kube import KubeClient, control_plane_processes
 from testkit.pulumi_env import PulumiEnv
 from testkit.sim import SimulatorProcess
+from testkit.wait import wait_for
 from tests.clusters import cluster_stack, together_client
 from tests.specs import CLUSTER_SPEC
 from together_api.wire import (
@@ -122,7 +122,7 @@ def test_nodes_match_through_pulumi_up_fill_target_standard_reclaim_refill(
             assert reclaimed not in refilled
             kube.close()
         stack.destroy()  # the cluster goes, and with it every control-plane process
-        assert _wait_no_processes(sim.state_dir / "kube") == []
+        _wait_no_processes(sim.state_dir / "kube")
 
 
 def _job(name: str) -> dict[str, Any]:
@@ -338,13 +338,13 @@ def test_a_reclaim_cordons_warns_evicts_fails_143_removes_at_5_minutes_and_refil
         kube.close()
 
 
-def _wait_no_processes(marker: Path, timeout: float = 60.0) -> list[tuple[int, str]]:
-    deadline = time.monotonic() + timeout
-    left = control_plane_processes(marker)
-    while left and time.monotonic() < deadline:
-        time.sleep(0.1)
-        left = control_plane_processes(marker)
-    return left
+def _wait_no_processes(marker: Path, timeout: float = 60.0) -> None:
+    """Real time: each control-plane process under `marker` ends once it is told to."""
+    wait_for(
+        lambda: not control_plane_processes(marker),
+        f"every control-plane process under {marker} to end",
+        timeout=timeout,
+    )
 
 
 def _cluster_with_control_plane(sim: SimulatorProcess) -> str:
@@ -365,18 +365,18 @@ def test_no_process_outlives_a_deleted_cluster_or_a_stopped_or_killed_simulator(
         assert len(control_plane_processes(cluster_dir)) == 5  # etcd, apiserver, kcm, sched, kwok
         with together_client(sim) as client:
             client.delete_cluster(cid)
-        assert _wait_no_processes(cluster_dir) == []
+        _wait_no_processes(cluster_dir)
         _cluster_with_control_plane(sim)
         assert control_plane_processes(sim.state_dir)
     finally:
         sim.stop()  # SIGTERM (after 40 s SIGKILL, and the kernel kills its children then)
-    assert _wait_no_processes(sim.state_dir, timeout=10) == []
+    _wait_no_processes(sim.state_dir, timeout=10)
 
     killed = _simulator(tmp_path / "b", kube_bin, time_scale=0).start()
     try:
         _cluster_with_control_plane(killed)
         assert len(control_plane_processes(killed.state_dir)) == 5
         os.kill(killed.pid, signal.SIGKILL)
-        assert _wait_no_processes(killed.state_dir, timeout=10) == []
+        _wait_no_processes(killed.state_dir, timeout=10)
     finally:
         killed.stop()

@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 from pulumi import automation as auto
 
-from testkit.kube import KubeClient, kube_bin_or_skip
+from testkit.kube import KubeClient, control_plane_processes, kube_bin_or_skip
 from testkit.pulumi_env import REPO, PulumiEnv, provider_config
 from testkit.sim import SimulatorProcess
+from testkit.wait import wait_for
 from tests.clusters import live_clusters
 from tests.hosts import HOSTS, HostName
 from tests.kube_helpers import (
@@ -27,11 +28,9 @@ from tests.kube_helpers import (
     PodRecorder,
     advancing,
     cluster_api,
-    control_plane_processes,
     node_classes,
     reclaim,
     sim_clock,
-    wait_until,
 )
 
 API_KEY = "sk-test-key-5f1e9c3a7b"
@@ -160,7 +159,7 @@ def _reclaim(live: Workloads, cluster_id: str, targets: dict[str, PodHistory]) -
         return cordoned and set(targets) <= notified
 
     # The mirror acts within a pass of the simulator (no clock advance: still T+0).
-    wait_until(cordoned_and_notified, "the reclaimed nodes cordoned and notified", timeout=30)
+    wait_for(cordoned_and_notified, "the reclaimed nodes cordoned and notified", timeout=30)
     return {h.name for h in targets.values()}
 
 
@@ -185,17 +184,18 @@ def _reclaim_and_requeue(live: Workloads, cluster_id: str, count: int, cut: set[
     """Reclaim `count` nodes that run fresh trials, then wait for those trials to end and for
     their indexes to run again on the refill; the names of the pods cut short."""
     sim = live.sim
-    targets = wait_until(
-        lambda: _fresh_trials(live, count), f"{count} trial(s) to cut", sim=sim, advance=30
+    targets = wait_for(
+        lambda: _fresh_trials(live, count), f"{count} trial(s) to cut", each=lambda: sim.advance(30)
     )
     names = _reclaim(live, cluster_id, targets)
-    wait_until(lambda: _ended(live, names), "the reclaimed trials to end", sim=sim, advance=30)
+    wait_for(
+        lambda: _ended(live, names), "the reclaimed trials to end", each=lambda: sim.advance(30)
+    )
     indexes = {h.index for h in targets.values() if h.index is not None}
-    wait_until(
+    wait_for(
         lambda: _runs_again(live, indexes, cut | names),
         f"indexes {sorted(indexes)} to run again after the refill",
-        sim=sim,
-        advance=30,
+        each=lambda: sim.advance(30),
     )
     return names
 
@@ -223,11 +223,10 @@ def test_sweep_survives_reclaims_without_using_its_backoff_limit(
     assert "no storage class found" not in up.stdout + up.stderr
 
     # The trials start on the three preemptible nodes once the fill has added them.
-    wait_until(
+    wait_for(
         lambda: len(_running_job_pods(live)) == PARALLELISM,
         "a trial running on each preemptible node",
-        sim=simulator,
-        advance=30,
+        each=lambda: simulator.advance(30),
     )
     live.note_nodes()
     claim = live.api.get("/api/v1/namespaces/default/persistentvolumeclaims/sweep-checkpoints")
@@ -252,7 +251,9 @@ def test_sweep_survives_reclaims_without_using_its_backoff_limit(
         assert "Failed" not in done, f"the Job failed: {job['status']}"
         return job if "Complete" in done else None
 
-    job = wait_until(complete, "the Job to complete", sim=simulator, advance=2 * STEP, timeout=180)
+    job = wait_for(
+        complete, "the Job to complete", each=lambda: simulator.advance(2 * STEP), timeout=180
+    )
 
     # No reclaim counted: backoffLimit is 0, the Job completed, and it counted no failure.
     assert job["status"]["succeeded"] == TRIALS
@@ -346,19 +347,19 @@ def test_burst_inference_applies_and_destroy_stops_the_control_plane(
             where[name] = {live.classes[p["spec"]["nodeName"]] for p in ready}
         return where
 
-    where = wait_until(placed, "every replica running", sim=simulator, advance=30)
+    where = wait_for(placed, "every replica running", each=lambda: simulator.advance(30))
     assert where == {"llm-serve": {"standard"}, "llm-burst": {"preemptible"}}
     budgets = live.api.items("/apis/policy/v1/namespaces/default/poddisruptionbudgets")
     assert [b["metadata"]["name"] for b in budgets] == ["llm-serve"]
     service = live.api.get("/api/v1/namespaces/default/services/llm")
     assert service["spec"]["selector"] == {"app.kubernetes.io/name": "llm"}
 
-    assert control_plane_processes(simulator.pid), "no control plane ran for the cluster"
+    assert control_plane_processes(simulator.state_dir), "no control plane ran for the cluster"
     workloads.close()
     advancing(stack.destroy, simulator, STEP)
     assert live_clusters(simulator) == []
-    wait_until(
-        lambda: not control_plane_processes(simulator.pid),
+    wait_for(
+        lambda: not control_plane_processes(simulator.state_dir),
         "the control plane to stop after destroy",
         timeout=60,
     )

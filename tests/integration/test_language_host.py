@@ -28,6 +28,7 @@ from pulumi.runtime.proto import language_pb2, language_pb2_grpc
 from testkit.langhost import host_extras, our_build_dir
 from testkit.pulumi_env import PulumiEnv
 from testkit.sim import SimulatorProcess
+from testkit.wait import wait_for
 from tests.clusters import cluster_stack, successful_posts
 from tests.integration.conftest import PROGRAMS
 from tests.reliability.helpers import (
@@ -36,7 +37,6 @@ from tests.reliability.helpers import (
     kill_session,
     session_pids,
     start_cli,
-    wait_for,
 )
 from tests.specs import CLUSTER_SPEC as BASE
 
@@ -47,11 +47,24 @@ VENV = str(Path(sys.prefix))
 HEALTH_INTERVAL = "200ms"
 
 
+class EngineProbes(grpc.GenericRpcHandler):  # type: ignore[misc]
+    """Counts the host's health probes of the fake engine; each is still answered Unimplemented
+    (no handler), which the host's health check treats as alive."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def service(self, handler_call_details: grpc.HandlerCallDetails) -> None:
+        if handler_call_details.method == "/grpc.health.v1.Health/Check":
+            self.count += 1
+
+
 @dataclass
 class Host:
     process: subprocess.Popen[str]
     stub: language_pb2_grpc.LanguageRuntimeStub
     engine: grpc.Server
+    probes: EngineProbes
 
     def exited(self) -> bool:
         return self.process.poll() is not None
@@ -59,7 +72,8 @@ class Host:
 
 @pytest.fixture
 def host(engine: Path) -> Iterator[Host]:
-    fake_engine = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    probes = EngineProbes()
+    fake_engine = grpc.server(futures.ThreadPoolExecutor(max_workers=2), handlers=[probes])
     port = fake_engine.add_insecure_port("127.0.0.1:0")
     fake_engine.start()
     process = subprocess.Popen(
@@ -72,7 +86,7 @@ def host(engine: Path) -> Iterator[Host]:
     host_port = int(process.stdout.readline())
     channel = grpc.insecure_channel(f"127.0.0.1:{host_port}")
     try:
-        yield Host(process, language_pb2_grpc.LanguageRuntimeStub(channel), fake_engine)
+        yield Host(process, language_pb2_grpc.LanguageRuntimeStub(channel), fake_engine, probes)
     finally:
         channel.close()
         process.kill()
@@ -129,7 +143,9 @@ def test_cancel_shuts_the_host_down(host: Host) -> None:
 @pytest.mark.langhost_extras("health-interval")
 def test_host_exits_when_the_engine_goes_away(host: Host) -> None:
     """A CLI killed with SIGKILL never says goodbye: the health check is what ends the host."""
-    wait_for(lambda: not host.exited(), timeout=1, what="the host to stay up")
+    # Stays up: three probes answered (each a health interval apart), and the host still runs.
+    wait_for(lambda: host.probes.count >= 3, timeout=20, what="three health probes")
+    assert not host.exited()
     host.engine.stop(None)
     wait_for(host.exited, timeout=20, what="the host to exit after the engine stopped")
 

@@ -99,7 +99,8 @@ def test_custom_timeouts_bound_the_create_in_place_of_ready_timeout_seconds(
     stack, _ = native_stack(
         native_env, simulator, {"train": {**BASE, "ready_timeout_seconds": 0.01}}
     )
-    _timeouts(stack, create=120)
+    # ready_timeout_seconds bounds a delete too (every kind's): the delete customTimeout wins there.
+    _timeouts(stack, create=120, delete=120)
     assert stack.up().outputs["train_status"].value == "Ready"  # ... the customTimeout wins
     stack.destroy()
     # And a customTimeout shorter than provisioning stops the create, leaving nothing billing.

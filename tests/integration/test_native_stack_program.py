@@ -10,15 +10,12 @@ from pulumi import automation as auto
 
 from testkit.pulumi_env import PulumiEnv
 from testkit.sim import SimulatorProcess
-from tests.clusters import live_clusters, repo_program
+from tests.clusters import FAST_SIMULATOR, live_clusters, repo_program
 from tests.native import CLUSTER_TOKEN, VOLUME_TOKEN
 from together_provider.cluster.table import CLUSTER_TYPE
 from together_provider.volume.table import VOLUME_TYPE
 
-pytestmark = [
-    pytest.mark.engine,
-    pytest.mark.parametrize("simulator", [{"time_scale": 600}], indirect=True),
-]
+pytestmark = [pytest.mark.engine, FAST_SIMULATOR]
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from pulumi import automation as auto
 
 from testkit.pulumi_env import REPO, PulumiEnv, provider_config
 from testkit.sim import SimulatorProcess
-from tests.clusters import live_clusters, preview_error
+from tests.clusters import FAST_SIMULATOR, live_clusters, preview_error
 from tests.native import (
     CLUSTER_TOKEN,
     PLUGIN_DIR,
@@ -37,7 +37,6 @@ from together_api.wire import ClusterUpdateRequest
 EXAMPLE = REPO / "examples" / "typescript"
 SDK = REPO / "sdk" / "typescript"
 pytestmark = pytest.mark.engine
-with_simulator = pytest.mark.parametrize("simulator", [{"time_scale": 600}], indirect=True)
 
 
 @pytest.fixture(scope="session")
@@ -113,7 +112,7 @@ def client(simulator: SimulatorProcess) -> Iterator[TogetherClient]:
         yield c
 
 
-@with_simulator
+@FAST_SIMULATOR
 def test_typescript_program_up_target_change_refresh_and_destroy(
     ts_env: PulumiEnv,
     simulator: SimulatorProcess,
@@ -154,7 +153,7 @@ def test_typescript_program_up_target_change_refresh_and_destroy(
     assert ts_env.resource_outputs(work, VOLUME_TOKEN) == []
 
 
-@with_simulator
+@FAST_SIMULATOR
 def test_typescript_preview_rejects_a_zero_standard_spec_without_api_calls(
     ts_env: PulumiEnv, simulator: SimulatorProcess, installed_example: Path
 ) -> None:
@@ -166,7 +165,7 @@ def test_typescript_preview_rejects_a_zero_standard_spec_without_api_calls(
     assert simulator.requests() == []
 
 
-@with_simulator
+@FAST_SIMULATOR
 def test_typescript_import_writes_a_program_that_previews_no_changes(
     ts_env: PulumiEnv, simulator: SimulatorProcess, installed_example: Path
 ) -> None:
@@ -183,7 +182,7 @@ def test_typescript_import_writes_a_program_that_previews_no_changes(
     assert [c.cluster_id for c in live_clusters(simulator)] == [existing_id]
 
 
-@with_simulator
+@FAST_SIMULATOR
 def test_a_program_without_its_npm_install_says_to_run_it(
     ts_env: PulumiEnv, simulator: SimulatorProcess
 ) -> None:

@@ -15,7 +15,7 @@ from pulumi import automation as auto
 
 from testkit.pulumi_env import REPO, PulumiEnv, provider_config
 from testkit.sim import SimulatorProcess
-from tests.clusters import live_clusters, preview_error
+from tests.clusters import FAST_SIMULATOR, live_clusters, preview_error
 from tests.native import (
     PLUGIN_DIR,
     import_legacy,
@@ -25,10 +25,7 @@ from tests.native import (
 )
 
 EXAMPLE = REPO / "examples" / "yaml"
-pytestmark = [
-    pytest.mark.engine,
-    pytest.mark.parametrize("simulator", [{"time_scale": 600}], indirect=True),
-]
+pytestmark = [pytest.mark.engine, FAST_SIMULATOR]
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ engine test (about a minute on 2 cores).
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
@@ -28,23 +29,11 @@ def test_pulumi_install_then_up_on_a_fresh_clone(
 ) -> None:
     clone = fresh_clone(tmp_path / "clone")
     assert not (clone / ".venv").exists()
-    env = PulumiEnv(
-        root=tmp_path,
-        bin_dir=engine,
-        extra_env={
-            "TOGETHER_API_KEY": API_KEY,
-            "TOGETHER_BASE_URL": simulator.base_url,
-            # stacks/Pulumi.dev.yaml's salt belongs to the demo's passphrase.
-            "PULUMI_CONFIG_PASSPHRASE": "demo-passphrase",
-        },
+    # stacks/Pulumi.dev.yaml's salt belongs to the demo's passphrase.
+    env = PulumiEnv.for_user(
+        tmp_path, engine, base_url=simulator.base_url, api_key=API_KEY, passphrase="demo-passphrase"
     )
-    env.home.mkdir()
-    env.backend_dir.mkdir()
-
-    def pulumi(*args: str) -> str:
-        done = env.run(clone, *args, check=False)
-        assert done.returncode == 0, f"pulumi {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
-        return done.stdout + done.stderr
+    pulumi = functools.partial(env.succeed, clone)
 
     installed = pulumi("install")
     assert (clone / ".venv" / "bin" / "python").exists()

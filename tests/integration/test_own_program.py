@@ -8,6 +8,7 @@ PULUMI_CONFIG=null crashed every such program inside the SDK.)
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from pathlib import Path
@@ -99,26 +100,15 @@ def test_the_readme_example_installs_and_previews_as_written(
     """All three files verbatim (`<clone>`: this repository), `pulumi install` making the
     program's own virtualenv from its requirements.txt, then a preview: what the README says to
     run. Builds a virtualenv: about 20 s with pip's cache warm."""
-    env = PulumiEnv(
-        root=tmp_path,
-        bin_dir=engine,
-        extra_env={
-            "TOGETHER_API_KEY": API_KEY,
-            "TOGETHER_BASE_URL": simulator.base_url,
-            "PULUMI_CONFIG_PASSPHRASE": "readme-example",
-        },
+    env = PulumiEnv.for_user(
+        tmp_path, engine, base_url=simulator.base_url, api_key=API_KEY, passphrase="readme-example"
     )
-    env.home.mkdir()
-    env.backend_dir.mkdir()
     work = tmp_path / "my-gpus"
     work.mkdir()
     for name, text in readme_example().items():
         (work / name).write_text(text.replace("<clone>", str(README.parent)))
 
-    def pulumi(*args: str) -> str:
-        done = env.run(work, *args, check=False)
-        assert done.returncode == 0, f"pulumi {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
-        return done.stdout + done.stderr
+    pulumi = functools.partial(env.succeed, work)
 
     installed = pulumi("install")
     assert (work / "venv" / "bin" / "python").exists()

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from testkit.github_server import GitHubServer
-from tests.previews import Previews, record_previews, rendered, table_row
+from tests.previews import Previews, record_previews, rejected, rendered, table_row
 from tests.specs import CLUSTER_SPEC
 from together_provider.preview import Outcome, load_price_table
 from together_provider.preview.__main__ import main
@@ -95,12 +95,8 @@ def test_region_change_is_a_replacement_that_needs_approval(previews: Any) -> No
 
 
 def test_conversion_is_blocked_with_the_providers_reason(previews: Any) -> None:
-    assert previews["conversion"].returncode != 0
-    plan, comment = rendered(previews, "conversion")
-    assert plan.outcome is Outcome.BLOCKED
-    (rejection,) = plan.rejections
-    assert rejection.cluster == "train"
-    assert rejection.message.startswith("cluster 'train': num_gpus 8 -> 16 with")
+    message, comment = rejected(previews, "conversion", "train")
+    assert message.startswith("cluster 'train': num_gpus 8 -> 16 with")
     assert "refuses it as a safety policy: capacity drops while the new nodes provision" in comment
     assert "| `train`" not in comment
 

@@ -9,13 +9,10 @@ from pulumi import automation as auto
 
 from testkit.pulumi_env import PulumiEnv
 from testkit.sim import SimulatorProcess
-from tests.clusters import preview_error, repo_program
+from tests.clusters import FAST_SIMULATOR, preview_error, repo_program
 from together_api.client import TogetherClient
 
-pytestmark = [
-    pytest.mark.engine,
-    pytest.mark.parametrize("simulator", [{"time_scale": 600}], indirect=True),
-]
+pytestmark = [pytest.mark.engine, FAST_SIMULATOR]
 
 
 @pytest.fixture

@@ -5,15 +5,14 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 from pulumi import automation as auto
 
 from testkit.pulumi_env import PulumiEnv
 from testkit.sim import SimulatorProcess
+from testkit.wait import wait_for
 from tests.clusters import cluster_stack, successful_posts
 from tests.specs import CLUSTER_SPEC
 
@@ -55,15 +54,6 @@ def up_past_create(
     up = start_cli(env, work, *UP, "test")
     wait_for(lambda: successful_posts(sim) == 1, timeout=60, what="the create's POST")
     return stack, work, up
-
-
-def wait_for(condition: Any, *, timeout: float, what: str, interval: float = 0.05) -> None:
-    """Bounded polling of something a subprocess does; fails with `what` after `timeout`."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(interval)
 
 
 def session_pids(proc: subprocess.Popen[str]) -> list[int]:

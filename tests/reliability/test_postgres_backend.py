@@ -23,6 +23,7 @@ from pulumi import automation as auto
 
 from testkit.pulumi_env import PulumiEnv
 from testkit.sim import SimulatorProcess
+from testkit.wait import wait_for
 from tests.clusters import (
     cluster_stack,
     live_clusters,
@@ -38,7 +39,6 @@ from tests.reliability.helpers import (
     on_engine,
     start_cli,
     up_past_create,
-    wait_for,
 )
 from tests.reliability.postgres import PostgresServer
 from tests.specs import CLUSTER_SPEC as BASE

@@ -7,6 +7,7 @@ from pulumi import automation as auto
 
 from testkit.pulumi_env import PulumiEnv
 from testkit.sim import SimulatorProcess
+from testkit.wait import wait_for
 from tests.clusters import (
     CLUSTER_TYPE,
     cluster_stack,
@@ -14,7 +15,7 @@ from tests.clusters import (
     set_clusters,
     successful_posts,
 )
-from tests.reliability.helpers import UP, on_engine, start_cli, wait_for
+from tests.reliability.helpers import UP, on_engine, start_cli
 from tests.specs import CLUSTER_SPEC as BASE
 
 # 360 simulated seconds of provisioning take 3 s: the reclaims land while `up` creates "eval".

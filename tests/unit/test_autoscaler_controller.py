@@ -107,6 +107,9 @@ def controller(
     )
 
 
+BUSY_64 = tuple(NodeState(f"n{i}", 8, used_gpus=8, workload_pods=1) for i in range(8))
+
+
 def burst(n: int) -> tuple[PendingPod, ...]:
     return tuple(PendingPod("default", f"p{i}", f"u{i}", 8, True) for i in range(n))
 
@@ -117,6 +120,15 @@ def test_a_burst_is_one_put_and_an_event_on_each_pod(make_client: MakeClient) ->
     assert decision is not None and decision.action is Action.SCALE_UP
     assert together.puts == [{"num_preemptible_gpus": 24}]
     assert kube.calls == [("event", f"TriggeredScaleUp/p{i}") for i in range(3)]
+
+
+def test_a_hold_is_told_to_each_pod_once_across_scans(make_client: MakeClient) -> None:
+    together, kube = FakeTogether(desired=64), FakeKube(nodes=BUSY_64, pending=burst(2))
+    loop = controller(make_client, together, kube, FakeElector())
+    for _ in range(3):
+        decision = loop.tick()
+        assert decision is not None and decision.reason == "MaxPreemptibleGpusReached"
+    assert kube.calls == [("event", f"MaxPreemptibleGpusReached/p{i}") for i in range(2)]
 
 
 def test_a_retryable_failure_is_retried_by_the_client(make_client: MakeClient) -> None:

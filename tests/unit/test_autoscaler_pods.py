@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from lightkube.resources.core_v1 import Node, Pod
 
-from together_api.values import TARGETED_SCALE_DOWN_ANNOTATION
 from together_autoscaler.pods import node_state, pending_pod
+from together_facts.values import TARGETED_SCALE_DOWN_ANNOTATION
 
 CLASS = "together.ai/compute-class"
 UNSCHEDULABLE = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}

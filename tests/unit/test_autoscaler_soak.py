@@ -16,14 +16,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from together_autoscaler.decide import decide
-from together_autoscaler.model import (
-    ClusterState,
-    Limits,
-    Memory,
-    NodeState,
-    Observed,
-    PendingPod,
-)
+from together_autoscaler.model import ClusterState, Limits, Memory, NodeState, Observed, PendingPod
 
 LIMITS = Limits(min_gpus=8, max_gpus=80, unneeded_seconds=120, provision_timeout_seconds=900)
 

@@ -13,7 +13,9 @@ from tests.fake_time import FakeTime
 from tests.mock_client import KEY, Handler
 from tests.specs import CLUSTER_SPEC
 from together_api.client import TogetherClient
-from together_api.errors import (
+from together_api.retry import RetryPolicy
+from together_api.wire import Cluster, ClusterCreateRequest, ClusterUpdateRequest
+from together_facts.errors import (
     ApiConnectionError,
     ApiError,
     AuthenticationError,
@@ -27,9 +29,7 @@ from together_api.errors import (
     TogetherError,
     UnexpectedResponseError,
 )
-from together_api.hints import FixHints
-from together_api.retry import RetryPolicy
-from together_api.wire import Cluster, ClusterCreateRequest, ClusterUpdateRequest
+from together_facts.hints import FixHints
 
 CREATE = ClusterCreateRequest(cluster_name="train", billing_type="ON_DEMAND", **CLUSTER_SPEC)
 

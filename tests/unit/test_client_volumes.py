@@ -10,13 +10,13 @@ import httpx
 import pytest
 
 from tests.fake_time import FakeTime
-from together_api.errors import (
+from together_api.wire import VolumeCreateRequest
+from together_facts.errors import (
     NotFoundError,
     TogetherError,
     VolumeInUseError,
     VolumeNotAvailableError,
 )
-from together_api.wire import VolumeCreateRequest
 
 VOLUMES = "/v1/compute/clusters/storage/volumes"
 

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from together_api import errors
-from together_api.errors import ApiError, InputError, SpecError, TogetherError
+from together_facts import errors
+from together_facts.errors import ApiError, InputError, SpecError, TogetherError
 from together_provider.kubernetes import WorkloadSpecError
 from together_provider.preview import PreviewInputError
 from together_provider.stack_config import ConfigError

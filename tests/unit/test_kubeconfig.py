@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from together_api.errors import TogetherError
-from together_api.hints import FixHints
 from together_api.kubeconfig import KubeconfigError, decode_kube_config
+from together_facts.errors import TogetherError
+from together_facts.hints import FixHints
 
 YAML = (
     "apiVersion: v1\nkind: Config\nclusters:\n- name: train\n  cluster:\n"

@@ -72,7 +72,7 @@ def test_the_simulator_builds_on_the_wire_schema() -> None:
 
 
 def test_the_autoscaler_builds_on_the_api_layer() -> None:
-    assert {"together_api.client", "together_api.prices"} <= _imports("together_autoscaler")
+    assert {"together_api.client", "together_facts.prices"} <= _imports("together_autoscaler")
 
 
 def test_the_autoscalers_decision_needs_no_kubernetes_client() -> None:
@@ -91,7 +91,7 @@ def _loaded_after(statement: str) -> set[str]:
 
 
 def test_importing_the_api_layer_loads_no_pulumi() -> None:
-    loaded = _loaded_after("import together_api.client, together_api.wire, together_api.errors")
+    loaded = _loaded_after("import together_api.client, together_api.wire, together_facts.errors")
     assert {"pulumi", "grpc", "dill", "together_provider", "together_sim"} & loaded == set()
 
 
@@ -173,10 +173,11 @@ def test_the_benchmarks_import_no_test_code() -> None:
 
 def test_the_api_package_exports_its_surface_and_stays_cheap_to_import() -> None:
     import together_api
-    from together_api import client, errors, hints, kubeconfig, retry, wire
+    from together_api import client, kubeconfig, retry, wire
+    from together_facts import errors, hints, values
 
     assert set(errors.__all__) <= set(together_api.__all__)
-    modules = (client, errors, hints, kubeconfig, retry, wire)
+    modules = (client, errors, hints, kubeconfig, retry, values, wire)
     for name in together_api.__all__:
         (home,) = [m for m in modules if name in m.__all__]
         assert getattr(together_api, name) is getattr(home, name), name
@@ -240,6 +241,7 @@ def test_the_cycle_check_finds_a_cycle() -> None:
 
 
 INSTALLED = (
+    "together_facts",
     "together_api",
     "together_provider",
     "together_sim",
@@ -256,21 +258,21 @@ def test_no_product_package_has_an_import_cycle() -> None:
 
 def test_the_cycle_check_sees_a_cycle_across_packages() -> None:
     graph = _module_graph(*INSTALLED)
-    graph["together_api.errors"] = {*graph["together_api.errors"], "together_provider.registry"}
+    graph["together_facts.errors"] = {*graph["together_facts.errors"], "together_provider.registry"}
     assert _cycle(graph) is not None
 
 
 def test_the_provider_and_the_controller_share_one_placement_rule() -> None:
-    """Where a pod may run is one pure rule (`together_api.placement`): the provider's workload
+    """Where a pod may run is one pure rule (`together_facts.placement`): the provider's workload
     helpers and the autoscaler's controller both import it, and the autoscaler no Pulumi."""
     placement = ROOT / "together_provider" / "kubernetes" / "placement.py"
-    assert "together_api.placement" in _imports_of(placement)
-    assert "together_api.placement" in _imports_of(ROOT / "together_autoscaler" / "pods.py")
-    assert _imports_of(ROOT / "together_api" / "placement.py") <= {
+    assert "together_facts.placement" in _imports_of(placement)
+    assert "together_facts.placement" in _imports_of(ROOT / "together_autoscaler" / "pods.py")
+    assert _imports_of(ROOT / "together_facts" / "placement.py") <= {
         "__future__",
         "collections.abc",
         "typing",
-        "together_api.values",
+        "together_facts.values",
     }
 
 
@@ -279,7 +281,7 @@ def test_the_framework_imports_no_feature() -> None:
     feature builds on: it imports nothing from preview, stack_config, native, codegen, the hosts
     or the registry, anywhere in a module, so a new feature edits no file of it."""
     imported = {m for m in _imports("together_provider/framework") if m.startswith("together_")}
-    assert {m for m in imported if not m.startswith(("together_api.", FRAMEWORK))} == set()
+    assert {m for m in imported if not m.startswith(("together_api.", "together_facts.", FRAMEWORK))} == set()
 
 
 FRAMEWORK: Final = "together_provider.framework"
@@ -408,3 +410,53 @@ def test_the_getattr_scan_sees_hooks_and_skips_declarations() -> None:
         "__getattr__ = make()\n"
     )
     assert sorted(_hooks_in(source, "m.py")) == ["m.py", "m.py:Hidden"]
+
+
+PRODUCT = (
+    "together_api",
+    "together_provider",
+    "together_sim",
+    "together_autoscaler",
+    "together_policy",
+)
+
+
+def test_the_shared_facts_are_pure_and_below_every_layer() -> None:
+    """`together_facts` imports no HTTP, no pydantic, no Pulumi and nothing of ours: every
+    layer may import it, so the policy pack and the autoscaler price and pack without a client."""
+    imported = _top(_imports("together_facts"))
+    assert imported & {"httpx", "pydantic", "pydantic_core", "pulumi", *PRODUCT} == set()
+    loaded = _loaded_after(
+        "import together_facts.errors, together_facts.hints, together_facts.packing, "
+        "together_facts.prices, together_facts.resend, together_facts.values"
+    )
+    assert loaded & {"httpx", "pydantic", "pulumi", *PRODUCT} == set()
+
+
+@pytest.mark.parametrize("package", ["together_autoscaler", "together_policy"])
+def test_the_autoscaler_and_the_policy_pack_take_the_facts_from_the_pure_package(
+    package: str,
+) -> None:
+    """Never a constant through `together_api.wire`'s models (which load pydantic)."""
+    sources = list((ROOT / package).rglob("*.py"))
+    through_wire = [
+        f"{source.relative_to(ROOT)}: {node.names[0].name}"
+        for source in sources
+        for node in ast.walk(ast.parse(source.read_text()))
+        if isinstance(node, ast.ImportFrom)
+        and node.module == "together_api.wire"
+        and any(alias.name.isupper() for alias in node.names)
+    ]
+    assert through_wire == []
+    assert "together_facts" in _top(_imports(package))
+
+
+def test_the_comment_imports_nothing_of_gitops() -> None:
+    """The PR comment (`preview`, its CLI aside) imports no GitOps module and no HTTP client:
+    talking to GitHub is `gitops`'s."""
+    for source in (ROOT / "together_provider" / "preview").glob("*.py"):
+        if source.name == "__main__.py":
+            continue
+        imported = _imports_of(source)
+        assert {m for m in imported if m.startswith("together_provider.gitops")} == set(), source
+        assert "httpx" not in imported, source

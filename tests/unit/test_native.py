@@ -21,7 +21,7 @@ from pulumi.provider.experimental.provider import (
 )
 
 from tests.specs import CLUSTER_SPEC
-from together_api.errors import DeadlineExceededError
+from together_facts.errors import DeadlineExceededError
 from together_provider.cluster.table import CLUSTER
 from together_provider.framework.lifecycle import Applied
 from together_provider.hosts.native import _import, _properties

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from together_api.packing import nodes_to_add
+from together_facts.packing import nodes_to_add
 
 
 @pytest.mark.parametrize(

@@ -136,13 +136,13 @@ def test_every_figure_from_a_placeholder_rate_is_marked_where_it_is_shown(tmp_pa
     assert "over the `--max-monthly-increase` threshold of $100.00/month by " in comment
     assert f"by ${8 * rate * 730 - 100:,.2f}†" in comment
     legend = (
-        "† computed from a placeholder rate of `together_api/prices.json` (not a price list; "
+        "† computed from a placeholder rate of `together_facts/prices.json` (not a price list; "
         f"as of {load_price_table().as_of}): put real rates there (or pass `--prices FILE`), "
         f"or per stack under `{PROJECT}:pricesPerGpuHour`."
     )
     assert legend in comment
     footer = comment.split("<sub>")[1]
-    assert "PLACEHOLDER rates for H100_SXM from `together_api/prices.json`" in footer
+    assert "PLACEHOLDER rates for H100_SXM from `together_facts/prices.json`" in footer
     assert f"`{PROJECT}:pricesPerGpuHour`" in footer
 
 

@@ -1,4 +1,4 @@
-"""`together_api.prices.max_preemptible_within`: the inverse of `hourly_cost` the autoscaler's
+"""`together_facts.prices.max_preemptible_within`: the inverse of `hourly_cost` the autoscaler's
 ``--max-hourly-usd`` cap uses, checked against `hourly_cost` itself."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from together_api.prices import (
+from together_facts.prices import (
     DEFAULT_PRICES_FILE,
     PriceTable,
     hourly_cost,
@@ -52,6 +52,6 @@ def test_the_price_file_points_only_to_files_in_the_repository() -> None:
 
 def test_the_bundled_rates_are_marked_as_placeholders() -> None:
     table = load_price_table()
-    assert table.placeholder and table.file == "together_api/prices.json"
+    assert table.placeholder and table.file == "together_facts/prices.json"
     assert table.is_placeholder(GPU)
     assert not table.with_overrides({GPU: 1.0}).is_placeholder(GPU)

@@ -19,7 +19,7 @@ from pytest_mock import MockerFixture
 from tests.fake_api import CLUSTERS, ONE, SPEC, FakeApi, cluster, reply
 from together_api import client as client_module
 from together_api.client import TogetherClient
-from together_api.errors import (
+from together_facts.errors import (
     AuthenticationError,
     NotFoundError,
     ProvisioningFailedError,

@@ -36,6 +36,7 @@ CONSUMERS = sorted(
         ROOT / "together_provider" / "stack_config.py",
         ROOT / "together_provider" / "docs.py",
         *(ROOT / "together_provider" / "preview").glob("*.py"),
+        *(ROOT / "together_provider" / "gitops").glob("*.py"),
     ]
 )
 

@@ -9,6 +9,7 @@ import pytest
 
 from tests.fake_time import FakeTime
 from together_api.retry import RetryDecision, RetryPolicy, call_with_retry
+from together_facts.resend import Failure, may_resend
 
 
 class Boom(Exception):
@@ -128,3 +129,19 @@ def test_policy_rejects_nonsense() -> None:
         RetryPolicy(attempts=0)
     with pytest.raises(ValueError):
         RetryPolicy(deadline=-1)
+
+
+@pytest.mark.parametrize(
+    ("failure", "any_method"),
+    [
+        (Failure.RATE_LIMITED, True),
+        (Failure.NEVER_SENT, True),
+        (Failure.ANSWERED, False),
+        (Failure.CONNECTION_LOST, False),
+    ],
+)
+def test_the_resend_rule_sends_a_post_again_only_when_the_server_did_nothing(
+    failure: Failure, any_method: bool
+) -> None:
+    assert may_resend(failure, idempotent=True)
+    assert may_resend(failure, idempotent=False) is any_method

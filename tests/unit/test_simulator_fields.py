@@ -7,7 +7,8 @@ from typing import Any
 
 from tests.sim_app import BASE, Sim
 from tests.specs import OIDC
-from together_api.wire import LIFECYCLE_REASONS, Cluster
+from together_api.wire import Cluster
+from together_facts.values import LIFECYCLE_REASONS
 from together_sim.requests import IGNORED_HEADER
 
 IGNORED = IGNORED_HEADER.lower()

@@ -9,8 +9,8 @@ import pytest
 from pulumi.output import UNKNOWN as PULUMI_UNKNOWN
 
 from tests.specs import ENGINE_PROPS as BASE
-from together_api.errors import SpecError
-from together_api.wire import GPU_TYPES
+from together_facts.errors import SpecError
+from together_facts.values import GPU_TYPES
 from together_provider.cluster.table import CLUSTER, ClusterSpec
 from together_provider.framework.schema import UNKNOWN, Draft, Failure, Unknown, is_unknown
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from tests.sim_app import Sim
-from together_api.values import TARGETED_SCALE_DOWN_ANNOTATION
 from together_api.wire import ClusterUpdateRequest
+from together_facts.values import TARGETED_SCALE_DOWN_ANNOTATION
 from together_sim.clusters.operations import lowers
 from together_sim.clusters.state import SimCluster, SimNode
 from together_sim.model import World

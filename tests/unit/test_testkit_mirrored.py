@@ -25,6 +25,6 @@ def test_mirrored_waits_for_two_more_passes(
 
     monkeypatch.setattr(process, "now", lambda: 60.0)
     monkeypatch.setattr(process, "kubernetes_status", status)
-    monkeypatch.setattr("testkit.sim.time.sleep", lambda seconds: None)
+    monkeypatch.setattr("testkit.wait.time.sleep", lambda seconds: None)
     process.mirrored("c")
     assert asked == [5, 6, 7]  # seen 5 at the call, returned once 7 had finished

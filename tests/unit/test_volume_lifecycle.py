@@ -8,7 +8,7 @@ import pytest
 from pytest_mock import MockerFixture
 
 from tests.fake_api import CLUSTERS, FakeApi, client_for, cluster, reply
-from together_api.errors import SpecError, VolumeInUseError
+from together_facts.errors import SpecError, VolumeInUseError
 from together_provider.framework.schema import Schema
 from together_provider.volume.lifecycle import VolumeLifecycle
 from together_provider.volume.table import VOLUME
@@ -56,7 +56,7 @@ def test_delete_is_refused_while_a_live_cluster_uses_it_and_names_the_cluster() 
     api = FakeApi()
     api.on("GET", CLUSTERS, reply(200, using()))
     with pytest.raises(VolumeInUseError) as refused:
-        lifecycle(api).delete("vol-1", PROPS)
+        lifecycle(api).delete("vol-1", VOLUME.stored(PROPS))
     assert "volume 'ckpt' (vol-1) is attached to cluster 'train' (c-1, Ready)" in str(refused.value)
     assert "delete or replace cluster 'train' first" in str(refused.value)
     assert ("DELETE", ONE) not in api.seen
@@ -67,7 +67,7 @@ def test_delete_waits_out_a_deleting_cluster_then_waits_for_the_404() -> None:
     api.on("GET", CLUSTERS, reply(200, using("Deleting")), reply(200, NONE))
     api.on("DELETE", ONE, reply(200, {"success": True}))
     api.on("GET", ONE, reply(200, volume("deleting")), reply(404, {"error": {"message": "gone"}}))
-    lifecycle(api).delete("vol-1", PROPS)
+    lifecycle(api).delete("vol-1", VOLUME.stored(PROPS))
     assert api.seen == [
         ("GET", CLUSTERS),
         ("GET", CLUSTERS),
@@ -81,7 +81,7 @@ def test_read_shows_an_out_of_band_resize_as_drift() -> None:
     api = FakeApi()
     api.on("GET", ONE, reply(200, volume("bound", size=5)))
     api.on("GET", CLUSTERS, reply(200, using()))
-    observed = lifecycle(api).read("vol-1", {**PROPS, "size_tib": 2})
+    observed = lifecycle(api).read("vol-1", VOLUME.stored({**PROPS, "size_tib": 2}))
     assert observed is not None
     assert observed.inputs["size_tib"] == 5
     assert observed.outputs["cluster_ids"] == ["c-1"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pydantic
 import pytest
 
-from together_api import wire
 from together_api.wire import (
     Cluster,
     ClusterCreateRequest,
@@ -15,6 +14,7 @@ from together_api.wire import (
     GpuWorkerNode,
     NodeLifecycleEvent,
 )
+from together_facts import values
 
 CREATE = {
     "cluster_name": "train",
@@ -26,11 +26,11 @@ CREATE = {
 
 
 def test_constants() -> None:
-    assert wire.DEFAULT_BASE_URL == "https://api.together.ai/v1"
-    assert (wire.GPUS_PER_NODE, wire.DRAIN_WINDOW_SECONDS) == (8, 300)
-    assert wire.PREEMPTION_REASONS == ("TogetherPreemptionNotified", "TogetherPreempted")
-    assert wire.BILLING_TYPES == ("RESERVED", "ON_DEMAND", "SCHEDULED_CAPACITY")
-    assert wire.CLUSTER_TYPES == ("KUBERNETES", "SLURM")
+    assert values.DEFAULT_BASE_URL == "https://api.together.ai/v1"
+    assert (values.GPUS_PER_NODE, values.DRAIN_WINDOW_SECONDS) == (8, 300)
+    assert values.PREEMPTION_REASONS == ("TogetherPreemptionNotified", "TogetherPreempted")
+    assert values.BILLING_TYPES == ("RESERVED", "ON_DEMAND", "SCHEDULED_CAPACITY")
+    assert values.CLUSTER_TYPES == ("KUBERNETES", "SLURM")
 
 
 def test_create_request_rejects_unknown_fields_and_enum_values() -> None:
@@ -113,7 +113,7 @@ def test_error_body_accepts_both_shapes() -> None:
     assert (grpc.text, grpc.param) == ("Out of stock", None)
 
 
-@pytest.mark.parametrize("reason", wire.LIFECYCLE_REASONS)
+@pytest.mark.parametrize("reason", values.LIFECYCLE_REASONS)
 def test_every_documented_lifecycle_reason_parses_and_only_reclaims_are_preemptions(
     reason: str,
 ) -> None:

@@ -7,7 +7,10 @@ from collections.abc import Mapping
 from contextlib import suppress
 from typing import Any
 
-from together_api.errors import (
+from together_api.kubeconfig import KubeconfigError
+from together_api.retry import RetryDecision, call_with_retry
+from together_api.wire import Cluster
+from together_facts.errors import (
     ApiConnectionError,
     NotFoundError,
     ProvisioningFailedError,
@@ -15,8 +18,6 @@ from together_api.errors import (
     SpecError,
     TogetherError,
 )
-from together_api.kubeconfig import KubeconfigError
-from together_api.wire import Cluster
 from together_provider.cluster import mapping, rules
 from together_provider.cluster.table import CLUSTER, ClusterSpec
 from together_provider.framework.lifecycle import (
@@ -25,9 +26,18 @@ from together_provider.framework.lifecycle import (
     Observed,
     ResourceLifecycle,
 )
-from together_provider.framework.schema import Stored, without_host_keys
+from together_provider.framework.schema import Stored
 
 __all__ = ["ClusterLifecycle"]
+
+
+class _LostAnswer(Exception):
+    """A POST whose answer never came (a 5xx or a dropped connection): the one failure `_post`
+    retries, and only after looking the name up."""
+
+    def __init__(self, unsure: ServerError | ApiConnectionError) -> None:
+        super().__init__(unsure.message)
+        self.unsure = unsure
 
 
 class ClusterLifecycle(ResourceLifecycle):
@@ -103,34 +113,44 @@ class ClusterLifecycle(ResourceLifecycle):
         backoff the name is looked up again: a live cluster of this name is the one a POST
         created (the duplicate guard saw none just before), and only when it is still absent is
         the POST sent again. Never a blind retry that could create a second, billed cluster.
+        The retries are `call_with_retry`'s, the one retry loop; the lookups are this method's.
         """
         client, policy = self._client, self._client.retry
         request = mapping.create_request(spec)
-        started = client.clock()
-        attempt = 1
-        while True:
+        lost: list[_LostAnswer] = []
+
+        def post_unless_found() -> Cluster:
+            if lost:  # a retry: the last POST may have created it after all
+                found = self._find_live(spec)
+                if found is not None:
+                    self._found_after_lost_answer(spec, found, lost[-1].unsure)
+                    return found
+                self._say(
+                    f"cluster {spec.cluster_name!r}: create failed ({lost[-1].unsure.message}) "
+                    f"and no cluster of this name exists; retrying "
+                    f"({len(lost)}/{policy.attempts - 1})"
+                )
             try:
                 return client.create_cluster(request)
             except (ServerError, ApiConnectionError) as unsure:
-                wait = policy.backoff(attempt)
-                spent = attempt >= policy.attempts
-                if spent or client.clock() + wait - started > policy.deadline:
-                    # Out of retries: one last look, then give up with the real cause.
-                    found = self._find_live(spec)
-                    if found is None:
-                        raise
-                    self._found_after_lost_answer(spec, found, unsure)
-                    return found
-                client.sleep(wait)
-                found = self._find_live(spec)
-                if found is not None:
-                    self._found_after_lost_answer(spec, found, unsure)
-                    return found
-                self._say(
-                    f"cluster {spec.cluster_name!r}: create failed ({unsure.message}) and no "
-                    f"cluster of this name exists; retrying ({attempt}/{policy.attempts - 1})"
-                )
-                attempt += 1
+                lost.append(_LostAnswer(unsure))
+                raise lost[-1] from unsure
+
+        try:
+            return call_with_retry(
+                post_unless_found,
+                policy=policy,
+                classify=lambda exc: RetryDecision() if isinstance(exc, _LostAnswer) else None,
+                sleep=client.sleep,
+                clock=client.clock,
+            )
+        except _LostAnswer as spent:
+            # Out of retries: one last look, then give up with the real cause.
+            found = self._find_live(spec)
+            if found is None:
+                raise spent.unsure from None
+            self._found_after_lost_answer(spec, found, spent.unsure)
+            return found
 
     def _found_after_lost_answer(
         self, spec: ClusterSpec, cluster: Cluster, unsure: TogetherError
@@ -233,7 +253,7 @@ class ClusterLifecycle(ResourceLifecycle):
 
     # ------------------------------------------------------------------ read / delete
 
-    def read(self, id_: str, props: Mapping[str, Any]) -> Observed | None:
+    def read(self, id_: str, stored: Stored[ClusterSpec]) -> Observed | None:
         """The cluster as Together sees it now; None when it is gone (404 or Deleting)."""
         try:
             cluster = self._client.get_cluster(id_)
@@ -241,16 +261,17 @@ class ClusterLifecycle(ResourceLifecycle):
             return None
         if cluster.is_deleting:
             return None
-        live = CLUSTER.live_inputs(without_host_keys(props), cluster)
+        live = CLUSTER.live_inputs(stored.recorded, cluster)
         return Observed(id_, live, self._outputs(live, cluster))
 
     def delete(
-        self, id_: str, props: Mapping[str, Any], *, timeout_seconds: float | None = None
+        self, id_: str, stored: Stored[ClusterSpec], *, timeout_seconds: float | None = None
     ) -> None:
-        """DELETE (404 is fine: already gone), then wait until Together answers 404."""
+        """DELETE (404 is fine: already gone), then wait until Together answers 404, within
+        `delete_timeout` (the recorded `ready_timeout_seconds` unless the host gives one)."""
+        timeout = self.delete_timeout(stored, timeout_seconds)
         try:
             self._client.delete_cluster(id_)
         except NotFoundError:
             return
-        timeout = DELETE_TIMEOUT_SECONDS if timeout_seconds is None else timeout_seconds
         self._client.wait_until_deleted(id_, timeout=timeout)

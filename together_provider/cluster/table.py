@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from together_api.kubeconfig import decode_kube_config
-from together_api.values import BillingType, ClusterType, GpuType
+from together_facts.values import BillingType, ClusterType, GpuType
 from together_provider.framework import validators
 from together_provider.framework.fields import adopt_id_field, ready_timeout_field
 from together_provider.framework.fixes import PULUMI_FIXES
@@ -171,8 +171,8 @@ class ClusterSpec:
     )
     ready_timeout_seconds: float = ready_timeout_field(
         "only bounds how long the provider waits for readiness",
-        "How long create and standard-count updates wait for Ready (Pulumi's customTimeouts "
-        "do not reach dynamic providers).",
+        "How long create and standard-count updates wait for Ready, and delete for the "
+        "cluster to be gone (Pulumi's customTimeouts do not reach dynamic providers).",
     )
     adopt_cluster_id: str | None = adopt_id_field("cluster")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from together_api.hints import FixHints
+from together_facts.hints import FixHints
 
 __all__ = ["PULUMI_FIXES"]
 

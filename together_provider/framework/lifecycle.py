@@ -4,13 +4,13 @@ resource's lifecycle shares."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol, TypeVar
 
-from together_api.errors import NotFoundError, SpecError
+from together_facts.errors import NotFoundError, SpecError
 from together_provider.framework.rulebook import Rulebook
-from together_provider.framework.schema import Stored
+from together_provider.framework.schema import Stored, Unknown
 
 if TYPE_CHECKING:  # a preview (check and diff) must not load httpx or pydantic
     from together_api.client import TogetherClient
@@ -20,7 +20,6 @@ __all__ = [
     "Applied",
     "Lifecycle",
     "Observed",
-    "Props",
     "ResourceLifecycle",
     "Say",
     "Stored",
@@ -29,8 +28,6 @@ __all__ = [
 
 DELETE_TIMEOUT_SECONDS: Final = 1800.0
 """How long `delete` waits for Together to answer 404 when the host gives no timeout."""
-
-Props = Mapping[str, Any]
 
 Say = Callable[[str], None]
 """A progress callback: one human-readable line per step."""
@@ -74,7 +71,7 @@ class Lifecycle(Protocol[Spec]):
     nothing again and asks the rules through its `RULEBOOK` only. `outputs` in every answer echo
     each input beside the computed fields, ints as ints; which outputs are secret is the field
     table's word (`Schema.secret_outputs`). `timeout_seconds` bounds the wait (a native host
-    passes Pulumi's customTimeouts). Errors descend from `together_api.errors.TogetherError`; a
+    passes Pulumi's customTimeouts). Errors descend from `together_facts.errors.TogetherError`; a
     bad spec is a `SpecError` naming the resource, the field and the fix."""
 
     def create(self, spec: Spec, *, timeout_seconds: float | None = None) -> Applied:
@@ -91,17 +88,17 @@ class Lifecycle(Protocol[Spec]):
         `new`."""
         ...
 
-    def read(self, id_: str, props: Props) -> Observed | None:
-        """The live object (None: it is gone). `props` are the stored properties as recorded (a
-        plain dict keyed by the table's snake_case names; keys starting with `__` are host
-        bookkeeping and ignored): a refresh echoes them and an import has none, so nothing here
-        is a spec to parse."""
+    def read(self, id_: str, stored: Stored[Any]) -> Observed | None:
+        """The live object (None: it is gone). `stored` is the recorded state (`Schema.stored`):
+        a refresh echoes its `recorded` inputs with what Together reports read back; an import
+        has none, and every input Together reports is read."""
         ...
 
-    def delete(self, id_: str, props: Props, *, timeout_seconds: float | None = None) -> None:
-        """Delete the object and wait until it is gone; `props` as for `read`. Without
-        `timeout_seconds`, the input `ready_timeout_seconds` or `DELETE_TIMEOUT_SECONDS` bounds
-        the wait."""
+    def delete(
+        self, id_: str, stored: Stored[Any], *, timeout_seconds: float | None = None
+    ) -> None:
+        """Delete the object and wait until it is gone; `stored` as for `read`. The wait is
+        bounded alike on every kind (`ResourceLifecycle.delete_timeout`)."""
         ...
 
 
@@ -118,6 +115,18 @@ class ResourceLifecycle:
     def __init__(self, client: TogetherClient, say: Say = silent) -> None:
         self._client = client
         self._say = say
+
+    @staticmethod
+    def delete_timeout(stored: Stored[Any], timeout_seconds: float | None) -> float:
+        """How long a delete waits: the host's timeout (a native host passes Pulumi's
+        customTimeouts), else the recorded `ready_timeout_seconds`, else
+        `DELETE_TIMEOUT_SECONDS`. Every kind's delete asks this one place, so none disagrees."""
+        if timeout_seconds is not None:
+            return timeout_seconds
+        recorded = getattr(stored.inputs, "ready_timeout_seconds", Unknown.VALUE)
+        if isinstance(recorded, int | float):
+            return float(recorded)
+        return DELETE_TIMEOUT_SECONDS
 
     def _to_adopt(
         self, spec: Any, object_id: str, fetch: Callable[[str], Live], listing: str

@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
-from together_api.errors import SpecError
+from together_facts.errors import SpecError
 from together_provider.framework.fields import (
     InputField,
     OutputField,
@@ -101,14 +101,19 @@ class Draft(Generic[S]):
 
 @dataclass(frozen=True)
 class Stored(Generic[S]):
-    """A resource's recorded state as an update starts from it, parsed once (`Schema.stored`).
+    """A resource's recorded state as update, read and delete start from it, parsed once
+    (`Schema.stored`).
 
     `inputs` is a draft: a value missing or unreadable in older state is `Unknown.VALUE`, which
     the plan never counts as a replacement. `outputs` are the last known computed outputs: what
-    an update that asks Together nothing (or learns only part of the object) carries forward."""
+    an update that asks Together nothing (or learns only part of the object) carries forward.
+    `recorded` are the inputs as the state holds them, unparsed: what a refresh echoes back
+    (so it changes nothing it did not read), empty for an import (the engine knows the id only).
+    """
 
     inputs: Draft[S]
     outputs: dict[str, Any]
+    recorded: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -195,9 +200,9 @@ class Schema(Generic[S]):
         """The recorded state (a host's `olds`: the previous outputs, every input echoed) parsed
         once; host keys and anything the table does not declare are ignored, never failures."""
         state = without_host_keys(props)
-        inputs = self.parse({k: v for k, v in state.items() if k in self.by_name})[0]
+        recorded = {k: v for k, v in state.items() if k in self.by_name}
         outputs = {k: v for k, v in state.items() if k in self.output_names}
-        return Stored(inputs, outputs)
+        return Stored(self.parse(recorded)[0], outputs, recorded)
 
     def live_draft(self, spec: S, live: Any) -> Draft[S]:
         """`spec` with its in-place fields (`live=`) as the live object has them: the old side

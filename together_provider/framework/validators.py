@@ -8,7 +8,7 @@ import difflib
 from collections.abc import Callable
 from typing import Any, Final
 
-from together_api.values import GPUS_PER_NODE
+from together_facts.values import GPUS_PER_NODE
 
 Validator = Callable[[str, object], Any]
 """(field name, raw value) -> the parsed value; raises `Invalid` with the user-facing reason."""

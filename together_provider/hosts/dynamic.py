@@ -22,7 +22,7 @@ from pulumi.dynamic import (
     UpdateResult,
 )
 
-from together_api.errors import TogetherError
+from together_facts.errors import TogetherError
 from together_provider.framework.fixes import PULUMI_FIXES
 from together_provider.framework.kind import Kind
 
@@ -143,14 +143,14 @@ class LifecycleProvider(ResourceProvider):
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
         with self._lifecycle() as lifecycle:
-            observed = lifecycle.read(id_, props)
+            observed = lifecycle.read(id_, self.KIND.schema.stored(props))
         if observed is None:
             return ReadResult(None, {})
         return ReadResult(observed.id, observed.outputs, observed.inputs)
 
     def delete(self, id_: str, props: dict[str, Any]) -> None:
         with self._lifecycle() as lifecycle:
-            lifecycle.delete(id_, props)
+            lifecycle.delete(id_, self.KIND.schema.stored(props))
 
 
 PROVIDERS_HOME: Final = "together_provider.registry"

@@ -10,7 +10,7 @@ from typing import Any, Final
 import pulumi
 import pulumi_kubernetes as k8s
 
-from together_api.errors import SpecError
+from together_facts.errors import SpecError
 from together_provider.kubernetes.placement import WorkloadCluster, off_preemptible
 
 __all__ = [

@@ -11,11 +11,10 @@ from typing import Any, Final, Protocol, runtime_checkable
 import pulumi
 import pulumi_kubernetes as k8s
 
-from together_api.errors import SpecError
-from together_api.placement import REQUIRED_AFFINITY, forbids_preemptible, requires_preemptible
-from together_api.values import COMPUTE_CLASS_LABEL
-from together_api.values import PREEMPTIBLE as PREEMPTIBLE_VALUE
-from together_api.wire import DRAIN_WINDOW_SECONDS
+from together_facts.errors import SpecError
+from together_facts.placement import REQUIRED_AFFINITY, forbids_preemptible, requires_preemptible
+from together_facts.values import COMPUTE_CLASS_LABEL, DRAIN_WINDOW_SECONDS
+from together_facts.values import PREEMPTIBLE as PREEMPTIBLE_VALUE
 
 __all__ = [
     "COMPUTE_CLASS_LABEL",

@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from together_api.retry import Clock, Sleep
+from together_provider.gitops.commands import drift_issue, post_to_pr
+from together_provider.gitops.post import CommentBehavior
 from together_provider.preview.inputs import (
     guarded,
     input_pairs,
@@ -20,13 +22,11 @@ from together_provider.preview.inputs import (
 )
 from together_provider.preview.markdown import render
 from together_provider.preview.plan import BAD_INPUT_EXIT, Outcome
-from together_provider.preview.post import CommentBehavior
 from together_provider.preview.prices import (
     DEFAULT_PRICES_FILE,
     PreviewInputError,
     load_price_table,
 )
-from together_provider.preview.to_github import drift_issue, post_to_pr
 
 _EPILOG = """\
 examples:

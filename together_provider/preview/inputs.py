@@ -1,6 +1,6 @@
 """The preview CLI's inputs: which files, read and parsed into plans, and atomic output.
 
-Shared by the plain CLI (`__main__`) and the GitHub commands (`to_github`).
+Shared by the plain CLI (`__main__`) and the GitHub commands (`gitops.commands`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The PR comment's prices: the shared table of `together_api.prices` (there so that the
+"""The PR comment's prices: the shared table of `together_facts.prices` (there so that the
 autoscaler, which may import only `together_api`, prices a target the same way), plus a stack's
 overrides from its config key `<project>:pricesPerGpuHour`."""
 
@@ -8,7 +8,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
-from together_api.prices import (
+from together_facts.prices import (
     DEFAULT_PRICES_FILE,
     PREEMPTIBLE_PRICE_FACTOR,
     STORAGE_KEY,
@@ -36,7 +36,7 @@ PRICES_CONFIG_KEY: Final = "pricesPerGpuHour"
 
 PreviewInputError = PriceInputError
 """The preview JSON or a price table cannot be used; `source` names the file (or stdin). The
-same class as `together_api.prices.PriceInputError`, so one `except` catches both."""
+same class as `together_facts.prices.PriceInputError`, so one `except` catches both."""
 
 
 def stack_overrides(config: Mapping[str, Any], project: str | None, where: str) -> dict[str, float]:

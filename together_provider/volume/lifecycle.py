@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from contextlib import suppress
-from typing import Any
 
-from together_api.errors import (
+from together_api.poll import poll_until
+from together_api.wire import Cluster, SharedVolume, VolumeCreateRequest
+from together_facts.errors import (
     ClusterStateError,
     NotFoundError,
     SpecError,
@@ -15,14 +15,12 @@ from together_api.errors import (
     VolumeInUseError,
     VolumeNotAvailableError,
 )
-from together_api.wire import Cluster, SharedVolume, VolumeCreateRequest
 from together_provider.framework.lifecycle import (
-    DELETE_TIMEOUT_SECONDS,
     Applied,
     Observed,
     ResourceLifecycle,
 )
-from together_provider.framework.schema import Stored, without_host_keys
+from together_provider.framework.schema import Stored
 from together_provider.volume import rules
 from together_provider.volume.table import VOLUME, LiveVolume, VolumeSpec
 
@@ -126,7 +124,7 @@ class VolumeLifecycle(ResourceLifecycle):
 
     # ------------------------------------------------------------------ read / delete
 
-    def read(self, id_: str, props: Mapping[str, Any]) -> Observed | None:
+    def read(self, id_: str, stored: Stored[VolumeSpec]) -> Observed | None:
         """The volume as Together sees it now; None when it is gone (404 or deleting)."""
         try:
             volume = self._client.get_volume(id_)
@@ -135,63 +133,59 @@ class VolumeLifecycle(ResourceLifecycle):
         if volume.is_deleting:
             return None
         live = self._live(id_, volume)
-        inputs = VOLUME.live_inputs(without_host_keys(props), live)
+        inputs = VOLUME.live_inputs(stored.recorded, live)
         return Observed(id_, inputs, {**inputs, **VOLUME.outputs_of(live)})
 
     def delete(
-        self, id_: str, props: Mapping[str, Any], *, timeout_seconds: float | None = None
+        self, id_: str, stored: Stored[VolumeSpec], *, timeout_seconds: float | None = None
     ) -> None:
-        """Refuse while a live cluster uses it; else DELETE and wait until Together answers 404.
+        """Refuse while a live cluster uses it; else DELETE and wait until Together answers 404,
+        all within `delete_timeout` (as a cluster's delete).
 
         A cluster that is already Deleting releases the volume when it is gone, so that is
         waited for (within the timeout) instead of refused.
         """
-        name = str(props.get("volume_name") or id_)
-        raw_timeout = props.get("ready_timeout_seconds")
-        if timeout_seconds is not None:
-            timeout = timeout_seconds
-        elif isinstance(raw_timeout, int | float):
-            timeout = float(raw_timeout)
-        else:
-            timeout = DELETE_TIMEOUT_SECONDS
-        deadline = self._client.clock() + timeout
-        poll = 0
-        while True:
-            users = self._client.clusters_using_volume(id_)
-            self._refuse_if_used(name, id_, [c for c in users if not c.is_deleting])
-            if not users:
-                break
-            self._pause(deadline, poll, f"volume {name!r}: waiting for {_clusters_named(users)}")
-            poll += 1
+        recorded_name = stored.inputs.volume_name
+        name = recorded_name if isinstance(recorded_name, str) and recorded_name else id_
+        client = self._client
+        deadline = client.clock() + self.delete_timeout(stored, timeout_seconds)
+        poll_until(
+            lambda: client.clusters_using_volume(id_),
+            lambda users: not users,
+            subject=f"volume {name!r}",
+            timeout=deadline - client.clock(),
+            pace=client.pace,
+            state=_clusters_named,
+            failed=lambda users: _in_use(name, id_, [c for c in users if not c.is_deleting]),
+            timed_out=lambda users: ClusterStateError(
+                f"volume {name!r}: waiting for {users}, and the timeout ran out",
+                fix="raise ready_timeout_seconds; Together may still finish in the background",
+            ),
+        )
         try:
-            self._client.delete_volume(id_)
+            client.delete_volume(id_)
         except NotFoundError:
             return
-        except VolumeInUseError:
+        except VolumeInUseError as in_use:
             # A cluster attached it between the list and the DELETE: name it if it is visible.
-            self._refuse_if_used(name, id_, self._client.clusters_using_volume(id_))
+            refusal = _in_use(name, id_, client.clusters_using_volume(id_))
+            if refusal is not None:
+                raise refusal from in_use
             raise
         self._say(f"volume {name!r}: deleting {id_}")
-        remaining = max(0.0, deadline - self._client.clock())
-        self._client.wait_until_volume_deleted(id_, timeout=remaining)
+        remaining = max(0.0, deadline - client.clock())
+        client.wait_until_volume_deleted(id_, timeout=remaining)
 
-    def _refuse_if_used(self, name: str, id_: str, users: list[Cluster]) -> None:
-        if not users:
-            return
-        clusters = ", ".join(repr(c.cluster_name) for c in users)
-        raise VolumeInUseError(
-            f"volume {name!r} ({id_}) is attached to cluster {_clusters_named(users)}; Together "
-            "refuses to delete a volume a cluster uses, so nothing was deleted",
-            field="volume_id",
-            fix=f"delete or replace cluster {clusters} first (or point it at another volume), "
-            "then delete the volume",
-        )
 
-    def _pause(self, deadline: float, poll: int, waiting: str) -> None:
-        remaining = deadline - self._client.clock()
-        if remaining <= 0:
-            raise ClusterStateError(
-                f"{waiting}, and the timeout ran out",
-                fix="raise ready_timeout_seconds; Together may still finish in the background",
-            )
-        self._client.sleep(min(self._client.retry.poll_interval(poll), remaining))
+def _in_use(name: str, id_: str, users: list[Cluster]) -> VolumeInUseError | None:
+    """The refusal to delete a volume these clusters use (None: no cluster does)."""
+    if not users:
+        return None
+    clusters = ", ".join(repr(c.cluster_name) for c in users)
+    return VolumeInUseError(
+        f"volume {name!r} ({id_}) is attached to cluster {_clusters_named(users)}; Together "
+        "refuses to delete a volume a cluster uses, so nothing was deleted",
+        field="volume_id",
+        fix=f"delete or replace cluster {clusters} first (or point it at another volume), "
+        "then delete the volume",
+    )

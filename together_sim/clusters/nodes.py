@@ -8,7 +8,8 @@ import random
 from collections.abc import Collection
 from typing import Final
 
-from together_api.wire import GPUS_PER_NODE, ClusterStatus
+from together_api.wire import ClusterStatus
+from together_facts.values import GPUS_PER_NODE
 from together_sim.clusters.context import Place
 from together_sim.clusters.state import SimCluster, SimEvent, SimNode
 from together_sim.errors import SimError

@@ -7,7 +7,6 @@ from collections.abc import Collection
 from typing import Final
 
 from together_api.wire import (
-    GPUS_PER_NODE,
     AddOnConfig,
     AddOnRequest,
     ClusterCreateRequest,
@@ -15,6 +14,7 @@ from together_api.wire import (
     ClusterUpdateRequest,
     DriverVersion,
 )
+from together_facts.values import GPUS_PER_NODE
 from together_sim.autoscale import check_create as check_auto_scale
 from together_sim.catalogue import DEFAULT_PROJECT_ID, find_driver, region_by_name
 from together_sim.clusters.state import SimCluster

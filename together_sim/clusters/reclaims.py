@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from together_api.wire import DRAIN_WINDOW_SECONDS
+from together_facts.values import DRAIN_WINDOW_SECONDS
 from together_sim.clusters.context import Place
 from together_sim.clusters.nodes import drain
 from together_sim.clusters.state import SimCluster, SimNode

@@ -10,7 +10,6 @@ from datetime import UTC, datetime
 from typing import Final
 
 from together_api.wire import (
-    GPUS_PER_NODE,
     AddOn,
     Cluster,
     ClusterStatus,
@@ -21,6 +20,7 @@ from together_api.wire import (
     PhaseTransition,
     Volume,
 )
+from together_facts.values import GPUS_PER_NODE
 from together_sim.clusters.state import PROVISIONING_PLAN, SimCluster, SimNode
 from together_sim.echo import echoed
 from together_sim.model import World

@@ -7,7 +7,8 @@ from typing import Any, Final
 
 from pydantic import BaseModel, Field, model_validator
 
-from together_api.wire import GPUS_PER_NODE, ClusterStatus
+from together_api.wire import ClusterStatus
+from together_facts.values import GPUS_PER_NODE
 from together_sim.requests import SimCreateRequest
 
 __all__ = ["FAILED_PHASE", "PROVISIONING_PLAN", "SimCluster", "SimEvent", "SimNode"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final
 
-from together_api.values import COMPUTE_CLASS_LABEL, GPUS_PER_NODE, PREEMPTIBLE
+from together_facts.values import COMPUTE_CLASS_LABEL, GPUS_PER_NODE, PREEMPTIBLE
 from together_sim.autoscale import Demand
 from together_sim.kube.pods import terminal
 from together_sim.targeting import is_marked

@@ -11,7 +11,7 @@ from typing import Any, Final
 
 import httpx
 
-from together_api.wire import COMPUTE_CLASS_LABEL, GPUS_PER_NODE, PREEMPTIBLE
+from together_facts.values import COMPUTE_CLASS_LABEL, GPUS_PER_NODE, PREEMPTIBLE
 from together_sim.autoscale import Demand
 from together_sim.kube.client import KubeApi, KubeApiError
 from together_sim.kube.demand import demand_of

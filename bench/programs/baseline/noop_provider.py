@@ -8,37 +8,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from pulumi.dynamic import (
-    CheckResult,
-    CreateResult,
-    DiffResult,
-    ReadResult,
-    Resource,
-    ResourceProvider,
-    UpdateResult,
-)
+from pulumi import dynamic
 
 
-class NoopProvider(ResourceProvider):
-    def check(self, olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
-        return CheckResult(news, [])
+class NoopProvider(dynamic.ResourceProvider):
+    def check(self, olds: dict[str, Any], news: dict[str, Any]) -> dynamic.CheckResult:
+        return dynamic.CheckResult(news, [])
 
-    def diff(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        return DiffResult(changes=olds.get("value") != news.get("value"))
+    def diff(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> dynamic.DiffResult:
+        return dynamic.DiffResult(changes=olds.get("value") != news.get("value"))
 
-    def create(self, props: dict[str, Any]) -> CreateResult:
-        return CreateResult(f"noop-{props['value']}", dict(props))
+    def create(self, props: dict[str, Any]) -> dynamic.CreateResult:
+        return dynamic.CreateResult(f"noop-{props['value']}", dict(props))
 
-    def update(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
-        return UpdateResult(dict(news))
+    def update(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> dynamic.UpdateResult:
+        return dynamic.UpdateResult(dict(news))
 
-    def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
-        return ReadResult(id_, props)
+    def read(self, id_: str, props: dict[str, Any]) -> dynamic.ReadResult:
+        return dynamic.ReadResult(id_, props)
 
     def delete(self, id_: str, props: dict[str, Any]) -> None:
         return None
 
 
-class Noop(Resource, module="bench", name="Noop"):
+class Noop(dynamic.Resource, module="bench", name="Noop"):
     def __init__(self, name: str, value: str) -> None:
         super().__init__(NoopProvider(), name, {"value": value})

@@ -9,15 +9,21 @@ import pulumi
 
 from together_provider import Cluster, ClusterArgs
 
+EXPORTS = {
+    "id": "cluster_id",
+    "status": "status",
+    "num_gpus": "num_gpus",
+    "desired": "desired_preemptible_gpus",
+    "allocated": "allocated_preemptible_gpus",
+    "events": "preemption_events",
+    "kube_config": "kube_config",
+}
+"""The seven exports a typical program has (the tests' `cluster` program's): suffix -> output."""
+
 config = pulumi.Config()
 exports = config.get_bool("exports") or False
 for name, spec in config.require_object("clusters").items():
     cluster = Cluster(name, ClusterArgs(**spec))
     if exports:
-        pulumi.export(f"{name}_id", cluster.cluster_id)
-        pulumi.export(f"{name}_status", cluster.status)
-        pulumi.export(f"{name}_num_gpus", cluster.num_gpus)
-        pulumi.export(f"{name}_desired", cluster.desired_preemptible_gpus)
-        pulumi.export(f"{name}_allocated", cluster.allocated_preemptible_gpus)
-        pulumi.export(f"{name}_events", cluster.preemption_events)
-        pulumi.export(f"{name}_kube_config", cluster.kube_config)
+        for suffix, output in EXPORTS.items():
+            pulumi.export(f"{name}_{suffix}", getattr(cluster, output))

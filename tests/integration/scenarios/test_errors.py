@@ -37,7 +37,7 @@ def plain(output: str, *expected: str) -> str:
     location, no exception class name in front of our message."""
     assert "Traceback" not in output, output
     assert 'File "' not in output and not re.search(r"\.py\b", output), output
-    assert "together_api.errors." not in output, output
+    assert "together_facts.errors." not in output, output
     for text in expected:
         assert text in output, f"{text!r} not in:\n{output}"
     return output

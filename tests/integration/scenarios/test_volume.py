@@ -15,8 +15,8 @@ from testkit.sim import SimulatorProcess
 from tests.clusters import fails, live_clusters, preview_error, set_clusters, together_client
 from tests.hosts import Host
 from tests.specs import CKPT, CLUSTER_SPEC, TRAIN
-from together_api.errors import NotFoundError
 from together_api.wire import VolumeCreateRequest
+from together_facts.errors import NotFoundError
 
 FAST = {"time_scale": 600, "api_key": "sk-test-volumes-7c2d"}
 pytestmark = [pytest.mark.engine, pytest.mark.parametrize("simulator", [FAST], indirect=True)]

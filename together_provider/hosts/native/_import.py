@@ -38,7 +38,7 @@ def read(
     previews with no changes."""
     imported = not any(name in props for name in kind.schema.input_names)
     unread = _unread(kind) if imported else list(props.get(UNREAD) or ())
-    return _keep_unread(lifecycle.read(id_, props), unread)
+    return _keep_unread(lifecycle.read(id_, kind.schema.stored(props)), unread)
 
 
 def completed(old_state: Mapping[str, Any], news: Mapping[str, Any]) -> dict[str, Any]:

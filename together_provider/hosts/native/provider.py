@@ -32,7 +32,7 @@ from pulumi.provider.experimental.provider import (
     UpdateResponse,
 )
 
-from together_api.errors import TogetherError
+from together_facts.errors import TogetherError
 from together_provider.framework.fixes import PULUMI_FIXES
 from together_provider.framework.kind import Kind
 from together_provider.hosts.native import _import, _properties
@@ -239,11 +239,11 @@ class TogetherProvider(Provider):
         )
 
     async def delete(self, request: DeleteRequest) -> None:
-        props = _properties.to_props(request.properties)
+        stored = self._kind(request.type).schema.stored(_properties.to_props(request.properties))
         timeout = _timeout(request.timeout)
         await self._apply(
             request,
-            lambda lc: lc.delete(request.resource_id, props, timeout_seconds=timeout),
+            lambda lc: lc.delete(request.resource_id, stored, timeout_seconds=timeout),
         )
 
 

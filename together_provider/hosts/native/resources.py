@@ -93,8 +93,8 @@ class Cluster(NativeResource, kind=registry.BY_NAME["Cluster"]):
     """
 
     ready_timeout_seconds: pulumi.Output[float]
-    """How long create and standard-count updates wait for Ready (Pulumi's customTimeouts do not
-    reach dynamic providers).
+    """How long create and standard-count updates wait for Ready, and delete for the cluster to be
+    gone (Pulumi's customTimeouts do not reach dynamic providers).
     """
 
     adopt_cluster_id: pulumi.Output[str | None]

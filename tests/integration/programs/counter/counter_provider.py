@@ -11,15 +11,7 @@ import time
 from typing import Any
 
 import pulumi
-from pulumi.dynamic import (
-    CheckResult,
-    CreateResult,
-    DiffResult,
-    ReadResult,
-    Resource,
-    ResourceProvider,
-    UpdateResult,
-)
+from pulumi import dynamic
 
 
 def _normalise(props: dict[str, Any]) -> dict[str, Any]:
@@ -34,28 +26,30 @@ def _seen(props: dict[str, Any]) -> dict[str, Any]:
     return {**props, "seen_type": type(props["count"]).__name__}
 
 
-class CounterProvider(ResourceProvider):
-    def check(self, olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
-        return CheckResult(_normalise(news), [])
+class CounterProvider(dynamic.ResourceProvider):
+    def check(self, olds: dict[str, Any], news: dict[str, Any]) -> dynamic.CheckResult:
+        return dynamic.CheckResult(_normalise(news), [])
 
-    def diff(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        return DiffResult(changes=_normalise(olds)["count"] != _normalise(news)["count"])
+    def diff(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> dynamic.DiffResult:
+        return dynamic.DiffResult(changes=_normalise(olds)["count"] != _normalise(news)["count"])
 
-    def create(self, props: dict[str, Any]) -> CreateResult:
-        return CreateResult("counter-1", {**_seen(_normalise(props)), "created_at": time.time()})
+    def create(self, props: dict[str, Any]) -> dynamic.CreateResult:
+        return dynamic.CreateResult(
+            "counter-1", {**_seen(_normalise(props)), "created_at": time.time()}
+        )
 
-    def update(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+    def update(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> dynamic.UpdateResult:
         kept = {k: v for k, v in olds.items() if not k.startswith("__")}
-        return UpdateResult({**kept, **_seen(_normalise(news))})
+        return dynamic.UpdateResult({**kept, **_seen(_normalise(news))})
 
-    def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
-        return ReadResult(id_, props)
+    def read(self, id_: str, props: dict[str, Any]) -> dynamic.ReadResult:
+        return dynamic.ReadResult(id_, props)
 
     def delete(self, id_: str, props: dict[str, Any]) -> None:
         return None
 
 
-class Counter(Resource):
+class Counter(dynamic.Resource):
     count: pulumi.Output[int]
     seen_type: pulumi.Output[str]
     created_at: pulumi.Output[float]

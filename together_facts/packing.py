@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from together_api.values import GPUS_PER_NODE
+from together_facts.values import GPUS_PER_NODE
 
 __all__ = ["nodes_to_add"]
 

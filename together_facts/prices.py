@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from together_api.errors import InputError
-from together_api.values import GPU_TYPES, GPUS_PER_NODE
+from together_facts.errors import InputError
+from together_facts.values import GPU_TYPES, GPUS_PER_NODE
 
 __all__ = [
     "DEFAULT_PRICES_FILE",
@@ -58,7 +58,7 @@ class PriceTable:
     """The file's rates are placeholders, not a price list (its `placeholder` key): every figure
     computed from one of them is marked where it is shown, and its guardrail only warns."""
     file: str = ""
-    """The file the rates came from, as a reader finds it (`together_api/prices.json`)."""
+    """The file the rates came from, as a reader finds it (`together_facts/prices.json`)."""
 
     def rate(self, gpu_type: str, where: str) -> float:
         """The on-demand rate of `gpu_type`; an unpriced type is an input error, never $0."""

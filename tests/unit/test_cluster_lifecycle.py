@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.fake_api import CLUSTERS, ONE, SPEC, FakeApi, client_for, cluster, reply
-from together_api.errors import ServerError, SpecError
+from together_facts.errors import ServerError, SpecError
 from together_provider.cluster.lifecycle import ClusterLifecycle
 from together_provider.cluster.table import CLUSTER, ClusterSpec
 

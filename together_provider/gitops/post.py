@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from together_provider.preview.github import GitHubClient
+from together_provider.gitops.github import GitHubClient
 from together_provider.preview.markdown import MARKER, fit
 
 DRIFT_LABEL: Final = "drift"

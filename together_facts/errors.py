@@ -54,7 +54,7 @@ class TogetherError(Exception):
             │   ├── ConfigError         the stack config (together_provider.stack_config)
             │   └── WorkloadSpecError   a workload's placement (together_provider.kubernetes)
             └── PriceInputError         an unusable price table, or preview JSON priced with it
-                                        (together_api.prices; the preview's PreviewInputError)
+                                        (together_facts.prices; the preview's PreviewInputError)
     """
 
     def __init__(self, message: str, *, field: str | None = None, fix: str | None = None) -> None:

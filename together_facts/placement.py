@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from together_api.values import COMPUTE_CLASS_LABEL, PREEMPTIBLE
+from together_facts.values import COMPUTE_CLASS_LABEL, PREEMPTIBLE
 
 __all__ = [
     "REQUIRED_AFFINITY",

@@ -7,19 +7,15 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import httpx
 
 from together_api.resend import send_with_retry
-from together_api.retry import (
-    Clock,
-    RetryDecision,
-    RetryPolicy,
-    Sleep,
-    retry_after,
-    retryable_status,
-)
+from together_api.retry import RetryDecision, RetryPolicy, retry_after, retryable_status
+
+if TYPE_CHECKING:
+    from together_api.retry import Clock, Sleep
 
 __all__ = ["DEFAULT_API_URL", "GITHUB_RETRY", "GitHubClient", "GitHubError", "GitHubSettings"]
 

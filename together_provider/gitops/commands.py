@@ -11,7 +11,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from together_api.retry import Clock, Sleep
-from together_provider.preview.github import GitHubClient, GitHubError, GitHubSettings
+from together_provider.gitops.github import GitHubClient, GitHubError, GitHubSettings
+from together_provider.gitops.post import (
+    DRIFT_LABEL,
+    LOG_CUT,
+    CommentBehavior,
+    Section,
+    open_or_update_drift_issue,
+    post_comments,
+)
 from together_provider.preview.inputs import (
     STDIN,
     guarded,
@@ -29,14 +37,6 @@ from together_provider.preview.plan import (
     Outcome,
     StackPlan,
     build_plan,
-)
-from together_provider.preview.post import (
-    DRIFT_LABEL,
-    LOG_CUT,
-    CommentBehavior,
-    Section,
-    open_or_update_drift_issue,
-    post_comments,
 )
 from together_provider.preview.prices import PreviewInputError, PriceTable, load_price_table
 
