@@ -281,7 +281,9 @@ def test_the_framework_imports_no_feature() -> None:
     feature builds on: it imports nothing from preview, stack_config, native, codegen, the hosts
     or the registry, anywhere in a module, so a new feature edits no file of it."""
     imported = {m for m in _imports("together_provider/framework") if m.startswith("together_")}
-    assert {m for m in imported if not m.startswith(("together_api.", "together_facts.", FRAMEWORK))} == set()
+    assert {
+        m for m in imported if not m.startswith(("together_api.", "together_facts.", FRAMEWORK))
+    } == set()
 
 
 FRAMEWORK: Final = "together_provider.framework"
