@@ -193,6 +193,8 @@ class ClusterMirror:
         self._drained_at: dict[str, float] = {}
         """Real, monotonic seconds at which this mirror first saw each real node draining."""
         self._crashes: list[tuple[str, str]] = []
+        self._kwok_only: set[str] = set()
+        """Nodes whose real node could not start: KWOK nodes from then on."""
         self._view = view
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -320,10 +322,15 @@ class ClusterMirror:
         wanted = wanted_nodes(view)
         self._forget_stale_real(api, pods, live)
         self._remove_real(api, pods, live, wanted)  # first: a removal frees a slot for a refill
+        leaving = any(n not in wanted for n in self._real)
         for node_id, node in wanted.items():
-            new = node_id not in live and node_id not in self._real
-            if new and self._start_real(view, node) is None:  # no free slot: a KWOK node
-                live[node_id] = self._create_node(api, view, node)
+            if node_id in live or node_id in self._real:
+                continue
+            if self._start_real(view, node) is not None:
+                continue
+            if leaving and self.pool is not None and node_id not in self._kwok_only:
+                continue  # a real node of ours is still draining: its slot is for this one
+            live[node_id] = self._create_node(api, view, node)  # no free slot: a KWOK node
         self._adopt_real(api, live)
         drains: dict[str, float] = {}
         for node in view.nodes:
@@ -374,7 +381,7 @@ class ClusterMirror:
 
     def _start_real(self, view: ClusterView, node: NodeView) -> RealNode | None:
         """A real node for ``node`` when a slot is free (None: the caller makes a KWOK node)."""
-        if self.pool is None:
+        if self.pool is None or node.node_id in self._kwok_only:
             return None
         compute_class = (COMPUTE_CLASS_LABEL, PREEMPTIBLE) if node.preemptible else None
 
@@ -421,6 +428,7 @@ class ClusterMirror:
             elif real.state == "failed":
                 log.warning("real node %s could not start (%s); it is a KWOK node instead",
                             name, real.error)  # fmt: skip
+                self._kwok_only.add(name)
                 self._release_real(name)
         for name, what in crashes:
             k8s = live.get(name)
