@@ -22,6 +22,12 @@ BUILDS := $(ENGINE) $(K8S_PROVIDER) $(KUBE) yaml-langhost:TOGETHER_YAML_LANGHOST
 DEMO_BUILDS := $(ENGINE) $(K8S_PROVIDER) $(KUBE)
 # $(call with_builds,BUILD...): a shell prefix that runs those builds and exports each variable.
 with_builds = $(foreach b,$(1),$(word 2,$(subst :, ,$(b)))="$$(tools/$(word 1,$(subst :, ,$(b)))/build.sh)" && export $(word 2,$(subst :, ,$(b))) &&)
+# $(with_real_nodes): a shell prefix that installs the Debian packages real nodes need when any is
+# missing (scripts/node-deps.sh). Where real nodes cannot run (not root, no apt-get), node-deps.sh
+# says why in one line (exit 3) and REAL_NODES=0 is exported: the rest goes on with KWOK nodes.
+# REAL_NODES=0 given to make skips it.
+with_real_nodes = if [ "$${REAL_NODES:-1}" != 0 ]; then deps=0; bash scripts/node-deps.sh || deps=$$?; \
+  case $$deps in 0) ;; 3) export REAL_NODES=0 ;; *) exit $$deps ;; esac; fi &&
 
 # Where `make demo` keeps the Pulumi state: file (.demo/state) or postgres (a throwaway local
 # PostgreSQL server, scripts/postgres.sh). `make demo-down` uses whatever `make demo` used.
@@ -71,7 +77,7 @@ $(POLICY_STAMP): policy/requirements.txt policy/constraints.txt pyproject.toml
 policy: $(POLICY_STAMP)
 
 engine:
-	@$(foreach b,$(BUILDS),tools/$(word 1,$(subst :, ,$(b)))/build.sh &&) true
+	@$(with_real_nodes) $(foreach b,$(BUILDS),tools/$(word 1,$(subst :, ,$(b)))/build.sh &&) true
 
 # The typed Python classes (each kind's Args and both hosts' resources), generated from the field
 # tables; tests/unit/test_codegen.py fails while the checked-in modules differ.
@@ -104,10 +110,10 @@ unit: $(STAMP)
 	$(PY) -m pytest tests/unit -q
 
 test: lint typecheck policy
-	@$(call with_builds,$(BUILDS)) $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
+	@$(with_real_nodes) $(call with_builds,$(BUILDS)) $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 demo: $(STAMP)
-	@$(call with_builds,$(DEMO_BUILDS)) $(DEMO_ENV) bash scripts/demo.sh up
+	@$(with_real_nodes) $(call with_builds,$(DEMO_BUILDS)) $(DEMO_ENV) bash scripts/demo.sh up
 
 demo-down: $(STAMP)
 	@$(call with_builds,$(DEMO_BUILDS)) $(DEMO_ENV) bash scripts/demo.sh down
