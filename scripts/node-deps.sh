@@ -22,7 +22,7 @@ PACKAGES=(
   skopeo                      # turns an OCI layout into the docker-archive tar ctr imports
   busybox-static              # a static shell and coreutils for the images
   iptables                    # the kubelet's and the CNI bridge's rules, inside each node's netns
-  conntrack                   # the kubelet flushes conntrack entries of deleted pods
+  conntrack                   # clears stale connection-tracking entries (kubeadm's preflight requires it)
   iproute2                    # `ip`: each node's network namespace, veth and bridge
   buildah                     # builds Dockerfile.autoscaler daemonless from the local python image
   python3.11                  # the python image's interpreter and stdlib (Debian's, reproducible)
