@@ -26,9 +26,9 @@ from testkit.pulumi_env import REPO
 
 VERSION = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
 EXPECTED = {
-    "together-pause.tar": ("localhost/together-pause:1", ["/pause"]),
-    "together-python.tar": ("localhost/together-python:3.11", ["/usr/bin/python3"]),
-    "together-autoscaler.tar": (
+    "pause.tar": ("localhost/together-pause:1", ["/pause"]),
+    "python.tar": ("localhost/together-python:3.11", ["/usr/bin/python3"]),
+    "autoscaler.tar": (
         f"localhost/together-autoscaler:{VERSION}",
         ["python", "-m", "together_autoscaler"],
     ),
@@ -56,11 +56,11 @@ def test_each_archive_carries_its_name_and_entrypoint(images: Path) -> None:
 
 
 def test_the_autoscaler_runs_as_a_non_root_user(images: Path) -> None:
-    assert image_config(images / "together-autoscaler.tar")["User"] == "65532:65532"
+    assert image_config(images / "autoscaler.tar")["User"] == "65532:65532"
 
 
 def test_the_python_image_has_python3_on_path_and_its_stdlib(unpacked: dict[str, Path]) -> None:
-    rootfs = unpacked["together-python.tar"]
+    rootfs = unpacked["python.tar"]
     ran = run_in_rootfs(
         rootfs,
         "python3",
@@ -72,7 +72,7 @@ def test_the_python_image_has_python3_on_path_and_its_stdlib(unpacked: dict[str,
 
 
 def test_the_python_image_leaves_out_tests_tk_idle_ensurepip_and_bytecode(images: Path) -> None:
-    files = archive_files(images / "together-python.tar")
+    files = archive_files(images / "python.tar")
     stdlib = "usr/lib/python3.11/"
     assert stdlib + "json/__init__.py" in files
     for left_out in ("test/", "idlelib/", "tkinter/", "ensurepip/", "EXTERNALLY-MANAGED"):
@@ -83,7 +83,7 @@ def test_the_python_image_leaves_out_tests_tk_idle_ensurepip_and_bytecode(images
 def test_the_python_image_holds_the_worker_package_once_it_exists(
     unpacked: dict[str, Path],
 ) -> None:
-    rootfs = unpacked["together-python.tar"]
+    rootfs = unpacked["python.tar"]
     ran = run_in_rootfs(
         rootfs, "python3", "-c", "import together_worker; print(together_worker.__file__)"
     )
@@ -97,7 +97,7 @@ def test_the_python_image_holds_the_worker_package_once_it_exists(
 def test_the_autoscaler_image_runs_its_controller(unpacked: dict[str, Path]) -> None:
     """Its dependencies (compiled ones too: pydantic_core, msgspec) import in the image, as the
     user the Deployment runs it as, from the working directory the Dockerfile sets."""
-    rootfs = unpacked["together-autoscaler.tar"]
+    rootfs = unpacked["autoscaler.tar"]
     ran = run_in_rootfs(
         rootfs, "python", "-m", "together_autoscaler", "--help", user="65532:65532", cwd="/app"
     )
@@ -109,7 +109,7 @@ def test_the_autoscaler_image_runs_its_controller(unpacked: dict[str, Path]) -> 
 
 
 def test_the_pause_exits_0_on_sigterm(unpacked: dict[str, Path]) -> None:
-    rootfs = unpacked["together-pause.tar"]
+    rootfs = unpacked["pause.tar"]
     pause = subprocess.Popen(["chroot", str(rootfs), "/pause"])
     try:
         # Running (not failed at exec) before the signal: it is still there a moment later.

@@ -7,10 +7,11 @@
 #
 # The directory holds one docker-archive tar per image (what `ctr -n k8s.io images import` and
 # `docker load` take) and images.txt, one "<archive> <image name>" line per image:
-#   together-pause.tar       localhost/together-pause:1             the pods' sandbox (pause/main.go)
-#   together-python.tar      localhost/together-python:3.11         python3 + the worker package
-#   together-autoscaler.tar  localhost/together-autoscaler:<version> Dockerfile.autoscaler, built
-#                                                                   FROM the python image by buildah
+#   pause.tar       localhost/together-pause:1               the pods' sandbox (pause/main.go)
+#   python.tar      localhost/together-python:3.11           python3 + the worker package
+#   autoscaler.tar  localhost/together-autoscaler:<version>  Dockerfile.autoscaler, built FROM
+#                                                            the python image by buildah
+# (the simulator's real nodes import every *.tar here; pause.tar is their sandbox image)
 # umoci builds the first two into an OCI layout and skopeo writes each archive; buildah builds
 # Dockerfile.autoscaler with BASE=localhost/together-python:3.11 in a throwaway storage of its
 # own (vfs: no mount is left behind) and --isolation chroot. Cached OUTSIDE the repository like
@@ -57,7 +58,7 @@ for host_binary in "$PYTHON" "$BUSYBOX" "$LIBC"; do
   [ -f "$host_binary" ] && INPUTS+=("$host_binary")
 done
 
-ARCHIVES=(together-pause.tar together-python.tar together-autoscaler.tar)
+ARCHIVES=(pause.tar python.tar autoscaler.tar)
 
 # Ours alone: nothing installs these images.
 installed() { return 1; }
@@ -94,7 +95,7 @@ image() {
   say "$ref: $(du -h "$STAGE/$name.tar" | cut -f1)"
 }
 
-fill_together-pause() {
+fill_pause() {
   install -m 0755 "$WORK/pause" "$1/pause"
 }
 
@@ -142,7 +143,7 @@ copy_manylinux_libraries() {
 # or Debian's EXTERNALLY-MANAGED marker (this image has no apt whose packages pip could break),
 # the libraries ldd names for it and its extension modules and those of MANYLINUX_LIBS, busybox for a shell, and the
 # repository's worker package in site-packages.
-fill_together-python() {
+fill_python() {
   ROOT="$1"
   fill_busybox "$ROOT"
   mkdir -p "$ROOT/usr/bin" "$ROOT$SITE_PACKAGES"
@@ -196,15 +197,15 @@ autoscaler() {
   storage="$WORK/storage"
   store="containers-storage:[vfs@$storage/root+$storage/run]"
   skopeo --policy "$WORK/policy.json" copy --quiet \
-    "docker-archive:$STAGE/together-python.tar" "$store$PYTHON_IMAGE"
+    "docker-archive:$STAGE/python.tar" "$store$PYTHON_IMAGE"
   BUILDAH=(buildah --root "$storage/root" --runroot "$storage/run" --storage-driver vfs)
   "${BUILDAH[@]}" bud --quiet --pull=never --isolation chroot \
     --signature-policy "$WORK/policy.json" --build-arg "BASE=$PYTHON_IMAGE" \
     -f "$context/Dockerfile.autoscaler" -t "$AUTOSCALER_IMAGE" "$context" >/dev/null
   "${BUILDAH[@]}" push --quiet --signature-policy "$WORK/policy.json" \
-    "$AUTOSCALER_IMAGE" "docker-archive:$STAGE/together-autoscaler.tar:$AUTOSCALER_IMAGE"
+    "$AUTOSCALER_IMAGE" "docker-archive:$STAGE/autoscaler.tar:$AUTOSCALER_IMAGE"
   "${BUILDAH[@]}" rmi --all --force >/dev/null
-  say "$AUTOSCALER_IMAGE: $(du -h "$STAGE/together-autoscaler.tar" | cut -f1)"
+  say "$AUTOSCALER_IMAGE: $(du -h "$STAGE/autoscaler.tar" | cut -f1)"
 }
 
 build() {
@@ -222,11 +223,11 @@ build() {
   say "building $PAUSE_IMAGE, $PYTHON_IMAGE and $AUTOSCALER_IMAGE (no registry)"
   go build -trimpath -ldflags "-s -w" -o "$WORK/pause" ./pause
   umoci init --layout "$WORK/oci"
-  image together-pause "$PAUSE_IMAGE" /pause
-  image together-python "$PYTHON_IMAGE" /usr/bin/python3
+  image pause "$PAUSE_IMAGE" /pause
+  image python "$PYTHON_IMAGE" /usr/bin/python3
   autoscaler
-  printf '%s %s\n' together-pause.tar "$PAUSE_IMAGE" together-python.tar "$PYTHON_IMAGE" \
-    together-autoscaler.tar "$AUTOSCALER_IMAGE" >"$STAGE/images.txt"
+  printf '%s %s\n' pause.tar "$PAUSE_IMAGE" python.tar "$PYTHON_IMAGE" \
+    autoscaler.tar "$AUTOSCALER_IMAGE" >"$STAGE/images.txt"
   rm -rf "$WORK"
 }
 
