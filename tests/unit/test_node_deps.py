@@ -116,3 +116,14 @@ def test_a_failed_install_is_one_line_naming_its_log(tmp_path: Path) -> None:
     assert done.returncode == UNAVAILABLE
     assert done.stderr.splitlines()[-1].startswith("real nodes are unavailable: apt-get install")
     assert str(tmp_path / "together-node-deps.log") in done.stderr
+
+
+@pytest.mark.parametrize("target", ["engine", "demo", "test", "images"])
+def test_make_installs_the_packages_before_it_builds(target: str) -> None:
+    """make engine, demo, test and images run node-deps.sh, and the image build only after it."""
+    env = {**os.environ, "MAKEFLAGS": ""}
+    dry = subprocess.run(
+        ["make", "-n", "-s", target], cwd=REPO, env=env, capture_output=True, text=True
+    ).stdout
+    assert "scripts/node-deps.sh" in dry
+    assert dry.index("scripts/node-deps.sh") < dry.index("tools/images/build.sh")
