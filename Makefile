@@ -140,7 +140,7 @@ postgres-down:
 	@bash scripts/postgres.sh clean .demo/postgres
 
 bench: $(STAMP)
-	@$(call with_builds,$(ENGINE) $(KUBE)) $(PY) -m bench
+	@$(with_real_nodes) $(call with_builds,$(ENGINE) $(KUBE)) $(PY) -m bench
 
 # Re-pin every Python dependency after changing pyproject.toml, from a fresh virtualenv so that
 # nothing left over in .venv is pinned.
