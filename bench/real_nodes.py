@@ -3,14 +3,15 @@ memory per node, and reclaim to SIGTERM.
 
 Why: issue 32 puts a real kubelet and containerd behind some of a cluster's nodes, so a pod's
 process gets a real SIGTERM. What that costs beside a KWOK node is measured here, in one simulator
-at the demo's time scale (60) with one cluster of two standard and two preemptible nodes and
-`--real-nodes 2` (so one class of each is real, the rest KWOK: the simulator fills real slots in
-the order nodes come, the standard ones first):
+at the demo's time scale (60) with one cluster of one standard and two preemptible nodes and
+`--real-nodes 2` (the simulator fills real slots in the order nodes come: the standard node and
+the first preemptible one are real, the second preemptible one is a KWOK node):
 - *start -> Ready*: real seconds from the first moment the API lists a node (up) until its Node
   is Ready in Kubernetes (for a real node: containerd started, images imported, the kubelet
   registered and reported Ready; for a KWOK node: the simulator created it and KWOK marked it);
   beside it the real node's own `start_seconds` (netns to kubelet started);
-- *pod start*: a pod created with `nodeName` on each node until its Ready condition, real seconds;
+- *pod start*: a pod created with `nodeName` on each node (its volume claim already bound) until
+  its Ready condition, real seconds;
 - *memory per node*: a real node's RSS summed over every process in its cgroup (kubelet,
   containerd, the shims and the pods' processes, with the two pods running), VmRSS from
   /proc/<pid>/status; a KWOK node's share is the cluster's KWOK process RSS over its KWOK nodes;
@@ -38,6 +39,7 @@ from together_sim.kube.images import IMAGES_ENV
 from together_sim.kube.nodepool import RECORD_FILE, real_nodes_unavailable
 
 TIME_SCALE: Final = 60.0
+NODES: Final = 3
 POLL_S: Final = 0.05
 TIMEOUT_S: Final = 180.0
 PYTHON: Final = "localhost/together-python:3.11"
@@ -109,7 +111,7 @@ def measure(root: Path, quick: bool = False) -> dict[str, Any]:
         extra_args=("--provisioning-seconds", "60", "--real-nodes", "2", "--images", images),
     )
     with sim, TogetherClient(api_key=sim.api_key, base_url=sim.base_url) as client:
-        spec = {**BASE, "num_gpus": 16, "num_preemptible_gpus": 16, "billing_type": "ON_DEMAND"}
+        spec = {**BASE, "num_gpus": 8, "num_preemptible_gpus": 16, "billing_type": "ON_DEMAND"}
         volume = VolumeCreateRequest(volume_name="data", size_tib=1, region=BASE["region"])
         cid = client.create_cluster(
             ClusterCreateRequest(**spec, cluster_name="bench", shared_volume=volume)
@@ -120,7 +122,7 @@ def measure(root: Path, quick: bool = False) -> dict[str, Any]:
         ready: dict[str, float] = {}
         kinds: dict[str, str] = {}
         deadline = time.monotonic() + TIMEOUT_S
-        while (len(ready) < 4 or len(listed) < 4) and time.monotonic() < deadline:
+        while (len(ready) < NODES or len(listed) < NODES) and time.monotonic() < deadline:
             now = time.monotonic()
             for up in client.get_cluster(cid).gpu_worker_nodes:
                 if up.status == "Ready":
@@ -145,6 +147,11 @@ def measure(root: Path, quick: bool = False) -> dict[str, Any]:
             },
         }  # fmt: skip
         kube.request("POST", "/api/v1/namespaces/default/persistentvolumeclaims", claim)
+        _wait(
+            lambda: kube.get("/api/v1/namespaces/default/persistentvolumeclaims/data")["status"]
+            .get("phase") == "Bound",
+            "the claim to bind",
+        )  # fmt: skip
         pod_start: dict[str, float] = {}
         for name in sorted(ready):
             pod = f"p-{name[-5:]}"
@@ -209,7 +216,7 @@ def markdown(found: dict[str, Any]) -> list[str]:
     if "skipped" in found:
         return [*out, f"Skipped: {found['skipped']}.", ""]
     out += [
-        "One cluster, two standard and two preemptible nodes, `--real-nodes 2`, time scale 60 "
+        "One cluster, one standard and two preemptible nodes, `--real-nodes 2`, time scale 60 "
         "(bench/real_nodes.py says how each figure is taken).",
         "",
         "| Node | Kind | Start -> Ready (s) | Node start (s) | Pod start (s) | Memory (MiB) "
