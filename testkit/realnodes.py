@@ -81,7 +81,7 @@ def host_leftovers(state_dir: Path, network: int, sysctls: dict[str, str]) -> li
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
             cgroups = (entry / "cgroup").read_text()
             state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
         except (OSError, IndexError):

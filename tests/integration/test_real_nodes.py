@@ -450,6 +450,22 @@ def test_a_job_checkpointing_to_the_shared_volume_survives_two_reclaims_on_real_
                 assert after["step"] > before["step"]
             assert [e for e in done if e["event"] == "sigterm"] != []
             assert done[-1]["event"] == "done" and done[-1]["step"] == 48
+
+            # A cluster's delete removes its real nodes from the host at once.
+            network = json.loads((sim.state_dir / "kube" / RECORD_FILE).read_text())["network"]
+            sysctls = sysctls_before()
+            with together_client(sim) as client:
+                client.delete_cluster(cluster.cluster_id)
+            running = (f"link tsim{network}", f"process {sim.pid}:")  # the simulator's own
+
+            def left() -> list[str]:
+                found = host_leftovers(sim.state_dir, network, sysctls)
+                return [x for x in found if not x.startswith(running)]
+
+            kube.wait_for(lambda: not left(), "the deleted cluster's nodes to leave the host", 60)
+            # The volume was made with the cluster (not lifecycle-independent): it went with the
+            # cluster, and its directory with it.
+            kube.wait_for(lambda: not log.parent.exists(), "the volume's directory to go", 60)
         finally:
             cluster.close()
 
