@@ -91,6 +91,15 @@ if demo_image:
                 ),
             ),
             opts=pulumi.ResourceOptions(
-                providers=[cluster_provider(f"{name}-kubernetes", ranged_resource)]
+                providers=[
+                    # A cluster update leaves its kubeconfig unknown until it is applied, which
+                    # a preview would show as a new provider, replacing every resource here;
+                    # the same cluster keeps its kubeconfig, so the change is ignored.
+                    cluster_provider(
+                        f"{name}-kubernetes",
+                        ranged_resource,
+                        opts=pulumi.ResourceOptions(ignore_changes=["kubeconfig"]),
+                    )
+                ]
             ),
         )

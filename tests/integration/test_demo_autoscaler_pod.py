@@ -6,6 +6,7 @@ floor rolls it, and it scales a burst up and back down, as its log and Events sh
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from collections.abc import Callable
@@ -45,8 +46,16 @@ spec:
 """
 
 
+OUTER_REAL_NODES = os.environ.get("REAL_NODES")
+"""As make test set it (0 where real nodes cannot run), before test_demo's fixture sets 0."""
+
+
 @pytest.fixture(autouse=True)
-def _real_nodes(monkeypatch: pytest.MonkeyPatch) -> None:
+def _real_nodes(monkeypatch: pytest.MonkeyPatch, _demo_env: None) -> None:  # noqa: F811
+    """Real nodes on again, after test_demo's environment turned them off for its pages."""
+    if OUTER_REAL_NODES == "0":
+        pytest.skip("REAL_NODES=0: real nodes are off (make test printed why)")
+    monkeypatch.delenv("REAL_NODES")
     images = images_dir_or_skip()  # built when needed; skipped where real nodes cannot run
     monkeypatch.setenv("TOGETHER_IMAGES_DIR", str(images))
     real_nodes_or_skip(Path(demo_bins_env()["TOGETHER_KUBE_BIN"]))
