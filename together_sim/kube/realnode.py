@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from together_sim.kube import hostfs
 from together_sim.kube.hostnet import Network
@@ -198,6 +198,7 @@ class RealNode:
     dies with that thread, ``PR_SET_PDEATHSIG``), which then watches them: a process that exits
     while the node should run is reported once through ``on_crash``."""
 
+    kind: ClassVar[str] = "real"
     spec: RealNodeSpec
     labels: str
     on_crash: Callable[[RealNode, str, int], None]
