@@ -63,16 +63,22 @@ def cgroup_dirs(relative: str) -> list[Path]:
 def make_cgroup(relative: str) -> None:
     """Create ``relative`` in every hierarchy; a new cpuset gets its parent's CPUs and memory
     nodes (an empty one admits no process)."""
-    for hierarchy in _hierarchies():
-        current = hierarchy
-        for part in Path(relative).parts:
-            parent, current = current, current / part
-            if current.is_dir():
-                continue
-            current.mkdir()
-            for knob in ("cpuset.cpus", "cpuset.mems"):
-                if (parent / knob).exists():
-                    (current / knob).write_text((parent / knob).read_text())
+    for attempt in range(3):  # another simulator may remove an empty parent meanwhile
+        try:
+            for hierarchy in _hierarchies():
+                current = hierarchy
+                for part in Path(relative).parts:
+                    parent, current = current, current / part
+                    if current.is_dir():
+                        continue
+                    current.mkdir(exist_ok=True)
+                    for knob in ("cpuset.cpus", "cpuset.mems"):
+                        if (parent / knob).exists():
+                            (current / knob).write_text((parent / knob).read_text())
+            return
+        except FileNotFoundError:
+            if attempt == 2:
+                raise
 
 
 def move_to_cgroup(pid: int, relative: str) -> None:
