@@ -263,8 +263,12 @@ class RealNode:
                     break
 
     def _spawn(self, name: str, args: list[str]) -> subprocess.Popen[bytes]:
+        """Start ``name`` in the node's namespace and cgroup; never once :meth:`delete` began
+        (it holds the lock while it kills, so nothing starts behind its back)."""
         logs = self.node_dir / "logs"
-        with (logs / f"{name}.log").open("ab") as out:
+        with self._lock, (logs / f"{name}.log").open("ab") as out:
+            if self._stopping.is_set():
+                raise RuntimeError(f"real node {self.name} is being removed")
             proc = subprocess.Popen(
                 ["nsenter", f"--net={self.spec.network.netns_path(self.spec.slot)}", "--", *args],
                 stdin=subprocess.DEVNULL,
@@ -273,8 +277,8 @@ class RealNode:
                 start_new_session=True,
                 preexec_fn=_die_with_parent,  # only prctl runs between fork and exec
             )
-        hostfs.move_to_cgroup(proc.pid, self.record.cgroup)
-        self.processes[name] = proc
+            hostfs.move_to_cgroup(proc.pid, self.record.cgroup)
+            self.processes[name] = proc
         return proc
 
     def _wait(self, what: str, ready: Callable[[], bool], timeout: float) -> None:
@@ -356,7 +360,7 @@ class RealNode:
         return left
 
     def status(self) -> dict[str, Any]:
-        pids = {n: p.pid for n, p in self.processes.items() if p.poll() is None}
+        pids = {n: p.pid for n, p in list(self.processes.items()) if p.poll() is None}
         return {
             "slot": self.spec.slot,
             "state": self.state,
