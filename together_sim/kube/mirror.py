@@ -443,6 +443,8 @@ class ClusterMirror:
         simulator): deleted, with its pods, so the pass makes the node again."""
         for name in [n for n, k8s in live.items() if is_real(k8s) and n not in self._real]:
             stale = [p for p in api.pods() if p["spec"].get("nodeName") == name and not _gone(p)]
+            log.warning("real node %s is gone (a stopped simulator's): deleting its Node and "
+                        "%d pods, then making it again", name, len(stale))  # fmt: skip
             pods.remove_with_node(stale)
             api.delete_node(name)
             del live[name]

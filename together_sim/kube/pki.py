@@ -7,6 +7,7 @@ import base64
 import os
 import shutil
 import subprocess
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +23,7 @@ __all__ = [
 ]
 
 _DAYS = "3650"
+_SIGNING = threading.Lock()
 PRIVATE_UMASK = 0o077
 """Files a process creates under this umask are 0600 (directories 0700)."""
 
@@ -149,16 +151,17 @@ def node_credentials(pki: ClusterPki, node_name: str) -> tuple[Path, Path]:
     """A real node's kubelet client certificate (``system:node:<name>`` in ``system:nodes``, as
     the Node authorizer wants) and key, signed by the cluster's CA: (cert, key)."""
     key, cert = pki.root / f"node-{node_name}.key", pki.root / f"node-{node_name}.crt"
-    if not cert.exists():
-        _new_key(key)
-        _signed(
-            pki,
-            key,
-            cert,
-            f"/O=system:nodes/CN=system:node:{node_name}",
-            "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n"
-            "extendedKeyUsage=clientAuth\n",
-        )
+    with _SIGNING:  # nodes start in threads of their own; openssl's serial file is not shared
+        if not cert.exists():
+            _new_key(key)
+            _signed(
+                pki,
+                key,
+                cert,
+                f"/O=system:nodes/CN=system:node:{node_name}",
+                "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n"
+                "extendedKeyUsage=clientAuth\n",
+            )
     return cert, key
 
 
