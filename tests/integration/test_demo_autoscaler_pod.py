@@ -112,6 +112,11 @@ def test_the_demo_runs_the_autoscaler_as_a_pod_on_the_real_standard_node(
     assert re.search(r"TriggeredScaleUp: 2 pending pod\(s\) .*: target 0 -> 16", _log(project))
     events = _run(project, f"{ENV}kubectl get events --field-selector reason=TriggeredScaleUp")
     assert len(re.findall(r"pod/burst-\S+\s+2 pending pod\(s\)", events.stdout)) == 2
+    # The pods finish (60 simulated seconds: one real second); the idle nodes go again.
+    _run(project, f"{ENV}kubectl wait --for=condition=complete job/burst --timeout=120s")
+    _wait("the scale-down after the burst", lambda: _log(project).count("-> 0\n") >= 2, 120)
+    scaled_down = _run(project, f"{ENV}kubectl get events --field-selector reason=ScaleDown")
+    assert "cordoned for targeted scale-down" in scaled_down.stdout
     assert "sim-key" not in _log(project)  # the key reached it through its Secret only
 
     down = _run(project, "bash scripts/demo.sh down")
