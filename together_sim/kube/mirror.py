@@ -177,7 +177,13 @@ class ClusterMirror:
       each standard Node and the idle ones (:mod:`together_sim.kube.demand`), handed to the world by
       the hub.
     * **Shared volumes.** Each attached volume is a static ``ReadWriteMany`` PersistentVolume named
-      after the volume (storage class ``""``), so a claim naming it binds.
+      after the volume (storage class ``""``), so a claim naming it binds; its ``hostPath`` is the
+      volume's directory, which real nodes' pods mount.
+    * **Real nodes** (``--real-nodes``): a new node takes a free slot of the pool and runs a
+      kubelet (:class:`~together_sim.kube.realnode.RealNode`), else it is a KWOK node
+      (:class:`~together_sim.kube.nodes.KwokNode`). Its pods are only evicted on a drain (the
+      kubelet sends the SIGTERM), and it leaves the host once :func:`removable` says its pods'
+      grace periods, in real seconds, allow.
     """
 
     def __init__(
