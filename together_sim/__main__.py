@@ -184,7 +184,39 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="directory with etcd, kube-apiserver, ... (default: $TOGETHER_KUBE_BIN; "
         'in a checkout: "$(tools/kube/build.sh)")',
     )
-    return parser.parse_args(argv)
+    parser.add_argument(
+        "--real-nodes",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --kubernetes: back up to N nodes at a time (standard and preemptible, over "
+        "every cluster) with a real kubelet and containerd, so pods run real processes; the "
+        "rest stay KWOK nodes; needs root (default %(default)s)",
+    )
+    parser.add_argument(
+        "--images",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="the real nodes' image archives (pause.tar and the rest; default: "
+        '$TOGETHER_IMAGES_DIR; in a checkout: "$(tools/images/build.sh)")',
+    )
+    parser.add_argument(
+        "--image-archive",
+        type=Path,
+        action="append",
+        default=[],
+        dest="image_archives",
+        metavar="FILE",
+        help="an image archive of your own (docker save, skopeo copy ... docker-archive:) "
+        "imported into every real node; repeatable",
+    )
+    args = parser.parse_args(argv)
+    if args.real_nodes and not args.kubernetes:
+        parser.error("--real-nodes needs --kubernetes (real nodes join a cluster's control plane)")
+    if args.real_nodes < 0:
+        parser.error(f"--real-nodes {args.real_nodes}: give a count of nodes, 0 or more")
+    return args
 
 
 def time_scale_note(time_scale: float | None, provisioning_seconds: float) -> str | None:
@@ -249,6 +281,25 @@ def _listen(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _pod_sockets(runtime: SimulatorRuntime, host: str, port: int) -> list[socket.socket]:
+    """With real nodes, the API also on the real nodes' bridge (same port), so a pod reaches it
+    as a workload on Together reaches Together's API: the autoscaler's pod in the demo. A
+    simulator on loopback is otherwise out of a pod's reach (its own network namespace)."""
+    pool = runtime.kube.pool if runtime.kube is not None else None
+    if pool is None or host == pool.gateway or host in ("0.0.0.0", "::"):
+        return []
+    extra = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    extra.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    extra.bind((pool.gateway, port))
+    extra.listen(128)
+    print(
+        f"together_sim: pods on real nodes reach this API at http://{pool.gateway}:{port}",
+        file=sys.stderr,
+        flush=True,
+    )
+    return [extra]
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     keys, key_note = api_keys(args, os.environ)
@@ -265,11 +316,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         timings=Timings(provisioning=args.provisioning_seconds),
         kubernetes=args.kubernetes,
         kube_bin=args.kube_bin,
+        real_nodes=args.real_nodes,
+        images_dir=args.images,
+        image_archives=tuple(args.image_archives),
     )
     sock = _listen(args.host, args.port)  # before the app: a taken port leaves no state dir
     app = create_app(config)
     host, port = sock.getsockname()[:2]
     runtime: SimulatorRuntime = app.state.runtime
+    sockets = [sock, *_pod_sockets(runtime, host, port)]
     server = _Server(
         uvicorn.Config(
             app,
@@ -285,7 +340,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     # URL. The host only (no /v1): the form Together's SDK and `tg` read from TOGETHER_BASE_URL.
     print(f"together simulator listening on http://{host}:{port}", flush=True)
     try:
-        asyncio.run(server.serve(sockets=[sock]))
+        asyncio.run(server.serve(sockets=sockets))
     except KeyboardInterrupt:
         pass
     finally:
