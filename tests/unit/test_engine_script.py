@@ -69,7 +69,7 @@ def test_a_cli_without_the_python_host_beside_it_is_not_used(tmp_path: Path) -> 
 
 # What tools/images/build.sh reads from the repository beside tools/ (its other inputs).
 IMAGE_INPUTS = (
-    "Dockerfile.autoscaler", "constraints.txt", "pyproject.toml", "together_api",
+    "Dockerfile.autoscaler", "constraints.txt", "pyproject.toml", "together_facts", "together_api",
     "together_autoscaler", "together_worker",
 )  # fmt: skip
 

@@ -30,7 +30,7 @@ def script_of(tools: Path) -> Path:
         "constraints.txt",
         "pyproject.toml",
         "together_api/client.py",
-        "together_api/prices.json",
+        "together_facts/prices.json",
         "together_autoscaler/controller.py",
         "tools/images/pause/main.go",
     ],
