@@ -22,9 +22,8 @@ from together_provider.gitops.post import (
 )
 from together_provider.preview.inputs import (
     STDIN,
-    guarded,
     input_pairs,
-    load_plans_events,
+    judge,
     named_files,
     policy_events,
     read_json,
@@ -39,6 +38,7 @@ from together_provider.preview.plan import (
     build_plan,
 )
 from together_provider.preview.prices import PreviewInputError, PriceTable, load_price_table
+from together_provider.preview.verdict import Verdict
 
 
 @dataclass(frozen=True)
@@ -85,16 +85,16 @@ def post_to_pr(
             for k, v in policy_events(args).items()
             if k not in {s.stack for s in read if isinstance(s, _Unreadable)}
         }
-        plans = guarded(load_plans_events(good, events), args)
+        verdicts = judge(good, args, events)
     except PreviewInputError as error:
         print(f"error: {error}", file=sys.stderr)
         return BAD_INPUT_EXIT
-    for plan in plans:
-        verdict = f"{plan.stack}: {plan.outcome.name.lower()} (exit {plan.outcome.value})"
-        print(verdict, file=sys.stderr)
+    for verdict in verdicts:
+        outcome = verdict.outcome
+        print(f"{verdict.stack}: {outcome.name.lower()} (exit {outcome.value})", file=sys.stderr)
     with GitHubClient(settings, sleep=sleep, clock=clock) as client:
         try:
-            return _render_and_post(args, environ, client, read, plans, logs)
+            return _render_and_post(args, environ, client, read, verdicts, logs)
         except GitHubError as error:
             print(f"error: the comment was not posted: {error}", file=sys.stderr)
             return GITHUB_ERROR_EXIT
@@ -105,26 +105,27 @@ def _render_and_post(
     environ: Mapping[str, str],
     client: GitHubClient,
     read: Sequence[StackPlan | _Unreadable],
-    plans: Sequence[StackPlan],
+    verdicts: Sequence[Verdict],
     logs: Mapping[str, Path],
 ) -> int:
     """Render every stack, write --output and the step summary, then post the comments."""
-    replaced = any(plan.outcome is Outcome.REPLACEMENT for plan in plans)
+    replaced = any(verdict.outcome is Outcome.REPLACEMENT for verdict in verdicts)
     approved = replaced and args.approval_label in client.labels(args.github_pr)
     sections, whole = [], []
-    by_stack = iter(plans)
+    by_stack = iter(verdicts)
     for item in read:
         if isinstance(item, _Unreadable):
             body = render_failure(item.stack, item.error, _log(logs, item.stack))
             sections.append(Section(item.stack, fit(body, note=LOG_CUT), has_diff=True))
             whole.append(body)
             continue
-        plan = next(by_stack)
-        body = render_stack(plan, args.approval_label, approved=approved)
+        verdict = next(by_stack)
+        body = render_stack(verdict, args.approval_label, approved=approved)
         whole.append(body)
         if len(body) > COMMENT_LIMIT:  # rendered again only to trim its lists
-            body = render_stack(plan, args.approval_label, COMMENT_LIMIT, approved=approved)
-        sections.append(Section(plan.stack, body, plan.outcome is not Outcome.NO_CHANGES))
+            body = render_stack(verdict, args.approval_label, COMMENT_LIMIT, approved=approved)
+        changed = verdict.outcome is not Outcome.NO_CHANGES
+        sections.append(Section(verdict.stack, body, changed))
     comment = "\n---\n\n".join(whole)
     try:
         if args.output is not None:
@@ -138,9 +139,9 @@ def _render_and_post(
     behavior = CommentBehavior(args.comment_behavior)
     done = post_comments(client, args.github_pr, sections, behavior, skip_no_diff=args.skip_no_diff)
     print("\n".join(done), file=sys.stderr)
-    if len(plans) < len(read):
+    if len(verdicts) < len(read):
         return BAD_INPUT_EXIT
-    return int(max((plan.outcome for plan in plans), default=Outcome.NO_CHANGES))
+    return int(max((verdict.outcome for verdict in verdicts), default=Outcome.NO_CHANGES))
 
 
 def _drift_parser() -> argparse.ArgumentParser:

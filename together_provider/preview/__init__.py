@@ -16,6 +16,7 @@ from together_provider.preview.prices import (
     PriceTable,
     load_price_table,
 )
+from together_provider.preview.verdict import Verdict
 
 __all__ = [
     "BAD_INPUT_EXIT",
@@ -27,6 +28,7 @@ __all__ = [
     "PreviewInputError",
     "PriceTable",
     "StackPlan",
+    "Verdict",
     "build_plan",
     "load_price_table",
     "render",

@@ -14,8 +14,8 @@ from together_api.retry import Clock, Sleep
 from together_provider.gitops.commands import drift_issue, post_to_pr
 from together_provider.gitops.post import CommentBehavior
 from together_provider.preview.inputs import (
-    guarded,
     input_pairs,
+    judge,
     load_plans,
     policy_events,
     write_atomically,
@@ -185,8 +185,8 @@ def main(
         return post_to_pr(args, env, sleep, clock)
     try:
         prices = load_price_table(args.prices)
-        plans = guarded(load_plans(input_pairs(args), prices, policy_events(args)), args)
-        comment = render(plans, args.approval_label)
+        verdicts = judge(load_plans(input_pairs(args), prices), args, policy_events(args))
+        comment = render(verdicts, args.approval_label)
         if args.output is None:
             sys.stdout.write(comment)
         else:
@@ -197,10 +197,10 @@ def main(
     except OSError as error:
         print(f"error: cannot write {args.output}: {error.strerror}", file=sys.stderr)
         return BAD_INPUT_EXIT
-    outcome = max((plan.outcome for plan in plans), default=Outcome.NO_CHANGES)
-    for plan in plans:
+    outcome = max((verdict.outcome for verdict in verdicts), default=Outcome.NO_CHANGES)
+    for verdict in verdicts:
         print(
-            f"{plan.stack}: {plan.outcome.name.lower()} (exit {plan.outcome.value})",
+            f"{verdict.stack}: {verdict.outcome.name.lower()} (exit {verdict.outcome.value})",
             file=sys.stderr,
         )
     return int(outcome)

@@ -15,6 +15,7 @@ from together_provider.preview.guardrails import (
 from together_provider.preview.kinds import preview_of
 from together_provider.preview.plan import Action, Outcome, StackPlan
 from together_provider.preview.policy import PolicyViolation
+from together_provider.preview.verdict import Verdict, judged
 
 __all__ = [
     "COMMENT_LIMIT",
@@ -120,7 +121,7 @@ def _trim_note(plan: StackPlan, shown: int) -> list[str]:
 
 
 def render_stack(
-    plan: StackPlan, approval_label: str, limit: int | None = None, *, approved: bool = False
+    verdict: Verdict, approval_label: str, limit: int | None = None, *, approved: bool = False
 ) -> str:
     """One stack's section of the comment, at most ``limit`` characters when given.
 
@@ -128,18 +129,19 @@ def render_stack(
     lists only the first clusters, volumes and findings: as many as fit. ``approved``: the PR
     carries the approval label (the poster reads the PR's labels).
     """
-    full = _render_stack(plan, approval_label, None, approved)
+    full = _render_stack(verdict, approval_label, None, approved)
     if limit is None or len(full) <= limit:
         return full
-    lists = (*plan.changes.values(), plan.policy, (*plan.rejections, *plan.errors))
+    plan = verdict.plan
+    lists = (*plan.changes.values(), verdict.policy, (*plan.rejections, *plan.errors))
     low, high = 0, max(len(items) for items in lists)
     while low < high:  # the largest count of listed items that fits
         middle = (low + high + 1) // 2
-        if len(_render_stack(plan, approval_label, middle, approved)) <= limit:
+        if len(_render_stack(verdict, approval_label, middle, approved)) <= limit:
             low = middle
         else:
             high = middle - 1
-    return fit(_render_stack(plan, approval_label, low, approved), limit)
+    return fit(_render_stack(verdict, approval_label, low, approved), limit)
 
 
 def fit(body: str, limit: int = COMMENT_LIMIT, note: str = "cut at GitHub's comment limit") -> str:
@@ -155,15 +157,16 @@ def fit(body: str, limit: int = COMMENT_LIMIT, note: str = "cut at GitHub's comm
 
 
 def _render_stack(
-    plan: StackPlan, approval_label: str, shown: int | None, approved: bool = False
+    verdict: Verdict, approval_label: str, shown: int | None, approved: bool = False
 ) -> str:
     """The section, listing at most ``shown`` clusters, volumes and findings of each kind."""
+    plan = verdict.plan
     lines = [
         MARKER.format(stack=plan.stack),
-        f"### Together GPU clusters: `{plan.stack}` ({_HEADLINES[plan.outcome]})",
+        f"### Together GPU clusters: `{plan.stack}` ({_HEADLINES[verdict.outcome]})",
         "",
     ]
-    lines += guardrail_lines(plan)
+    lines += guardrail_lines(plan, verdict.guardrails, verdict.blocking_guardrails)
     if shown is not None:
         lines += _trim_note(plan, shown)
     first = slice(None, shown)
@@ -182,7 +185,7 @@ def _render_stack(
             "other clusters' changes may be missing.",
             "",
         ]
-    lines += policy_lines(plan.policy, shown)
+    lines += policy_lines(verdict.policy, shown)
     destructive = frozenset({Action.REPLACE, Action.DELETE})
     lost = [
         preview.loss(c)
@@ -212,7 +215,7 @@ def _render_stack(
     for _, preview, changes, shown_changes in kinds:
         if changes:
             lines += preview.table(shown_changes, plan, destructive)
-    if not plan.all_changes and not (plan.rejections or plan.errors or plan.policy):
+    if not plan.all_changes and not (plan.rejections or plan.errors or verdict.policy):
         lines += ["No Together cluster changes.", ""]
     lines.append("<sub>" + "<br>\n".join(_notes(plan)) + "</sub>")
     return "\n".join(lines) + "\n"
@@ -235,6 +238,9 @@ def render_failure(stack: str, error: str, log: str | None) -> str:
     return "\n".join(lines)
 
 
-def render(plans: Sequence[StackPlan], approval_label: str = "approve-replacement") -> str:
-    """The whole comment: one section per stack, in the order given."""
-    return "\n---\n\n".join(render_stack(plan, approval_label) for plan in plans)
+def render(
+    verdicts: Sequence[StackPlan | Verdict], approval_label: str = "approve-replacement"
+) -> str:
+    """The whole comment: one section per stack, in the order given (a bare plan is judged by
+    nothing but itself)."""
+    return "\n---\n\n".join(render_stack(judged(v), approval_label) for v in verdicts)
