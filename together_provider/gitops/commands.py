@@ -13,12 +13,17 @@ from pathlib import Path
 from together_api.retry import Clock, Sleep
 from together_provider.gitops.github import GitHubClient, GitHubError, GitHubSettings
 from together_provider.gitops.post import (
+    COMMENT_LIMIT,
     DRIFT_LABEL,
     LOG_CUT,
     CommentBehavior,
     Section,
+    comment,
+    fit,
     open_or_update_drift_issue,
     post_comments,
+    trim_for,
+    with_marker,
 )
 from together_provider.preview.inputs import (
     STDIN,
@@ -29,7 +34,7 @@ from together_provider.preview.inputs import (
     read_json,
     write_atomically,
 )
-from together_provider.preview.markdown import COMMENT_LIMIT, fit, render_failure, render_stack
+from together_provider.preview.markdown import render_failure, render_stack
 from together_provider.preview.plan import (
     BAD_INPUT_EXIT,
     GITHUB_ERROR_EXIT,
@@ -111,28 +116,33 @@ def _render_and_post(
     """Render every stack, write --output and the step summary, then post the comments."""
     replaced = any(verdict.outcome is Outcome.REPLACEMENT for verdict in verdicts)
     approved = replaced and args.approval_label in client.labels(args.github_pr)
-    sections, whole = [], []
+    sections: list[Section] = []
+    whole: list[tuple[str, str]] = []  # each stack's section untrimmed: --output, the summary
+    label = args.approval_label
     by_stack = iter(verdicts)
     for item in read:
         if isinstance(item, _Unreadable):
-            body = render_failure(item.stack, item.error, _log(logs, item.stack))
-            sections.append(Section(item.stack, fit(body, note=LOG_CUT), has_diff=True))
-            whole.append(body)
+            failed = render_failure(item.stack, item.error, _log(logs, item.stack))
+            body = fit(with_marker(item.stack, failed), note=LOG_CUT)
+            sections.append(Section(item.stack, body, has_diff=True))
+            whole.append((item.stack, failed))
             continue
         verdict = next(by_stack)
-        body = render_stack(verdict, args.approval_label, approved=approved)
-        whole.append(body)
-        if len(body) > COMMENT_LIMIT:  # rendered again only to trim its lists
-            body = render_stack(verdict, args.approval_label, COMMENT_LIMIT, approved=approved)
+        rendered = render_stack(verdict, label, approved=approved)
+        whole.append((verdict.stack, rendered))
+        body = with_marker(verdict.stack, rendered)
+        if len(body) > COMMENT_LIMIT:  # rendered again only to trim its lists, cut at last
+            trimmed = render_stack(verdict, label, trim_for(verdict.stack), approved=approved)
+            body = fit(with_marker(verdict.stack, trimmed))
         changed = verdict.outcome is not Outcome.NO_CHANGES
         sections.append(Section(verdict.stack, body, changed))
-    comment = "\n---\n\n".join(whole)
+    text = comment(whole)
     try:
         if args.output is not None:
-            write_atomically(args.output, comment)
+            write_atomically(args.output, text)
         if environ.get("GITHUB_STEP_SUMMARY"):
             with open(environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as summary:
-                summary.write(comment + "\n")
+                summary.write(text + "\n")
     except OSError as error:
         print(f"error: cannot write {error.filename}: {error.strerror}", file=sys.stderr)
         return BAD_INPUT_EXIT

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from together_api.retry import Clock, Sleep
 from together_provider.gitops.commands import drift_issue, post_to_pr
-from together_provider.gitops.post import CommentBehavior
+from together_provider.gitops.post import CommentBehavior, comment
 from together_provider.preview.inputs import (
     input_pairs,
     judge,
@@ -20,7 +20,7 @@ from together_provider.preview.inputs import (
     policy_events,
     write_atomically,
 )
-from together_provider.preview.markdown import render
+from together_provider.preview.markdown import render_stack
 from together_provider.preview.plan import BAD_INPUT_EXIT, Outcome
 from together_provider.preview.prices import (
     DEFAULT_PRICES_FILE,
@@ -186,11 +186,12 @@ def main(
     try:
         prices = load_price_table(args.prices)
         verdicts = judge(load_plans(input_pairs(args), prices), args, policy_events(args))
-        comment = render(verdicts, args.approval_label)
+        sections = [(v.stack, render_stack(v, args.approval_label)) for v in verdicts]
+        text = comment(sections)
         if args.output is None:
-            sys.stdout.write(comment)
+            sys.stdout.write(text)
         else:
-            write_atomically(args.output, comment)
+            write_atomically(args.output, text)
     except PreviewInputError as error:
         print(f"error: {error}", file=sys.stderr)
         return BAD_INPUT_EXIT
