@@ -9,6 +9,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 from together_api.retry import Clock, Sleep
 from together_provider.gitops.github import GitHubClient, GitHubError, GitHubSettings
@@ -35,15 +36,13 @@ from together_provider.preview.inputs import (
     write_atomically,
 )
 from together_provider.preview.markdown import render_failure, render_stack
-from together_provider.preview.plan import (
-    BAD_INPUT_EXIT,
-    GITHUB_ERROR_EXIT,
-    Outcome,
-    StackPlan,
-    build_plan,
-)
+from together_provider.preview.plan import BAD_INPUT_EXIT, Outcome, StackPlan, build_plan
 from together_provider.preview.prices import PreviewInputError, PriceTable, load_price_table
 from together_provider.preview.verdict import Verdict
+
+GITHUB_ERROR_EXIT: Final = 13
+"""Exit code when GitHub refused or could not take the comment or issue (`--github-pr`,
+`drift-issue`), or GITHUB_TOKEN / GITHUB_REPOSITORY are not set."""
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,6 @@ out, and an exit code (`Outcome`) so that CI can gate a PR on what it does to th
 from together_provider.preview.markdown import render
 from together_provider.preview.plan import (
     BAD_INPUT_EXIT,
-    GITHUB_ERROR_EXIT,
     Action,
     Outcome,
     StackPlan,
@@ -21,7 +20,6 @@ from together_provider.preview.verdict import Verdict
 __all__ = [
     "BAD_INPUT_EXIT",
     "DEFAULT_PRICES_FILE",
-    "GITHUB_ERROR_EXIT",
     "Action",
     "Outcome",
     "PreviewInputError",

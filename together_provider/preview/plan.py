@@ -35,8 +35,6 @@ class Outcome(enum.IntEnum):
 
 BAD_INPUT_EXIT: Final = 2
 """Exit code for unreadable input (also argparse's usage-error code); nothing is written."""
-GITHUB_ERROR_EXIT: Final = 13
-"""Exit code when GitHub refused or could not take the comment or issue (`--github-pr`)."""
 
 
 class Action(enum.StrEnum):
