@@ -37,7 +37,8 @@ from testkit.sim import SimulatorProcess
 from tests.clusters import live_clusters
 from together_api.client import TogetherClient
 from together_api.wire import Cluster, ClusterUpdateRequest
-from together_provider.preview import MARKER, load_price_table
+from together_provider.gitops.post import MARKER
+from together_provider.preview import load_price_table
 
 pytestmark = pytest.mark.engine
 

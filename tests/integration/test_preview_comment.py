@@ -3,7 +3,7 @@
 One stack is created once per module (8 standard GPUs, a preemptible target of 8, fully
 allocated); every scenario only changes the config and previews, so the engine calls stay few.
 The poster (`--github-pr`) posts the same previews to the GitHub contract server; its other
-behaviours are in tests/unit/test_preview_poster.py.
+behaviours are in tests/unit/test_gitops_poster.py.
 """
 
 from __future__ import annotations

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 import yaml
 
-from together_provider.gitops.commands import _drift_parser
+from together_provider.gitops.commands import GITHUB_ERROR_EXIT, _drift_parser
 from together_provider.preview.__main__ import _parser
-from together_provider.preview.plan import BAD_INPUT_EXIT, GITHUB_ERROR_EXIT, Outcome
+from together_provider.preview.plan import BAD_INPUT_EXIT, Outcome
 
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((REPO / "examples" / "gitops" / "workflows").glob("*.yml"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -462,3 +463,26 @@ def test_the_comment_imports_nothing_of_gitops() -> None:
         imported = _imports_of(source)
         assert {m for m in imported if m.startswith("together_provider.gitops")} == set(), source
         assert "httpx" not in imported, source
+
+
+GITHUB_FACTS: Final = re.compile(r"github|65[_,]?536|comment limit|<!--|step summary", re.I)
+"""What only the poster knows: GitHub's name, its comment limit (in any spelling), the hidden
+marker's HTML comment, the job's step summary."""
+
+
+def test_the_comment_renderer_names_no_github_fact() -> None:
+    """The comment (`preview`, its CLI aside, and each kind's `preview.py`) renders Markdown; the
+    limit it is cut to, the words of its trim note and the marker come from `gitops.post`."""
+    package = ROOT / "together_provider"
+    sources = [
+        *(s for s in (package / "preview").glob("*.py") if s.name != "__main__.py"),
+        *package.glob("*/preview.py"),
+    ]
+    assert len(sources) > 8  # the renderer's modules and both kinds' parts are scanned
+    named = [
+        f"{source.relative_to(ROOT)}:{number}: {line.strip()}"
+        for source in sources
+        for number, line in enumerate(source.read_text().splitlines(), 1)
+        if GITHUB_FACTS.search(line)
+    ]
+    assert named == []

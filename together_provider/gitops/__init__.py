@@ -1,2 +1,3 @@
 """GitOps: the GitHub side of the PR preview and the drift check (GitHub's REST client, the poster
-of each stack's comment, the drift issue, the commands). What the comment says is `preview`'s."""
+with GitHub's comment limit and marker, the drift issue, the commands). What the comment says
+is `preview`'s Markdown."""

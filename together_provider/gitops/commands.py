@@ -9,36 +9,40 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 from together_api.retry import Clock, Sleep
 from together_provider.gitops.github import GitHubClient, GitHubError, GitHubSettings
 from together_provider.gitops.post import (
+    COMMENT_LIMIT,
     DRIFT_LABEL,
     LOG_CUT,
     CommentBehavior,
     Section,
+    comment,
+    fit,
     open_or_update_drift_issue,
     post_comments,
+    trim_for,
+    with_marker,
 )
 from together_provider.preview.inputs import (
     STDIN,
-    guarded,
     input_pairs,
-    load_plans_events,
+    judge,
     named_files,
     policy_events,
     read_json,
     write_atomically,
 )
-from together_provider.preview.markdown import COMMENT_LIMIT, fit, render_failure, render_stack
-from together_provider.preview.plan import (
-    BAD_INPUT_EXIT,
-    GITHUB_ERROR_EXIT,
-    Outcome,
-    StackPlan,
-    build_plan,
-)
+from together_provider.preview.markdown import render_failure, render_stack
+from together_provider.preview.plan import BAD_INPUT_EXIT, Outcome, StackPlan, build_plan
 from together_provider.preview.prices import PreviewInputError, PriceTable, load_price_table
+from together_provider.preview.verdict import Verdict
+
+GITHUB_ERROR_EXIT: Final = 13
+"""Exit code when GitHub refused or could not take the comment or issue (`--github-pr`,
+`drift-issue`), or GITHUB_TOKEN / GITHUB_REPOSITORY are not set."""
 
 
 @dataclass(frozen=True)
@@ -85,16 +89,16 @@ def post_to_pr(
             for k, v in policy_events(args).items()
             if k not in {s.stack for s in read if isinstance(s, _Unreadable)}
         }
-        plans = guarded(load_plans_events(good, events), args)
+        verdicts = judge(good, args, events)
     except PreviewInputError as error:
         print(f"error: {error}", file=sys.stderr)
         return BAD_INPUT_EXIT
-    for plan in plans:
-        verdict = f"{plan.stack}: {plan.outcome.name.lower()} (exit {plan.outcome.value})"
-        print(verdict, file=sys.stderr)
+    for verdict in verdicts:
+        outcome = verdict.outcome
+        print(f"{verdict.stack}: {outcome.name.lower()} (exit {outcome.value})", file=sys.stderr)
     with GitHubClient(settings, sleep=sleep, clock=clock) as client:
         try:
-            return _render_and_post(args, environ, client, read, plans, logs)
+            return _render_and_post(args, environ, client, read, verdicts, logs)
         except GitHubError as error:
             print(f"error: the comment was not posted: {error}", file=sys.stderr)
             return GITHUB_ERROR_EXIT
@@ -105,42 +109,48 @@ def _render_and_post(
     environ: Mapping[str, str],
     client: GitHubClient,
     read: Sequence[StackPlan | _Unreadable],
-    plans: Sequence[StackPlan],
+    verdicts: Sequence[Verdict],
     logs: Mapping[str, Path],
 ) -> int:
     """Render every stack, write --output and the step summary, then post the comments."""
-    replaced = any(plan.outcome is Outcome.REPLACEMENT for plan in plans)
+    replaced = any(verdict.outcome is Outcome.REPLACEMENT for verdict in verdicts)
     approved = replaced and args.approval_label in client.labels(args.github_pr)
-    sections, whole = [], []
-    by_stack = iter(plans)
+    sections: list[Section] = []
+    whole: list[tuple[str, str]] = []  # each stack's section untrimmed: --output, the summary
+    label = args.approval_label
+    by_stack = iter(verdicts)
     for item in read:
         if isinstance(item, _Unreadable):
-            body = render_failure(item.stack, item.error, _log(logs, item.stack))
-            sections.append(Section(item.stack, fit(body, note=LOG_CUT), has_diff=True))
-            whole.append(body)
+            failed = render_failure(item.stack, item.error, _log(logs, item.stack))
+            body = fit(with_marker(item.stack, failed), note=LOG_CUT)
+            sections.append(Section(item.stack, body, has_diff=True))
+            whole.append((item.stack, failed))
             continue
-        plan = next(by_stack)
-        body = render_stack(plan, args.approval_label, approved=approved)
-        whole.append(body)
-        if len(body) > COMMENT_LIMIT:  # rendered again only to trim its lists
-            body = render_stack(plan, args.approval_label, COMMENT_LIMIT, approved=approved)
-        sections.append(Section(plan.stack, body, plan.outcome is not Outcome.NO_CHANGES))
-    comment = "\n---\n\n".join(whole)
+        verdict = next(by_stack)
+        rendered = render_stack(verdict, label, approved=approved)
+        whole.append((verdict.stack, rendered))
+        body = with_marker(verdict.stack, rendered)
+        if len(body) > COMMENT_LIMIT:  # rendered again only to trim its lists, cut at last
+            trimmed = render_stack(verdict, label, trim_for(verdict.stack), approved=approved)
+            body = fit(with_marker(verdict.stack, trimmed))
+        changed = verdict.outcome is not Outcome.NO_CHANGES
+        sections.append(Section(verdict.stack, body, changed))
+    text = comment(whole)
     try:
         if args.output is not None:
-            write_atomically(args.output, comment)
+            write_atomically(args.output, text)
         if environ.get("GITHUB_STEP_SUMMARY"):
             with open(environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as summary:
-                summary.write(comment + "\n")
+                summary.write(text + "\n")
     except OSError as error:
         print(f"error: cannot write {error.filename}: {error.strerror}", file=sys.stderr)
         return BAD_INPUT_EXIT
     behavior = CommentBehavior(args.comment_behavior)
     done = post_comments(client, args.github_pr, sections, behavior, skip_no_diff=args.skip_no_diff)
     print("\n".join(done), file=sys.stderr)
-    if len(plans) < len(read):
+    if len(verdicts) < len(read):
         return BAD_INPUT_EXIT
-    return int(max((plan.outcome for plan in plans), default=Outcome.NO_CHANGES))
+    return int(max((verdict.outcome for verdict in verdicts), default=Outcome.NO_CHANGES))
 
 
 def _drift_parser() -> argparse.ArgumentParser:

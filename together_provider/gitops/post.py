@@ -9,12 +9,52 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from together_provider.gitops.github import GitHubClient
-from together_provider.preview.markdown import MARKER, fit
+from together_provider.preview.markdown import Trim
 
-DRIFT_LABEL: Final = "drift"
-DRIFT_TITLE: Final = "Together clusters drifted: {stack}"
+COMMENT_LIMIT: Final = 65_536
+"""GitHub's limit on a comment's or issue's body, in characters (it answers 422 "body is too
+long")."""
+MARKER: Final = "<!-- together-gpu-clusters-preview stack={stack} -->"
+"""Hidden first line of a stack's comment; the poster (and workflows) match it to edit the
+previous comment."""
+CUT: Final = "cut at GitHub's comment limit"
+"""The note ending a stack's comment cut to fit when even its summary is over the limit."""
 LOG_CUT: Final = "cut at GitHub's comment limit; the job's log has the rest"
 """The note ending a failure comment or drift report cut to fit (they have no lists to trim)."""
+DRIFT_LABEL: Final = "drift"
+DRIFT_TITLE: Final = "Together clusters drifted: {stack}"
+
+
+def with_marker(stack: str, section: str) -> str:
+    """The stack's comment: its hidden marker line, then the rendered section."""
+    return f"{MARKER.format(stack=stack)}\n{section}"
+
+
+def comment(sections: Sequence[tuple[str, str]]) -> str:
+    """The whole comment (stdout, --output, the step summary): each (stack, section) marked,
+    in the order given."""
+    return "\n---\n\n".join(with_marker(stack, section) for stack, section in sections)
+
+
+def trim_for(stack: str) -> Trim:
+    """What the stack's section must keep to so that, marked, it fits one GitHub comment."""
+    return Trim(
+        limit=COMMENT_LIMIT - len(with_marker(stack, "")),
+        why=f"fit GitHub's {COMMENT_LIMIT:,}-character comment limit",
+        whole="The job's step summary has the whole comment.",
+    )
+
+
+def fit(body: str, limit: int = COMMENT_LIMIT, note: str = CUT) -> str:
+    """``body``, or its first characters ending in ``note`` when it is over ``limit``.
+
+    The last resort: a stack's section trims its lists first (`trim_for`) and is cut only when
+    even its summary does not fit; a failure comment or a drift report has no lists to trim.
+    """
+    if len(body) <= limit:
+        return body
+    tail = f"\n\n<sub>({note})</sub>\n"
+    return body[: limit - len(tail)] + tail
 
 
 class CommentBehavior(enum.StrEnum):

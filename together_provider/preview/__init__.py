@@ -1,10 +1,9 @@
 """Pull-request previews: `pulumi preview --json` in, a Markdown comment with GPU and cost deltas
 out, and an exit code (`Outcome`) so that CI can gate a PR on what it does to the clusters."""
 
-from together_provider.preview.markdown import MARKER, render
+from together_provider.preview.markdown import render
 from together_provider.preview.plan import (
     BAD_INPUT_EXIT,
-    GITHUB_ERROR_EXIT,
     Action,
     Outcome,
     StackPlan,
@@ -16,17 +15,17 @@ from together_provider.preview.prices import (
     PriceTable,
     load_price_table,
 )
+from together_provider.preview.verdict import Verdict
 
 __all__ = [
     "BAD_INPUT_EXIT",
     "DEFAULT_PRICES_FILE",
-    "GITHUB_ERROR_EXIT",
-    "MARKER",
     "Action",
     "Outcome",
     "PreviewInputError",
     "PriceTable",
     "StackPlan",
+    "Verdict",
     "build_plan",
     "load_price_table",
     "render",

@@ -12,15 +12,15 @@ from pathlib import Path
 
 from together_api.retry import Clock, Sleep
 from together_provider.gitops.commands import drift_issue, post_to_pr
-from together_provider.gitops.post import CommentBehavior
+from together_provider.gitops.post import CommentBehavior, comment
 from together_provider.preview.inputs import (
-    guarded,
     input_pairs,
+    judge,
     load_plans,
     policy_events,
     write_atomically,
 )
-from together_provider.preview.markdown import render
+from together_provider.preview.markdown import render_stack
 from together_provider.preview.plan import BAD_INPUT_EXIT, Outcome
 from together_provider.preview.prices import (
     DEFAULT_PRICES_FILE,
@@ -185,22 +185,23 @@ def main(
         return post_to_pr(args, env, sleep, clock)
     try:
         prices = load_price_table(args.prices)
-        plans = guarded(load_plans(input_pairs(args), prices, policy_events(args)), args)
-        comment = render(plans, args.approval_label)
+        verdicts = judge(load_plans(input_pairs(args), prices), args, policy_events(args))
+        sections = [(v.stack, render_stack(v, args.approval_label)) for v in verdicts]
+        text = comment(sections)
         if args.output is None:
-            sys.stdout.write(comment)
+            sys.stdout.write(text)
         else:
-            write_atomically(args.output, comment)
+            write_atomically(args.output, text)
     except PreviewInputError as error:
         print(f"error: {error}", file=sys.stderr)
         return BAD_INPUT_EXIT
     except OSError as error:
         print(f"error: cannot write {args.output}: {error.strerror}", file=sys.stderr)
         return BAD_INPUT_EXIT
-    outcome = max((plan.outcome for plan in plans), default=Outcome.NO_CHANGES)
-    for plan in plans:
+    outcome = max((verdict.outcome for verdict in verdicts), default=Outcome.NO_CHANGES)
+    for verdict in verdicts:
         print(
-            f"{plan.stack}: {plan.outcome.name.lower()} (exit {plan.outcome.value})",
+            f"{verdict.stack}: {verdict.outcome.name.lower()} (exit {verdict.outcome.value})",
             file=sys.stderr,
         )
     return int(outcome)

@@ -14,20 +14,14 @@ from together_provider.preview.prices import PriceTable
 
 
 class StackPlan(Protocol):
-    """What a guardrail reads of a `plan.StackPlan` (its own type here, so that the plan, which
-    holds the breaches, and the guardrails import one way)."""
+    """What a guardrail and the placeholder legend read of a `plan.StackPlan` (its own type
+    here: kinds' previews call the legend with the plan they are given)."""
 
     @property
     def project(self) -> str | None: ...
 
     @property
     def prices(self) -> PriceTable: ...
-
-    @property
-    def guardrails(self) -> tuple[GuardrailBreach, ...]: ...
-
-    @property
-    def blocking_guardrails(self) -> tuple[GuardrailBreach, ...]: ...
 
     def kinds(self) -> list[tuple[Kind, tuple[Any, ...]]]: ...
 
@@ -47,7 +41,7 @@ class GuardrailBreach:
     increase: float
     placeholder: bool = False
     """The increase is computed from placeholder rates (`PriceTable.placeholder`): it warns
-    unless the stack opts in to blocking (`StackPlan.blocking_guardrails`)."""
+    unless the stack opts in to blocking (`Verdict.blocking_guardrails`)."""
 
     @property
     def excess(self) -> float:
@@ -121,11 +115,12 @@ def breaches(
     return tuple(found)
 
 
-def guardrail_lines(plan: StackPlan) -> list[str]:
-    """The comment's callouts for crossed thresholds: a blocking one, and a warning for those
-    computed on placeholder rates that the stack does not let block."""
-    blocking = plan.blocking_guardrails
-    warned = [b for b in plan.guardrails if b not in blocking]
+def guardrail_lines(
+    plan: StackPlan, crossed: Sequence[GuardrailBreach], blocking: Sequence[GuardrailBreach]
+) -> list[str]:
+    """The comment's callouts for the ``crossed`` thresholds: the ``blocking`` ones, and a
+    warning for those computed on placeholder rates that the stack does not let block."""
+    warned = [b for b in crossed if b not in blocking]
     lines: list[str] = []
     if blocking:
         lines += [

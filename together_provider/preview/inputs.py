@@ -1,12 +1,9 @@
-"""The preview CLI's inputs: which files, read and parsed into plans, and atomic output.
-
-Shared by the plain CLI (`__main__`) and the GitHub commands (`gitops.commands`).
-"""
+"""The preview CLI's inputs: which files, read into plans and judged into verdicts, and atomic
+output. Shared by the plain CLI (`__main__`) and the GitOps commands (`gitops.commands`)."""
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import sys
@@ -19,6 +16,7 @@ from together_provider.preview.guardrails import breaches
 from together_provider.preview.plan import StackPlan, build_plan
 from together_provider.preview.policy import read_policy_events
 from together_provider.preview.prices import PreviewInputError, PriceTable
+from together_provider.preview.verdict import Verdict
 
 STDIN = "-"
 
@@ -57,33 +55,32 @@ def read_json(path: str) -> Any:
         ) from None
 
 
-def load_plans(
-    pairs: Sequence[tuple[str | None, str]],
-    prices: PriceTable,
-    policy_events: Mapping[str, Path] | None = None,
-) -> list[StackPlan]:
+def load_plans(pairs: Sequence[tuple[str | None, str]], prices: PriceTable) -> list[StackPlan]:
     """One plan per input; the first bad input stops everything (no partial comment)."""
-    plans = [
+    return [
         build_plan(read_json(path), "<stdin>" if path == STDIN else path, prices, name)
         for name, path in pairs
     ]
-    return load_plans_events(plans, policy_events)
 
 
-def load_plans_events(
-    plans: Sequence[StackPlan], policy_events: Mapping[str, Path] | None
-) -> list[StackPlan]:
-    """The plans with their stacks' policy violations; an event log of no given stack is bad."""
-    events = dict(policy_events or {})
+def judge(
+    plans: Sequence[StackPlan], args: argparse.Namespace, policy_events: Mapping[str, Path]
+) -> list[Verdict]:
+    """Each plan's verdict, built whole: its stack's policy violations (an event log of no
+    given stack is bad input) and the cost thresholds it crosses."""
+    events = dict(policy_events)
     unknown = events.keys() - {plan.stack for plan in plans}
     if unknown:
         raise PreviewInputError(
             "--policy-events", f"no preview of stack {sorted(unknown)[0]!r} was given"
         )
+    limits = (args.max_hourly_increase, args.max_monthly_increase)
     return [
-        dataclasses.replace(plan, policy=read_policy_events(events[plan.stack]))
-        if plan.stack in events
-        else plan
+        Verdict(
+            plan,
+            policy=read_policy_events(events[plan.stack]) if plan.stack in events else (),
+            guardrails=breaches(plan, *limits),
+        )
         for plan in plans
     ]
 
@@ -100,11 +97,6 @@ def named_files(items: Sequence[str], flag: str) -> dict[str, Path]:
 
 def policy_events(args: argparse.Namespace) -> dict[str, Path]:
     return named_files(args.policy_events, "--policy-events")
-
-
-def guarded(plans: Sequence[StackPlan], args: argparse.Namespace) -> list[StackPlan]:
-    limits = (args.max_hourly_increase, args.max_monthly_increase)
-    return [dataclasses.replace(plan, guardrails=breaches(plan, *limits)) for plan in plans]
 
 
 def write_atomically(path: Path, text: str) -> None:

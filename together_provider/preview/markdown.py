@@ -5,6 +5,7 @@ spec blocks it) and whether it destroys capacity (that needs an approval label).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from together_provider.preview.guardrails import (
     HOURS_PER_MONTH,
@@ -15,24 +16,20 @@ from together_provider.preview.guardrails import (
 from together_provider.preview.kinds import preview_of
 from together_provider.preview.plan import Action, Outcome, StackPlan
 from together_provider.preview.policy import PolicyViolation
+from together_provider.preview.verdict import Verdict, judged
 
 __all__ = [
-    "COMMENT_LIMIT",
     "HOURS_PER_MONTH",
-    "MARKER",
     "PLACEHOLDER_MARK",
-    "fit",
+    "Trim",
     "marked",
     "money",
     "placeholder_legend",
     "render",
+    "render_failure",
+    "render_stack",
     "signed_money",
 ]
-
-COMMENT_LIMIT = 65_536
-"""GitHub's limit on a comment's body, in characters (it answers 422 "body is too long")."""
-MARKER = "<!-- together-gpu-clusters-preview stack={stack} -->"
-"""Hidden first line of a stack's section; workflows match it to edit the previous comment."""
 
 _HEADLINES = {
     Outcome.NO_CHANGES: ":white_check_mark: no changes",
@@ -103,7 +100,20 @@ def policy_lines(violations: Sequence[PolicyViolation], shown: int | None = None
     return lines
 
 
-def _trim_note(plan: StackPlan, shown: int) -> list[str]:
+@dataclass(frozen=True)
+class Trim:
+    """A length a section must keep to, and what its note says of it: whoever posts the comment
+    knows the limit (the poster, `gitops.post`); the renderer only trims its lists to it."""
+
+    limit: int
+    """The most characters the section may have."""
+    why: str
+    """Ends "Trimmed to ...": why the section is trimmed."""
+    whole: str
+    """The note's last sentence: where the untrimmed section is."""
+
+
+def _trim_note(plan: StackPlan, shown: int, trim: Trim) -> list[str]:
     listed = [
         f"{min(shown, len(items))} of {len(items)} {preview_of(kind).plural}"
         for kind, items in plan.kinds()
@@ -111,61 +121,55 @@ def _trim_note(plan: StackPlan, shown: int) -> list[str]:
     ]
     return [
         "> [!NOTE]",
-        f"> **Trimmed to fit GitHub's {COMMENT_LIMIT:,}-character comment limit:** "
+        f"> **Trimmed to {trim.why}:** "
         f"{' and '.join(listed) or 'the first findings'} are listed (findings and changed "
-        "fields likewise); the totals and the verdict cover everything. The job's step summary "
-        "has the whole comment.",
+        f"fields likewise); the totals and the verdict cover everything. {trim.whole}",
         "",
     ]
 
 
 def render_stack(
-    plan: StackPlan, approval_label: str, limit: int | None = None, *, approved: bool = False
+    verdict: Verdict, approval_label: str, trim: Trim | None = None, *, approved: bool = False
 ) -> str:
-    """One stack's section of the comment, at most ``limit`` characters when given.
+    """One stack's section of the comment, trimmed to ``trim.limit`` characters when given.
 
     An oversized section keeps its summary (headline, blocking callouts, totals, notes) and
-    lists only the first clusters, volumes and findings: as many as fit. ``approved``: the PR
-    carries the approval label (the poster reads the PR's labels).
+    lists only the first clusters, volumes and findings: as many as fit (when even its summary
+    does not fit, it is longer: the poster cuts it). ``approved``: the PR carries the approval
+    label (the poster reads the PR's labels).
     """
-    full = _render_stack(plan, approval_label, None, approved)
-    if limit is None or len(full) <= limit:
+    full = _render_stack(verdict, approval_label, None, approved)
+    if trim is None or len(full) <= trim.limit:
         return full
-    lists = (*plan.changes.values(), plan.policy, (*plan.rejections, *plan.errors))
+    plan = verdict.plan
+    lists = (*plan.changes.values(), verdict.policy, (*plan.rejections, *plan.errors))
     low, high = 0, max(len(items) for items in lists)
     while low < high:  # the largest count of listed items that fits
         middle = (low + high + 1) // 2
-        if len(_render_stack(plan, approval_label, middle, approved)) <= limit:
+        if len(_render_stack(verdict, approval_label, middle, approved, trim)) <= trim.limit:
             low = middle
         else:
             high = middle - 1
-    return fit(_render_stack(plan, approval_label, low, approved), limit)
-
-
-def fit(body: str, limit: int = COMMENT_LIMIT, note: str = "cut at GitHub's comment limit") -> str:
-    """``body``, or its first characters ending in ``note`` when it is over ``limit``.
-
-    The last resort: a stack's section trims its lists first and is cut only when even its
-    summary does not fit; a failure comment or a drift report has no lists to trim.
-    """
-    if len(body) <= limit:
-        return body
-    tail = f"\n\n<sub>({note})</sub>\n"
-    return body[: limit - len(tail)] + tail
+    return _render_stack(verdict, approval_label, low, approved, trim)
 
 
 def _render_stack(
-    plan: StackPlan, approval_label: str, shown: int | None, approved: bool = False
+    verdict: Verdict,
+    approval_label: str,
+    shown: int | None,
+    approved: bool = False,
+    trim: Trim | None = None,
 ) -> str:
-    """The section, listing at most ``shown`` clusters, volumes and findings of each kind."""
+    """The section, listing at most ``shown`` clusters, volumes and findings of each kind
+    (``trim`` says why, in its note)."""
+    plan = verdict.plan
     lines = [
-        MARKER.format(stack=plan.stack),
-        f"### Together GPU clusters: `{plan.stack}` ({_HEADLINES[plan.outcome]})",
+        f"### Together GPU clusters: `{plan.stack}` ({_HEADLINES[verdict.outcome]})",
         "",
     ]
-    lines += guardrail_lines(plan)
-    if shown is not None:
-        lines += _trim_note(plan, shown)
+    lines += guardrail_lines(plan, verdict.guardrails, verdict.blocking_guardrails)
+    if shown is not None and trim is not None:
+        lines += _trim_note(plan, shown, trim)
     first = slice(None, shown)
     kinds = [(kind, preview_of(kind), changes, changes[first]) for kind, changes in plan.kinds()]
     if plan.rejections or plan.errors:
@@ -182,7 +186,7 @@ def _render_stack(
             "other clusters' changes may be missing.",
             "",
         ]
-    lines += policy_lines(plan.policy, shown)
+    lines += policy_lines(verdict.policy, shown)
     destructive = frozenset({Action.REPLACE, Action.DELETE})
     lost = [
         preview.loss(c)
@@ -212,7 +216,7 @@ def _render_stack(
     for _, preview, changes, shown_changes in kinds:
         if changes:
             lines += preview.table(shown_changes, plan, destructive)
-    if not plan.all_changes and not (plan.rejections or plan.errors or plan.policy):
+    if not plan.all_changes and not (plan.rejections or plan.errors or verdict.policy):
         lines += ["No Together cluster changes.", ""]
     lines.append("<sub>" + "<br>\n".join(_notes(plan)) + "</sub>")
     return "\n".join(lines) + "\n"
@@ -221,7 +225,6 @@ def _render_stack(
 def render_failure(stack: str, error: str, log: str | None) -> str:
     """A stack's section when its preview could not be read: the reason and pulumi's stderr."""
     lines = [
-        MARKER.format(stack=stack),
         f"### Together GPU clusters: `{stack}` (:x: preview failed)",
         "",
         f"The preview could not be read: {error}",
@@ -235,6 +238,9 @@ def render_failure(stack: str, error: str, log: str | None) -> str:
     return "\n".join(lines)
 
 
-def render(plans: Sequence[StackPlan], approval_label: str = "approve-replacement") -> str:
-    """The whole comment: one section per stack, in the order given."""
-    return "\n---\n\n".join(render_stack(plan, approval_label) for plan in plans)
+def render(
+    verdicts: Sequence[StackPlan | Verdict], approval_label: str = "approve-replacement"
+) -> str:
+    """The comment's Markdown: one section per stack, in the order given (a bare plan is judged
+    by nothing but itself). Untrimmed and unmarked: `gitops.post.comment` marks each section."""
+    return "\n---\n\n".join(render_stack(judged(v), approval_label) for v in verdicts)

@@ -13,9 +13,7 @@ from typing import Any, Final
 from together_provider.extensions import PreviewExtension, StackConfigExtension, config_key
 from together_provider.framework.kind import Kind
 from together_provider.framework.schema import UNKNOWN
-from together_provider.preview.guardrails import GuardrailBreach
 from together_provider.preview.kinds import Change, preview_of
-from together_provider.preview.policy import PolicyViolation
 from together_provider.preview.prices import PreviewInputError, PriceTable, stack_overrides
 from together_provider.registry import BY_TYPE, KINDS
 
@@ -37,8 +35,6 @@ class Outcome(enum.IntEnum):
 
 BAD_INPUT_EXIT: Final = 2
 """Exit code for unreadable input (also argparse's usage-error code); nothing is written."""
-GITHUB_ERROR_EXIT: Final = 13
-"""Exit code when GitHub refused or could not take the comment or issue (`--github-pr`)."""
 
 
 class Action(enum.StrEnum):
@@ -94,11 +90,6 @@ class StackPlan:
     errors: tuple[str, ...]
     change_summary: Mapping[str, int]
     prices: PriceTable
-    policy: tuple[PolicyViolation, ...] = ()
-    """The policy pack's violations (from the preview's event log); a mandatory one blocks."""
-    guardrails: tuple[GuardrailBreach, ...] = ()
-    """The cost thresholds the change crosses (`guardrails.breaches`); each blocks unless it was
-    computed on placeholder rates (then it warns, unless `fail_on_placeholder`)."""
     fail_on_placeholder: bool = False
     """The stack's `<project>:failOnPlaceholderPrices`: a guardrail crossed on placeholder rates
     blocks too."""
@@ -109,20 +100,10 @@ class StackPlan:
     (the latest `modified` of the Together resources' old states, as "YYYY-MM-DD HH:MM UTC")."""
 
     @property
-    def blocking_guardrails(self) -> tuple[GuardrailBreach, ...]:
-        """The crossed thresholds that block: all of them, except those computed on placeholder
-        rates when the stack has not opted in (a made-up price must not fail a PR)."""
-        return tuple(b for b in self.guardrails if self.fail_on_placeholder or not b.placeholder)
-
-    @property
     def outcome(self) -> Outcome:
-        """Blocked beats replacement beats changes; other resources count through the summary."""
-        if (
-            self.rejections
-            or self.errors
-            or self.blocking_guardrails
-            or any(v.blocks for v in self.policy)
-        ):
+        """Blocked beats replacement beats changes; other resources count through the summary.
+        The plan's own: what policy and guardrails add is the `verdict.Verdict`'s."""
+        if self.rejections or self.errors:
             return Outcome.BLOCKED
         actions = {c.action for c in self.all_changes}
         ops = {op for op, count in self.change_summary.items() if count}

@@ -1,4 +1,5 @@
-"""The PR-comment poster (`--github-pr`) and `drift-issue` against the GitHub contract server.
+"""The PR-comment poster (`--github-pr`: `gitops`, which cuts to GitHub's limit and marks each
+stack's comment) and `drift-issue` against the GitHub contract server.
 
 Real HTTP to `testkit.github_server`; the previews are small hand-written `pulumi preview
 --json` documents (the renderer has its own tests, and tests/integration/test_preview_comment.py
@@ -20,7 +21,8 @@ import pytest
 from testkit.github_server import GitHubServer
 from tests.fake_time import FakeTime
 from together_provider.cluster.table import CLUSTER_TYPE
-from together_provider.preview import MARKER, load_price_table
+from together_provider.gitops.post import MARKER
+from together_provider.preview import load_price_table
 from together_provider.preview.__main__ import main
 
 REPO, PR, TOKEN = "acme/gpu", 42, "ghs-secret-token-0123456789"
