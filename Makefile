@@ -22,6 +22,17 @@ BUILDS := $(ENGINE) $(K8S_PROVIDER) $(KUBE) yaml-langhost:TOGETHER_YAML_LANGHOST
 DEMO_BUILDS := $(ENGINE) $(K8S_PROVIDER) $(KUBE)
 # $(call with_builds,BUILD...): a shell prefix that runs those builds and exports each variable.
 with_builds = $(foreach b,$(1),$(word 2,$(subst :, ,$(b)))="$$(tools/$(word 1,$(subst :, ,$(b)))/build.sh)" && export $(word 2,$(subst :, ,$(b))) &&)
+# $(with_real_nodes): a shell prefix that installs the Debian packages real nodes need when any is
+# missing (scripts/node-deps.sh), then builds the images real nodes run (tools/images/build.sh,
+# no registry) and exports the directory of their archives as TOGETHER_IMAGES_DIR. Where real
+# nodes cannot run (not root, no apt-get), node-deps.sh says why in one line (exit 3) and
+# REAL_NODES=0 is exported instead: the rest goes on with KWOK nodes. REAL_NODES=0 skips both.
+# Where they can run, TOGETHER_REAL_NODES_REQUIRED=1 makes a real-node test that cannot start
+# fail instead of skipping (testkit/realnodes.py).
+with_real_nodes = if [ "$${REAL_NODES:-1}" != 0 ]; then deps=0; bash scripts/node-deps.sh || deps=$$?; \
+  case $$deps in 0) TOGETHER_IMAGES_DIR="$$(tools/images/build.sh)" && export TOGETHER_IMAGES_DIR \
+  TOGETHER_REAL_NODES_REQUIRED=1 ;; \
+  3) export REAL_NODES=0 ;; *) exit $$deps ;; esac; fi &&
 
 # Where `make demo` keeps the Pulumi state: file (.demo/state) or postgres (a throwaway local
 # PostgreSQL server, scripts/postgres.sh). `make demo-down` uses whatever `make demo` used.
@@ -34,7 +45,7 @@ DEMO_ENV = $(if $(BACKEND),DEMO_BACKEND=$(BACKEND))
 POLICY_VENV := policy/venv
 POLICY_STAMP := $(POLICY_VENV)/.installed
 
-.PHONY: help venv policy engine sdk-python sdk-typescript lint typecheck unit test demo demo-down bench constraints clean postgres postgres-down
+.PHONY: help venv policy engine images sdk-python sdk-typescript lint typecheck unit test demo demo-down bench constraints clean postgres postgres-down
 
 help:
 	@echo "make demo       run the main job: a real 'pulumi up' of the dev stack against the local Together simulator"
@@ -45,7 +56,10 @@ help:
 	@echo "make test       lint, type-check and run every test (builds the engine on first use)"
 	@echo "make engine     build or locate the Pulumi engine, the Kubernetes provider plugin, the YAML and Node.js language hosts,"
 	@echo "                the TypeScript SDK generator, the Kubernetes control plane the simulator runs per cluster,"
-	@echo "                act (the GitOps workflow runs) and actionlint (make lint)"
+	@echo "                act (the GitOps workflow runs) and actionlint (make lint); and, as root, the Debian packages"
+	@echo "                and images real nodes need (scripts/node-deps.sh, make images)"
+	@echo "make images     build the container images real nodes run (pause, python, autoscaler; no registry) and"
+	@echo "                print the directory of their archives (installs the Debian packages they need first)"
 	@echo "make sdk-python  regenerate the typed Python classes (together_provider/resources.py, native/resources.py)"
 	@echo "make sdk-typescript  regenerate sdk/typescript from the native plugin's schema"
 	@echo "make bench      run the benchmarks (not part of make test)"
@@ -71,7 +85,13 @@ $(POLICY_STAMP): policy/requirements.txt policy/constraints.txt pyproject.toml
 policy: $(POLICY_STAMP)
 
 engine:
-	@$(foreach b,$(BUILDS),tools/$(word 1,$(subst :, ,$(b)))/build.sh &&) true
+	@$(with_real_nodes) $(foreach b,$(BUILDS),tools/$(word 1,$(subst :, ,$(b)))/build.sh &&) true
+
+# The images real nodes run, built without a registry and cached outside the repository
+# (docs/kubernetes-sim.md#images): the directory of their archives on stdout. Its pip downloads
+# the autoscaler's wheels, hence the virtualenv.
+images: $(STAMP)
+	@bash scripts/node-deps.sh && tools/images/build.sh
 
 # The typed Python classes (each kind's Args and both hosts' resources), generated from the field
 # tables; tests/unit/test_codegen.py fails while the checked-in modules differ.
@@ -104,10 +124,10 @@ unit: $(STAMP)
 	$(PY) -m pytest tests/unit -q
 
 test: lint typecheck policy
-	@$(call with_builds,$(BUILDS)) $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
+	@$(with_real_nodes) $(call with_builds,$(BUILDS)) $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 demo: $(STAMP)
-	@$(call with_builds,$(DEMO_BUILDS)) $(DEMO_ENV) bash scripts/demo.sh up
+	@$(with_real_nodes) $(call with_builds,$(DEMO_BUILDS)) $(DEMO_ENV) bash scripts/demo.sh up
 
 demo-down: $(STAMP)
 	@$(call with_builds,$(DEMO_BUILDS)) $(DEMO_ENV) bash scripts/demo.sh down
@@ -120,7 +140,7 @@ postgres-down:
 	@bash scripts/postgres.sh clean .demo/postgres
 
 bench: $(STAMP)
-	@$(call with_builds,$(ENGINE) $(KUBE)) $(PY) -m bench
+	@$(with_real_nodes) $(call with_builds,$(ENGINE) $(KUBE)) $(PY) -m bench
 
 # Re-pin every Python dependency after changing pyproject.toml, from a fresh virtualenv so that
 # nothing left over in .venv is pinned.

@@ -19,6 +19,7 @@ from bench import (
     host_concurrency,
     imports,
     readiness,
+    real_nodes,
     registration,
     report,
     scaling,
@@ -82,6 +83,10 @@ def main(argv: list[str] | None = None) -> int:
         "control_plane": (
             "Kubernetes control plane per cluster: start, memory, idle CPU",
             lambda root: control_plane.measure(root, args.quick),
+        ),
+        "real_nodes": (
+            "real nodes against KWOK nodes: start to Ready, pod start, memory, reclaim to SIGTERM",
+            lambda root: real_nodes.measure(root, args.quick),
         ),
     }
     only = args.only.split(",") if args.only else list(steps)

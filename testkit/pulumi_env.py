@@ -34,6 +34,8 @@ TOOLS: dict[str, tuple[str, str]] = {
     "ts-codegen": ("TOGETHER_TS_CODEGEN_BIN", "ts-codegen"),
     "act": ("TOGETHER_ACT_BIN", "act"),
     "actionlint": ("TOGETHER_ACTIONLINT_BIN", "actionlint"),
+    # Not binaries: the images real nodes run, a docker-archive tar each (with_real_nodes).
+    "images": ("TOGETHER_IMAGES_DIR", "images.txt"),
 }
 """Each tools/<name>/build.sh: the variable `make test` exports its bin directory in (the
 Makefile's BUILDS), and a binary that proves the build is there."""

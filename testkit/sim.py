@@ -181,13 +181,20 @@ class SimulatorProcess:
         return result
 
     def reclaim(
-        self, cluster_id: str, nodes: int = 1, node_ids: list[str] | None = None
+        self,
+        cluster_id: str,
+        nodes: int = 1,
+        node_ids: list[str] | None = None,
+        drain_seconds: float | None = None,
     ) -> list[str]:
-        """Reclaim preemptible nodes now (the oldest ``nodes``, or exactly ``node_ids``);
-        returns the node ids that start draining."""
+        """Reclaim preemptible nodes now (the oldest ``nodes``, or exactly ``node_ids``), with
+        a drain window of ``drain_seconds`` (None: Together's 300 s); returns the node ids that
+        start draining."""
         body: dict[str, Any] = {"nodes": nodes}
         if node_ids is not None:
             body["node_ids"] = node_ids
+        if drain_seconds is not None:
+            body["drain_seconds"] = drain_seconds
         result: list[str] = self._call("POST", f"/_sim/clusters/{cluster_id}/reclaim", body)[
             "reclaimed"
         ]

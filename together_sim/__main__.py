@@ -183,7 +183,39 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="directory with etcd, kube-apiserver, ... (default: $TOGETHER_KUBE_BIN; "
         'in a checkout: "$(tools/kube/build.sh)")',
     )
-    return parser.parse_args(argv)
+    parser.add_argument(
+        "--real-nodes",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --kubernetes: back up to N nodes at a time (standard and preemptible, over "
+        "every cluster) with a real kubelet and containerd, so pods run real processes; the "
+        "rest stay KWOK nodes; needs root (default %(default)s)",
+    )
+    parser.add_argument(
+        "--images",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="the real nodes' image archives (pause.tar and the rest; default: "
+        '$TOGETHER_IMAGES_DIR; in a checkout: "$(tools/images/build.sh)")',
+    )
+    parser.add_argument(
+        "--image-archive",
+        type=Path,
+        action="append",
+        default=[],
+        dest="image_archives",
+        metavar="FILE",
+        help="an image archive of your own (docker save, skopeo copy ... docker-archive:) "
+        "imported into every real node; repeatable",
+    )
+    args = parser.parse_args(argv)
+    if args.real_nodes and not args.kubernetes:
+        parser.error("--real-nodes needs --kubernetes (real nodes join a cluster's control plane)")
+    if args.real_nodes < 0:
+        parser.error(f"--real-nodes {args.real_nodes}: give a count of nodes, 0 or more")
+    return args
 
 
 def time_scale_note(time_scale: float | None, provisioning_seconds: float) -> str | None:
@@ -244,6 +276,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         timings=Timings(provisioning=args.provisioning_seconds),
         kubernetes=args.kubernetes,
         kube_bin=args.kube_bin,
+        real_nodes=args.real_nodes,
+        images_dir=args.images,
+        image_archives=tuple(args.image_archives),
     )
     app = create_app(config)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

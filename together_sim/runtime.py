@@ -20,6 +20,7 @@ from together_sim.timings import Timings
 
 if TYPE_CHECKING:
     from together_sim.kube.hub import KubeHub
+    from together_sim.kube.nodepool import RealNodePool
 
 __all__ = ["SimulatorConfig", "SimulatorRuntime"]
 
@@ -39,6 +40,12 @@ class SimulatorConfig:
     """Run a real control plane per cluster (:mod:`together_sim.kube`)."""
     kube_bin: Path | None = None
     """Where etcd, kube-apiserver, ... are; None: ``$TOGETHER_KUBE_BIN`` (one of them is needed)."""
+    real_nodes: int = 0
+    """Up to this many nodes at a time run a real kubelet and containerd (the rest are KWOK)."""
+    images_dir: Path | None = None
+    """The real nodes' image archives; None: ``$TOGETHER_IMAGES_DIR``."""
+    image_archives: tuple[Path, ...] = ()
+    """A user's own image archives, imported into every real node too."""
 
 
 class SimulatorRuntime:
@@ -69,12 +76,30 @@ class SimulatorRuntime:
         from together_sim.kube.hub import KubeHub, find_kube_bin
 
         bin_dir = find_kube_bin(self.config.kube_bin)
+        pool = self._real_node_pool(bin_dir)
         if self.config.state_dir is not None:
             root = self.config.state_dir / "kube"
         else:
             self._kube_tmp = tempfile.mkdtemp(prefix="together-sim-kube-")
             root = Path(self._kube_tmp)
-        self.kube = KubeHub(self.transaction, bin_dir, root).start()
+        if pool is not None:
+            pool.root = root
+        self.kube = KubeHub(self.transaction, bin_dir, root, pool).start()
+
+    def _real_node_pool(self, bin_dir: Path) -> RealNodePool | None:
+        """``--real-nodes``: checked before anything starts, so a machine that cannot run them
+        gets one message with the fix."""
+        from together_sim.kube.images import NodeImages, find_images
+        from together_sim.kube.nodepool import RealNodePool, real_nodes_unavailable
+
+        count = self.config.real_nodes
+        if count <= 0:
+            return None
+        reason = real_nodes_unavailable(bin_dir)
+        if reason:
+            raise SystemExit(f"together_sim --real-nodes {count}: {reason}")
+        images = NodeImages.load(find_images(self.config.images_dir), self.config.image_archives)
+        return RealNodePool(Path(), count, bin_dir, images)
 
     def kube_config(self, cluster_id: str) -> str | None:
         """The working kubeconfig of the cluster's control plane, or None without one."""

@@ -67,12 +67,30 @@ def test_a_cli_without_the_python_host_beside_it_is_not_used(tmp_path: Path) -> 
     assert where(tmp_path, release).startswith(str(tmp_path / "cache"))
 
 
+# What tools/images/build.sh reads from the repository beside tools/ (its other inputs).
+IMAGE_INPUTS = (
+    "Dockerfile.autoscaler", "constraints.txt", "pyproject.toml", "together_api",
+    "together_autoscaler", "together_worker",
+)  # fmt: skip
+
+
 def copy_tools(destination: Path) -> Path:
-    """tools/ with every build script and lib.sh, without build output or logs."""
-    shutil.copytree(
-        TOOLS, destination, ignore=shutil.ignore_patterns(".*", "provider-src", "__pycache__")
-    )
+    """tools/ with every build script and lib.sh, without build output or logs, and the
+    repository files the images build reads beside it."""
+    ignore = shutil.ignore_patterns(".*", "provider-src", "__pycache__")
+    shutil.copytree(TOOLS, destination, ignore=ignore)
+    for name in IMAGE_INPUTS:
+        source = REPO / name
+        if source.is_dir():
+            shutil.copytree(source, destination.parent / name, ignore=ignore)
+        elif source.exists():
+            shutil.copy2(source, destination.parent / name)
     return destination
+
+
+def a_pin_of(build_dir: Path) -> Path:
+    """The file that pins a build's dependencies: go.sum, or go.mod for a module without any."""
+    return build_dir / "go.sum" if (build_dir / "go.sum").exists() else build_dir / "go.mod"
 
 
 def key_of(script: Path, cache: Path) -> str:
@@ -88,6 +106,7 @@ def key_of(script: Path, cache: Path) -> str:
         "TOGETHER_KUBE_CACHE": str(cache),
         "TOGETHER_ACT_CACHE": str(cache),
         "TOGETHER_ACTIONLINT_CACHE": str(cache),
+        "TOGETHER_IMAGES_CACHE": str(cache),
     }
     out = subprocess.run(
         ["bash", str(script), "--where"], env=env, capture_output=True, text=True, check=True
@@ -137,7 +156,7 @@ def test_the_key_follows_the_build_inputs_not_their_comments(tmp_path: Path, bui
         (script, "GOFLAGS=-v"),
         (tools / "lib.sh", ": a new step"),
         (
-            tools / build / "go.sum",
+            a_pin_of(tools / build),
             "example.com/m v1.0.0 h1:x=",
         ),
     ):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import threading
 import time
 from collections.abc import Callable, Collection
@@ -15,7 +14,9 @@ from pathlib import Path
 from typing import Any, Final
 
 from together_sim import autoscale
+from together_sim.kube.hostfs import remove_tree
 from together_sim.kube.mirror import ClusterMirror
+from together_sim.kube.nodepool import RealNodePool
 from together_sim.kube.processes import BINARIES, ControlPlane
 from together_sim.kube.views import views_of
 from together_sim.model import World
@@ -27,6 +28,8 @@ Transaction = Callable[[], AbstractContextManager[World]]
 that, so it imports nothing of the runtime that owns it."""
 
 KUBE_BIN_ENV: Final = "TOGETHER_KUBE_BIN"
+VOLUMES_DIR: Final = "volumes"
+"""``<root>/volumes/<volume id>``: each shared volume's files, mounted by real nodes' pods."""
 _POLL_SECONDS: Final = 0.2
 
 log = logging.getLogger("together_sim.kube")
@@ -65,18 +68,32 @@ class KubeHub:
     removed at the next start, and one that goes during the last moments of a run at :meth:`close`.
     """
 
-    def __init__(self, transaction: Transaction, bin_dir: Path, root: Path) -> None:
+    def __init__(
+        self,
+        transaction: Transaction,
+        bin_dir: Path,
+        root: Path,
+        pool: RealNodePool | None = None,
+    ) -> None:
         self.transaction = transaction
         self.bin_dir = bin_dir
         self.root = root
+        self.pool = pool
+        """Real nodes (``--real-nodes``): their bridge is where every API server listens."""
         self._planes: dict[str, ControlPlane] = {}
         self._mirrors: dict[str, ClusterMirror] = {}
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name="kube-hub", daemon=True)
 
+    @property
+    def volumes_dir(self) -> Path:
+        return self.root / VOLUMES_DIR
+
     def start(self) -> KubeHub:
         self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if self.pool is not None:
+            self.pool.start()  # first: it removes a killed run's nodes, and claims the bridge
         names = self._remove_orphans()
         for cluster_id, name in names.items():  # resumed state: same kubeconfig as before
             self.prepare(cluster_id, name)
@@ -90,17 +107,30 @@ class KubeHub:
         with self.transaction() as world:
             names = {c.cluster_id: c.spec.cluster_name for c in world.clusters.values()}
         for entry in self.root.iterdir() if self.root.is_dir() else ():
-            if entry.is_dir() and entry.name not in names:
+            if entry.is_dir() and entry.name not in names and entry.name != VOLUMES_DIR:
                 log.info("removing the control-plane files of gone cluster %s", entry.name)
-                shutil.rmtree(entry, ignore_errors=True)
+                remove_tree(entry)
         return names
+
+    def _remove_deleted_volumes(self, existing: set[str]) -> None:
+        """A deleted volume's directory goes with it (its data was the volume)."""
+        if not self.volumes_dir.is_dir():
+            return
+        for entry in self.volumes_dir.iterdir():
+            if entry.name not in existing:
+                log.info("removing the files of deleted volume %s", entry.name)
+                remove_tree(entry)
 
     def prepare(self, cluster_id: str, cluster_name: str) -> None:
         """Certificates and ports for a new cluster (no process yet)."""
         with self._lock:
             if cluster_id not in self._planes:
                 self._planes[cluster_id] = ControlPlane(
-                    self.root / cluster_id, self.bin_dir, cluster_id, cluster_name
+                    self.root / cluster_id,
+                    self.bin_dir,
+                    cluster_id,
+                    cluster_name,
+                    host=self.pool.gateway if self.pool is not None else "127.0.0.1",
                 )
 
     def kube_config(self, cluster_id: str) -> str | None:
@@ -144,6 +174,8 @@ class KubeHub:
         for mirror in mirrors + late:
             mirror.plane.stop(max(0.1, deadline - time.monotonic()))
             mirror.join(max(1.0, deadline - time.monotonic()))
+        if self.pool is not None:  # whatever a mirror thread still held: removed from here
+            self.pool.close()
         self._remove_orphans()
 
     def _signal_all(self, besides: Collection[ClusterMirror] = ()) -> list[ClusterMirror]:
@@ -171,6 +203,10 @@ class KubeHub:
         with self.transaction() as world:
             autoscale.step_each(world, demands)  # Together's autoscaler, where asked for
             views = views_of(world)
+            volumes = {
+                v.volume_id for v in world.volumes.by_id.values() if v.deleting_since is None
+            }
+        self._remove_deleted_volumes(volumes)
         for cluster_id, view in views.items():
             mirror = self._mirrors.get(cluster_id)
             if self._stopping.is_set():  # close() is stopping every control plane
@@ -179,7 +215,7 @@ class KubeHub:
                 self.prepare(cluster_id, view.cluster_name)
                 with self._lock:
                     mirror = self._mirrors[cluster_id] = ClusterMirror(
-                        self._planes[cluster_id], view
+                        self._planes[cluster_id], view, self.pool, self.volumes_dir
                     )
                 mirror.start()
             elif mirror is not None and view.gone:
@@ -195,4 +231,4 @@ class KubeHub:
             if mirror is not None:
                 mirror.stop(remove=True)
             else:
-                shutil.rmtree(plane.root, ignore_errors=True)
+                remove_tree(plane.root)

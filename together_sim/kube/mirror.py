@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 import logging
-import shutil
 import threading
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Final
 
 import httpx
@@ -15,8 +16,11 @@ from together_api.wire import COMPUTE_CLASS_LABEL, GPUS_PER_NODE, PREEMPTIBLE
 from together_sim.autoscale import Demand
 from together_sim.kube.client import KubeApi, KubeApiError
 from together_sim.kube.demand import demand_of
-from together_sim.kube.pods import PodClock, terminal
+from together_sim.kube.hostfs import remove_tree
+from together_sim.kube.nodepool import RealNodePool
+from together_sim.kube.pods import PodClock, grace_seconds, terminal
 from together_sim.kube.processes import NODE_LABEL, ControlPlane
+from together_sim.kube.realnode import RealNode, RealNodeSpec, node_labels
 from together_sim.kube.views import ClusterView, NodeView, VolumeView
 from together_sim.targeting import is_marked
 
@@ -32,6 +36,13 @@ __all__ = [
 DRAIN_STARTED: Final = "together-sim/drain-started"
 VOLUME_LABEL: Final = "together-sim/shared-volume"
 PASS_SECONDS: Final = 0.2
+SIM_NODES: Final = NODE_LABEL
+"""Every Node the simulator made carries the key: ``true`` on KWOK nodes (KWOK keeps those),
+``false`` on real ones (their kubelet does)."""
+KILL_MARGIN_SECONDS: Final = 5.0
+"""Real seconds a real node outlives its pods' last grace period, so its kubelet reports the
+SIGKILL's exit code (137) before the node goes."""
+CRASHED: Final = "TogetherSimNodeProcessExited"
 
 log = logging.getLogger("together_sim.kube")
 Obj = dict[str, Any]
@@ -67,7 +78,14 @@ def node_object(view: ClusterView, node: NodeView) -> Obj:
     }
 
 
-def volume_object(volume: VolumeView) -> Obj:
+def volume_object(volume: VolumeView, path: Path | None = None) -> Obj:
+    """The volume's PersistentVolume: a ``hostPath`` at ``path`` (the volume's directory, which
+    every real node's pods mount), else a source that only names the volume."""
+    source: Obj = (
+        {"hostPath": {"path": str(path), "type": "Directory"}}
+        if path is not None
+        else {"csi": {"driver": "shared-volume.together-sim", "volumeHandle": volume.volume_id}}
+    )
     return {
         "apiVersion": "v1",
         "kind": "PersistentVolume",
@@ -81,8 +99,7 @@ def volume_object(volume: VolumeView) -> Obj:
             "accessModes": ["ReadWriteMany"],
             "persistentVolumeReclaimPolicy": "Retain",
             "storageClassName": "",
-            # Nothing mounts it (no container runs): the source only names the volume.
-            "csi": {"driver": "shared-volume.together-sim", "volumeHandle": volume.volume_id},
+            **source,
         },
     }
 
@@ -117,6 +134,23 @@ class MirrorStatus:
     passes: int = 0
     """Complete passes so far: with a frozen clock ``mirrored_at`` stays put, and a test waits
     for two more than it saw (one of them started after it asked)."""
+    real_nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Each real node of the cluster: its slot, state, start time, pids and address."""
+
+
+def is_real(node: Obj) -> bool:
+    return (node["metadata"].get("labels") or {}).get(NODE_LABEL) == "false"
+
+
+def removable(name: str, pods: list[Obj], drained_at: float | None, now: float) -> bool:
+    """Whether a real node the world removed may go now (``now`` and ``drained_at``: real,
+    monotonic seconds). A node without a drain goes at once; a drained one once every pod on
+    it has ended, and at the latest :data:`KILL_MARGIN_SECONDS` after the longest grace
+    period its pods were given (their own, at most 300 s), counted from the drain's start."""
+    running = [p for p in pods if p["spec"].get("nodeName") == name and not terminal(p)]
+    if not running or drained_at is None:
+        return True
+    return now >= drained_at + max(grace_seconds(p) for p in running) + KILL_MARGIN_SECONDS
 
 
 class ClusterMirror:
@@ -145,8 +179,22 @@ class ClusterMirror:
       after the volume (storage class ``""``), so a claim naming it binds.
     """
 
-    def __init__(self, plane: ControlPlane, view: ClusterView) -> None:
+    def __init__(
+        self,
+        plane: ControlPlane,
+        view: ClusterView,
+        pool: RealNodePool | None = None,
+        volumes_dir: Path | None = None,
+    ) -> None:
         self.plane = plane
+        self.pool = pool
+        self.volumes_dir = volumes_dir
+        self._real: dict[str, RealNode] = {}
+        self._drained_at: dict[str, float] = {}
+        """Real, monotonic seconds at which this mirror first saw each real node draining."""
+        self._crashes: list[tuple[str, str]] = []
+        self._kwok_only: set[str] = set()
+        """Nodes whose real node could not start: KWOK nodes from then on."""
         self._view = view
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -175,15 +223,28 @@ class ClusterMirror:
         self._stopping.set()
         self.plane.cancelled.set()
         if remove and self._thread.ident is not None and not self._thread.is_alive():
-            shutil.rmtree(self.plane.root, ignore_errors=True)
+            remove_tree(self.plane.root)
 
     def join(self, timeout: float = 30.0) -> None:
         self._thread.join(timeout)
 
     @property
     def serving(self) -> bool:
-        """The API server answers and holds the nodes the cluster had when it became Ready."""
-        return serves_nodes(self._state, self._mirrored)
+        """The API server answers and holds the nodes the cluster had when it became Ready
+        (a real node once its kubelet registered it)."""
+        return serves_nodes(self._state, self._mirrored) and not self._registering
+
+    @property
+    def _registering(self) -> bool:
+        return any(n.state in ("starting", "running") and not n.registered
+                   for n in list(self._real.values()))  # fmt: skip
+
+    def release_real_nodes(self) -> None:
+        """Remove every real node of the cluster from the host (the cluster or the simulator
+        is going); safe from any thread, and more than once."""
+        if self.pool is not None:
+            for node in list(self._real.values()):
+                self.pool.release(node)
 
     def take_demand(self) -> Demand | None:
         """What the last pass saw for Together's autoscaler, once (None: nothing new)."""
@@ -199,7 +260,7 @@ class ClusterMirror:
             return frozenset()
         try:
             with self.plane.http_client(timeout=5.0) as http:
-                nodes = KubeApi(http).nodes(f"{NODE_LABEL}=true")
+                nodes = KubeApi(http).nodes(SIM_NODES)
         except (httpx.HTTPError, KubeApiError) as exc:
             log.warning("cluster %s: reading scale-down marks: %s", self._view.cluster_id, exc)
             return frozenset()
@@ -217,6 +278,7 @@ class ClusterMirror:
             mirrored_at=self._mirrored.now if self._mirrored is not None else None,
             error=self._error,
             passes=self._passes,
+            real_nodes={n: r.status() for n, r in list(self._real.items())},
         )
 
     # ------------------------------------------------------------------- thread
@@ -248,18 +310,28 @@ class ClusterMirror:
                 self._state, self._error = "failed", str(exc)
                 log.error("cluster %s: control plane failed: %s", self._view.cluster_id, exc)
         finally:
+            self.release_real_nodes()
             self.plane.stop()
             if self._state != "failed":
                 self._state = "stopped"
             if self._remove:
-                shutil.rmtree(self.plane.root, ignore_errors=True)
+                remove_tree(self.plane.root)
 
     def _mirror(self, api: KubeApi, pods: PodClock, view: ClusterView) -> None:
-        live = {n["metadata"]["name"]: n for n in api.nodes(f"{NODE_LABEL}=true")}
+        live = {n["metadata"]["name"]: n for n in api.nodes(SIM_NODES)}
         wanted = wanted_nodes(view)
+        self._forget_stale_real(api, pods, live)
+        self._remove_real(api, pods, live, wanted)  # first: a removal frees a slot for a refill
+        leaving = any(n not in wanted for n in self._real)
         for node_id, node in wanted.items():
-            if node_id not in live:
-                live[node_id] = self._create_node(api, view, node)
+            if node_id in live or node_id in self._real:
+                continue
+            if self._start_real(view, node) is not None:
+                continue
+            if leaving and self.pool is not None and node_id not in self._kwok_only:
+                continue  # a real node of ours is still draining: its slot is for this one
+            live[node_id] = self._create_node(api, view, node)  # no free slot: a KWOK node
+        self._adopt_real(api, live)
         drains: dict[str, float] = {}
         for node in view.nodes:
             k8s = live.get(node.node_id)
@@ -268,19 +340,119 @@ class ClusterMirror:
             if DRAIN_STARTED not in (k8s["metadata"].get("annotations") or {}):
                 self._cordon(api, k8s, node)
             drains[node.node_id] = node.draining_since
+            if node.node_id in self._real:
+                self._drained_at.setdefault(node.node_id, time.monotonic())
         all_pods = api.pods()
-        pods.step(view.now, all_pods, drains)
+        pods.step(view.now, all_pods, drains, real=set(self._real))
         demand = demand_for(view, [live[n] for n in live if n in wanted], all_pods)
         if demand is not None:
             with self._lock:
                 self._demand = demand
-        for name in set(live) - set(wanted):
+        for name in set(live) - set(wanted) - set(self._real):
             leftovers = [
                 p for p in api.pods() if p["spec"].get("nodeName") == name and not _gone(p)
             ]
             pods.remove_with_node(leftovers)
             api.delete_node(name)
         self._mirror_volumes(api, view)
+
+    def _remove_real(
+        self, api: KubeApi, pods: PodClock, live: dict[str, Obj], wanted: dict[str, NodeView]
+    ) -> None:
+        """Real nodes the world removed go once :func:`removable` allows: the node is removed
+        from the host first (its kubelet would register the Node again), then what is left of
+        its pods and its Node."""
+        gone = [n for n in self._real if n not in wanted]
+        if not gone:
+            return
+        all_pods = api.pods()
+        for name in gone:
+            if not removable(name, all_pods, self._drained_at.get(name), time.monotonic()):
+                continue  # its pods' grace periods, in real seconds, are not over
+            self._release_real(name)
+            if live.pop(name, None) is not None:
+                leftovers = [
+                    p for p in all_pods if p["spec"].get("nodeName") == name and not _gone(p)
+                ]
+                pods.remove_with_node(leftovers)
+                api.delete_node(name)
+
+    # ------------------------------------------------------------------ real nodes
+
+    def _start_real(self, view: ClusterView, node: NodeView) -> RealNode | None:
+        """A real node for ``node`` when a slot is free (None: the caller makes a KWOK node)."""
+        if self.pool is None or node.node_id in self._kwok_only:
+            return None
+        compute_class = (COMPUTE_CLASS_LABEL, PREEMPTIBLE) if node.preemptible else None
+
+        def labels(spec: RealNodeSpec) -> str:
+            return node_labels(spec, compute_class)
+
+        real = self.pool.acquire(
+            name=node.node_id,
+            preemptible=node.preemptible,
+            gpu_type=view.gpu_type,
+            cluster_dir=self.plane.root,
+            apiserver_port=self.plane.ports.apiserver,
+            pki=self.plane.pki,
+            labels=labels,
+            on_crash=self._on_crash,
+        )
+        if real is not None:
+            self._real[node.node_id] = real
+            log.info("cluster %s: node %s is a real node (slot %d)",
+                     view.cluster_id, node.node_id, real.spec.slot)  # fmt: skip
+        return real
+
+    def _on_crash(self, node: RealNode, process: str, code: int) -> None:
+        """From the node's thread: noted here, reported on the mirror's next pass."""
+        with self._lock:
+            self._crashes.append((node.name, f"{process} exited with {code}"))
+
+    def _adopt_real(self, api: KubeApi, live: dict[str, Obj]) -> None:
+        """Real Nodes as the kubelet registered them: advertise 8 GPUs (a status patch, as
+        Kubernetes documents for extended resources; the kubelet keeps it), report crashes, and
+        replace a node that could not start by a KWOK node (on the next pass)."""
+        with self._lock:
+            crashes, self._crashes = self._crashes, []
+        for name, real in list(self._real.items()):
+            k8s = live.get(name)
+            if k8s is not None:
+                real.registered = True
+                allocatable = k8s.get("status", {}).get("allocatable", {})
+                if allocatable.get("nvidia.com/gpu") != str(GPUS_PER_NODE):
+                    gpus = {"nvidia.com/gpu": str(GPUS_PER_NODE)}
+                    live[name] = api.patch_node(
+                        name, {"status": {"capacity": gpus, "allocatable": gpus}}, status=True
+                    )
+            elif real.state == "failed":
+                log.warning("real node %s could not start (%s); it is a KWOK node instead",
+                            name, real.error)  # fmt: skip
+                self._kwok_only.add(name)
+                self._release_real(name)
+        for name, what in crashes:
+            k8s = live.get(name)
+            if k8s is not None and self._real.get(name) is not None:
+                api.node_event(k8s, reason=CRASHED, message=(
+                    f"{what}: the simulator leaves the node as Kubernetes shows it (NotReady) "
+                    "until Together removes it (a reclaim, a scale-down or the cluster's delete)"
+                ))  # fmt: skip
+
+    def _forget_stale_real(self, api: KubeApi, pods: PodClock, live: dict[str, Obj]) -> None:
+        """A real Node no real node of this run backs (its processes went with a stopped
+        simulator): deleted, with its pods, so the pass makes the node again."""
+        for name in [n for n, k8s in live.items() if is_real(k8s) and n not in self._real]:
+            stale = [p for p in api.pods() if p["spec"].get("nodeName") == name and not _gone(p)]
+            pods.remove_with_node(stale)
+            api.delete_node(name)
+            del live[name]
+
+    def _release_real(self, name: str) -> None:
+        real = self._real.get(name)
+        if real is not None and self.pool is not None:
+            self.pool.release(real)
+        self._real.pop(name, None)
+        self._drained_at.pop(name, None)
 
     @staticmethod
     def _create_node(api: KubeApi, view: ClusterView, node: NodeView) -> Obj:
@@ -308,13 +480,16 @@ class ClusterMirror:
             k8s, reason=node.drain_reason or "TogetherScaledDown", message=node.drain_message
         )
 
-    @staticmethod
-    def _mirror_volumes(api: KubeApi, view: ClusterView) -> None:
+    def _mirror_volumes(self, api: KubeApi, view: ClusterView) -> None:
         have = {v["metadata"]["name"] for v in api.persistent_volumes(f"{VOLUME_LABEL}=true")}
         want = {v.volume_name: v for v in view.volumes}
         for name, volume in want.items():
             if name not in have:
-                api.create_persistent_volume(volume_object(volume))
+                path = None
+                if self.volumes_dir is not None:
+                    path = self.volumes_dir / volume.volume_id
+                    path.mkdir(parents=True, exist_ok=True)
+                api.create_persistent_volume(volume_object(volume, path))
         for name in have - set(want):
             api.delete_persistent_volume(name)
 

@@ -12,7 +12,14 @@ from pathlib import Path
 
 from together_sim.clusters.render import kubeconfig
 
-__all__ = ["PRIVATE_UMASK", "ClusterPki", "ensure_pki", "kubeconfig_yaml", "write_private"]
+__all__ = [
+    "PRIVATE_UMASK",
+    "ClusterPki",
+    "ensure_pki",
+    "kubeconfig_yaml",
+    "node_credentials",
+    "write_private",
+]
 
 _DAYS = "3650"
 PRIVATE_UMASK = 0o077
@@ -113,11 +120,55 @@ def _signed(pki: ClusterPki, key: Path, cert: Path, subject: str, extensions: st
     ext.unlink()
 
 
-def ensure_pki(root: Path, cluster_id: str) -> ClusterPki:
+def _server_extensions(addresses: tuple[str, ...]) -> str:
+    ips = ",".join(f"IP:{a}" for a in ("127.0.0.1", *addresses))
+    return (
+        "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n"
+        f"extendedKeyUsage=serverAuth\nsubjectAltName={ips},DNS:localhost,"
+        "DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc\n"
+    )
+
+
+def _serving_cert(pki: ClusterPki, addresses: tuple[str, ...]) -> None:
+    """The API server's certificate for loopback and ``addresses`` (the real nodes' bridge and
+    the ``kubernetes`` Service address, where real nodes and pods reach it), re-signed when the
+    addresses change (a restart with or without real nodes)."""
+    marker = pki.root / "apiserver.addresses"
+    wanted = " ".join(addresses)
+    had = marker.read_text() if marker.exists() else ""  # none: made before real nodes
+    if pki.server_cert.exists() and had == wanted:
+        return
+    if not pki.server_key.exists():
+        _new_key(pki.server_key)
+    extensions = _server_extensions(addresses)
+    _signed(pki, pki.server_key, pki.server_cert, "/CN=kube-apiserver", extensions)
+    write_private(marker, wanted)
+
+
+def node_credentials(pki: ClusterPki, node_name: str) -> tuple[Path, Path]:
+    """A real node's kubelet client certificate (``system:node:<name>`` in ``system:nodes``, as
+    the Node authorizer wants) and key, signed by the cluster's CA: (cert, key)."""
+    key, cert = pki.root / f"node-{node_name}.key", pki.root / f"node-{node_name}.crt"
+    if not cert.exists():
+        _new_key(key)
+        _signed(
+            pki,
+            key,
+            cert,
+            f"/O=system:nodes/CN=system:node:{node_name}",
+            "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n"
+            "extendedKeyUsage=clientAuth\n",
+        )
+    return cert, key
+
+
+def ensure_pki(root: Path, cluster_id: str, addresses: tuple[str, ...] = ()) -> ClusterPki:
     """Create the CA, serving, admin and service-account keys once; reuse them after that (a
-    restarted simulator keeps each cluster's kubeconfig valid)."""
+    restarted simulator keeps each cluster's kubeconfig valid). The serving certificate also
+    names ``addresses``."""
     pki = ClusterPki(root)
     if pki.service_account_pub.exists():
+        _serving_cert(pki, addresses)
         return pki
     root.mkdir(mode=0o700, parents=True, exist_ok=True)
     _new_key(pki.ca_key)
@@ -126,16 +177,7 @@ def ensure_pki(root: Path, cluster_id: str) -> ClusterPki:
              "-addext", "basicConstraints=critical,CA:TRUE",
              "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
              "-out", pki.ca_cert.name, cwd=root)  # fmt: skip
-    _new_key(pki.server_key)
-    _signed(
-        pki,
-        pki.server_key,
-        pki.server_cert,
-        "/CN=kube-apiserver",
-        "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n"
-        "extendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost,"
-        "DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc\n",
-    )
+    _serving_cert(pki, addresses)
     _new_key(pki.admin_key)
     _signed(
         pki,

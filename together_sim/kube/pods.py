@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import enum
 import logging
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -18,6 +19,7 @@ __all__ = [
     "Act",
     "PodClock",
     "PodStep",
+    "grace_seconds",
     "next_step",
     "removed_exit_code",
     "stop_step",
@@ -116,6 +118,7 @@ class Act(enum.Enum):
     STOP = "stop"  # its node drains: hold it, note its exit, evict it
     EXIT = "exit"  # its process exits after SIGTERM (or SIGKILL): Failed
     RELEASE = "release"  # drop our finalizer so the eviction can finish
+    EVICT = "evict"  # on a real node: evict it, and its kubelet sends the SIGTERM
 
 
 @dataclass(frozen=True)
@@ -135,17 +138,31 @@ WAIT: Final = PodStep(Act.WAIT)
 def stop_step(pod: Obj, drained_at: float) -> PodStep:
     """How a pod on a node drained at ``drained_at`` ends: it exits when its process does after
     SIGTERM (143), or is killed when its grace period runs out first (137)."""
-    own = pod["spec"].get("terminationGracePeriodSeconds", DEFAULT_GRACE_SECONDS)
-    grace = min(int(own), MAX_GRACE_SECONDS)
+    grace = grace_seconds(pod)
     shutdown = _seconds(pod, SIGTERM_SECONDS, 0.0) or 0.0
     code = EXIT_SIGTERM if shutdown <= grace else EXIT_SIGKILL
     return PodStep(Act.STOP, code=code, exit_at=drained_at + min(shutdown, grace), grace=grace)
 
 
-def next_step(now: float, pod: Obj, drains: dict[str, float]) -> PodStep:
+def grace_seconds(pod: Obj) -> int:
+    """The grace period a drain gives the pod: its own, capped at Together's drain window."""
+    own = pod["spec"].get("terminationGracePeriodSeconds", DEFAULT_GRACE_SECONDS)
+    return min(int(own), MAX_GRACE_SECONDS)
+
+
+def next_step(
+    now: float, pod: Obj, drains: dict[str, float], real: Collection[str] = ()
+) -> PodStep:
     """What a pass at simulated ``now`` does to ``pod``; ``drains`` maps a draining node to its
-    simulated T+0. Pure: the pod's own annotations carry everything decided before."""
+    simulated T+0, ``real`` names the real nodes, whose processes decide for themselves (the
+    clock's only act there is the drain's eviction). Pure: the pod's own annotations carry
+    everything decided before."""
     meta, node = pod["metadata"], pod["spec"].get("nodeName")
+    if node in real:
+        evictable = not terminal(pod) and not meta.get("deletionTimestamp")
+        if node in drains and evictable:
+            return PodStep(Act.EVICT, grace=grace_seconds(pod))
+        return WAIT
     annotations = _annotations(pod)
     if STOPPING in (meta.get("finalizers") or []):
         if now < float(annotations.get(EXIT_AT, "0")):
@@ -208,11 +225,14 @@ class PodClock:
         patch = {"metadata": {"finalizers": finalizers, "resourceVersion": meta["resourceVersion"]}}
         self.api.patch_pod(pod, patch)
 
-    def step(self, now: float, pods: list[Obj], drains: dict[str, float]) -> None:
-        """One pass over every pod; ``drains`` maps a draining node to its simulated T+0."""
+    def step(
+        self, now: float, pods: list[Obj], drains: dict[str, float], real: Collection[str] = ()
+    ) -> None:
+        """One pass over every pod; ``drains`` maps a draining node to its simulated T+0,
+        ``real`` names the real nodes (their pods live and end by their processes)."""
         for pod in pods:
             try:
-                self._apply(now, pod, next_step(now, pod, drains))
+                self._apply(now, pod, next_step(now, pod, drains, real))
             except KubeApiError as exc:
                 if exc.status not in (404, 409):  # gone or changed meanwhile: next pass
                     log.warning("%s", exc)
@@ -230,6 +250,8 @@ class PodClock:
             self._release(pod)
         elif step.act is Act.STOP:
             self._stop(pod, step)
+        elif step.act is Act.EVICT and not self.api.evict(pod, step.grace):
+            self.api.delete_pod(pod, step.grace)  # a PodDisruptionBudget refused: as _stop
 
     def _stop(self, pod: Obj, step: PodStep) -> None:
         meta = pod["metadata"]

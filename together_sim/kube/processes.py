@@ -20,6 +20,7 @@ from typing import Final
 
 import httpx
 
+from together_sim.kube.hostnet import KUBERNETES_SERVICE_IP
 from together_sim.kube.pki import ClusterPki, ensure_pki, kubeconfig_yaml, write_private
 
 __all__ = ["BINARIES", "NODE_LABEL", "ControlPlane", "Ports"]
@@ -97,6 +98,9 @@ class ControlPlane:
     bin_dir: Path
     cluster_id: str
     cluster_name: str
+    host: str = "127.0.0.1"
+    """Where the API server listens: loopback, or with real nodes the host's address on their
+    bridge (reachable from the host and from every real node's namespace, nowhere else)."""
     pki: ClusterPki = field(init=False)
     ports: Ports = field(init=False)
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict, init=False)
@@ -107,13 +111,14 @@ class ControlPlane:
     def __post_init__(self) -> None:
         # Owner-only: the kubeconfig holds the cluster's admin key, etcd/ its secrets.
         self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self.pki = ensure_pki(self.root / "pki", self.cluster_id)
+        addresses = () if self.host == "127.0.0.1" else (self.host, KUBERNETES_SERVICE_IP)
+        self.pki = ensure_pki(self.root / "pki", self.cluster_id, addresses)
         self.ports = Ports.load_or_pick(self.root / "ports.json")
         write_private(self.kubeconfig_path, self.kubeconfig())
 
     @property
     def server(self) -> str:
-        return f"https://127.0.0.1:{self.ports.apiserver}"
+        return f"https://{self.host}:{self.ports.apiserver}"
 
     @property
     def kubeconfig_path(self) -> Path:
@@ -181,7 +186,10 @@ class ControlPlane:
             self._wait("etcd", lambda: etcd.get(url).status_code == 200, timeout)
         self._spawn("kube-apiserver", [
             f"--etcd-servers=http://127.0.0.1:{p.etcd_client}",
-            "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+            f"--bind-address={self.host}", f"--advertise-address={self.host}",
+            "--kubelet-preferred-address-types=InternalIP",
+            f"--kubelet-client-certificate={pki.admin_cert}",
+            f"--kubelet-client-key={pki.admin_key}",
             f"--secure-port={p.apiserver}",
             f"--tls-cert-file={pki.server_cert}", f"--tls-private-key-file={pki.server_key}",
             f"--client-ca-file={pki.ca_cert}",

@@ -1,0 +1,104 @@
+"""Run real nodes in a test (``--real-nodes``) or say why they cannot run here, and check that a
+simulator left nothing of them on the host: processes, mounts, namespaces, cgroups, chains."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from together_sim.kube.hostfs import CGROUP_ROOT, read_sysctls
+from together_sim.kube.images import IMAGES_ENV
+from together_sim.kube.nodepool import real_nodes_unavailable
+from together_sim.kube.realnode import RUN_ROOT
+
+__all__ = ["REQUIRED_ENV", "host_leftovers", "images_or_skip", "real_nodes_or_skip"]
+
+REQUIRED_ENV = "TOGETHER_REAL_NODES_REQUIRED"
+"""Set (``make test`` and CI set it) where real nodes must run: a missing piece fails the test
+instead of skipping it."""
+KUBELET_CHAINS = ("KUBE-FIREWALL", "KUBE-KUBELET-CANARY")
+
+
+def _skip_or_fail(reason: str) -> None:
+    if os.environ.get(REQUIRED_ENV):
+        pytest.fail(f"{reason} (${REQUIRED_ENV} is set: real nodes must run here)")
+    pytest.skip(reason)
+
+
+def images_or_skip() -> Path:
+    """The real nodes' image archives (``$TOGETHER_IMAGES_DIR``, what tools/images/build.sh
+    prints)."""
+    where = os.environ.get(IMAGES_ENV)
+    if not where or not (Path(where) / "pause.tar").is_file():
+        _skip_or_fail(
+            f"no real-node images: ${IMAGES_ENV} is {where!r}; "
+            f'export {IMAGES_ENV}="$(tools/images/build.sh)"'
+        )
+    return Path(str(where))
+
+
+def real_nodes_or_skip(kube_bin: Path) -> Path:
+    """The images directory, once this machine can run real nodes (root, containerd, runc, CNI
+    plugins, the kubelet); otherwise the test skips and says what is missing."""
+    reason = real_nodes_unavailable(kube_bin)
+    if reason:
+        _skip_or_fail(reason)
+    return images_or_skip()
+
+
+def _chains() -> list[str]:
+    found = []
+    for table in ("filter", "nat", "mangle"):
+        done = subprocess.run(["iptables", "-t", table, "-S"], capture_output=True, text=True)
+        found += [
+            f"iptables {table} {line}"
+            for line in done.stdout.splitlines()
+            if any(chain in line for chain in KUBELET_CHAINS)
+        ]
+    return found
+
+
+def host_leftovers(state_dir: Path, network: int, sysctls: dict[str, str]) -> list[str]:
+    """What the simulator that used ``state_dir`` and bridge ``tsim<network>`` left on the host
+    (empty: nothing), item by item: a process (kubelet, containerd, shim or container, by its
+    command line or its cgroup), a mount, a network namespace or link, a cgroup of its nodes
+    (``kubepods`` lives there), a kubelet iptables chain in the host's namespace, and the
+    kernel settings the kubelet rewrites, against ``sysctls`` read before it started."""
+    left: list[str] = []
+    ours = (str(state_dir), str(RUN_ROOT) + "/")
+    cgroup_mark = f"/together-sim/tsim{network}-"
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            cgroups = (entry / "cgroup").read_text()
+        except OSError:
+            continue
+        if any(o in cmdline for o in ours) or cgroup_mark in cgroups:
+            left.append(f"process {entry.name}: {cmdline.strip()[:120]}")
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        point = line.split()[4]
+        if any(point.startswith(o) for o in ours) or f"/netns/tsim{network}-" in point:
+            left.append(f"mount {point}")
+    netns = Path("/run/netns")
+    if netns.is_dir():
+        left += [f"netns {n.name}" for n in netns.iterdir() if n.name.startswith(f"tsim{network}-")]
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    for line in links.splitlines():
+        name = line.split(":")[1].strip().split("@")[0]
+        if name == f"tsim{network}" or name.startswith(f"tsim{network}v"):
+            left.append(f"link {name}")
+    for hierarchy in CGROUP_ROOT.iterdir():
+        top = hierarchy / "together-sim"
+        if top.is_dir():
+            left += [f"cgroup {d}" for d in top.glob(f"tsim{network}-*")]
+        if (hierarchy / "kubepods").is_dir():
+            left.append(f"cgroup {hierarchy / 'kubepods'}")
+    left += _chains()
+    now = read_sysctls()
+    left += [f"sysctl {k}={now[k]} (was {v})" for k, v in sysctls.items() if now[k] != v]
+    return left

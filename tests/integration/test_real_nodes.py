@@ -1,0 +1,395 @@
+"""``--real-nodes``: pods run real processes on a real kubelet and containerd per node, a reclaim
+sends them a real SIGTERM with their own grace period, a checkpoint on the shared volume survives
+two reclaims, and nothing of any node is left on the host afterwards."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from testkit.kube import KubeClient
+from testkit.realnodes import host_leftovers, real_nodes_or_skip
+from testkit.sim import SimulatorProcess
+from tests.clusters import together_client
+from tests.specs import CLUSTER_SPEC
+from together_api.wire import ClusterCreateRequest, VolumeCreateRequest
+from together_sim.kube.hostfs import read_sysctls
+from together_sim.kube.nodepool import RECORD_FILE
+
+COMPUTE_CLASS = "together.ai/compute-class"
+PYTHON = "localhost/together-python:3.11"
+ON_REAL_PREEMPTIBLE = {COMPUTE_CLASS: "preemptible", "together-sim/kwok": "false"}
+Obj = dict[str, Any]
+
+
+class Cluster:
+    """One simulated cluster with real nodes, its API server, and a watch of its pods that
+    keeps every version of every pod with the real (monotonic) time it was seen."""
+
+    def __init__(self, sim: SimulatorProcess, preemptible_gpus: int) -> None:
+        self.sim = sim
+        with together_client(sim) as client:
+            request = ClusterCreateRequest(
+                **{**CLUSTER_SPEC, "cluster_name": "real", "billing_type": "ON_DEMAND"},
+                num_preemptible_gpus=preemptible_gpus,
+                shared_volume=VolumeCreateRequest(
+                    volume_name="ckpt", size_tib=1, region=CLUSTER_SPEC["region"]
+                ),
+            )
+            self.cluster_id = client.create_cluster(request).cluster_id
+            sim.control_plane(self.cluster_id)
+            self.kube = KubeClient.from_cluster(client.get_cluster(self.cluster_id))
+        self.seen: list[tuple[float, Obj]] = []
+        self._stop = threading.Event()
+        self._watcher = threading.Thread(target=self._watch, daemon=True)
+        self._watcher.start()
+
+    def _watch(self) -> None:
+        while not self._stop.is_set():
+            try:
+                for event in self.kube.watch("/api/v1/namespaces/default/pods", self._stop):
+                    self.seen.append((time.monotonic(), event["object"]))
+            except Exception:  # the server ended the watch (or is stopping): watch again
+                time.sleep(0.1)
+
+    def close(self) -> None:
+        self._stop.set()
+        self.kube.close()
+
+    def volume_dir(self) -> Path:
+        volumes = self.sim.state_dir / "kube" / "volumes"
+        found = [d for d in volumes.iterdir()] if volumes.is_dir() else []
+        assert len(found) == 1, f"one volume directory expected under {volumes}: {found}"
+        return found[0]
+
+    def real_nodes(self) -> dict[str, dict[str, Any]]:
+        status = self.sim.kubernetes_status()[self.cluster_id]
+        nodes: dict[str, dict[str, Any]] = status.get("real_nodes", {})
+        return nodes
+
+    def ready_real_nodes(self, preemptible: bool = True) -> list[str]:
+        found = []
+        for node in self.kube.nodes():
+            labels = node["metadata"]["labels"]
+            ready = [c for c in node["status"].get("conditions", []) if c["type"] == "Ready"]
+            gpus = node["status"].get("allocatable", {}).get("nvidia.com/gpu")
+            wanted = labels.get(COMPUTE_CLASS) == "preemptible" if preemptible else True
+            if (
+                labels.get("together-sim/kwok") == "false"
+                and wanted
+                and not node["spec"].get("unschedulable")
+                and ready
+                and ready[0]["status"] == "True"
+                and gpus == "8"
+            ):
+                found.append(node["metadata"]["name"])
+        return sorted(found)
+
+    def history(self, name: str) -> list[tuple[float, Obj]]:
+        return [(t, p) for t, p in list(self.seen) if p["metadata"]["name"] == name]
+
+    def claim_volume(self) -> None:
+        claim = {
+            "metadata": {"name": "ckpt"},
+            "spec": {
+                "accessModes": ["ReadWriteMany"],
+                "storageClassName": "",
+                "volumeName": "ckpt",
+                "resources": {"requests": {"storage": "1Ti"}},
+            },
+        }
+        self.kube.request("POST", "/api/v1/namespaces/default/persistentvolumeclaims", claim)
+
+
+def _terminated(pod: Obj) -> Obj | None:
+    for status in pod.get("status", {}).get("containerStatuses", []):
+        if "terminated" in status.get("state", {}):
+            terminated: Obj = status["state"]["terminated"]
+            return terminated
+    return None
+
+
+def _conditions(pod: Obj) -> set[str]:
+    return {c["type"] for c in pod.get("status", {}).get("conditions", []) if c["status"] == "True"}
+
+
+def _pod(name: str, script: str, grace: int, node: str) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {
+            "nodeName": node,
+            "restartPolicy": "Never",
+            "terminationGracePeriodSeconds": grace,
+            "automountServiceAccountToken": False,
+            "containers": [{
+                "name": "main",
+                "image": PYTHON,
+                "command": ["python3", "-u", "-c", script],
+                "env": [{"name": "POD", "value": name}],
+                "volumeMounts": [{"name": "data", "mountPath": "/data"}],
+            }],
+            "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "ckpt"}}],
+        },
+    }  # fmt: skip
+
+
+GRACEFUL = """
+import os, signal, sys, time
+def note(what):
+    with open(f"/data/{os.environ['POD']}.log", "a") as f:
+        f.write(f"{what} {time.time()}\\n")
+def on_term(*_):
+    note("sigterm")
+    time.sleep(7)  # longer than the drain window in real seconds (5 at 60x), within its grace
+    sys.exit(143)
+signal.signal(signal.SIGTERM, on_term)
+note("started")
+while True:
+    time.sleep(0.1)
+"""
+IGNORES = """
+import os, signal, time
+signal.signal(signal.SIGTERM, lambda *_: open(f"/data/{os.environ['POD']}.log", "a").write(
+    f"sigterm-ignored {time.time()}\\n"))
+open(f"/data/{os.environ['POD']}.log", "a").write(f"started {time.time()}\\n")
+while True:
+    time.sleep(0.1)
+"""
+
+
+@contextmanager
+def _real_simulator(tmp_path: Path, kube_bin: Path, real_nodes: int) -> Iterator[SimulatorProcess]:
+    """A simulator at the demo's 60x with ``real_nodes`` real nodes; afterwards the host must
+    hold nothing of them (every item, and the kernel settings as they were)."""
+    images = real_nodes_or_skip(kube_bin)
+    sysctls = read_sysctls()
+    sim = SimulatorProcess(
+        tmp_path / "state",
+        time_scale=60,
+        kubernetes=True,
+        kube_bin=kube_bin,
+        extra_args=(
+            "--provisioning-seconds", "60", "--real-nodes", str(real_nodes),
+            "--images", str(images),
+        ),
+    )  # fmt: skip
+    with sim:
+        record = json.loads((sim.state_dir / "kube" / RECORD_FILE).read_text())
+        yield sim
+    assert sim.returncode == 0, (tmp_path / "state" / "simulator.log").read_text()[-3000:]
+    assert host_leftovers(sim.state_dir, record["network"], sysctls) == []
+
+
+def test_a_reclaim_sends_sigterm_143_within_grace_and_kills_at_grace_end_with_137(
+    tmp_path: Path, kube_bin: Path
+) -> None:
+    with _real_simulator(tmp_path, kube_bin, real_nodes=2) as sim:
+        cluster = Cluster(sim, preemptible_gpus=8)
+        try:
+            kube = cluster.kube
+            node = kube.wait_for(cluster.ready_real_nodes, "a real preemptible Node", 120)[0]
+            k8s = next(n for n in kube.nodes() if n["metadata"]["name"] == node)
+            assert k8s["status"]["nodeInfo"]["containerRuntimeVersion"].startswith("containerd://")
+            cluster.claim_volume()
+            kube.request("POST", "/api/v1/namespaces/default/pods",
+                         _pod("graceful", GRACEFUL, grace=20, node=node))  # fmt: skip
+            kube.request("POST", "/api/v1/namespaces/default/pods",
+                         _pod("ignores", IGNORES, grace=4, node=node))  # fmt: skip
+            logs = cluster.volume_dir()
+            kube.wait_for(
+                lambda: all((logs / f"{p}.log").exists() for p in ("graceful", "ignores")),
+                "both processes to start and write to the shared volume",
+            )
+            reclaimed_at, wall = time.monotonic(), time.time()
+            assert sim.reclaim(cluster.cluster_id, node_ids=[node]) == [node]
+
+            # The drain window is 5 real seconds here (300 simulated at 60x), but the Node goes
+            # only once both pods ended: the graceful one after its own 7 s, the one that
+            # ignores SIGTERM at its grace end (4 s).
+            kube.wait_for(
+                lambda: node not in {n["metadata"]["name"] for n in kube.nodes()},
+                "the reclaimed Node to go",
+                60,
+            )
+            gone_after = time.monotonic() - reclaimed_at
+
+            def ended(name: str) -> tuple[float, Obj]:
+                return next((t, p) for t, p in cluster.history(name) if _terminated(p))
+
+            graceful_at, graceful = ended("graceful")
+            ignores_at, ignores = ended("ignores")
+            terminated = _terminated(graceful)
+            assert terminated is not None and terminated["exitCode"] == 143
+            assert "DisruptionTarget" in _conditions(graceful)
+            assert graceful["status"]["phase"] == "Failed"
+            assert 7 <= graceful_at - reclaimed_at < 20  # its own time, within its grace
+            killed = _terminated(ignores)
+            assert killed is not None and killed["exitCode"] == 137
+            assert "DisruptionTarget" in _conditions(ignores)
+            assert ignores_at - reclaimed_at >= 4  # not before its grace period ended
+
+            # Both processes got the signal itself (each wrote it on the shared volume).
+            lines = (logs / "graceful.log").read_text().split()
+            assert "sigterm" in lines
+            sigterm_at = float(lines[lines.index("sigterm") + 1])
+            assert 0 <= sigterm_at - wall < 5
+            assert "sigterm-ignored" in (logs / "ignores.log").read_text()
+
+            # The removal undid everything of the node: no process, no files of it.
+            node_dir = sim.state_dir / "kube" / cluster.cluster_id / "nodes" / node
+            assert not node_dir.exists()
+            assert gone_after >= 7
+
+            # A crash is noticed: the refill is a real node again; its containerd dies, the
+            # kubelet reports the node NotReady, the simulator records an Event.
+            refill = kube.wait_for(cluster.ready_real_nodes, "the refill, a real node", 120)[0]
+            assert refill != node
+            pids = cluster.real_nodes()[refill]["pids"]
+            os.kill(pids["containerd"], signal.SIGKILL)
+            kube.wait_for(
+                lambda: [e for e in kube.events("TogetherSimNodeProcessExited")
+                         if e["involvedObject"]["name"] == refill],
+                "the crash's Event",
+                30,
+            )  # fmt: skip
+            kube.wait_for(
+                lambda: (
+                    refill not in cluster.ready_real_nodes()
+                    and any(
+                        c["type"] == "Ready" and c["status"] != "True"
+                        for n in kube.nodes()
+                        if n["metadata"]["name"] == refill
+                        for c in n["status"]["conditions"]
+                    )
+                ),
+                "the crashed node to be NotReady",
+                90,
+            )
+        finally:
+            cluster.close()
+
+
+CHECKPOINTING = """
+import json, os, signal, sys, time
+CKPT, LOG, TOTAL, INTERVAL = "/data/ckpt.json", "/data/train.log", 48, 4
+node = os.environ["NODE_NAME"]
+def log(event, step):
+    with open(LOG, "a") as f:
+        f.write(json.dumps({"event": event, "step": step, "node": node}) + "\\n")
+def save(step):
+    with open(CKPT + ".tmp", "w") as f:
+        json.dump({"step": step}, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(CKPT + ".tmp", CKPT)
+step = json.load(open(CKPT))["step"] if os.path.exists(CKPT) else 0
+log("start", step)
+def on_term(*_):
+    log("sigterm", step)
+    sys.exit(143)
+signal.signal(signal.SIGTERM, on_term)
+while step < TOTAL:
+    time.sleep(0.25)
+    step += 1
+    if step % INTERVAL == 0:
+        save(step)
+        log("checkpoint", step)
+log("done", step)
+"""
+INTERVAL = 4
+
+
+def _checkpoints_on(entries: Callable[[], list[Obj]], node: str, step: int) -> Callable[[], bool]:
+    """Whether the job checkpointed at ``step`` or later on ``node``."""
+    return lambda: any(
+        e["event"] == "checkpoint" and e["node"] == node and e["step"] >= step for e in entries()
+    )
+
+
+def _job() -> Obj:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "train"},
+        "spec": {
+            "backoffLimit": 0,
+            "podFailurePolicy": {"rules": [
+                {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]},
+            ]},
+            "template": {"spec": {
+                "restartPolicy": "Never",
+                "terminationGracePeriodSeconds": 30,
+                "automountServiceAccountToken": False,
+                "nodeSelector": ON_REAL_PREEMPTIBLE,
+                "containers": [{
+                    "name": "train",
+                    "image": PYTHON,
+                    "command": ["python3", "-u", "-c", CHECKPOINTING],
+                    "env": [{"name": "NODE_NAME",
+                             "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}],
+                    "resources": {"limits": {"nvidia.com/gpu": "8"}},
+                    "volumeMounts": [{"name": "data", "mountPath": "/data"}],
+                }],
+                "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "ckpt"}}],
+            }},
+        },
+    }  # fmt: skip
+
+
+def test_a_job_checkpointing_to_the_shared_volume_survives_two_reclaims_on_real_nodes(
+    tmp_path: Path, kube_bin: Path
+) -> None:
+    with _real_simulator(tmp_path, kube_bin, real_nodes=3) as sim:
+        cluster = Cluster(sim, preemptible_gpus=16)
+        try:
+            kube = cluster.kube
+            kube.wait_for(lambda: len(cluster.ready_real_nodes()) == 2, "2 real nodes", 120)
+            cluster.claim_volume()
+            kube.request("POST", "/apis/batch/v1/namespaces/default/jobs", _job())
+            log = cluster.volume_dir() / "train.log"
+
+            def entries() -> list[Obj]:
+                text = log.read_text() if log.exists() else ""
+                return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+            nodes: list[str] = []
+            for _ in range(2):  # reclaim the node it runs on, twice
+                start = kube.wait_for(
+                    lambda: next((e for e in entries() if e["event"] == "start"
+                                  and e["node"] not in nodes), None),
+                    "the job to start on a new node",
+                    120,
+                )  # fmt: skip
+                nodes.append(start["node"])
+                kube.wait_for(
+                    _checkpoints_on(entries, nodes[-1], start["step"] + 2 * INTERVAL),
+                    "two checkpoints on this node",
+                    60,
+                )
+                sim.reclaim(cluster.cluster_id, node_ids=[nodes[-1]])
+            kube.wait_for(
+                lambda: kube.job("train")["status"].get("succeeded") == 1, "the job to finish", 180
+            )
+            done = entries()
+            starts = [e for e in done if e["event"] == "start"]
+            assert len(starts) == 3 and len({s["node"] for s in starts}) == 3
+            assert [s["node"] for s in starts[:2]] == nodes
+            for before, after in itertools.pairwise(starts):
+                reached = max(e["step"] for e in done if e["node"] == before["node"])
+                # Resumed from its checkpoint: at most one checkpoint interval redone.
+                assert after["step"] >= reached - INTERVAL, (before, after, reached)
+                assert after["step"] > before["step"]
+            assert [e for e in done if e["event"] == "sigterm"] != []
+            assert done[-1]["event"] == "done" and done[-1]["step"] == 48
+        finally:
+            cluster.close()

@@ -1,0 +1,190 @@
+"""What a real node leaves on the host besides its network: cgroups, mounts, processes and the
+kernel settings its kubelet rewrites, each with the call that removes or restores it."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import shutil
+import signal
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Final
+
+__all__ = [
+    "CGROUP_ROOT",
+    "KUBELET_SYSCTLS",
+    "cgroup_dirs",
+    "cgroup_pids",
+    "kill_cgroup",
+    "make_cgroup",
+    "mounts_under",
+    "move_to_cgroup",
+    "read_sysctls",
+    "remove_cgroup",
+    "remove_empty_parents",
+    "remove_tree",
+    "save_json",
+    "unmount_under",
+    "write_sysctls",
+]
+
+CGROUP_ROOT: Final = Path("/sys/fs/cgroup")
+KUBELET_SYSCTLS: Final = ("vm/overcommit_memory", "kernel/panic", "kernel/panic_on_oops")
+"""What the kubelet rewrites at start (its ``protectKernelDefaults: false``): 0 -> 1, 1 -> 10 and
+0 -> 1 on a Debian host. They are not per namespace, so the host keeps them until restored."""
+_MNT_DETACH: Final = 2
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _hierarchies() -> list[Path]:
+    """The mounted cgroup hierarchies: every v1 controller directory, or the v2 root alone."""
+    if (CGROUP_ROOT / "cgroup.controllers").exists():
+        return [CGROUP_ROOT]
+    return sorted(
+        p
+        for p in CGROUP_ROOT.iterdir()
+        if p.is_dir() and not p.is_symlink() and (p / "cgroup.procs").exists()
+    )
+
+
+def cgroup_dirs(relative: str) -> list[Path]:
+    """``relative`` (e.g. ``together-sim/tsim0-n1``) in every hierarchy, existing or not."""
+    return [h / relative for h in _hierarchies()]
+
+
+def make_cgroup(relative: str) -> None:
+    """Create ``relative`` in every hierarchy; a new cpuset gets its parent's CPUs and memory
+    nodes (an empty one admits no process)."""
+    for hierarchy in _hierarchies():
+        current = hierarchy
+        for part in Path(relative).parts:
+            parent, current = current, current / part
+            if current.is_dir():
+                continue
+            current.mkdir()
+            for knob in ("cpuset.cpus", "cpuset.mems"):
+                if (parent / knob).exists():
+                    (current / knob).write_text((parent / knob).read_text())
+
+
+def move_to_cgroup(pid: int, relative: str) -> None:
+    for directory in cgroup_dirs(relative):
+        with contextlib.suppress(OSError):  # gone already (it crashed at once): noticed later
+            (directory / "cgroup.procs").write_text(str(pid))
+
+
+def cgroup_pids(relative: str) -> set[int]:
+    """Every process in ``relative`` or below, in any hierarchy."""
+    pids: set[int] = set()
+    for directory in cgroup_dirs(relative):
+        for procs in directory.rglob("cgroup.procs") if directory.is_dir() else ():
+            try:
+                pids.update(int(p) for p in procs.read_text().split())
+            except OSError:
+                continue
+    return pids
+
+
+def kill_cgroup(relative: str, timeout: float = 10.0) -> set[int]:
+    """SIGKILL every process in ``relative`` and below until none is left (a process forking
+    meanwhile is caught by the next round); returns what is still there after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pids = {p for p in cgroup_pids(relative) if not _zombie(p)}
+        if not pids or time.monotonic() > deadline:
+            return pids
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.05)
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def remove_cgroup(relative: str, timeout: float = 5.0) -> list[Path]:
+    """Remove ``relative`` and everything below it in every hierarchy, deepest first (a cgroup
+    whose last process is still exiting refuses for a moment); returns what is left."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = []
+        for directory in cgroup_dirs(relative):
+            if not directory.is_dir():
+                continue
+            for sub in sorted((d for d in directory.rglob("*") if d.is_dir()), reverse=True):
+                _rmdir(sub)
+            _rmdir(directory)
+            if directory.is_dir():
+                left.append(directory)
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.05)
+
+
+def _rmdir(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        path.rmdir()
+
+
+def mounts_under(*roots: Path) -> list[str]:
+    """The mount points at or below ``roots``, deepest first (``/proc/self/mountinfo``)."""
+    prefixes = [str(r.resolve()) for r in roots]
+    found = []
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        point = line.split()[4].encode().decode("unicode_escape")
+        if any(point == p or point.startswith(p + "/") for p in prefixes):
+            found.append(point)
+    return sorted(set(found), key=lambda m: (-m.count("/"), m))
+
+
+def unmount_under(*roots: Path) -> list[str]:
+    """Unmount everything at or below ``roots`` (a lazy unmount for a busy one); returns what is
+    still mounted. Always before removing such a directory: a hostPath volume is bind-mounted in
+    the kubelet's directory, and removing through the mount would delete the volume's files."""
+    for _ in range(3):
+        points = mounts_under(*roots)
+        if not points:
+            return []
+        for point in points:
+            if _libc.umount2(point.encode(), 0) != 0:
+                _libc.umount2(point.encode(), _MNT_DETACH)
+    return mounts_under(*roots)
+
+
+def remove_empty_parents() -> None:
+    """The directories every real node shares (``together-sim`` in each cgroup hierarchy, the
+    run directory), once empty: another simulator's nodes may still be in them."""
+    for hierarchy in _hierarchies():
+        _rmdir(hierarchy / "together-sim")
+    _rmdir(Path("/run/together-sim"))
+
+
+def remove_tree(path: Path) -> None:
+    """``shutil.rmtree`` that first unmounts what is below ``path`` and refuses to remove through
+    a mount that stays (a volume's files would go with it)."""
+    if unmount_under(path):
+        return
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def read_sysctls(names: Iterable[str] = KUBELET_SYSCTLS) -> dict[str, str]:
+    return {n: (Path("/proc/sys") / n).read_text().strip() for n in names}
+
+
+def write_sysctls(values: dict[str, str]) -> None:
+    for name, value in values.items():
+        (Path("/proc/sys") / name).write_text(value)
+
+
+def save_json(path: Path, data: object) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=1))
+    os.replace(tmp, path)

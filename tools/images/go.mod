@@ -1,0 +1,3 @@
+module together-gpu-clusters/tools/images
+
+go 1.26
