@@ -8,6 +8,7 @@ from typing import Any, Final
 
 from together_worker.checkpoints import CHECKPOINT_DIR_ENV
 from together_worker.reclaim import DRAIN_WINDOW_ENV
+from together_worker.worker import POD_NAME_ENV
 
 COMPUTE_CLASS_LABEL: Final = "together.ai/compute-class"
 """The node label Together puts on preemptible nodes (together_api.values has the same)."""
@@ -30,7 +31,8 @@ def worker_container(
     pre_stop_command: Sequence[str] | None = None,
 ) -> Obj:
     """The worker's container: ``CHECKPOINT_DIR`` (the claim's mount), ``DRAIN_WINDOW_SECONDS``
-    (its grace period) and ``TOGETHER_COMPUTE_CLASS`` set, after the caller's own ``env``.
+    (its grace period) and ``TOGETHER_COMPUTE_CLASS`` set, after the caller's own ``env``, and
+    ``POD_NAME`` (the pod's own name, which together_worker's status file records).
     Values may be Pulumi Inputs: nothing here looks inside them."""
     variables = {
         **(env or {}),
@@ -42,7 +44,10 @@ def worker_container(
         "name": "worker",
         "image": image,
         "command": list(command),
-        "env": [{"name": key, "value": value} for key, value in variables.items()],
+        "env": [
+            *({"name": key, "value": value} for key, value in variables.items()),
+            {"name": POD_NAME_ENV, "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+        ],
         "volumeMounts": [{"name": CHECKPOINT_VOLUME, "mountPath": mount_path}],
     }
     if resources:

@@ -14,6 +14,9 @@ from together_worker.checkpoints import Checkpoint, CheckpointStore, Writer, ind
 from together_worker.reclaim import Clock, Reclaim
 from together_worker.status import Run, StatusFile
 
+POD_NAME_ENV = "POD_NAME"
+"""The pod's name (CheckpointingWorker sets it from metadata.name): an Indexed Job's pods have
+the hostname <job>-<index>, the same for every pod of an index, so the status file needs it."""
 STATUS_EVERY_SECONDS = 5.0
 """How often plain progress (no checkpoint) is written to the status file, at most."""
 
@@ -48,7 +51,7 @@ class Worker:
         self.status = StatusFile(store.directory)
         self._clock = clock
         self._wall_clock = wall_clock
-        pod = pod or socket.gethostname()  # the pod's name, in a pod
+        pod = pod or socket.gethostname()
         started = wall_clock()
         self.run = Run(
             run_id=f"{pod}-{os.getpid()}-{started:.6f}",
@@ -65,7 +68,8 @@ class Worker:
         """The worker of this pod: checkpoints in ``$CHECKPOINT_DIR/$JOB_COMPLETION_INDEX``, the
         reclaim handler installed for SIGTERM and SIGINT, the grace from DRAIN_WINDOW_SECONDS."""
         store = CheckpointStore(index_directory(environ), keep)
-        return cls(store, Reclaim.install(), pod=environ.get("HOSTNAME"))
+        pod = environ.get(POD_NAME_ENV) or environ.get("HOSTNAME")
+        return cls(store, Reclaim.install(), pod=pod)
 
     def latest(self) -> Checkpoint | None:
         """The latest complete checkpoint, recorded as what this run resumes from."""

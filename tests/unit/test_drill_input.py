@@ -123,7 +123,7 @@ def test_image_and_command_make_checkpointing_workers_job() -> None:
     assert spec["completionMode"] == "Indexed" and spec["backoffLimit"] == 3
     (container,) = spec["template"]["spec"]["containers"]
     assert container["command"] == ["python", "-m", "train", "--lr", "3"]  # all after --command
-    env = {e["name"]: e["value"] for e in container["env"]}
+    env = {e["name"]: e.get("value") for e in container["env"]}
     assert env["CHECKPOINT_DIR"] == "/checkpoints" and env["DRAIN_WINDOW_SECONDS"] == "60"
     assert args.workload == {
         "image": "localhost/t:1",

@@ -209,7 +209,7 @@ def test_worker_job_requeues_reclaimed_pods(mocks: Recorder) -> pulumi.Output[An
         assert pod["nodeSelector"] == {COMPUTE_CLASS_LABEL: "preemptible"}
         assert spec["template"]["metadata"]["labels"][COMPUTE_CLASS_LABEL] == "preemptible"
         (container,) = pod["containers"]
-        env = {e["name"]: e["value"] for e in container["env"]}
+        env = {e["name"]: e.get("value") for e in container["env"]}
         assert env["CHECKPOINT_DIR"] == "/checkpoints"
         assert env["DRAIN_WINDOW_SECONDS"] == "300"
         assert container["volumeMounts"] == [{"name": "checkpoints", "mountPath": "/checkpoints"}]
