@@ -131,6 +131,8 @@ def test_image_and_command_make_checkpointing_workers_job() -> None:
         "grace_seconds": 60,
     }
     assert parse(["--image", "i", "--command", "x"]).job.grace_seconds == 300  # the default
+    launched = ["python3", "-m", "together_worker", "run", "--", "sh", "-c", "a; b", "--seed"]
+    assert parse(["--image", "i", "--command", *launched]).workload["command"] == launched
 
 
 def test_reclaims_at_given_times_or_at_random(tmp_path: Path) -> None:

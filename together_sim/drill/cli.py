@@ -4,6 +4,7 @@ message naming the flag and the fix, and leaves nothing running."""
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,8 +76,17 @@ def _at(raw: str) -> tuple[float, ...]:
 
 
 def parse(argv: list[str] | None = None) -> DrillArgs:
-    """The checked arguments; raises DrillInputError (or SystemExit 2 from argparse)."""
+    """The checked arguments; raises DrillInputError (or SystemExit 2 from argparse).
+
+    Everything after the first ``--command`` is the command, split off before argparse sees it
+    (argparse would take a ``--`` in it, as in ``together_worker run -- CMD``, for its own)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command: list[str] | None = None
+    if "--command" in argv:
+        split = argv.index("--command")
+        argv, command = argv[:split], argv[split + 1 :]
     args = parser().parse_args(argv)
+    args.command = command
     if (args.manifest is None) == (args.image is None):
         raise DrillInputError(
             "give either --manifest FILE (a Job) or --image IMAGE --command ..., one of the two"

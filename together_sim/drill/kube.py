@@ -85,7 +85,10 @@ class PodWatch:
                         if self._stop.is_set():
                             return
                         if line:
-                            self.seen.append((time.monotonic(), json.loads(line)["object"]))
+                            event = json.loads(line)
+                            pod = event["object"]
+                            pod["_event"] = event["type"]  # DELETED: gone, ended or not
+                            self.seen.append((time.monotonic(), pod))
             except (httpx.HTTPError, json.JSONDecodeError, KeyError):
                 self._stop.wait(0.2)  # the server ended the watch or is stopping: again
 

@@ -30,6 +30,8 @@ RANDOM_AFTER: Final = (2.0, 12.0)
 """A random reclaim comes this many seconds (uniform) after the pod it hits started running."""
 INDEX_LABEL: Final = "batch.kubernetes.io/job-completion-index"
 TEMPORARY: Final = (".tmp", ".partial", ".part", "~")
+REFILL_WAIT_SECONDS: Final = 180.0
+"""How long the drill waits for the refill after a reclaim's pods ended before it moves on."""
 SIGNAL_MATCH_SECONDS: Final = 5.0
 """A run whose signal came within this long after a reclaim is taken as the reclaimed pod's."""
 
@@ -261,12 +263,14 @@ def _follow(
     """Until the reclaimed pods ended and Together's refill brought a new real node Ready:
     snapshot the volume as each pod ends (to see a checkpoint cut off mid-write)."""
     pending = set(reclaimed.pods)
+    refill_by = time.monotonic() + REFILL_WAIT_SECONDS
     while (pending or reclaimed.refill_seconds is None) and time.monotonic() < deadline:
+        if not pending and time.monotonic() > refill_by:
+            say(f"  no refill within {REFILL_WAIT_SECONDS:.0f} s (Together may lack capacity)")
+            break
         for name in list(pending):
             history = watch.history(name)
-            if any(terminated(p) for _, p in history) or (
-                history and history[-1][1].get("_deleted")
-            ):
+            if any(terminated(p) or p.get("_event") == "DELETED" for _, p in history):
                 reclaimed.ended_sizes[name] = _files(world.volume_dir)
                 pending.discard(name)
                 say(f"  pod {name} ended")
