@@ -2,6 +2,7 @@
 bad config fails here, before any resource is registered, with every problem listed; each kind's
 map, what it attaches and what it exports come from `registry.KINDS`."""
 
+import os
 from typing import Any
 
 import pulumi
@@ -37,3 +38,68 @@ for kind in stack_config.in_declaration_order():  # an attached kind first: its 
                 export.key.format(name=name),
                 pulumi.Output.secret(value) if export.secret else value,
             )
+
+# `make demo` with real nodes (docs/burst.md): the preemptible autoscaler runs as a pod, deployed
+# by PreemptibleAutoscaler onto the first resource (by name) that declares a preemptible ceiling,
+# from the image .demo/env names in TOGETHER_DEMO_AUTOSCALER_IMAGE, so a `pulumi up` that moves
+# the range rolls its Deployment. Without it (KWOK nodes run no container) scripts/demo.sh runs
+# the controller as a local process instead.
+demo_image = os.environ.get("TOGETHER_DEMO_AUTOSCALER_IMAGE")
+if demo_image:
+    from together_provider.kubernetes import (
+        PreemptibleAutoscaler,
+        PreemptibleAutoscalerArgs,
+        cluster_provider,
+    )
+
+    def demo_setting(variable: str, default: str | None = None) -> str:
+        value = os.environ.get(variable, default)
+        if not value:
+            raise pulumi.RunError(
+                f"{variable} is not set, and TOGETHER_DEMO_AUTOSCALER_IMAGE is: source .demo/env "
+                "(make demo writes both), or unset TOGETHER_DEMO_AUTOSCALER_IMAGE"
+            )
+        return value
+
+    # The range as declared (the config), not the resource's outputs: a floor lowered inside
+    # the live target changes no output (the provider leaves a live target in range alone), yet
+    # the controller must get the new floor, as scripts/demo-autoscaler.sh gives it.
+    ranged = sorted(
+        (
+            (name, declared[kind.config_key][name], props)
+            for kind in stack_config.in_declaration_order()
+            for name, props in stack_config.props(kind).items()
+            if props.get("max_preemptible_gpus") is not None
+        ),
+        key=lambda item: item[0],
+    )
+    for name, ranged_resource, props in ranged[:1]:
+        PreemptibleAutoscaler(
+            f"{name}-autoscaler",
+            PreemptibleAutoscalerArgs(
+                cluster=ranged_resource,
+                min_preemptible_gpus=int(props.get("num_preemptible_gpus") or 0),
+                max_preemptible_gpus=int(props["max_preemptible_gpus"]),
+                api_key=pulumi.Output.secret(demo_setting("TOGETHER_API_KEY")),
+                image=demo_image,
+                base_url=demo_setting("TOGETHER_DEMO_AUTOSCALER_BASE_URL"),
+                # One replica: the demo's real standard node is one small machine's share.
+                replicas=1,
+                scan_interval_seconds=float(demo_setting("DEMO_AUTOSCALER_SCAN_SECONDS", "2")),
+                scale_down_unneeded_seconds=float(
+                    demo_setting("DEMO_AUTOSCALER_UNNEEDED_SECONDS", "20")
+                ),
+            ),
+            opts=pulumi.ResourceOptions(
+                providers=[
+                    # A cluster update leaves its kubeconfig unknown until it is applied, which
+                    # a preview would show as a new provider, replacing every resource here;
+                    # the same cluster keeps its kubeconfig, so the change is ignored.
+                    cluster_provider(
+                        f"{name}-kubernetes",
+                        ranged_resource,
+                        opts=pulumi.ResourceOptions(ignore_changes=["kubeconfig"]),
+                    )
+                ]
+            ),
+        )

@@ -11,7 +11,12 @@
 # The simulator runs with --kubernetes: every cluster gets a real control plane, and .demo/env
 # puts kubectl on PATH with KUBECONFIG pointing at the stack's first cluster (.demo/kubeconfig).
 # The Kubernetes provider plugin is linked into the demo's Pulumi home (.demo/pulumi-home/plugins).
-# The preemptible autoscaler runs as a local process for that cluster, inside its declared range
+# Real nodes are on (REAL_NODES=1, the default; make demo turns them off, saying why in one line,
+# where they cannot run): the simulator backs DEMO_REAL_NODES node(s) (default 1: the dev
+# cluster's standard node) with a real kubelet and containerd, and the preemptible autoscaler
+# runs there as a pod, deployed by the stack's PreemptibleAutoscaler from the image
+# tools/images/build.sh built (.demo/env names it). With REAL_NODES=0 every node is a KWOK node,
+# and the autoscaler runs as a local process for that cluster, inside its declared range
 # (scripts/demo-autoscaler.sh; pid .demo/autoscaler.pid, log .demo/autoscaler.log); `down` stops
 # it first.
 set -euo pipefail
@@ -24,6 +29,26 @@ SIM_URL="http://127.0.0.1:$PORT"
 : "${TOGETHER_ENGINE_BIN:?run this through make demo (it builds the engine first)}"
 : "${TOGETHER_K8S_PROVIDER_BIN:?run this through make demo (it builds the Kubernetes provider first)}"
 KUBE_BIN="${TOGETHER_KUBE_BIN:-$(bash "$REPO/tools/kube/build.sh" --where)}"
+REAL_NODES="${REAL_NODES:-1}"
+DEMO_REAL_NODES="${DEMO_REAL_NODES:-1}"
+IMAGES_DIR=""
+if [ "${1:-up}" != up ]; then
+  REAL_NODES=0  # down: nothing to start
+elif [ "$REAL_NODES" != 0 ]; then
+  # The packages (make demo checked them already: instant), then the simulator's own check
+  # (cgroups, the kubelet): where real nodes cannot run, one line says why and KWOK goes on.
+  if ! bash "$REPO/scripts/node-deps.sh" --check; then
+    REAL_NODES=0
+  elif ! why="$("$REPO/.venv/bin/python" -c 'import sys; from pathlib import Path
+from together_sim.kube.nodepool import real_nodes_unavailable
+print(real_nodes_unavailable(Path(sys.argv[1])))' "$KUBE_BIN")" || [ -n "$why" ]; then
+    echo "real nodes are unavailable: ${why:-the check failed}; going on with KWOK nodes" >&2
+    REAL_NODES=0
+  fi
+fi
+if [ "$REAL_NODES" != 0 ]; then
+  IMAGES_DIR="${TOGETHER_IMAGES_DIR:-$(bash "$REPO/tools/images/build.sh")}"
+fi
 
 step() { printf '\n==> %s\n' "$*"; }
 mkdir -p "$DEMO/state" "$DEMO/pulumi-home" "$DEMO/simulator"
@@ -141,9 +166,14 @@ start_simulator() {
   step "starting the Together simulator on $SIM_URL (state: .demo/simulator, log: .demo/simulator.log)"
   # The key comes from the environment (TOGETHER_SIM_API_KEY), never the command line: any local
   # user can read a command line (ps), a process's environment only its owner.
+  local real=()
+  if [ "$REAL_NODES" != 0 ]; then
+    real=(--real-nodes "$DEMO_REAL_NODES" --images "$IMAGES_DIR")
+    echo "real nodes: $DEMO_REAL_NODES (a kubelet and containerd each; REAL_NODES=0 for KWOK only)"
+  fi
   TOGETHER_SIM_API_KEY="$TOGETHER_API_KEY" nohup "$REPO/.venv/bin/python" -m together_sim \
     --host 127.0.0.1 --port "$PORT" --state-dir "$SIM_STATE" \
-    --time-scale 60 --admin --kubernetes \
+    --time-scale 60 --admin --kubernetes "${real[@]}" \
     >"$DEMO/simulator.log" 2>&1 &
   echo $! >"$DEMO/simulator.pid"
   for _ in $(seq 1 100); do
@@ -185,7 +215,48 @@ AUTOSCALER="$REPO/scripts/demo-autoscaler.sh"
 autoscaler_pid() { pid_of "$DEMO/autoscaler.pid" "*$AUTOSCALER*"; }
 controller_pid() { pid_of "$DEMO/autoscaler-controller.pid" "*together_autoscaler*--kubeconfig $DEMO/kubeconfig *"; }
 
+# The autoscaler as a pod (real nodes): the simulator's API where pods reach it (its log says),
+# and the autoscaler's image; both go into .demo/env, where the stack program reads them.
+AUTOSCALER_NS=together-autoscaler
+pod_mode() { [ -n "${TOGETHER_DEMO_AUTOSCALER_IMAGE:-}" ]; }
+use_pod_autoscaler() {
+  local url image
+  [ "$REAL_NODES" != 0 ] || return 0
+  url="$(sed -n 's/^together_sim: pods on real nodes reach this API at \(http:[^ ]*\)$/\1/p' \
+    "$DEMO/simulator.log" 2>/dev/null | tail -n1)"
+  if [ -z "$url" ]; then
+    echo "the running simulator has no real nodes (started before, or with REAL_NODES=0): the autoscaler runs as a local process; make demo-down first for real nodes"
+    return 0
+  fi
+  image="$(awk '$1 == "autoscaler.tar" { print $2 }' "$IMAGES_DIR/images.txt")"
+  [ -n "$image" ] || { echo "no autoscaler image in $IMAGES_DIR/images.txt" >&2; exit 1; }
+  cat >>"$DEMO/env" <<ENV
+export TOGETHER_DEMO_AUTOSCALER_IMAGE="$image"
+export TOGETHER_DEMO_AUTOSCALER_BASE_URL="$url"
+ENV
+  export TOGETHER_DEMO_AUTOSCALER_IMAGE="$image" TOGETHER_DEMO_AUTOSCALER_BASE_URL="$url"
+}
+
+# Wait for the autoscaler's Deployment (pulumi up created it) to be available, and say where its
+# logs and Events are.
+show_pod_autoscaler() {
+  local deployment
+  step "the preemptible autoscaler runs as a pod on the real standard node (namespace $AUTOSCALER_NS)"
+  deployment="$(kubectl -n "$AUTOSCALER_NS" get deployment -o name | head -n1)"
+  if [ -z "$deployment" ]; then
+    echo "no autoscaler Deployment: the stack declares no cluster with maxPreemptibleGpus"
+    return 0
+  fi
+  kubectl -n "$AUTOSCALER_NS" rollout status "$deployment" --timeout=120s
+  kubectl -n "$AUTOSCALER_NS" get pods -o wide
+  echo "its log: kubectl -n $AUTOSCALER_NS logs $deployment"
+}
+
 start_autoscaler() {
+  if pod_mode; then
+    show_pod_autoscaler
+    return
+  fi
   if autoscaler_pid >/dev/null; then
     echo "autoscaler already running (log: .demo/autoscaler.log)"
     return
@@ -236,6 +307,7 @@ stop_autoscaler() {
 case "${1:-up}" in
   up)
     start_simulator
+    use_pod_autoscaler
     step "Pulumi: $BACKEND_DESC, stack '$STACK' (config: stacks/Pulumi.$STACK.yaml)"
     pulumi stack select "$STACK" --create --non-interactive >/dev/null
     step "pulumi up --yes  (creates the cluster, waits for Ready; the preemptible target fills in the background)"

@@ -3,18 +3,25 @@ simulator left nothing of them on the host: processes, mounts, namespaces, cgrou
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from together_sim.kube.hostfs import CGROUP_ROOT, read_sysctls
+from together_sim.kube.hostfs import CGROUP_ROOT, SHARED_SETTINGS, read_sysctls
 from together_sim.kube.images import IMAGES_ENV
 from together_sim.kube.nodepool import real_nodes_unavailable
 from together_sim.kube.realnode import RUN_ROOT
 
-__all__ = ["REQUIRED_ENV", "host_leftovers", "images_or_skip", "real_nodes_or_skip"]
+__all__ = [
+    "REQUIRED_ENV",
+    "host_leftovers",
+    "images_or_skip",
+    "real_nodes_or_skip",
+    "sysctls_before",
+]
 
 REQUIRED_ENV = "TOGETHER_REAL_NODES_REQUIRED"
 """Set (``make test`` and CI set it) where real nodes must run: a missing piece fails the test
@@ -68,15 +75,18 @@ def host_leftovers(state_dir: Path, network: int, sysctls: dict[str, str]) -> li
     (``kubepods`` lives there), a kubelet iptables chain in the host's namespace, and the
     kernel settings the kubelet rewrites, against ``sysctls`` read before it started."""
     left: list[str] = []
-    ours = (str(state_dir), str(RUN_ROOT) + "/")
+    ours = (str(state_dir), f"{RUN_ROOT}/tsim{network}-")
     cgroup_mark = f"/together-sim/tsim{network}-"
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
             cgroups = (entry / "cgroup").read_text()
-        except OSError:
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state == "Z":  # exited, holding nothing but its pid until its parent reaps it
             continue
         if any(o in cmdline for o in ours) or cgroup_mark in cgroups:
             left.append(f"process {entry.name}: {cmdline.strip()[:120]}")
@@ -99,6 +109,19 @@ def host_leftovers(state_dir: Path, network: int, sysctls: dict[str, str]) -> li
         if (hierarchy / "kubepods").is_dir():
             left.append(f"cgroup {hierarchy / 'kubepods'}")
     left += _chains()
-    now = read_sysctls()
-    left += [f"sysctl {k}={now[k]} (was {v})" for k, v in sysctls.items() if now[k] != v]
+    if SHARED_SETTINGS.exists():  # another simulator holds real nodes: the settings are its
+        holders = json.loads(SHARED_SETTINGS.read_text())["holders"]
+        left += [f"sysctls still held by {h}" for h in holders if h.endswith(f"{state_dir}/kube")]
+    else:
+        now = read_sysctls()
+        left += [f"sysctl {k}={now[k]} (was {v})" for k, v in sysctls.items() if now[k] != v]
     return left
+
+
+def sysctls_before() -> dict[str, str]:
+    """The kernel settings as they were before any real node of any simulator on the machine
+    (what the last one out restores), to give :func:`host_leftovers`."""
+    if SHARED_SETTINGS.exists():
+        original: dict[str, str] = json.loads(SHARED_SETTINGS.read_text())["original"]
+        return original
+    return read_sysctls()

@@ -260,6 +260,25 @@ def api_keys(args: argparse.Namespace, environ: Mapping[str, str]) -> tuple[tupl
     return (key or DEFAULT_API_KEY,), ""
 
 
+def _pod_sockets(runtime: SimulatorRuntime, host: str, port: int) -> list[socket.socket]:
+    """With real nodes, the API also on the real nodes' bridge (same port), so a pod reaches it
+    as a workload on Together reaches Together's API: the autoscaler's pod in the demo. A
+    simulator on loopback is otherwise out of a pod's reach (its own network namespace)."""
+    pool = runtime.kube.pool if runtime.kube is not None else None
+    if pool is None or host == pool.gateway or host in ("0.0.0.0", "::"):
+        return []
+    extra = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    extra.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    extra.bind((pool.gateway, port))
+    extra.listen(128)
+    print(
+        f"together_sim: pods on real nodes reach this API at http://{pool.gateway}:{port}",
+        file=sys.stderr,
+        flush=True,
+    )
+    return [extra]
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     keys, key_note = api_keys(args, os.environ)
@@ -287,6 +306,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     sock.listen(128)
     host, port = sock.getsockname()[:2]
     runtime: SimulatorRuntime = app.state.runtime
+    sockets = [sock, *_pod_sockets(runtime, host, port)]
     server = _Server(
         uvicorn.Config(
             app,
@@ -302,7 +322,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     # URL. The host only (no /v1): the form Together's SDK and `tg` read from TOGETHER_BASE_URL.
     print(f"together simulator listening on http://{host}:{port}", flush=True)
     try:
-        asyncio.run(server.serve(sockets=[sock]))
+        asyncio.run(server.serve(sockets=sockets))
     except KeyboardInterrupt:
         pass
     finally:

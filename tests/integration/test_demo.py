@@ -64,6 +64,9 @@ def _run(work: Path, command: str, *, check: bool = True) -> subprocess.Complete
 @pytest.fixture(autouse=True)
 def _demo_env(monkeypatch: pytest.MonkeyPatch, engine: Path) -> None:
     monkeypatch.setenv("TOGETHER_ENGINE_BIN", str(engine))
+    # KWOK nodes only, the autoscaler a local process: what these pages show on any machine.
+    # The autoscaler as a pod on a real node is tests/integration/test_demo_autoscaler_pod.py.
+    monkeypatch.setenv("REAL_NODES", "0")
     monkeypatch.setenv("DEMO_SIM_PORT", str(free_port()))
     for name, value in demo_bins_env().items():
         monkeypatch.setenv(name, value)

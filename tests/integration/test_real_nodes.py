@@ -4,10 +4,13 @@ two reclaims, and nothing of any node is left on the host afterwards."""
 
 from __future__ import annotations
 
+import hashlib
+import io
 import itertools
 import json
 import os
 import signal
+import tarfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -16,12 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from testkit.kube import KubeClient
-from testkit.realnodes import host_leftovers, real_nodes_or_skip
+from testkit.realnodes import host_leftovers, real_nodes_or_skip, sysctls_before
 from testkit.sim import SimulatorProcess
 from tests.clusters import together_client
 from tests.specs import CLUSTER_SPEC
 from together_api.wire import ClusterCreateRequest, VolumeCreateRequest
-from together_sim.kube.hostfs import read_sysctls
 from together_sim.kube.nodepool import RECORD_FILE
 
 COMPUTE_CLASS = "together.ai/compute-class"
@@ -109,6 +111,12 @@ class Cluster:
         self.kube.request("POST", "/api/v1/namespaces/default/persistentvolumeclaims", claim)
 
 
+def refill_node(cluster: Cluster) -> str:
+    """The cluster's real preemptible Node, once there is one."""
+    found: str = cluster.kube.wait_for(cluster.ready_real_nodes, "a real node", 120)[0]
+    return found
+
+
 def _terminated(pod: Obj) -> Obj | None:
     for status in pod.get("status", {}).get("containerStatuses", []):
         if "terminated" in status.get("state", {}):
@@ -167,22 +175,59 @@ while True:
 """
 
 
-@contextmanager
-def _real_simulator(tmp_path: Path, kube_bin: Path, real_nodes: int) -> Iterator[SimulatorProcess]:
-    """A simulator at the demo's 60x with ``real_nodes`` real nodes; afterwards the host must
-    hold nothing of them (every item, and the kernel settings as they were)."""
+USER_IMAGE = "localhost/user-own:1"
+
+
+def _user_archive(path: Path) -> Path:
+    """An image of the user's own, as `docker save` writes it: one layer with busybox (the
+    host's static one) as /bin/sh, named :data:`USER_IMAGE`."""
+    layer = io.BytesIO()
+    with tarfile.open(fileobj=layer, mode="w") as tar:
+        tar.add("/bin/busybox", arcname="bin/busybox")
+        link = tarfile.TarInfo("bin/sh")
+        link.type, link.linkname = tarfile.SYMTYPE, "busybox"
+        tar.addfile(link)
+    layer_bytes = layer.getvalue()
+    config = json.dumps({
+        "architecture": "amd64", "os": "linux",
+        "config": {"Entrypoint": ["/bin/sh"], "Env": ["PATH=/bin"]},
+        "rootfs": {"type": "layers",
+                   "diff_ids": [f"sha256:{hashlib.sha256(layer_bytes).hexdigest()}"]},
+    }).encode()  # fmt: skip
+    manifest = json.dumps(
+        [{"Config": "config.json", "RepoTags": [USER_IMAGE], "Layers": ["layer.tar"]}]
+    ).encode()
+    with tarfile.open(path, "w") as archive:
+        for name, data in (("layer.tar", layer_bytes), ("config.json", config),
+                           ("manifest.json", manifest)):  # fmt: skip
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return path
+
+
+def _real_sim(tmp_path: Path, kube_bin: Path, real_nodes: int, *extra: str) -> SimulatorProcess:
     images = real_nodes_or_skip(kube_bin)
-    sysctls = read_sysctls()
-    sim = SimulatorProcess(
+    return SimulatorProcess(
         tmp_path / "state",
         time_scale=60,
         kubernetes=True,
         kube_bin=kube_bin,
         extra_args=(
             "--provisioning-seconds", "60", "--real-nodes", str(real_nodes),
-            "--images", str(images),
+            "--images", str(images), *extra,
         ),
     )  # fmt: skip
+
+
+@contextmanager
+def _real_simulator(
+    tmp_path: Path, kube_bin: Path, real_nodes: int, *extra: str
+) -> Iterator[SimulatorProcess]:
+    """A simulator at the demo's 60x with ``real_nodes`` real nodes; afterwards the host must
+    hold nothing of them (every item, and the kernel settings as they were)."""
+    sim = _real_sim(tmp_path, kube_bin, real_nodes, *extra)
+    sysctls = sysctls_before()
     with sim:
         record = json.loads((sim.state_dir / "kube" / RECORD_FILE).read_text())
         yield sim
@@ -193,7 +238,8 @@ def _real_simulator(tmp_path: Path, kube_bin: Path, real_nodes: int) -> Iterator
 def test_a_reclaim_sends_sigterm_143_within_grace_and_kills_at_grace_end_with_137(
     tmp_path: Path, kube_bin: Path
 ) -> None:
-    with _real_simulator(tmp_path, kube_bin, real_nodes=2) as sim:
+    archive = _user_archive(tmp_path / "own.tar")
+    with _real_simulator(tmp_path, kube_bin, 2, "--image-archive", str(archive)) as sim:
         cluster = Cluster(sim, preemptible_gpus=8)
         try:
             kube = cluster.kube
@@ -250,9 +296,22 @@ def test_a_reclaim_sends_sigterm_143_within_grace_and_kills_at_grace_end_with_13
             assert not node_dir.exists()
             assert gone_after >= 7
 
+            # The user's own image (--image-archive) is on every real node: it runs there.
+            own = _pod("own", "", grace=1, node=refill_node(cluster))
+            own["spec"]["containers"][0].update(
+                image=USER_IMAGE, command=["/bin/sh", "-c", "echo own; exit 3"], volumeMounts=[]
+            )
+            own["spec"]["volumes"] = []
+            kube.request("POST", "/api/v1/namespaces/default/pods", own)
+            exited = kube.wait_for(
+                lambda: _terminated(kube.get("/api/v1/namespaces/default/pods/own")),
+                "the user's image to run",
+            )
+            assert exited["exitCode"] == 3
+
             # A crash is noticed: the refill is a real node again; its containerd dies, the
             # kubelet reports the node NotReady, the simulator records an Event.
-            refill = kube.wait_for(cluster.ready_real_nodes, "the refill, a real node", 120)[0]
+            refill = refill_node(cluster)
             assert refill != node
             pids = cluster.real_nodes()[refill]["pids"]
             os.kill(pids["containerd"], signal.SIGKILL)
@@ -391,5 +450,78 @@ def test_a_job_checkpointing_to_the_shared_volume_survives_two_reclaims_on_real_
                 assert after["step"] > before["step"]
             assert [e for e in done if e["event"] == "sigterm"] != []
             assert done[-1]["event"] == "done" and done[-1]["step"] == 48
+
+            # A cluster's delete removes its real nodes from the host at once.
+            network = json.loads((sim.state_dir / "kube" / RECORD_FILE).read_text())["network"]
+            sysctls = sysctls_before()
+            with together_client(sim) as client:
+                client.delete_cluster(cluster.cluster_id)
+            running = (f"link tsim{network}", f"process {sim.pid}:")  # the simulator's own
+
+            def left() -> list[str]:
+                found = host_leftovers(sim.state_dir, network, sysctls)
+                return [x for x in found if not x.startswith(running)]
+
+            kube.wait_for(lambda: not left(), "the deleted cluster's nodes to leave the host", 60)
+            # The volume was made with the cluster (not lifecycle-independent): it went with the
+            # cluster, and its directory with it.
+            kube.wait_for(lambda: not log.parent.exists(), "the volume's directory to go", 60)
         finally:
             cluster.close()
+
+
+def test_a_killed_simulators_nodes_are_removed_at_its_next_start(
+    tmp_path: Path, kube_bin: Path
+) -> None:
+    sysctls = sysctls_before()
+    sim = _real_sim(tmp_path, kube_bin, 1)
+    with sim:
+        network = json.loads((sim.state_dir / "kube" / RECORD_FILE).read_text())["network"]
+        cluster = Cluster(sim, preemptible_gpus=0)
+        try:
+            node = cluster.kube.wait_for(
+                lambda: cluster.ready_real_nodes(preemptible=False), "the real standard node"
+            )[0]
+            pod = _pod("sleeper", "import time; time.sleep(3600)", grace=30, node=node)
+            pod["spec"]["containers"][0]["volumeMounts"] = []
+            pod["spec"]["volumes"] = []
+            cluster.kube.request("POST", "/api/v1/namespaces/default/pods", pod)
+            cluster.kube.wait_for(
+                lambda: (
+                    "Ready"
+                    in _conditions(cluster.kube.get("/api/v1/namespaces/default/pods/sleeper"))
+                ),
+                "the pod to run",
+            )
+            old = next(n for n in cluster.kube.nodes() if n["metadata"]["name"] == node)
+        finally:
+            cluster.close()
+        os.kill(sim.pid, signal.SIGKILL)
+    # Its kubelet and containerd died with it; the container and its shim did not.
+    left = host_leftovers(sim.state_dir, network, sysctls)
+    assert any(item.startswith("process") for item in left), left
+    assert any(item.startswith("netns") for item in left), left
+    with sim:  # the same state dir: its start removes what the killed run left
+        assert json.loads((sim.state_dir / "kube" / RECORD_FILE).read_text())["network"] == network
+        sim.control_plane(cluster.cluster_id)
+        with together_client(sim) as client:
+            kube = KubeClient.from_cluster(client.get_cluster(cluster.cluster_id))
+        try:
+
+            def real_again() -> bool:  # a new Node of that name (the old one's kubelet is gone)
+                return any(
+                    n["metadata"]["name"] == node
+                    and n["metadata"]["uid"] != old["metadata"]["uid"]
+                    and n["metadata"]["labels"].get("together-sim/kwok") == "false"
+                    and any(c["type"] == "Ready" and c["status"] == "True"
+                            for c in n["status"].get("conditions", []))
+                    for n in kube.nodes()
+                )  # fmt: skip
+
+            kube.wait_for(real_again, "the node, real again")
+            # The stale Node's pod went with the killed node (nothing restarts a bare pod).
+            assert kube.pods() == []
+        finally:
+            kube.close()
+    assert sim.returncode == 0
+    assert host_leftovers(sim.state_dir, network, sysctls) == []

@@ -5,25 +5,29 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import fcntl
 import json
 import os
 import shutil
 import signal
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 __all__ = [
     "CGROUP_ROOT",
     "KUBELET_SYSCTLS",
+    "SHARED_SETTINGS",
     "cgroup_dirs",
     "cgroup_pids",
+    "hold_sysctls",
     "kill_cgroup",
     "make_cgroup",
     "mounts_under",
     "move_to_cgroup",
     "read_sysctls",
+    "release_sysctls",
     "remove_cgroup",
     "remove_empty_parents",
     "remove_tree",
@@ -59,16 +63,22 @@ def cgroup_dirs(relative: str) -> list[Path]:
 def make_cgroup(relative: str) -> None:
     """Create ``relative`` in every hierarchy; a new cpuset gets its parent's CPUs and memory
     nodes (an empty one admits no process)."""
-    for hierarchy in _hierarchies():
-        current = hierarchy
-        for part in Path(relative).parts:
-            parent, current = current, current / part
-            if current.is_dir():
-                continue
-            current.mkdir()
-            for knob in ("cpuset.cpus", "cpuset.mems"):
-                if (parent / knob).exists():
-                    (current / knob).write_text((parent / knob).read_text())
+    for attempt in range(3):  # another simulator may remove an empty parent meanwhile
+        try:
+            for hierarchy in _hierarchies():
+                current = hierarchy
+                for part in Path(relative).parts:
+                    parent, current = current, current / part
+                    if current.is_dir():
+                        continue
+                    current.mkdir(exist_ok=True)
+                    for knob in ("cpuset.cpus", "cpuset.mems"):
+                        if (parent / knob).exists():
+                            (current / knob).write_text((parent / knob).read_text())
+            return
+        except FileNotFoundError:
+            if attempt == 2:
+                raise
 
 
 def move_to_cgroup(pid: int, relative: str) -> None:
@@ -173,6 +183,53 @@ def remove_tree(path: Path) -> None:
     if unmount_under(path):
         return
     shutil.rmtree(path, ignore_errors=True)
+
+
+SHARED_SETTINGS: Final = Path("/run/together-sim/sysctls.json")
+"""The kernel settings as they were before any simulator's first real node, and who holds real
+nodes now: several simulators on one machine share the settings, so the last one restores them."""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _settings_update(change: Callable[[dict[str, Any]], None]) -> None:
+    """Read, change and write the shared record under an exclusive lock; a holder whose process
+    is gone (a simulator killed with SIGKILL) no longer counts; the settings are restored and the
+    record removed once nobody holds real nodes."""
+    SHARED_SETTINGS.parent.mkdir(parents=True, exist_ok=True)
+    with (SHARED_SETTINGS.parent / ".lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        data: dict[str, Any] = (
+            json.loads(SHARED_SETTINGS.read_text())
+            if SHARED_SETTINGS.exists()
+            else {"original": read_sysctls(), "holders": []}
+        )
+        change(data)
+        data["holders"] = sorted({h for h in data["holders"] if _alive(int(h.split(":")[0]))})
+        if data["holders"]:
+            save_json(SHARED_SETTINGS, data)
+        else:
+            write_sysctls(data["original"])
+            SHARED_SETTINGS.unlink(missing_ok=True)
+
+
+def hold_sysctls(holder: str) -> None:
+    """``holder`` (``<pid>:<anything>``) is about to start a kubelet: the settings as they are
+    now are kept, unless another holder kept them first (then they may be rewritten already)."""
+    _settings_update(lambda data: data["holders"].append(holder))
+
+
+def release_sysctls(holder: str) -> None:
+    """``holder`` holds no real node any more: the last holder out restores the settings."""
+    _settings_update(lambda data: data.update(holders=[h for h in data["holders"] if h != holder]))
 
 
 def read_sysctls(names: Iterable[str] = KUBELET_SYSCTLS) -> dict[str, str]:

@@ -18,7 +18,8 @@ from together_sim.kube.client import KubeApi, KubeApiError
 from together_sim.kube.demand import demand_of
 from together_sim.kube.hostfs import remove_tree
 from together_sim.kube.nodepool import RealNodePool
-from together_sim.kube.pods import PodClock, grace_seconds, terminal
+from together_sim.kube.nodes import KwokNode
+from together_sim.kube.pods import PodClock, gone, grace_seconds, terminal
 from together_sim.kube.processes import NODE_LABEL, ControlPlane
 from together_sim.kube.realnode import RealNode, RealNodeSpec, node_labels
 from together_sim.kube.views import ClusterView, NodeView, VolumeView
@@ -330,7 +331,8 @@ class ClusterMirror:
                 continue
             if leaving and self.pool is not None and node_id not in self._kwok_only:
                 continue  # a real node of ours is still draining: its slot is for this one
-            live[node_id] = self._create_node(api, view, node)  # no free slot: a KWOK node
+            kwok = KwokNode(api, node_object(view, node), pods)  # no free slot: a KWOK node
+            live[node_id] = kwok.start()
         self._adopt_real(api, live)
         drains: dict[str, float] = {}
         for node in view.nodes:
@@ -349,11 +351,7 @@ class ClusterMirror:
             with self._lock:
                 self._demand = demand
         for name in set(live) - set(wanted) - set(self._real):
-            leftovers = [
-                p for p in api.pods() if p["spec"].get("nodeName") == name and not _gone(p)
-            ]
-            pods.remove_with_node(leftovers)
-            api.delete_node(name)
+            KwokNode(api, live[name], pods).delete()
         self._mirror_volumes(api, view)
 
     def _remove_real(
@@ -362,17 +360,17 @@ class ClusterMirror:
         """Real nodes the world removed go once :func:`removable` allows: the node is removed
         from the host first (its kubelet would register the Node again), then what is left of
         its pods and its Node."""
-        gone = [n for n in self._real if n not in wanted]
-        if not gone:
+        leaving = [n for n in self._real if n not in wanted]
+        if not leaving:
             return
         all_pods = api.pods()
-        for name in gone:
+        for name in leaving:
             if not removable(name, all_pods, self._drained_at.get(name), time.monotonic()):
                 continue  # its pods' grace periods, in real seconds, are not over
             self._release_real(name)
             if live.pop(name, None) is not None:
                 leftovers = [
-                    p for p in all_pods if p["spec"].get("nodeName") == name and not _gone(p)
+                    p for p in all_pods if p["spec"].get("nodeName") == name and not gone(p)
                 ]
                 pods.remove_with_node(leftovers)
                 api.delete_node(name)
@@ -442,7 +440,9 @@ class ClusterMirror:
         """A real Node no real node of this run backs (its processes went with a stopped
         simulator): deleted, with its pods, so the pass makes the node again."""
         for name in [n for n, k8s in live.items() if is_real(k8s) and n not in self._real]:
-            stale = [p for p in api.pods() if p["spec"].get("nodeName") == name and not _gone(p)]
+            stale = [p for p in api.pods() if p["spec"].get("nodeName") == name and not gone(p)]
+            log.warning("real node %s is gone (a stopped simulator's): deleting its Node and "
+                        "%d pods, then making it again", name, len(stale))  # fmt: skip
             pods.remove_with_node(stale)
             api.delete_node(name)
             del live[name]
@@ -453,19 +453,6 @@ class ClusterMirror:
             self.pool.release(real)
         self._real.pop(name, None)
         self._drained_at.pop(name, None)
-
-    @staticmethod
-    def _create_node(api: KubeApi, view: ClusterView, node: NodeView) -> Obj:
-        body = node_object(view, node)
-        try:
-            created = api.create_node(body)
-        except KubeApiError as exc:
-            if exc.status != 409:
-                raise
-            return {"metadata": {"name": node.node_id, "annotations": {}}}
-        if not created.get("status", {}).get("allocatable", {}).get("nvidia.com/gpu"):
-            created = api.patch_node(node.node_id, {"status": body["status"]}, status=True)
-        return created
 
     @staticmethod
     def _cordon(api: KubeApi, k8s: Obj, node: NodeView) -> None:
@@ -492,7 +479,3 @@ class ClusterMirror:
                 api.create_persistent_volume(volume_object(volume, path))
         for name in have - set(want):
             api.delete_persistent_volume(name)
-
-
-def _gone(pod: Obj) -> bool:
-    return terminal(pod) and not pod["metadata"].get("finalizers")

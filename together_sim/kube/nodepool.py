@@ -63,8 +63,13 @@ class RealNodePool:
         self.images = images
         self.network: Network | None = None
         self._nodes: dict[int, RealNode] = {}
-        self._sysctls: dict[str, str] | None = None
+        self._holding = False
+        """Whether this pool holds the machine's kernel settings (hostfs.hold_sysctls)."""
         self._lock = threading.Lock()
+
+    @property
+    def _holder(self) -> str:
+        return f"{os.getpid()}:{self.root}"
 
     @property
     def record_path(self) -> Path:
@@ -73,6 +78,7 @@ class RealNodePool:
     def start(self) -> RealNodePool:
         self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
         previous = self._remove_leftovers()
+        hostfs.release_sysctls(self._holder)  # a killed simulator held them: maybe the last one
         self.network = claim_network(previous)
         self._save()
         return self
@@ -86,8 +92,6 @@ class RealNodePool:
             record = NodeRecord(**raw)
             log.warning("removing real node %s left by a stopped simulator", record.name)
             remove_recorded(record)
-        if data.get("sysctls"):
-            hostfs.write_sysctls(data["sysctls"])
         index = data.get("network")
         if index is not None:
             Network(index).delete()
@@ -97,7 +101,6 @@ class RealNodePool:
     def _save(self) -> None:
         data: dict[str, Any] = {
             "network": self.network.index if self.network is not None else None,
-            "sysctls": self._sysctls,
             "nodes": [asdict(n.record) for n in self._nodes.values()],
         }
         hostfs.save_json(self.record_path, data)
@@ -140,8 +143,9 @@ class RealNodePool:
                 pki=pki,
             )
             node = RealNode(spec, labels(spec), on_crash)
-            if self._sysctls is None:
-                self._sysctls = hostfs.read_sysctls()
+            if not self._holding:
+                hostfs.hold_sysctls(self._holder)
+                self._holding = True
             self._nodes[spec.slot] = node
             self._save()
         return node.start()
@@ -153,9 +157,9 @@ class RealNodePool:
         with self._lock:
             if self._nodes.get(node.spec.slot) is node:
                 del self._nodes[node.spec.slot]
-            if not self._nodes and self._sysctls is not None:
-                hostfs.write_sysctls(self._sysctls)
-                self._sysctls = None
+            if not self._nodes and self._holding:
+                hostfs.release_sysctls(self._holder)
+                self._holding = False
             self._save()
         return left
 
@@ -174,9 +178,9 @@ class RealNodePool:
         for t in threads:
             t.join(30.0)
         with self._lock:
-            if self._sysctls is not None:
-                hostfs.write_sysctls(self._sysctls)
-                self._sysctls = None
+            if self._holding:
+                hostfs.release_sysctls(self._holder)
+                self._holding = False
             if self.network is not None:
                 self.network.delete()
                 self.network = None

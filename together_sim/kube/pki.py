@@ -24,6 +24,7 @@ __all__ = [
 ]
 
 _DAYS = "3650"
+_SIGNING = threading.Lock()
 PRIVATE_UMASK = 0o077
 """Files a process creates under this umask are 0600 (directories 0700)."""
 
@@ -157,16 +158,17 @@ def node_credentials(pki: ClusterPki, node_name: str) -> tuple[Path, Path]:
     """A real node's kubelet client certificate (``system:node:<name>`` in ``system:nodes``, as
     the Node authorizer wants) and key, signed by the cluster's CA: (cert, key)."""
     key, cert = pki.root / f"node-{node_name}.key", pki.root / f"node-{node_name}.crt"
-    if not cert.exists():
-        _new_key(key)
-        _signed(
-            pki,
-            key,
-            cert,
-            f"/O=system:nodes/CN=system:node:{node_name}",
-            "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n"
-            "extendedKeyUsage=clientAuth\n",
-        )
+    with _SIGNING:  # nodes start in threads of their own; openssl's serial file is not shared
+        if not cert.exists():
+            _new_key(key)
+            _signed(
+                pki,
+                key,
+                cert,
+                f"/O=system:nodes/CN=system:node:{node_name}",
+                "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n"
+                "extendedKeyUsage=clientAuth\n",
+            )
     return cert, key
 
 

@@ -19,6 +19,7 @@ __all__ = [
     "Act",
     "PodClock",
     "PodStep",
+    "gone",
     "grace_seconds",
     "next_step",
     "removed_exit_code",
@@ -62,6 +63,11 @@ def _seconds(pod: Obj, key: str, default: float | None) -> float | None:
 
 def terminal(pod: Obj) -> bool:
     return pod.get("status", {}).get("phase") in ("Succeeded", "Failed")
+
+
+def gone(pod: Obj) -> bool:
+    """Ended, and held by no finalizer: nothing is left to do to it."""
+    return terminal(pod) and not pod["metadata"].get("finalizers")
 
 
 def _owned_by_job(pod: Obj) -> bool:

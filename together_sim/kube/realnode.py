@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from together_sim.kube import hostfs
 from together_sim.kube.hostnet import Network
@@ -198,6 +198,7 @@ class RealNode:
     dies with that thread, ``PR_SET_PDEATHSIG``), which then watches them: a process that exits
     while the node should run is reported once through ``on_crash``."""
 
+    kind: ClassVar[str] = "real"
     spec: RealNodeSpec
     labels: str
     on_crash: Callable[[RealNode, str, int], None]
@@ -305,16 +306,17 @@ class RealNode:
         config = self.node_dir / "containerd.toml"
         self._spawn("containerd", ["containerd", "--config", str(config)])
         self._wait("containerd", socket.exists, 30.0)
-        for archive in spec.images.archives:
-            done = subprocess.run(
+        imports = [  # at once: each is mostly waiting on containerd's unpacking
+            (archive, subprocess.Popen(
                 ["ctr", "-a", str(socket), "-n", "k8s.io", "images", "import", str(archive)],
-                capture_output=True,
-                text=True,
-            )
-            if done.returncode != 0:
-                raise RuntimeError(
-                    f"image archive {archive} does not import: {done.stderr.strip()[-400:]}"
-                )
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            ))
+            for archive in spec.images.archives
+        ]  # fmt: skip
+        for archive, proc in imports:
+            _, err = proc.communicate()
+            if proc.returncode != 0:
+                raise RuntimeError(f"image archive {archive} does not import: {err.strip()[-400:]}")
         self._spawn("kubelet", [
             str(spec.kube_bin / "kubelet"),
             f"--config={self.node_dir / 'kubelet.yaml'}",
