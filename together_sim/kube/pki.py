@@ -10,7 +10,6 @@ import subprocess
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
 
 from together_sim.clusters.render import kubeconfig
 
@@ -111,20 +110,14 @@ def _new_key(path: Path) -> None:
              "-out", path.name, cwd=path.parent)  # fmt: skip
 
 
-_SIGNING: Final = threading.Lock()
-"""openssl reads and rewrites the CA's serial file (ca.srl) without a lock of its own: two real
-nodes signing at once read it half-written ("Unable to load number from ca.srl")."""
-
-
 def _signed(pki: ClusterPki, key: Path, cert: Path, subject: str, extensions: str) -> None:
     """A certificate for ``key`` signed by the cluster CA, with ``extensions`` (x509v3 lines)."""
     csr, ext = cert.with_suffix(".csr"), cert.with_suffix(".ext")
     write_private(ext, extensions)
     _openssl("req", "-new", "-key", key.name, "-subj", subject, "-out", csr.name, cwd=pki.root)
-    with _SIGNING:  # nodes start in threads: `-CAcreateserial` rewrites one ca.srl per CA
-        _openssl("x509", "-req", "-in", csr.name, "-CA", pki.ca_cert.name,
-                 "-CAkey", pki.ca_key.name, "-CAcreateserial", "-days", _DAYS,
-                 "-extfile", ext.name, "-out", cert.name, cwd=pki.root)  # fmt: skip
+    _openssl("x509", "-req", "-in", csr.name, "-CA", pki.ca_cert.name, "-CAkey", pki.ca_key.name,
+             "-CAcreateserial", "-days", _DAYS, "-extfile", ext.name, "-out", cert.name,
+             cwd=pki.root)  # fmt: skip
     csr.unlink()
     ext.unlink()
 
