@@ -130,9 +130,10 @@ def run(args: DrillArgs) -> int:
         world.start(say)
         report, safe = _drill(world, args, say)
     except DrillWorldError as error:
-        print(f"together_sim.drill: {error}", file=sys.stderr)
+        # Not a verdict on the workload: the drill could not run it (exit 2, as for bad input).
+        print(f"together_sim.drill: {error}; the simulator's last lines:", file=sys.stderr)
         print(_tail(world.log_path), file=sys.stderr)
-        return UNSAFE
+        return BAD_INPUT
     finally:
         say("cleaning up: stopping the simulator, its control plane and real nodes")
         world.stop()
