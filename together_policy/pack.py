@@ -74,6 +74,14 @@ POLICIES: Final[tuple[PolicySpec, ...]] = (
         resource_check=workloads.preemptible_job_checkpoints,
     ),
     PolicySpec(
+        "preemptible-job-shell-wrapper",
+        "A Job or CronJob on preemptible nodes does not wrap its work in a shell (sh -c with "
+        "several commands and no exec) that, as PID 1, would keep SIGTERM from it; the fix is "
+        "the launcher, python -m together_worker run -- CMD.",
+        "advisory",
+        resource_check=workloads.preemptible_job_shell_wrapper,
+    ),
+    PolicySpec(
         "disruption-budget-off-preemptible",
         "A workload whose pods a PodDisruptionBudget selects is critical: it cannot select or "
         "land on preemptible nodes.",

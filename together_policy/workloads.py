@@ -3,7 +3,8 @@ their inputs, so they hold for workloads declared with plain pulumi-kubernetes t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -219,6 +220,82 @@ def preemptible_job_checkpoints(res: Res) -> list[Violation]:
                 f"volume (a volumeMount of a {', '.join(DURABLE_VOLUME_KINDS)} volume), so the "
                 "work done before a reclaim is lost (fix: mount a PersistentVolumeClaim, e.g. "
                 "on the cluster's shared volume, and write checkpoints to it on SIGTERM)",
+            )
+        )
+    return found
+
+
+SHELLS: Final = frozenset({"sh", "bash", "dash", "ash", "zsh", "ksh", "mksh"})
+LAUNCHER_FIX: Final = (
+    "run it under the launcher, which passes SIGTERM to the whole process group and exits 143: "
+    "command [python, -m, together_worker, run, --, <the same command>]; or end the script with "
+    "`exec <the work>`"
+)
+_SEPARATORS: Final = frozenset({";", "&&", "||", "|", "&", ";;"})
+
+
+def shell_wrapped(argv: Sequence[object]) -> str | None:
+    """How ``argv`` (a container's command + args) wraps its work in a shell that would be PID 1
+    and keep SIGTERM from it, or None: ``sh -c`` / ``bash -c`` (any shell, any flags ending in c)
+    whose script runs more than one command and does not ``exec`` the last one. A single
+    command is exec'd by the shell itself; a script that sets a ``trap`` handles the signal."""
+    if len(argv) < 3 or not all(isinstance(a, str) for a in argv[:3]):
+        return None
+    shell, flags, script = str(argv[0]), str(argv[1]), str(argv[2])
+    name = shell.rsplit("/", 1)[-1]
+    if name not in SHELLS or not (flags.startswith("-") and flags.endswith("c")):
+        return None
+    commands = _commands(script)
+    if commands is None or len(commands) < 2 or commands[-1][:1] == ["exec"]:
+        return None
+    if any(command[:1] == ["trap"] for command in commands):
+        return None
+    return f"{name} {flags} with {len(commands)} commands and no exec"
+
+
+def _commands(script: str) -> list[list[str]] | None:
+    """The simple commands of a shell script, split at ; && || | & and newlines (None when the
+    script does not parse, e.g. an unbalanced quote: no guess)."""
+    lexer = shlex.shlex(script.replace("\n", " ; "), posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        tokens = list(lexer)
+    except ValueError:
+        return None
+    commands: list[list[str]] = [[]]
+    for token in tokens:
+        if token in _SEPARATORS:
+            commands.append([])
+        else:
+            commands[-1].append(token)
+    return [c for c in commands if c]
+
+
+def preemptible_job_shell_wrapper(res: Res) -> list[Violation]:
+    """A Job (or CronJob) on preemptible nodes whose container wraps its work in a shell: the
+    shell is PID 1, which drops SIGTERM without a handler, so the work gets no signal at a
+    reclaim, writes no checkpoint, and is killed at the end of the grace period."""
+    if job_spec(res) is None or not requires_preemptible(pod_spec(res)):
+        return []
+    containers = pod_spec(res).get("containers")
+    found = []
+    for container in containers if isinstance(containers, list) else []:
+        command, args = _dict(container).get("command"), _dict(container).get("args")
+        argv = [
+            *(command if isinstance(command, list) else []),
+            *(args if isinstance(args, list) else []),
+        ]
+        wrapper = shell_wrapped(argv)
+        if wrapper is None:
+            continue
+        found.append(
+            Violation(
+                res.urn,
+                f"{res.label} runs on preemptible nodes, and container "
+                f"'{_dict(container).get('name')}' wraps its work in a shell ({wrapper}: "
+                f"{argv[2]!r}); as PID 1 the shell does not pass SIGTERM on, so at a reclaim the "
+                "work gets no signal and writes no checkpoint, and is killed at the end of the "
+                f"grace period with exit code 137 (fix: {LAUNCHER_FIX})",
             )
         )
     return found

@@ -10,8 +10,9 @@ The checkpoints go to a Together shared volume (`checkpointTib` TiB, default 2) 
 cluster: the job's claim binds to the volume's PersistentVolume, so a checkpoint survives the
 node it was written from, and the volume outlives the cluster.
 
-The trial code must exit non-zero after writing its checkpoint on SIGTERM: a trial that exits 0
-is counted as completed, cut short or not (docs/workloads.md).
+The trial code (sweep/trial.py, in the image with together_worker) resumes from the latest
+checkpoint, checkpoints on SIGTERM and exits 143: a trial that exits 0 is counted as completed,
+cut short or not (docs/workloads.md). `python -m together_sim.drill` shows it (docs/drill.md).
 
 The evaluation server (`servingReplicas`, default 1; 0 leaves it out) serves the sweep's
 checkpoints on the standard node, which is never reclaimed.
@@ -76,7 +77,9 @@ sweep = CheckpointingWorker(
     "sweep",
     CheckpointingWorkerArgs(
         image=config.get("image") or "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime",
-        command=["python", "-m", "sweep.trial", "--resume-from", "$(CHECKPOINT_DIR)"],
+        # The trial (sweep/trial.py) keeps the drain-window contract with together_worker; the
+        # launcher as PID 1 passes SIGTERM on and never exits 0 after a reclaim.
+        command=["python", "-m", "together_worker", "run", "--", "python", "-m", "sweep.trial"],
         completions=config.get_int("trials", 16),
         parallelism=config.get_int("parallelism", 4),
         cluster=cluster,

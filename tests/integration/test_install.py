@@ -71,3 +71,9 @@ def test_a_plain_install_imports_the_provider_without_the_extras(tmp_path: Path)
     )
     assert sim.returncode == 1
     assert "[simulator]" in sim.stderr and "Traceback" not in sim.stderr
+    # The worker library comes with no extra (standard library only): its launcher runs.
+    worker = subprocess.run(
+        [str(python), "-m", "together_worker", "run", "--", "sh", "-c", "exit 3"],
+        capture_output=True, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    assert worker.returncode == 3, worker.stderr

@@ -124,12 +124,15 @@ def test_sweep_renders_a_checkpointing_job_array_on_preemptible_nodes(
     assert pod["terminationGracePeriodSeconds"] == 300
     assert pod["nodeSelector"] == {LABEL: "preemptible"}
     (container,) = pod["containers"]
-    env = {e["name"]: e["value"] for e in container["env"]}
+    env = {e["name"]: e.get("value") for e in container["env"]}
     assert env == {
         "CHECKPOINT_DIR": "/checkpoints",
         "DRAIN_WINDOW_SECONDS": "300",
         "TOGETHER_COMPUTE_CLASS": "preemptible",
+        "POD_NAME": None,  # from the downward API: together_worker's status file records it
     }
+    pod_name = {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}
+    assert pod_name in container["env"]
     assert container["volumeMounts"] == [{"name": "checkpoints", "mountPath": "/checkpoints"}]
     assert pod["volumes"] == [
         {"name": "checkpoints", "persistentVolumeClaim": {"claimName": "sweep-checkpoints"}}

@@ -146,10 +146,11 @@ def test_every_workload_volume_and_budget_policy_is_violated_once(bad: Run) -> N
         ("compute-class-constraint", "shell"),
         ("preemptible-job-checkpoints", "train"),
         ("preemptible-job-checkpoints", "nightly"),
+        ("preemptible-job-shell-wrapper", "train"),
         ("checkpoint-volume-lifecycle-independent", "ckpt"),
         ("gpu-budget", None),
     }
-    assert len(bad.violations) == 12  # nightly: 2; gpu-budget: standard, preemptible and $/h
+    assert len(bad.violations) == 13  # nightly: 2; gpu-budget: standard, preemptible and $/h
     assert {v.level for v in bad.violations} == {"advisory"}  # the stack's config, not defaults
     assert {v.pack for v in bad.violations} == {"together-preemptible"}
 
@@ -166,6 +167,10 @@ def test_messages_name_the_resource_field_value_and_fix(bad: Run) -> None:
     (train,) = (m for m in jobs if "Job 'train'" in m)  # a rule naming it, but not Ignore
     assert "no rule ignoring pods with the DisruptionTarget condition" in train
     assert "'action': 'FailJob'" in train and "'action': 'Count'" in train
+    (shell,) = bad.by_policy("preemptible-job-shell-wrapper")
+    assert shell.message.startswith("Job 'train' runs on preemptible nodes, and container 'main'")
+    assert "(sh -c with 2 commands and no exec: 'python prep.py; python train.py')" in shell.message
+    assert "fix: run it under the launcher" in shell.message
     (volume,) = bad.by_policy("checkpoint-volume-lifecycle-independent")
     assert "is_lifecycle_independent=False" in volume.message and "'dyn'" in volume.message
     standard, preemptible, cost = (v.message for v in bad.by_policy("gpu-budget"))
@@ -209,7 +214,7 @@ def test_the_pr_comment_lists_advisories_and_blocks_on_a_mandatory_violation(
     )  # fmt: skip
     text = comment.read_text()
     assert code == 10  # creates only; advisories do not block
-    assert "**12 advisory policy violation(s)** (not blocking)" in text
+    assert "**13 advisory policy violation(s)** (not blocking)" in text
     assert "> - **drain-window-grace-period** (advisory) on `shell`: Pod 'shell'" in text
     assert "> - **gpu-budget** (advisory) on the stack:" in text
     blocked = bad_clusters["dynamic"]  # the comment tool reads the dynamic host's clusters

@@ -16,6 +16,7 @@ CHECKED = (
     "together_policy",
     "together_provider",
     "together_sim",
+    "together_worker",
     "testkit",
     "policy/__main__.py",
     "__main__.py",

@@ -26,6 +26,8 @@ from together_provider.kubernetes import (
     on_preemptible,
     pod_template,
 )
+from together_sim.drill import manifest as drill_manifest
+from together_worker import job as worker_job
 
 NOT_PREEMPTIBLE = {"key": COMPUTE_CLASS_LABEL, "operator": "NotIn", "values": ["preemptible"]}
 CONTAINER = {"name": "c", "image": "busybox"}
@@ -205,7 +207,7 @@ def test_worker_job_requeues_reclaimed_pods(mocks: Recorder) -> pulumi.Output[An
         assert pod["nodeSelector"] == {COMPUTE_CLASS_LABEL: "preemptible"}
         assert spec["template"]["metadata"]["labels"][COMPUTE_CLASS_LABEL] == "preemptible"
         (container,) = pod["containers"]
-        env = {e["name"]: e["value"] for e in container["env"]}
+        env = {e["name"]: e.get("value") for e in container["env"]}
         assert env["CHECKPOINT_DIR"] == "/checkpoints"
         assert env["DRAIN_WINDOW_SECONDS"] == "300"
         assert container["volumeMounts"] == [{"name": "checkpoints", "mountPath": "/checkpoints"}]
@@ -244,6 +246,39 @@ def test_worker_uses_an_existing_checkpoint_claim(mocks: Recorder) -> pulumi.Out
         assert not mocks.of_type("kubernetes:core/v1:PersistentVolumeClaim")
 
     return _settled(worker.job.id).apply(check)
+
+
+@pulumi.runtime.test
+def test_the_drill_runs_the_job_checkpointing_worker_makes(mocks: Recorder) -> pulumi.Output[Any]:
+    """`python -m together_sim.drill --image --command` builds its Job with CheckpointingWorker's
+    own functions (together_worker.job): the same spec, but for images the drill never pulls."""
+    command = ["python", "-m", "together_worker", "run", "--", "python", "train.py"]
+    worker = CheckpointingWorker(
+        "drill",
+        CheckpointingWorkerArgs(
+            image="trainer:1", command=command, completions=1, parallelism=1, cluster=_cluster(),
+            checkpoint_claim_name=drill_manifest.CLAIM_NAME,
+        ),
+    )  # fmt: skip
+    assert CheckpointingWorkerArgs.backoff_limit == drill_manifest.BACKOFF_LIMIT
+
+    def check(_: Any) -> None:
+        (job,) = mocks.of_type("kubernetes:batch/v1:Job")
+        drilled = drill_manifest.checkpointing_job("trainer:1", command).manifest["spec"]
+        for container in drilled["template"]["spec"]["containers"]:
+            assert container.pop("imagePullPolicy") == "Never"
+        assert drilled == job["spec"]
+
+    return _settled(worker.job.id).apply(check)
+
+
+def test_the_worker_library_places_pods_as_the_provider_does() -> None:
+    spec = {"containers": [{"name": "w"}], "nodeSelector": {"disk": "ssd"}}
+    labels, annotations = {"app": "x"}, {"a": "b"}
+    assert worker_job.preemptible_template(spec, labels, annotations) == pod_template(
+        "x", ComputeClass.PREEMPTIBLE, spec, labels, annotations
+    )
+    assert worker_job.COMPUTE_CLASS_LABEL == COMPUTE_CLASS_LABEL
 
 
 def test_worker_rejects_a_drain_longer_than_the_window(mocks: Recorder) -> None:

@@ -68,6 +68,16 @@ def test_a_layer_imports_nothing_above_it(package: str, forbidden: set[str]) -> 
     assert _top(_imports(package)) & forbidden == set()
 
 
+def test_the_worker_library_needs_only_the_standard_library() -> None:
+    """together_worker goes into any image (the user's, with whatever Python it has): it may
+    import the standard library and itself, nothing else, not even this project's other layers."""
+    imported = _top(_imports("together_worker")) - {"together_worker", "__future__"}
+    assert imported - set(sys.stdlib_module_names) == set()
+    # What importing it adds to what any interpreter here loads at start (site's own hooks).
+    added = _loaded_after("import together_worker, together_worker.__main__") - _loaded_after("")
+    assert added - set(sys.stdlib_module_names) == {"together_worker"}
+
+
 def test_the_simulator_builds_on_the_wire_schema() -> None:
     assert "together_api.wire" in _imports("together_sim")
 
@@ -248,6 +258,7 @@ INSTALLED = (
     "together_sim",
     "together_autoscaler",
     "together_policy",
+    "together_worker",
 )
 
 

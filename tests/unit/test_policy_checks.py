@@ -212,6 +212,58 @@ def test_a_rule_naming_disruption_target_must_ignore_it(kind: str, rules: list[A
     assert f"'action': '{rules[-1]['action']}'" in found.message  # the value, as written
 
 
+def _running(kind: str, command: list[Any], args: list[Any] | None = None, **spec: Any) -> Res:
+    container = {**CONTAINER, "command": command, **({"args": args} if args else {})}
+    return workload(kind, "train", spec={**DURABLE, "containers": [container], **spec})
+
+
+@pytest.mark.parametrize("kind", [JOB, CRON_JOB])
+@pytest.mark.parametrize(
+    ("command", "args", "wrapper"),
+    [
+        (["sh", "-c", "python prep.py; python train.py"], None, "sh -c with 2 commands"),
+        (["/bin/bash", "-ec"], ["cd /w\npython train.py && echo done"], "bash -ec with 3"),
+        (["sh"], ["-c", "python train.py | tee log"], "sh -c with 2 commands"),
+    ],
+)
+def test_a_preemptible_job_wrapped_in_a_shell_is_advised_the_launcher(
+    kind: str, command: list[str], args: list[str] | None, wrapper: str
+) -> None:
+    (found,) = workloads.preemptible_job_shell_wrapper(_running(kind, command, args))
+    assert found.urn == "urn:train" and f"({wrapper}" in found.message
+    assert "as PID 1 the shell does not pass SIGTERM on" in found.message
+    assert "fix: run it under the launcher" in found.message
+    assert "[python, -m, together_worker, run, --, <the same command>]" in found.message
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["sh", "-c", "python train.py"],  # one command: the shell execs it
+        ["sh", "-c", "pip install -r r.txt && exec python train.py"],  # exec: python is PID 1
+        ["python", "-m", "together_worker", "run", "--", "sh", "-c", "a; b"],  # the launcher
+        ["sh", "-c", "trap 'kill -TERM $P' TERM; python t.py & P=$!; wait $P"],  # it forwards
+        ["sh", "-c", "echo 'one; string'"],
+        ["python", "train.py", "-c", "a; b"],
+        ["sh", "-c", "unbalanced 'quote; b"],  # does not parse: no guess
+        ["sh", "-c", Unknown.VALUE],  # known only after apply
+    ],
+)
+def test_what_is_not_a_signal_swallowing_shell(command: list[Any]) -> None:
+    assert workloads.preemptible_job_shell_wrapper(_running(JOB, command)) == []
+
+
+def test_the_shell_wrapper_check_is_for_preemptible_jobs_only() -> None:
+    wrapped = {"command": ["sh", "-c", "a; b"]}
+    on_standard = workload(JOB, spec={**OFF, "containers": [{**CONTAINER, **wrapped}]})
+    a_deployment = workload(
+        DEPLOYMENT, spec={**PREEMPTIBLE, "containers": [{**CONTAINER, **wrapped}]}
+    )
+    assert workloads.preemptible_job_shell_wrapper(on_standard) == []
+    assert workloads.preemptible_job_shell_wrapper(a_deployment) == []
+    assert BY_NAME["preemptible-job-shell-wrapper"].level == "advisory"
+
+
 def test_unconstrained_workload_on_a_preemptible_stack_is_advised() -> None:
     free, placed = workload(POD, "free"), workload(POD, "placed", spec=PREEMPTIBLE)
     (found,) = workloads.unconstrained_compute_class(
@@ -235,7 +287,7 @@ def test_whole_numbers_from_the_engine_are_ints() -> None:
 
 
 def test_every_policy_is_named_described_and_leveled() -> None:
-    assert len(BY_NAME) == len(POLICIES) == 8
+    assert len(BY_NAME) == len(POLICIES) == 9
     for policy in POLICIES:
         assert policy.description and policy.level in ("advisory", "mandatory")
         assert (policy.resource_check is None) != (policy.stack_check is None)

@@ -21,6 +21,7 @@ from together_provider.kubernetes.placement import (
     pod_template,
     warn_if_no_preemptible_target,
 )
+from together_worker import job
 
 __all__ = [
     "CheckpointingWorker",
@@ -122,57 +123,32 @@ class CheckpointingWorker(pulumi.ComponentResource):
                 spec=claim_spec,
                 opts=child,
             )
-        container: dict[str, Any] = {
-            "name": "worker",
-            "image": args.image,
-            "command": list(args.command),
-            "env": _env(
-                {
-                    **args.env,
-                    "CHECKPOINT_DIR": args.checkpoint_mount_path,
-                    "DRAIN_WINDOW_SECONDS": str(args.drain_seconds),
-                    "TOGETHER_COMPUTE_CLASS": args.compute_class.value,
-                }
-            ),
-            "volumeMounts": [{"name": "checkpoints", "mountPath": args.checkpoint_mount_path}],
-        }
-        if args.resources:
-            container["resources"] = dict(args.resources)
-        if args.pre_stop_command:
-            container["lifecycle"] = {"preStop": {"exec": {"command": list(args.pre_stop_command)}}}
-        template = pod_template(
-            name,
-            args.compute_class,
-            {
-                "restartPolicy": "Never",  # podFailurePolicy requires it
-                GRACE_FIELD: args.drain_seconds,
-                "containers": [container],
-                "volumes": [
-                    {"name": "checkpoints", "persistentVolumeClaim": {"claimName": claim_name}}
-                ],
-            },
-            labels,
-            args.pod_annotations,
+        container = job.worker_container(
+            args.image,
+            args.command,
+            mount_path=args.checkpoint_mount_path,
+            drain_seconds=args.drain_seconds,
+            compute_class=args.compute_class.value,
+            env=args.env,
+            resources=args.resources,
+            pre_stop_command=args.pre_stop_command,
         )
+        pod_spec = job.worker_pod_spec(
+            container, drain_seconds=args.drain_seconds, claim_name=claim_name
+        )
+        template = pod_template(name, args.compute_class, pod_spec, labels, args.pod_annotations)
         if args.compute_class is ComputeClass.PREEMPTIBLE:
             warn_if_no_preemptible_target(name, args.cluster, self)
         annotations = {} if args.wait_for_completion else {SKIP_AWAIT: "true"}
         self.job = k8s.batch.v1.Job(
             name,
             metadata=_metadata(name, args.namespace, labels, annotations),
-            spec={
-                "completionMode": "Indexed",
-                "completions": args.completions,
-                "parallelism": args.parallelism,
-                "backoffLimit": args.backoff_limit,
-                "podReplacementPolicy": "Failed",
-                "podFailurePolicy": {
-                    "rules": [
-                        {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}
-                    ]
-                },
-                "template": template,
-            },
+            spec=job.indexed_job_spec(
+                template,
+                completions=args.completions,
+                parallelism=args.parallelism,
+                backoff_limit=args.backoff_limit,
+            ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=_present(self.checkpoint_claim)),
         )
         self.register_outputs({"job_name": self.job.metadata.name})

@@ -125,6 +125,14 @@ else:
         "volumes": [{"name": "ckpt", "persistentVolumeClaim": {"claimName": "ckpt"}}],
         "containers": [{**CONTAINER, "volumeMounts": [{"name": "ckpt", "mountPath": "/ckpt"}]}],
     }
+    # preemptible-job-shell-wrapper: Job: a shell as PID 1 (two commands, no exec); good: the
+    # same command under the launcher
+    wrapped = ["sh", "-c", "python prep.py; python train.py"]
+    launched = ["python", "-m", "together_worker", "run", "--", *wrapped]
+    train = {
+        **checkpointed,
+        "containers": [{**checkpointed["containers"][0], "command": launched if good else wrapped}],
+    }
     ignore = {"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]}
     counted = {
         "rules": [
@@ -135,7 +143,7 @@ else:
     k8s.batch.v1.Job(
         "train",
         spec={
-            "template": pod("train", checkpointed),
+            "template": pod("train", train),
             "podFailurePolicy": ignore if good else counted,
         },
         opts=opts,

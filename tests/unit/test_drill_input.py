@@ -1,0 +1,171 @@
+"""The drill's input, checked before anything starts: kubectl YAML (multi-document), the
+directory renderYamlToDirectory writes, the Job --image --command makes; exit 2 on bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from together_sim.drill.cli import parse
+from together_sim.drill.manifest import CLAIM_NAME, DrillInputError, load_job
+
+JOB: dict[str, Any] = {
+    "apiVersion": "batch/v1",
+    "kind": "Job",
+    "metadata": {"name": "train", "namespace": "ml"},
+    "spec": {
+        "completions": 2,
+        "template": {
+            "metadata": {"labels": {"app": "train"}},
+            "spec": {
+                "restartPolicy": "Never",
+                "terminationGracePeriodSeconds": 120,
+                "containers": [{"name": "t", "image": "trainer:1", "command": ["python", "t.py"]}],
+                "volumes": [{"name": "c", "persistentVolumeClaim": {"claimName": "ckpt"}}],
+            },
+        },
+    },
+}
+CLAIM = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "ckpt"}}
+
+
+def _write(path: Path, *documents: object) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump_all(documents))
+    return path
+
+
+def test_plain_kubectl_yaml_with_several_documents(tmp_path: Path) -> None:
+    manifest = _write(tmp_path / "job.yaml", CLAIM, JOB, None)
+    job = load_job(manifest)
+    assert (job.name, job.namespace, job.completions, job.grace_seconds) == ("train", "ml", 2, 120)
+    assert job.claims == ("ckpt",)
+    pod = job.manifest["spec"]["template"]
+    # placed on the preemptible nodes the drill reclaims, labelled, never pulled
+    assert pod["spec"]["nodeSelector"] == {"together.ai/compute-class": "preemptible"}
+    assert pod["metadata"]["labels"] == {"app": "train", "together.ai/compute-class": "preemptible"}
+    assert pod["spec"]["containers"][0]["imagePullPolicy"] == "Never"
+    assert JOB["spec"]["template"]["spec"].get("nodeSelector") is None  # the input is not touched
+
+
+def test_the_directory_render_yaml_to_directory_writes(tmp_path: Path) -> None:
+    rendered = tmp_path / "rendered"
+    _write(rendered / "1-manifest" / "v1-persistentvolumeclaim-default-ckpt.yaml", CLAIM)
+    job = {**JOB, "metadata": {**JOB["metadata"], "resourceVersion": "7", "uid": "u"}}
+    _write(rendered / "1-manifest" / "batch_v1-job-ml-train.yaml", job)
+    loaded = load_job(rendered)
+    assert loaded.name == "train" and "resourceVersion" not in loaded.manifest["metadata"]
+
+
+@pytest.mark.parametrize(
+    ("documents", "message"),
+    [
+        ([CLAIM], "holds no Job (found: PersistentVolumeClaim)"),
+        ([JOB, {**JOB, "metadata": {"name": "other"}}], "holds 2 Jobs (train, other); give"),
+        ([{**JOB, "apiVersion": "batch/v1beta1"}], "apiVersion 'batch/v1beta1'"),
+        ([{**JOB, "metadata": {}}], "the Job has no metadata.name"),
+        (
+            [{**JOB, "spec": {"template": {"spec": {"restartPolicy": "Never"}}}}],
+            "Job train has no spec.template.spec.containers",
+        ),
+        (
+            [{**JOB, "spec": {"template": {"spec": {"containers": [{"name": "t"}]}}}}],
+            "restartPolicy=None; a Job's pods need Never",
+        ),
+        (
+            [
+                {
+                    **JOB,
+                    "spec": {
+                        "template": {
+                            "spec": {
+                                "restartPolicy": "Never",
+                                "containers": [{"name": "t"}],
+                                "nodeSelector": {"together.ai/compute-class": "standard"},
+                            }
+                        }
+                    },
+                }
+            ],
+            "selects together.ai/compute-class=standard; the drill reclaims preemptible nodes",
+        ),
+        (["just a string"], "document 1 is a str, not a Kubernetes object"),
+    ],
+)
+def test_a_manifest_that_is_not_one_drillable_job(
+    tmp_path: Path, documents: list[object], message: str
+) -> None:
+    with pytest.raises(DrillInputError, match=r"--manifest|job\.yaml") as error:
+        load_job(_write(tmp_path / "job.yaml", *documents))
+    assert message in str(error.value)
+
+
+def test_unreadable_manifests(tmp_path: Path) -> None:
+    with pytest.raises(DrillInputError, match="no such file or directory"):
+        load_job(tmp_path / "missing.yaml")
+    (tmp_path / "bad.yaml").write_text("kind: [unclosed\n")
+    with pytest.raises(DrillInputError, match=r"bad\.yaml: not YAML"):
+        load_job(tmp_path / "bad.yaml")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(DrillInputError, match=r"the directory holds no \.yaml file"):
+        load_job(tmp_path / "empty")
+
+
+def test_image_and_command_make_checkpointing_workers_job() -> None:
+    args = parse(["--image", "localhost/t:1", "--grace-seconds", "60", "--command", "python",
+                  "-m", "train", "--lr", "3"])  # fmt: skip
+    job = args.job
+    assert job.claims == (CLAIM_NAME,) and job.grace_seconds == 60
+    spec = job.manifest["spec"]
+    assert spec["completionMode"] == "Indexed" and spec["backoffLimit"] == 3
+    (container,) = spec["template"]["spec"]["containers"]
+    assert container["command"] == ["python", "-m", "train", "--lr", "3"]  # all after --command
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["CHECKPOINT_DIR"] == "/checkpoints" and env["DRAIN_WINDOW_SECONDS"] == "60"
+    assert args.workload == {
+        "image": "localhost/t:1",
+        "command": ["python", "-m", "train", "--lr", "3"],
+        "grace_seconds": 60,
+    }
+    assert parse(["--image", "i", "--command", "x"]).job.grace_seconds == 300  # the default
+    launched = ["python3", "-m", "together_worker", "run", "--", "sh", "-c", "a; b", "--seed"]
+    assert parse(["--image", "i", "--command", *launched]).workload["command"] == launched
+
+
+def test_reclaims_at_given_times_or_at_random(tmp_path: Path) -> None:
+    manifest = str(_write(tmp_path / "job.yaml", JOB))
+    timed = parse(["--manifest", manifest, "--at", "10,42.5"])
+    assert timed.at_seconds == (10.0, 42.5) and timed.reclaims == 2
+    seeded = parse(["--manifest", manifest, "--reclaims", "3", "--seed", "7", "--json", "r.json"])
+    assert (seeded.reclaims, seeded.seed, seeded.at_seconds) == (3, 7, None)
+    assert seeded.json_path == Path("r.json")
+    assert parse(["--manifest", manifest]).reclaims == 1
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        ([], "give either --manifest FILE (a Job) or --image IMAGE --command"),
+        (["--manifest", "{m}", "--image", "i", "--command", "x"], "give either --manifest"),
+        (["--manifest", "{m}", "--command", "x"], "--command goes with --image IMAGE"),
+        (["--image", "i"], "--image: give the command after --command"),
+        (["--image", "i", "--command"], "--image: give the command after --command"),
+        (["--image", "i", "--grace-seconds", "0", "--command", "x"], "--grace-seconds 0"),
+        (["--manifest", "{m}", "--at", "ten"], "--at ten: give seconds"),
+        (["--manifest", "{m}", "--at", "-1"], "--at -1: give one or more seconds >= 0"),
+        (["--manifest", "{m}", "--at", "1,2", "--reclaims", "3"], "--reclaims 3 and --at with 2"),
+        (["--manifest", "{m}", "--reclaims", "0"], "a drill needs at least one reclaim"),
+        (["--manifest", "{m}", "--real-nodes", "0"], "--real-nodes 0: give 1 to 8"),
+        (["--manifest", "{m}", "--image-archive", "/nope.tar"], "--image-archive /nope.tar: no"),
+    ],
+)
+def test_bad_arguments_are_refused_with_a_message(
+    tmp_path: Path, argv: list[str], message: str
+) -> None:
+    manifest = str(_write(tmp_path / "job.yaml", JOB))
+    with pytest.raises(DrillInputError) as error:
+        parse([a.replace("{m}", manifest) for a in argv])
+    assert message in str(error.value)

@@ -1,0 +1,179 @@
+"""The drill's verdict as a pure function: the five kinds of workload the issue names, each problem
+code on its own, the JSON report's fields and the readable report, with no cluster at all."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from together_sim.drill.report import as_json, readable
+from together_sim.drill.verdict import (
+    FIXES,
+    Code,
+    JobSeen,
+    PodSeen,
+    ReclaimSeen,
+    pod_problems,
+    verdict,
+)
+
+WINDOW = 300.0
+DONE = JobSeen("sweep", completions=2, succeeded=2)
+
+GOOD = PodSeen(  # together_worker: checkpoint on SIGTERM, 143, the next pod resumes from it
+    pod="sweep-0-aaaa",
+    node="gpu-preemptible-1",
+    index="0",
+    grace_seconds=300,
+    sigterm_delivered=True,
+    exit_code=143,
+    sigterm_to_exit_seconds=0.4,
+    counted_success=False,
+    uses_library=True,
+    checkpointed_step=42,
+    reached_step=42,
+    next_pod="sweep-0-bbbb",
+    next_resumed_from=42,
+    checkpoint_every=10,
+)
+IGNORES = replace(  # no handler that exits: SIGKILL at the grace end
+    GOOD, exit_code=137, sigterm_to_exit_seconds=300.2, uses_library=False, checkpointed_step=None
+)
+EXITS_ZERO = replace(GOOD, exit_code=0, counted_success=True, uses_library=False, next_pod=None)
+SHELL_WRAPPED = replace(IGNORES, pod="sweep-0-shell")  # sh as PID 1 swallowed SIGTERM
+IN_PLACE = replace(IGNORES, shrunk_files=("0/model.ckpt",))  # killed mid-write, in place
+
+
+def _codes(*pods: PodSeen, job: JobSeen = DONE) -> list[Code]:
+    result = verdict([ReclaimSeen("gpu-preemptible-1", 12.0, pods, 31.0)], job, WINDOW)
+    return [p.code for p in result.problems]
+
+
+def test_a_workload_that_keeps_the_contract_is_safe() -> None:
+    result = verdict([ReclaimSeen("n", 12.0, (GOOD,), 31.0)], DONE, WINDOW)
+    assert result.safe and result.completed and result.problems == ()
+    assert GOOD.resumed is True and GOOD.work_redone == 0 and GOOD.checkpoint_written is True
+
+
+@pytest.mark.parametrize(
+    ("pod", "codes"),
+    [
+        (IGNORES, [Code.SIGTERM_IGNORED]),
+        (EXITS_ZERO, [Code.EXIT_ZERO_ON_RECLAIM]),
+        (SHELL_WRAPPED, [Code.SIGTERM_IGNORED]),
+        (IN_PLACE, [Code.PARTIAL_CHECKPOINT]),
+    ],
+    ids=["ignores-sigterm", "exits-0", "shell-wrapper", "in-place-checkpoint"],
+)
+def test_the_four_unsafe_workloads_get_their_code(pod: PodSeen, codes: list[Code]) -> None:
+    assert _codes(pod) == codes
+    result = verdict([ReclaimSeen("n", 1.0, (pod,))], DONE, WINDOW)
+    assert not result.safe and result.completed  # unsafe even though the Job completed
+
+
+def test_each_problem_is_one_sentence_with_its_fix() -> None:
+    for pod in (IGNORES, EXITS_ZERO, IN_PLACE):
+        (problem,) = pod_problems(pod, WINDOW)
+        assert problem.pod == pod.pod
+        assert problem.message.startswith(pod.pod)
+        assert problem.message.endswith(f"(fix: {FIXES[problem.code]})")
+        assert problem.message.count(". ") == 0  # one sentence
+    assert set(FIXES) == set(Code)
+
+
+def test_forced_kill_says_whether_the_save_was_still_running() -> None:
+    (slow,) = pod_problems(replace(IGNORES, uses_library=True, saving_when_killed=True), WINDOW)
+    assert slow.code is Code.SIGTERM_IGNORED and "its save was still running" in slow.message
+    (deaf,) = pod_problems(IGNORES, WINDOW)
+    assert "it had not exited after SIGTERM" in deaf.message and "after 300.2 s" in deaf.message
+
+
+def test_removed_with_its_node_before_any_exit_is_a_forced_kill() -> None:
+    gone = replace(IGNORES, exit_code=None, sigterm_to_exit_seconds=None, grace_seconds=600)
+    assert gone.forced_kill
+    assert _codes(gone) == [Code.GRACE_EXCEEDS_WINDOW, Code.SIGTERM_IGNORED]
+
+
+def test_a_grace_longer_than_the_window() -> None:
+    (problem,) = pod_problems(replace(GOOD, grace_seconds=600), WINDOW)
+    assert problem.code is Code.GRACE_EXCEEDS_WINDOW
+    assert (
+        "terminationGracePeriodSeconds=600, longer than the 300 s drain window" in problem.message
+    )
+    assert pod_problems(replace(GOOD, grace_seconds=300), WINDOW) == []
+
+
+def test_a_next_pod_that_starts_over_is_not_resumed() -> None:
+    fresh = replace(GOOD, next_resumed_from=None)
+    assert fresh.resumed is False and fresh.work_redone == 42
+    (problem,) = pod_problems(fresh, WINDOW)
+    assert problem.code is Code.NOT_RESUMED
+    assert "sweep-0-bbbb ran index 0 again from step 0" in problem.message
+    assert "complete checkpoint at step 42" in problem.message
+    older = replace(GOOD, next_resumed_from=30)  # an older checkpoint than the latest one
+    assert older.resumed is False
+
+
+def test_work_redone_is_the_steps_after_the_checkpoint_it_resumed_from() -> None:
+    periodic = replace(GOOD, checkpointed_step=40, reached_step=47, next_resumed_from=40)
+    assert periodic.resumed is True and periodic.work_redone == 7
+    assert replace(GOOD, next_pod=None).work_redone is None  # no next pod yet
+    assert replace(GOOD, uses_library=False).resumed is None  # not known without the library
+
+
+def test_a_failed_or_unfinished_job() -> None:
+    failed = JobSeen("sweep", 2, 1, failed_reason="BackoffLimitExceeded")
+    assert _codes(GOOD, job=failed) == [Code.JOB_FAILED]
+    result = verdict([ReclaimSeen("n", 1.0, (GOOD,))], failed, WINDOW)
+    assert not result.safe and not result.completed
+    assert "failed (BackoffLimitExceeded)" in result.problems[0].message
+    late = JobSeen("sweep", 2, 1, timed_out=True)
+    (problem,) = verdict([ReclaimSeen("n", 1.0, (GOOD,))], late, WINDOW).problems
+    assert "did not complete in the drill's time (1 of 2 done)" in problem.message
+
+
+def test_a_drill_that_stopped_no_pod_proves_nothing() -> None:
+    result = verdict([ReclaimSeen("n", 500.0, ())], DONE, WINDOW)
+    assert not result.safe and result.problems == ()
+    assert "no reclaim stopped a running pod" in result.notes[0]
+
+
+def test_the_json_report_has_the_fields_ci_reads() -> None:
+    reclaims = [ReclaimSeen("gpu-preemptible-1", 12.0, (GOOD, IGNORES), 31.0)]
+    result = verdict(reclaims, DONE, WINDOW)
+    report = json.loads(json.dumps(as_json(result, reclaims, DONE, {"image": "x"}, WINDOW)))
+    assert report["verdict"] == "unsafe" and report["completed"] is True
+    assert report["problems"] == [
+        {
+            "code": "SIGTERM_IGNORED",
+            "pod": "sweep-0-aaaa",
+            "message": pod_problems(IGNORES, WINDOW)[0].message,
+        }
+    ]
+    (reclaim,) = report["reclaims"]
+    assert reclaim["node"] == "gpu-preemptible-1" and reclaim["refill_seconds"] == 31.0
+    first, second = reclaim["pods"]
+    assert {
+        k: first[k] for k in ("pod", "exit_code", "sigterm_to_exit_seconds", "forced_kill")
+    } == {
+        "pod": "sweep-0-aaaa",
+        "exit_code": 143,
+        "sigterm_to_exit_seconds": 0.4,
+        "forced_kill": False,
+    }
+    assert first["resumed"] is True and first["work_redone"] == 0
+    assert second["forced_kill"] is True and second["resumed"] is None
+
+
+def test_the_readable_report_ends_with_the_verdict_and_names_sources() -> None:
+    reclaims = [ReclaimSeen("gpu-preemptible-1", 12.0, (GOOD,), 31.0)]
+    text = readable(verdict(reclaims, DONE, WINDOW), reclaims, DONE, WINDOW)
+    assert text.splitlines()[-1] == "VERDICT: safe"
+    assert "exit after 0.4 s of a 300 s grace (drain window 300 s)" in text
+    assert "work redone: 0 step(s) (checkpoint every 10; from status.json)" in text
+    assert "a new preemptible node Ready after 31.0 s" in text
+    unsafe = readable(verdict([ReclaimSeen("n", 1, (IGNORES,))], DONE, WINDOW), [], DONE, WINDOW)
+    assert "SIGTERM_IGNORED: sweep-0-aaaa was killed by force" in unsafe
+    assert unsafe.endswith("VERDICT: unsafe")

@@ -1,0 +1,226 @@
+"""together_worker with real processes and real signals: a kill -9 in the middle of a save, SIGTERM
+to checkpoint to exit 143 and a resume, and the launcher running a shell-wrapped command."""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from together_worker import CheckpointStore, StatusFile
+from together_worker.launcher import exit_code
+
+ROOT = Path(__file__).resolve().parents[2]
+LINE_BOUND_SECONDS = 30
+
+SLOW_SAVE = """
+import sys
+from together_worker import CheckpointStore
+
+store = CheckpointStore(sys.argv[1])
+store.save(1, b"A" * 4096)
+
+def write_in_two_halves(file):
+    file.write(b"B" * 2048)
+    file.flush()
+    print("mid-write", flush=True)
+    sys.stdin.readline()  # the test kills the process here, half of checkpoint 2 on disk
+    file.write(b"B" * 2048)
+
+store.save(2, write_in_two_halves)
+"""
+
+TRAIN = """
+import signal, sys
+from together_worker import Worker
+
+# A framework's own handler, installed first: the worker's handler chains to it.
+signal.signal(signal.SIGTERM, lambda *_: print("got SIGTERM", flush=True))
+worker = Worker.from_env(keep=2)
+latest = worker.latest()
+count = int(latest.read_bytes()) if latest else 0
+total = int(sys.argv[1]) if len(sys.argv) > 1 else None
+print("started", worker.run.resumed_from, flush=True)
+
+def save(file):
+    print("saving", flush=True)
+    file.write(str(count).encode())
+
+for step in worker.steps(total, start=latest.step if latest else 0, every=1000, save=save):
+    print("step", step, flush=True)
+    sys.stdin.readline()  # one step of work per line the test writes
+    count += 1
+"""
+
+
+def _env(tmp_path: Path, pod: str) -> dict[str, str]:
+    return {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "CHECKPOINT_DIR": str(tmp_path),
+        "JOB_COMPLETION_INDEX": "3",
+        "DRAIN_WINDOW_SECONDS": "120",
+        "HOSTNAME": pod,
+    }
+
+
+def _start(args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """Unbuffered pipes: a line the process printed is never held in this side's buffer, where
+    `select` would not see it."""
+    return subprocess.Popen(
+        args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0, env=env, cwd=ROOT
+    )
+
+
+def _line(proc: subprocess.Popen[bytes]) -> str:
+    """The process's next line of output. A bound, not a timing: a broken worker that never
+    prints fails here instead of hanging the run."""
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], LINE_BOUND_SECONDS)
+    if not ready:
+        proc.kill()
+        pytest.fail(f"no output within {LINE_BOUND_SECONDS} s")
+    return proc.stdout.readline().decode().strip()
+
+
+def _send(proc: subprocess.Popen[bytes]) -> None:
+    """One line on the process's stdin: one step of work."""
+    assert proc.stdin is not None
+    proc.stdin.write(b"\n")
+
+
+def test_a_kill_9_in_the_middle_of_a_save_leaves_the_previous_checkpoint_latest(
+    tmp_path: Path,
+) -> None:
+    proc = _start([sys.executable, "-c", SLOW_SAVE, str(tmp_path)], _env(tmp_path, "p"))
+    assert _line(proc) == "mid-write"
+    proc.kill()
+    assert proc.wait() == -signal.SIGKILL
+    (partial,) = [p for p in tmp_path.iterdir() if p.name.startswith(".partial-")]
+    assert partial.stat().st_size == 2048  # the kill did land mid-write
+    latest = CheckpointStore(tmp_path).latest()
+    assert latest is not None and latest.step == 1 and latest.read_bytes() == b"A" * 4096
+
+
+def test_sigterm_checkpoints_then_exits_143_and_the_next_pod_resumes(tmp_path: Path) -> None:
+    first = _start([sys.executable, "-c", TRAIN], _env(tmp_path, "sweep-3-aaaa"))
+    assert _line(first) == "started None"
+    for step in range(5):
+        assert _line(first) == f"step {step}"
+        _send(first)
+    assert _line(first) == "step 5"
+    first.send_signal(signal.SIGTERM)  # during step 5: it completes, then the checkpoint
+    assert _line(first) == "got SIGTERM"
+    _send(first)
+    assert _line(first) == "saving"
+    assert first.wait() == 143
+    store = CheckpointStore(tmp_path / "3")
+    latest = store.latest()
+    assert latest is not None and (latest.step, latest.read_bytes()) == (6, b"6")
+    (reclaimed,) = StatusFile(tmp_path / "3").runs()
+    assert reclaimed["pod"] == "sweep-3-aaaa" and reclaimed["exit_reason"] == "reclaimed"
+    assert reclaimed["signal"] == "SIGTERM" and reclaimed["exit_code"] == 143
+    assert reclaimed["checkpointed_step"] == 6 and reclaimed["step"] == 6
+    assert 0 < reclaimed["seconds_left_after_save"] <= 120
+
+    second = _start([sys.executable, "-c", TRAIN, "8"], _env(tmp_path, "sweep-3-bbbb"))
+    assert _line(second) == "started 6"
+    for step in (6, 7):
+        assert _line(second) == f"step {step}"
+        _send(second)
+    assert _line(second) == "saving"
+    assert second.wait() == 0
+    latest = store.latest()
+    assert latest is not None and (latest.step, latest.read_bytes()) == (8, b"8")
+    runs = StatusFile(tmp_path / "3").runs()
+    assert [(r["resumed_from"], r["exit_reason"]) for r in runs] == [
+        (None, "reclaimed"),
+        (6, "completed"),
+    ]
+
+
+def _launcher(*command: str) -> list[str]:
+    return [sys.executable, "-m", "together_worker", "run", "--", *command]
+
+
+def test_the_launcher_passes_sigterm_through_a_shell_wrapper_and_waits_for_its_child(
+    tmp_path: Path,
+) -> None:
+    """`sh -c 'python train.py; echo done'`: the shell dies of the signal at once, the worker
+    under it gets it too (the launcher signals the group), and the launcher exits only once
+    that worker has written its checkpoint, with 143."""
+    script = tmp_path / "train.py"
+    script.write_text("import os; print('group', os.getpgid(0), flush=True)\n" + TRAIN)
+    wrapped = f"{sys.executable} -u {script}; echo the-shell-went-on"
+    proc = _start(_launcher("sh", "-c", wrapped), _env(tmp_path, "sweep-3-cccc"))
+    group = int(_line(proc).split()[1])
+    assert _line(proc) == "started None"
+    assert _line(proc) == "step 0"
+    proc.send_signal(signal.SIGTERM)
+    assert _line(proc) == "got SIGTERM"  # forwarded through the shell's group
+    _send(proc)  # ends step 0 in the worker: it saw the flag, checkpoints and exits 143
+    assert _line(proc) == "saving"
+    assert proc.wait() == 143
+    with pytest.raises(ProcessLookupError):  # nothing of the group outlived the launcher
+        os.killpg(group, 0)
+    assert proc.stdout is not None and b"the-shell-went-on" not in proc.stdout.read()
+    latest = CheckpointStore(tmp_path / "3").latest()
+    assert latest is not None and latest.step == 1
+    (run,) = StatusFile(tmp_path / "3").runs()
+    assert run["exit_reason"] == "reclaimed"  # written just before the worker exited
+
+
+def test_the_launcher_turns_a_child_stopped_by_sigterm_into_143(tmp_path: Path) -> None:
+    proc = _start(
+        _launcher(sys.executable, "-c", "import signal; print('up', flush=True); signal.pause()"),
+        _env(tmp_path, "p"),
+    )
+    assert _line(proc) == "up"
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait() == 143
+
+
+def test_the_launcher_never_reports_0_after_a_forwarded_sigterm(tmp_path: Path) -> None:
+    exits_zero = (
+        "import signal, sys\n"
+        "signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))\n"
+        "print('up', flush=True)\n"
+        "signal.pause()"
+    )
+    proc = _start(_launcher(sys.executable, "-c", exits_zero), _env(tmp_path, "p"))
+    assert _line(proc) == "up"
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait() == 143
+
+
+def test_the_launcher_keeps_a_commands_own_exit_code(tmp_path: Path) -> None:
+    env = _env(tmp_path, "p")
+    assert subprocess.run(_launcher("sh", "-c", "exit 3"), env=env, cwd=ROOT).returncode == 3
+    assert subprocess.run(_launcher("true"), env=env, cwd=ROOT).returncode == 0
+    missing = subprocess.run(
+        _launcher("no-such-command-here"), env=env, cwd=ROOT, capture_output=True, text=True
+    )
+    assert missing.returncode == 127 and "cannot start 'no-such-command-here'" in missing.stderr
+    empty = subprocess.run(_launcher(), env=env, cwd=ROOT, capture_output=True, text=True)
+    assert empty.returncode == 2 and "no command given" in empty.stderr
+
+
+@pytest.mark.parametrize(
+    ("status", "forwarded", "code"),
+    [
+        (signal.SIGTERM, None, 143),  # a wait status: killed by SIGTERM
+        (signal.SIGKILL, signal.SIGTERM, 137),
+        (0, signal.SIGTERM, 143),  # exited 0 after the reclaim: cut short all the same
+        (0, signal.SIGINT, 130),
+        (0, None, 0),
+        (143 << 8, signal.SIGTERM, 143),
+        (1 << 8, None, 1),
+    ],
+)
+def test_the_launchers_exit_code(status: int, forwarded: int | None, code: int) -> None:
+    assert exit_code(status, forwarded) == code

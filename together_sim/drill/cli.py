@@ -1,0 +1,138 @@
+"""The drill's command line, checked before anything starts: every bad input is an exit 2 with a
+message naming the flag and the fix, and leaves nothing running."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from together_facts.values import DRAIN_WINDOW_SECONDS
+from together_sim.drill.manifest import DrillInputError, DrillJob, checkpointing_job, load_job
+
+DEFAULT_REAL_NODES = 2
+
+
+@dataclass(frozen=True)
+class DrillArgs:
+    job: DrillJob
+    reclaims: int
+    at_seconds: tuple[float, ...] | None
+    seed: int | None
+    json_path: Path | None
+    image_archive: Path | None
+    real_nodes: int
+    timeout_seconds: float
+    workload: dict[str, object]
+    """What was drilled, as given (the JSON report repeats it)."""
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m together_sim.drill",
+        description="Run a workload on a local cluster with real nodes, reclaim the nodes its "
+        "pods run on, and report whether it survives Together's drain window. Exit 0: safe, "
+        "1: unsafe, 2: bad input.",
+    )
+    p.add_argument("--manifest", type=Path, help="a Job manifest: a YAML file or a directory")
+    p.add_argument("--image", help="run this image as CheckpointingWorker's Job (with --command)")
+    p.add_argument(
+        "--grace-seconds",
+        type=int,
+        default=DRAIN_WINDOW_SECONDS,
+        help="the grace period of --image's Job (default 300, the drain window)",
+    )
+    p.add_argument("--image-archive", type=Path, help="a docker-archive tar of the image to import")
+    p.add_argument("--reclaims", type=int, default=None, help="reclaims at random moments (1)")
+    p.add_argument("--seed", type=int, default=None, help="seed of the random moments and nodes")
+    p.add_argument("--at", default=None, help="reclaim at these seconds after the first pod starts")
+    p.add_argument("--json", type=Path, dest="json_path", help="also write the JSON report here")
+    p.add_argument(
+        "--real-nodes", type=int, default=DEFAULT_REAL_NODES, help="real preemptible nodes (2)"
+    )
+    p.add_argument(
+        "--timeout", type=float, default=900.0, help="give up on the Job after these seconds"
+    )
+    p.add_argument(
+        "--command",
+        nargs=argparse.REMAINDER,
+        default=None,
+        help="with --image: the command; everything after it is the command",
+    )
+    return p
+
+
+def _at(raw: str) -> tuple[float, ...]:
+    try:
+        values = tuple(float(part) for part in raw.split(",") if part.strip())
+    except ValueError as error:
+        raise DrillInputError(
+            f"--at {raw}: give seconds after the first pod starts, comma-separated, e.g. --at 10,40"
+        ) from error
+    if not values or any(v < 0 for v in values):
+        raise DrillInputError(f"--at {raw}: give one or more seconds >= 0, e.g. --at 10,40")
+    return values
+
+
+def parse(argv: list[str] | None = None) -> DrillArgs:
+    """The checked arguments; raises DrillInputError (or SystemExit 2 from argparse).
+
+    Everything after the first ``--command`` is the command, split off before argparse sees it
+    (argparse would take a ``--`` in it, as in ``together_worker run -- CMD``, for its own)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command: list[str] | None = None
+    if "--command" in argv:
+        split = argv.index("--command")
+        argv, command = argv[:split], argv[split + 1 :]
+    args = parser().parse_args(argv)
+    args.command = command
+    if (args.manifest is None) == (args.image is None):
+        raise DrillInputError(
+            "give either --manifest FILE (a Job) or --image IMAGE --command ..., one of the two"
+        )
+    if args.command is not None and args.image is None:
+        raise DrillInputError("--command goes with --image IMAGE (the image that runs it)")
+    if args.image is not None and not args.command:
+        raise DrillInputError(
+            "--image: give the command after --command, e.g. --command python train.py"
+        )
+    if args.grace_seconds <= 0:
+        raise DrillInputError(
+            f"--grace-seconds {args.grace_seconds}: give seconds > 0 (300 by default)"
+        )
+    at = _at(args.at) if args.at is not None else None
+    if at is not None and args.reclaims is not None and args.reclaims != len(at):
+        raise DrillInputError(
+            f"--reclaims {args.reclaims} and --at with {len(at)} time(s): give one of them"
+        )
+    reclaims = len(at) if at is not None else (1 if args.reclaims is None else args.reclaims)
+    if reclaims < 1:
+        raise DrillInputError(f"--reclaims {reclaims}: a drill needs at least one reclaim")
+    if not 1 <= args.real_nodes <= 8:
+        raise DrillInputError(f"--real-nodes {args.real_nodes}: give 1 to 8")
+    if args.image_archive is not None and not args.image_archive.is_file():
+        raise DrillInputError(f"--image-archive {args.image_archive}: no such file")
+    if args.timeout <= 0:
+        raise DrillInputError(f"--timeout {args.timeout}: give seconds > 0")
+    if args.manifest is not None:
+        job = load_job(args.manifest)
+        workload: dict[str, object] = {"manifest": str(args.manifest)}
+    else:
+        job = checkpointing_job(args.image, args.command, args.grace_seconds)
+        workload = {
+            "image": args.image,
+            "command": list(args.command),
+            "grace_seconds": args.grace_seconds,
+        }
+    return DrillArgs(
+        job=job,
+        reclaims=reclaims,
+        at_seconds=at,
+        seed=args.seed,
+        json_path=args.json_path,
+        image_archive=args.image_archive,
+        real_nodes=args.real_nodes,
+        timeout_seconds=args.timeout,
+        workload=workload,
+    )

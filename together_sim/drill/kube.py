@@ -1,0 +1,119 @@
+"""A small client of the drilled cluster's API server (httpx, authenticated by the cluster's
+kubeconfig), and a watch of its pods that keeps every version with the real time it was seen."""
+
+from __future__ import annotations
+
+import base64
+import json
+import ssl
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import yaml
+
+Obj = dict[str, Any]
+
+
+def _named(items: list[Obj], name: str | None) -> Obj:
+    return next(i for i in items if name is None or i["name"] == name)
+
+
+class Kube:
+    def __init__(self, kubeconfig: str) -> None:
+        config = yaml.safe_load(kubeconfig)
+        context = _named(config["contexts"], config.get("current-context"))["context"]
+        cluster = _named(config["clusters"], context["cluster"])["cluster"]
+        user = _named(config["users"], context["user"])["user"]
+        tls = ssl.create_default_context()
+        if "certificate-authority-data" in cluster:
+            tls.load_verify_locations(
+                cadata=base64.b64decode(cluster["certificate-authority-data"]).decode()
+            )
+        headers = {}
+        if "client-certificate-data" in user:
+            with tempfile.TemporaryDirectory() as tmp:  # ssl loads a key pair from files only
+                cert, key = Path(tmp) / "client.crt", Path(tmp) / "client.key"
+                cert.write_bytes(base64.b64decode(user["client-certificate-data"]))
+                key.write_bytes(base64.b64decode(user["client-key-data"]))
+                tls.load_cert_chain(cert, key)
+        if "token" in user:
+            headers["Authorization"] = f"Bearer {user['token']}"
+        self.http = httpx.Client(
+            base_url=cluster["server"], verify=tls, headers=headers, timeout=10.0
+        )
+
+    def close(self) -> None:
+        self.http.close()
+
+    def request(self, method: str, path: str, body: Obj | None = None) -> Obj:
+        response = self.http.request(method, path, json=body)
+        response.raise_for_status()
+        result: Obj = response.json()
+        return result
+
+    def items(self, path: str) -> list[Obj]:
+        items: list[Obj] = self.request("GET", path)["items"]
+        return items
+
+
+class PodWatch:
+    """Every version of every pod of one namespace, each with ``time.monotonic()`` when seen,
+    from a watch that restarts when the server ends it."""
+
+    def __init__(self, kube: Kube, namespace: str) -> None:
+        self.kube = kube
+        self.path = f"/api/v1/namespaces/{namespace}/pods"
+        self.seen: list[tuple[float, Obj]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                with self.kube.http.stream(
+                    "GET",
+                    self.path,
+                    params={"watch": "1"},
+                    timeout=httpx.Timeout(10.0, read=None),
+                ) as response:
+                    for line in response.iter_lines():
+                        if self._stop.is_set():
+                            return
+                        if line:
+                            event = json.loads(line)
+                            pod = event["object"]
+                            pod["_event"] = event["type"]  # DELETED: gone, ended or not
+                            self.seen.append((time.monotonic(), pod))
+            except (httpx.HTTPError, json.JSONDecodeError, KeyError):
+                self._stop.wait(0.2)  # the server ended the watch or is stopping: again
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def history(self, name: str) -> list[tuple[float, Obj]]:
+        return [(t, p) for t, p in list(self.seen) if p["metadata"]["name"] == name]
+
+    def latest(self) -> dict[str, Obj]:
+        """Each pod's latest version seen."""
+        found: dict[str, Obj] = {}
+        for _, pod in list(self.seen):
+            found[pod["metadata"]["name"]] = pod
+        return found
+
+
+def terminated(pod: Obj) -> Obj | None:
+    for status in pod.get("status", {}).get("containerStatuses", []):
+        if "terminated" in status.get("state", {}):
+            state: Obj = status["state"]["terminated"]
+            return state
+    return None
+
+
+def running(pod: Obj) -> bool:
+    statuses = pod.get("status", {}).get("containerStatuses", [])
+    return bool(statuses) and all("running" in s.get("state", {}) for s in statuses)

@@ -1,0 +1,127 @@
+"""The drill's report: a readable one for a person and a JSON one for CI (`--json FILE`), both
+from the same verdict and observations, so they never disagree."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from together_sim.drill.verdict import JobSeen, PodSeen, ReclaimSeen, Verdict
+
+
+def _pod_json(pod: PodSeen) -> dict[str, Any]:
+    return {
+        "pod": pod.pod,
+        "index": pod.index,
+        "sigterm_delivered": pod.sigterm_delivered,
+        "exit_code": pod.exit_code,
+        "sigterm_to_exit_seconds": pod.sigterm_to_exit_seconds,
+        "grace_seconds": pod.grace_seconds,
+        "forced_kill": pod.forced_kill,
+        "counted_success": pod.counted_success,
+        "uses_library": pod.uses_library,
+        "checkpoint_written": pod.checkpoint_written,
+        "checkpointed_step": pod.checkpointed_step,
+        "next_pod": pod.next_pod,
+        "resumed": pod.resumed,
+        "work_redone": pod.work_redone,
+        "checkpoint_every": pod.checkpoint_every,
+        "partial_files": list(pod.shrunk_files),
+    }
+
+
+def as_json(
+    verdict: Verdict,
+    reclaims: Sequence[ReclaimSeen],
+    job: JobSeen,
+    workload: dict[str, Any],
+    window_seconds: float,
+) -> dict[str, Any]:
+    """The JSON report: ``verdict``, ``completed``, ``problems`` [{code, pod, message}],
+    ``reclaims`` [{node, pods: [{pod, exit_code, sigterm_to_exit_seconds, forced_kill, ...}]}]."""
+    return {
+        "verdict": "safe" if verdict.safe else "unsafe",
+        "completed": verdict.completed,
+        "problems": [
+            {"code": p.code.value, "pod": p.pod, "message": p.message} for p in verdict.problems
+        ],
+        "reclaims": [
+            {
+                "node": r.node,
+                "at_seconds": r.at_seconds,
+                "refill_seconds": r.refill_seconds,
+                "pods": [_pod_json(pod) for pod in r.pods],
+            }
+            for r in reclaims
+        ],
+        "job": {
+            "name": job.name,
+            "completions": job.completions,
+            "succeeded": job.succeeded,
+            "failed_reason": job.failed_reason,
+            "timed_out": job.timed_out,
+        },
+        "drain_window_seconds": window_seconds,
+        "workload": workload,
+        "notes": list(verdict.notes),
+    }
+
+
+def _yes(value: bool | None) -> str:
+    return "unknown" if value is None else ("yes" if value else "no")
+
+
+def readable(
+    verdict: Verdict, reclaims: Sequence[ReclaimSeen], job: JobSeen, window_seconds: float
+) -> str:
+    """The report a person reads at the end of a run; every figure says where it comes from."""
+    lines = [f"Drill of Job {job.name}: {len(reclaims)} reclaim(s)"]
+    for number, reclaim in enumerate(reclaims, 1):
+        refill = (
+            f"{reclaim.refill_seconds:.1f} s" if reclaim.refill_seconds is not None else "not seen"
+        )
+        lines.append(
+            f"  reclaim {number}: node {reclaim.node} at +{reclaim.at_seconds:.1f} s "
+            f"(refill: a new preemptible node Ready after {refill})"
+        )
+        if not reclaim.pods:
+            lines.append("    no running pod of the Job was on it")
+        for pod in reclaim.pods:
+            took = (
+                f"{pod.sigterm_to_exit_seconds:.1f} s"
+                if pod.sigterm_to_exit_seconds is not None
+                else "never (removed with the node)"
+            )
+            lines += [
+                f"    pod {pod.pod} (index {pod.index}):",
+                f"      SIGTERM delivered: {_yes(pod.sigterm_delivered)}; exit after {took} "
+                f"of a {pod.grace_seconds:g} s grace (drain window {window_seconds:g} s)",
+                f"      exit code {pod.exit_code}; killed by force: {_yes(pod.forced_kill)}; "
+                f"counted as success by the Job: {_yes(pod.counted_success)}",
+            ]
+            if pod.uses_library:
+                redone = pod.work_redone
+                lines.append(
+                    f"      checkpoint written: {_yes(pod.checkpoint_written)} "
+                    f"(step {pod.checkpointed_step}); next pod {pod.next_pod or '(none yet)'} "
+                    f"resumed from it: {_yes(pod.resumed)}; work redone: "
+                    f"{redone if redone is not None else 'unknown'} step(s) "
+                    f"(checkpoint every {pod.checkpoint_every}; from status.json)"
+                )
+            else:
+                lines.append(
+                    "      checkpoint and resume: not known (the workload does not use "
+                    "together_worker, whose status file tells)"
+                )
+    state = (
+        f"{job.succeeded} of {job.completions} completed"
+        + (f", failed: {job.failed_reason}" if job.failed_reason else "")
+        + (", timed out" if job.timed_out else "")
+    )
+    lines.append(f"  Job: {state}")
+    for problem in verdict.problems:
+        lines.append(f"  {problem.code.value}: {problem.message}")
+    for note in verdict.notes:
+        lines.append(f"  note: {note}")
+    lines.append(f"VERDICT: {'safe' if verdict.safe else 'unsafe'}")
+    return "\n".join(lines)

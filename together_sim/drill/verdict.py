@@ -1,0 +1,248 @@
+"""The drill's verdict as a pure function of what it observed: per reclaim, per pod, whether the
+workload kept the drain-window contract, and the problem codes (with the fix) where it did not."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Final
+
+FORCED_KILL_EXIT: Final = 137
+"""What a container killed with SIGKILL at the end of its grace period reports (128 + 9)."""
+
+
+class Code(StrEnum):
+    SIGTERM_IGNORED = "SIGTERM_IGNORED"
+    EXIT_ZERO_ON_RECLAIM = "EXIT_ZERO_ON_RECLAIM"
+    GRACE_EXCEEDS_WINDOW = "GRACE_EXCEEDS_WINDOW"
+    NOT_RESUMED = "NOT_RESUMED"
+    PARTIAL_CHECKPOINT = "PARTIAL_CHECKPOINT"
+    JOB_FAILED = "JOB_FAILED"
+
+
+FIXES: Final[dict[Code, str]] = {
+    Code.SIGTERM_IGNORED: (
+        "handle SIGTERM: checkpoint and exit 143 within the grace period (together_worker's "
+        "Worker does both); if a shell is PID 1, run the command under "
+        "`python -m together_worker run -- CMD...`"
+    ),
+    Code.EXIT_ZERO_ON_RECLAIM: (
+        "exit non-zero after the checkpoint on SIGTERM, with sys.exit(143) (together_worker's "
+        "Worker does; its launcher turns a 0 after a forwarded SIGTERM into 143)"
+    ),
+    Code.GRACE_EXCEEDS_WINDOW: (
+        "set terminationGracePeriodSeconds <= 300 (CheckpointingWorker's drain_seconds) and "
+        "checkpoint within it"
+    ),
+    Code.NOT_RESUMED: (
+        "on start, load the latest checkpoint of $CHECKPOINT_DIR/$JOB_COMPLETION_INDEX "
+        "(together_worker's Worker.latest())"
+    ),
+    Code.PARTIAL_CHECKPOINT: (
+        "write the checkpoint to a temporary name, fsync, then rename it "
+        "(together_worker's CheckpointStore.save does), and finish within the grace period"
+    ),
+    Code.JOB_FAILED: (
+        "fix the pods' problems above; give the Job a podFailurePolicy that ignores "
+        "DisruptionTarget (CheckpointingWorker's Job has it), so reclaims never count against "
+        "backoffLimit"
+    ),
+}
+"""The fix of each problem, one per code (docs/drill.md and docs/troubleshooting.md say more)."""
+
+
+@dataclass(frozen=True)
+class PodSeen:
+    """One pod a reclaim stopped, as the drill saw it (from the API server's pod watch, the
+    shared volume, and the status file when the workload uses together_worker).
+
+    ``sigterm_to_exit_seconds`` counts from the moment the reclaim evicted the pod (the kubelet
+    signals within ~0.1 s) to the container's termination. ``shrunk_files`` are checkpoint files
+    under their final names that got smaller during the pod's drain: written in place and cut
+    off. ``resumed_from`` and ``next_resumed_from`` are library facts (None: not known)."""
+
+    pod: str
+    node: str
+    index: str | None
+    grace_seconds: float
+    sigterm_delivered: bool
+    exit_code: int | None
+    sigterm_to_exit_seconds: float | None
+    counted_success: bool
+    uses_library: bool = False
+    checkpointed_step: int | None = None
+    """The last complete checkpoint this pod wrote (library)."""
+    reached_step: int | None = None
+    """How far this pod got (library): the work after ``checkpointed_step`` is lost."""
+    saving_when_killed: bool = False
+    next_pod: str | None = None
+    next_resumed_from: int | None = None
+    """The step the next pod of this index resumed from (library); None: none started yet."""
+    checkpoint_every: int | None = None
+    shrunk_files: tuple[str, ...] = ()
+
+    @property
+    def forced_kill(self) -> bool:
+        """Killed by SIGKILL at the grace end (or with the node) instead of exiting itself."""
+        return self.exit_code == FORCED_KILL_EXIT or (
+            self.exit_code is None and self.sigterm_delivered
+        )
+
+    @property
+    def checkpoint_written(self) -> bool | None:
+        """A complete checkpoint exists for what this pod did (library), None: not known."""
+        if not self.uses_library:
+            return None
+        return self.checkpointed_step is not None
+
+    @property
+    def resumed(self) -> bool | None:
+        """The next pod of the index started from this pod's last checkpoint (library)."""
+        if not self.uses_library or self.next_pod is None:
+            return None
+        return (self.next_resumed_from or 0) >= (self.checkpointed_step or 0)
+
+    @property
+    def work_redone(self) -> int | None:
+        """Steps the next pod did again: how far this one got minus where the next resumed."""
+        if not self.uses_library or self.next_pod is None or self.reached_step is None:
+            return None
+        return max(0, self.reached_step - (self.next_resumed_from or 0))
+
+
+@dataclass(frozen=True)
+class ReclaimSeen:
+    """One reclaim: the node, when (seconds after the first pod started), the pods it stopped,
+    and how long Together's refill took to bring a new preemptible node Ready (None: not yet)."""
+
+    node: str
+    at_seconds: float
+    pods: tuple[PodSeen, ...]
+    refill_seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class JobSeen:
+    name: str
+    completions: int
+    succeeded: int
+    failed_reason: str | None = None
+    """The Job's Failed condition's reason (BackoffLimitExceeded, ...), None if it did not fail."""
+    timed_out: bool = False
+
+
+@dataclass(frozen=True)
+class Problem:
+    code: Code
+    pod: str | None
+    message: str
+
+
+@dataclass(frozen=True)
+class Verdict:
+    safe: bool
+    completed: bool
+    problems: tuple[Problem, ...]
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def pod_problems(pod: PodSeen, window_seconds: float) -> list[Problem]:
+    """What one reclaimed pod did wrong, each with its one sentence and its fix."""
+    found: list[tuple[Code, str]] = []
+    if pod.grace_seconds > window_seconds:
+        found.append(
+            (
+                Code.GRACE_EXCEEDS_WINDOW,
+                f"{pod.pod} asks for terminationGracePeriodSeconds={pod.grace_seconds:g}, longer "
+                f"than the {window_seconds:g} s drain window, so Together removes its node "
+                "before the grace period ends",
+            )
+        )
+    if pod.forced_kill and pod.shrunk_files:
+        found.append(
+            (
+                Code.PARTIAL_CHECKPOINT,
+                f"{pod.pod} was killed while writing {', '.join(pod.shrunk_files)} in place, "
+                "which is left partial under its final name for the next pod to load",
+            )
+        )
+    elif pod.forced_kill:
+        why = (
+            "its save was still running"
+            if pod.saving_when_killed
+            else "it had not exited after SIGTERM"
+        )
+        took = (
+            f" after {pod.sigterm_to_exit_seconds:.1f} s"
+            if pod.sigterm_to_exit_seconds is not None
+            else ""
+        )
+        found.append(
+            (
+                Code.SIGTERM_IGNORED,
+                f"{pod.pod} was killed by force{took} at the end of its "
+                f"{pod.grace_seconds:g} s grace period ({why}), so nothing after its last "
+                "checkpoint was saved",
+            )
+        )
+    if pod.exit_code == 0 or pod.counted_success:
+        index = f"index {pod.index}" if pod.index is not None else "its work"
+        found.append(
+            (
+                Code.EXIT_ZERO_ON_RECLAIM,
+                f"{pod.pod} exited 0 after SIGTERM, so it ended Succeeded and the Job counted "
+                f"{index} as done although the work was cut short",
+            )
+        )
+    if pod.resumed is False:
+        found.append(
+            (
+                Code.NOT_RESUMED,
+                f"{pod.next_pod} ran index {pod.index} again from step "
+                f"{pod.next_resumed_from or 0} although {pod.pod} left a complete checkpoint at "
+                f"step {pod.checkpointed_step}",
+            )
+        )
+    return [Problem(code, pod.pod, f"{text} (fix: {FIXES[code]})") for code, text in found]
+
+
+def job_problems(job: JobSeen) -> list[Problem]:
+    if job.failed_reason is None and not job.timed_out:
+        return []
+    what = (
+        f"failed ({job.failed_reason})"
+        if job.failed_reason
+        else f"did not complete in the drill's time ({job.succeeded} of {job.completions} done)"
+    )
+    return [
+        Problem(
+            Code.JOB_FAILED,
+            None,
+            f"the Job {job.name} {what} (fix: {FIXES[Code.JOB_FAILED]})",
+        )
+    ]
+
+
+def verdict(reclaims: Iterable[ReclaimSeen], job: JobSeen, window_seconds: float) -> Verdict:
+    """``safe`` when the Job completed and no reclaimed pod broke the contract.
+
+    A drill in which no reclaim stopped a running pod proves nothing: it is not safe, and says so.
+    """
+    reclaims = tuple(reclaims)
+    problems = [p for r in reclaims for pod in r.pods for p in pod_problems(pod, window_seconds)]
+    problems += job_problems(job)
+    completed = job.succeeded >= job.completions and job.failed_reason is None
+    notes = []
+    stopped = sum(len(r.pods) for r in reclaims)
+    if stopped == 0:
+        notes.append(
+            "no reclaim stopped a running pod, so the drill proved nothing; "
+            "use --at with earlier times, or a longer-running workload"
+        )
+    return Verdict(
+        safe=completed and not problems and stopped > 0,
+        completed=completed,
+        problems=tuple(problems),
+        notes=tuple(notes),
+    )

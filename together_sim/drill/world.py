@@ -1,0 +1,210 @@
+"""The drill's local world: a simulator with real nodes (a subprocess, as a user would run it), one
+cluster with preemptible capacity and a shared volume, and its API server; all gone at the end."""
+
+from __future__ import annotations
+
+import base64
+import os
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final, TypeVar
+
+import httpx
+
+from together_api.client import TogetherClient
+from together_api.wire import ClusterCreateRequest, VolumeCreateRequest
+from together_sim.drill.kube import Kube, Obj
+
+API_KEY: Final = "drill-key"
+TIME_SCALE: Final = 60.0
+"""The demo's: a 300 s drain window is 5 real seconds, but a real node waits for its pods' own
+grace periods in real seconds before it goes (docs/kubernetes-sim.md)."""
+BANNER: Final = "together simulator listening on "
+CLUSTER: Final[dict[str, Any]] = {
+    "cluster_name": "drill",
+    "region": "us-central-8",
+    "gpu_type": "H100_SXM",
+    "num_gpus": 8,
+    "cuda_version": "12.8",
+    "nvidia_driver_version": "570",
+    "project_id": "proj-drill",
+    "billing_type": "ON_DEMAND",
+}
+VOLUME_NAME: Final = "drill-checkpoints"
+REAL: Final = "together-sim/kwok"
+COMPUTE_CLASS: Final = "together.ai/compute-class"
+
+T = TypeVar("T")
+
+
+class DrillWorldError(RuntimeError):
+    """The local world did not come up; the message says what and where its log is."""
+
+
+def wait_for(check: Callable[[], T | None], what: str, timeout: float) -> T:
+    """Poll ``check`` (real processes starting) until truthy; errors of the API count as not yet."""
+    deadline = time.monotonic() + timeout
+    last: object = None
+    while time.monotonic() < deadline:
+        try:
+            value = check()
+        except (httpx.HTTPError, KeyError) as error:
+            last = error
+        else:
+            if value:
+                return value
+            last = value
+        time.sleep(0.2)
+    raise DrillWorldError(f"timed out after {timeout:.0f} s waiting for {what} (last: {last!r})")
+
+
+class World:
+    """Start with :meth:`start`, end with :meth:`stop` (always: it leaves nothing running)."""
+
+    def __init__(self, kube_bin: Path, images: Path, real_nodes: int, archive: Path | None) -> None:
+        self.kube_bin, self.images, self.real_nodes, self.archive = (
+            kube_bin,
+            images,
+            real_nodes,
+            archive,
+        )
+        self.state_dir = Path(tempfile.mkdtemp(prefix="together-drill-"))
+        self._proc: subprocess.Popen[str] | None = None
+        self.admin: httpx.Client | None = None
+        self.client: TogetherClient | None = None
+        self.kube: Kube | None = None
+        self.cluster_id = ""
+        self.volume_dir = Path()
+
+    @property
+    def log_path(self) -> Path:
+        return self.state_dir / "simulator.log"
+
+    def start(self, progress: Callable[[str], None]) -> World:
+        command = [
+            sys.executable, "-m", "together_sim", "--host", "127.0.0.1", "--port", "0",
+            "--admin", "--state-dir", str(self.state_dir), "--time-scale", str(TIME_SCALE),
+            "--provisioning-seconds", "60", "--kubernetes", "--kube-bin", str(self.kube_bin),
+            # one slot for the standard node, the rest for the preemptible ones
+            "--real-nodes", str(self.real_nodes + 1), "--images", str(self.images),
+        ]  # fmt: skip
+        if self.archive is not None:
+            command += ["--image-archive", str(self.archive)]
+        env = {**os.environ, "TOGETHER_SIM_API_KEY": API_KEY}
+        with self.log_path.open("a") as log:
+            self._proc = subprocess.Popen(
+                command, stdout=subprocess.PIPE, stderr=log, text=True, env=env
+            )
+        root = self._banner().rstrip("/").removesuffix("/v1")
+        self.admin = httpx.Client(base_url=root, timeout=30.0)
+        self.client = TogetherClient(api_key=API_KEY, base_url=f"{root}/v1")
+        progress(f"simulator up ({root}); creating a cluster with {self.real_nodes} real node(s)")
+        request = ClusterCreateRequest(
+            **CLUSTER,
+            num_preemptible_gpus=8 * self.real_nodes,
+            shared_volume=VolumeCreateRequest(
+                volume_name=VOLUME_NAME, size_tib=1, region=CLUSTER["region"]
+            ),
+        )
+        self.cluster_id = self.client.create_cluster(request).cluster_id
+        wait_for(self._control_plane_running, "the cluster's control plane", 180)
+        cluster = self.client.get_cluster(self.cluster_id)
+        self.kube = Kube(base64.b64decode(cluster.kube_config or "").decode())
+        wait_for(
+            lambda: len(self.ready_real_nodes()) >= self.real_nodes,
+            f"{self.real_nodes} real preemptible node(s) Ready",
+            240,
+        )
+        volumes = self.state_dir / "kube" / "volumes"
+        self.volume_dir = wait_for(
+            lambda: next(iter(volumes.iterdir()), None) if volumes.is_dir() else None,
+            "the shared volume's directory",
+            60,
+        )
+        return self
+
+    def _banner(self) -> str:
+        assert self._proc is not None and self._proc.stdout is not None
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([self._proc.stdout], [], [], 0.2)
+            if ready:
+                line = self._proc.stdout.readline()
+                if line.startswith(BANNER):
+                    return line[len(BANNER) :].strip()
+                if not line and self._proc.poll() is not None:
+                    break
+        raise DrillWorldError(f"the simulator did not start; its log: {self.log_path}")
+
+    def _control_plane_running(self) -> bool:
+        assert self.admin is not None
+        status = self.admin.get("/_sim/kubernetes").json()["clusters"].get(self.cluster_id, {})
+        if status.get("state") == "failed":
+            raise DrillWorldError(f"the cluster's control plane failed: {status.get('error')}")
+        return bool(status.get("state") == "running")
+
+    def ready_real_nodes(self) -> list[str]:
+        """The real preemptible nodes that are Ready and schedulable."""
+        assert self.kube is not None
+        found = []
+        for node in self.kube.items("/api/v1/nodes"):
+            labels = node["metadata"].get("labels", {})
+            ready = [c for c in node["status"].get("conditions", []) if c["type"] == "Ready"]
+            if (
+                labels.get(REAL) == "false"
+                and labels.get(COMPUTE_CLASS) == "preemptible"
+                and not node["spec"].get("unschedulable")
+                and ready
+                and ready[0]["status"] == "True"
+            ):
+                found.append(node["metadata"]["name"])
+        return sorted(found)
+
+    def reclaim(self, node: str) -> None:
+        assert self.admin is not None
+        response = self.admin.post(
+            f"/_sim/clusters/{self.cluster_id}/reclaim", json={"node_ids": [node]}
+        )
+        response.raise_for_status()
+
+    def claim(self, name: str, namespace: str) -> None:
+        """A claim of the drill's shared volume (its static PersistentVolume, by name)."""
+        assert self.kube is not None
+        if namespace != "default":
+            namespaces = {n["metadata"]["name"] for n in self.kube.items("/api/v1/namespaces")}
+            if namespace not in namespaces:
+                self.kube.request("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
+        claim: Obj = {
+            "metadata": {"name": name},
+            "spec": {
+                "accessModes": ["ReadWriteMany"],
+                "storageClassName": "",
+                "volumeName": VOLUME_NAME,
+                "resources": {"requests": {"storage": "1Ti"}},
+            },
+        }
+        self.kube.request("POST", f"/api/v1/namespaces/{namespace}/persistentvolumeclaims", claim)
+
+    def stop(self) -> None:
+        """Stop everything (the simulator stops its control planes and removes its real nodes
+        and what they did to the host) and remove the state directory."""
+        for closeable in (self.kube, self.client, self.admin):
+            if closeable is not None:
+                closeable.close()
+        if self._proc is not None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+            if self._proc.stdout is not None:
+                self._proc.stdout.close()
+            self._proc = None
+        shutil.rmtree(self.state_dir, ignore_errors=True)
