@@ -68,7 +68,7 @@ if demo_image:
     # the controller must get the new floor, as scripts/demo-autoscaler.sh gives it.
     ranged = sorted(
         (
-            (name, declared[kind.config_key][name], props)
+            (name, declared[config_key(kind)][name], props)
             for kind in stack_config.in_declaration_order()
             for name, props in stack_config.props(kind).items()
             if props.get("max_preemptible_gpus") is not None

@@ -120,6 +120,8 @@ class KubeHub:
             if entry.name not in existing:
                 log.info("removing the files of deleted volume %s", entry.name)
                 remove_tree(entry)
+        if not any(self.volumes_dir.iterdir()):  # no volume left: nothing of them either
+            self.volumes_dir.rmdir()
 
     def prepare(self, cluster_id: str, cluster_name: str) -> None:
         """Certificates and ports for a new cluster (no process yet)."""
@@ -177,6 +179,9 @@ class KubeHub:
         if self.pool is not None:  # whatever a mirror thread still held: removed from here
             self.pool.close()
         self._remove_orphans()
+        with self.transaction() as world:
+            volumes = _kept_volumes(world)
+        self._remove_deleted_volumes(volumes)
 
     def _signal_all(self, besides: Collection[ClusterMirror] = ()) -> list[ClusterMirror]:
         """Signal every mirror not in ``besides`` (each once: those were signalled already)."""
@@ -203,9 +208,7 @@ class KubeHub:
         with self.transaction() as world:
             autoscale.step_each(world, demands)  # Together's autoscaler, where asked for
             views = views_of(world)
-            volumes = {
-                v.volume_id for v in world.volumes.by_id.values() if v.deleting_since is None
-            }
+            volumes = _kept_volumes(world)
         self._remove_deleted_volumes(volumes)
         for cluster_id, view in views.items():
             mirror = self._mirrors.get(cluster_id)
@@ -232,3 +235,8 @@ class KubeHub:
                 mirror.stop(remove=True)
             else:
                 remove_tree(plane.root)
+
+
+def _kept_volumes(world: World) -> set[str]:
+    """The volumes whose files stay: every one not being deleted."""
+    return {v.volume_id for v in world.volumes.by_id.values() if v.deleting_since is None}
