@@ -47,6 +47,7 @@ def test_demo_keeps_its_state_in_postgres_and_down_removes_the_server(
     env = {
         "TOGETHER_ENGINE_BIN": str(engine),
         "DEMO_SIM_PORT": str(free_port()),
+        "REAL_NODES": "0",  # the backend is what this shows: KWOK nodes and the host autoscaler
         **demo_bins_env(),  # the demo's simulator runs --kubernetes; pulumi finds the plugin
     }
     try:
