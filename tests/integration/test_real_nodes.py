@@ -11,7 +11,6 @@ import json
 import os
 import signal
 import tarfile
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -24,7 +23,7 @@ from testkit.sim import SimulatorProcess
 from tests.clusters import together_client
 from tests.specs import CLUSTER_SPEC
 from together_api.wire import ClusterCreateRequest, VolumeCreateRequest
-from together_sim.drill.kube import terminated
+from together_sim.drill.kube import PodWatch, terminated
 from together_sim.kube.nodepool import RECORD_FILE
 
 COMPUTE_CLASS = "together.ai/compute-class"
@@ -50,21 +49,10 @@ class Cluster:
             self.cluster_id = client.create_cluster(request).cluster_id
             sim.control_plane(self.cluster_id)
             self.kube = KubeClient.from_cluster(client.get_cluster(self.cluster_id))
-        self.seen: list[tuple[float, Obj]] = []
-        self._stop = threading.Event()
-        self._watcher = threading.Thread(target=self._watch, daemon=True)
-        self._watcher.start()
-
-    def _watch(self) -> None:
-        while not self._stop.is_set():
-            try:
-                for event in self.kube.watch("/api/v1/namespaces/default/pods", self._stop):
-                    self.seen.append((time.monotonic(), event["object"]))
-            except Exception:  # the server ended the watch (or is stopping): watch again
-                time.sleep(0.1)
+        self.pods = PodWatch(self.kube, "default")  # the drill's watch: every version, timed
 
     def close(self) -> None:
-        self._stop.set()
+        self.pods.stop()
         self.kube.close()
 
     def volume_dir(self) -> Path:
@@ -97,7 +85,7 @@ class Cluster:
         return sorted(found)
 
     def history(self, name: str) -> list[tuple[float, Obj]]:
-        return [(t, p) for t, p in list(self.seen) if p["metadata"]["name"] == name]
+        return self.pods.history(name)
 
     def claim_volume(self) -> None:
         claim = {
