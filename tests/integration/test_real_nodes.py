@@ -88,16 +88,7 @@ class Cluster:
         return self.pods.history(name)
 
     def claim_volume(self) -> None:
-        claim = {
-            "metadata": {"name": "ckpt"},
-            "spec": {
-                "accessModes": ["ReadWriteMany"],
-                "storageClassName": "",
-                "volumeName": "ckpt",
-                "resources": {"requests": {"storage": "1Ti"}},
-            },
-        }
-        self.kube.request("POST", "/api/v1/namespaces/default/persistentvolumeclaims", claim)
+        self.kube.claim_volume("ckpt", "ckpt")
 
 
 def refill_node(cluster: Cluster) -> str:

@@ -64,6 +64,21 @@ class Kube:
         items: list[Obj] = self.request("GET", path)["items"]
         return items
 
+    def claim_volume(self, name: str, volume_name: str, namespace: str = "default") -> None:
+        """Claim (ReadWriteMany, 1Ti) the static PersistentVolume the simulator made for an
+        attached shared volume: no storage class, bound by ``volumeName`` (the drill and the
+        tests claim it so)."""
+        claim: Obj = {
+            "metadata": {"name": name},
+            "spec": {
+                "accessModes": ["ReadWriteMany"],
+                "storageClassName": "",
+                "volumeName": volume_name,
+                "resources": {"requests": {"storage": "1Ti"}},
+            },
+        }
+        self.request("POST", f"/api/v1/namespaces/{namespace}/persistentvolumeclaims", claim)
+
 
 class PodWatch:
     """Every version of every pod of one namespace, each with ``time.monotonic()`` when seen,

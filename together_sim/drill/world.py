@@ -19,7 +19,7 @@ import httpx
 
 from together_api.client import TogetherClient
 from together_api.wire import ClusterCreateRequest, VolumeCreateRequest
-from together_sim.drill.kube import Kube, Obj
+from together_sim.drill.kube import Kube
 
 API_KEY: Final = "drill-key"
 TIME_SCALE: Final = 60.0
@@ -180,16 +180,7 @@ class World:
             namespaces = {n["metadata"]["name"] for n in self.kube.items("/api/v1/namespaces")}
             if namespace not in namespaces:
                 self.kube.request("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
-        claim: Obj = {
-            "metadata": {"name": name},
-            "spec": {
-                "accessModes": ["ReadWriteMany"],
-                "storageClassName": "",
-                "volumeName": VOLUME_NAME,
-                "resources": {"requests": {"storage": "1Ti"}},
-            },
-        }
-        self.kube.request("POST", f"/api/v1/namespaces/{namespace}/persistentvolumeclaims", claim)
+        self.kube.claim_volume(name, VOLUME_NAME, namespace)
 
     def stop(self) -> None:
         """Stop everything (the simulator stops its control planes and removes its real nodes
