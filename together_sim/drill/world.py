@@ -43,6 +43,22 @@ COMPUTE_CLASS: Final = "together.ai/compute-class"
 T = TypeVar("T")
 
 
+def read_banner(proc: subprocess.Popen[str], timeout: float, interval: float) -> str | None:
+    """The URL a starting simulator prints on stdout (its :data:`BANNER` line), or None if it
+    exits or ``timeout`` seconds pass first; the drill and testkit start one this way."""
+    assert proc.stdout is not None
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([proc.stdout], [], [], interval)
+        if ready:
+            line = proc.stdout.readline()
+            if line.startswith(BANNER):
+                return line[len(BANNER) :].strip()
+            if not line and proc.poll() is not None:
+                break
+    return None
+
+
 class DrillWorldError(RuntimeError):
     """The local world did not come up; the message says what and where its log is."""
 
@@ -130,17 +146,11 @@ class World:
         return self
 
     def _banner(self) -> str:
-        assert self._proc is not None and self._proc.stdout is not None
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([self._proc.stdout], [], [], 0.2)
-            if ready:
-                line = self._proc.stdout.readline()
-                if line.startswith(BANNER):
-                    return line[len(BANNER) :].strip()
-                if not line and self._proc.poll() is not None:
-                    break
-        raise DrillWorldError(f"the simulator did not start; its log: {self.log_path}")
+        assert self._proc is not None
+        url = read_banner(self._proc, 60, 0.2)
+        if url is None:
+            raise DrillWorldError(f"the simulator did not start; its log: {self.log_path}")
+        return url
 
     def _control_plane_running(self) -> bool:
         assert self.admin is not None
