@@ -6,8 +6,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import ssl
-import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -15,10 +13,10 @@ from typing import Any
 
 import httpx
 import pytest
-import yaml
 
 from testkit.pulumi_env import TOOLS, tool_bin
 from testkit.wait import wait_for
+from together_sim.drill.kube import Kube
 
 __all__ = ["KubeClient", "control_plane_processes", "kube_bin_or_skip"]
 
@@ -34,10 +32,6 @@ def kube_bin_or_skip() -> Path:
         if os.environ.get(TOOLS["kube"][0]):
             raise
         pytest.skip(f"{missing} first")
-
-
-def _named(entries: list[Obj], name: str | None) -> Obj:
-    return next((e for e in entries if e["name"] == name), entries[0])
 
 
 def control_plane_processes(marker: Path) -> list[tuple[int, str]]:
@@ -57,56 +51,22 @@ def control_plane_processes(marker: Path) -> list[tuple[int, str]]:
     return found
 
 
-class KubeClient:
-    """A small client for one cluster's API server, authenticated as its kubeconfig says
-    (client certificate or token; no kubectl, so a poll costs a request, not a process)::
+class KubeClient(Kube):
+    """A small client for one cluster's API server, authenticated as its kubeconfig says (the
+    drill's :class:`Kube`; no kubectl, so a poll costs a request, not a process)::
 
         kube = KubeClient.from_cluster(client.get_cluster(cluster_id))
         kube.wait_for(lambda: len(kube.nodes()) == 2, "two Nodes")
         kube.nodes()        # [{"metadata": {"name": "gpu-dp-...", "labels": ...}, ...}, ...]
     """
 
-    def __init__(self, kubeconfig: str) -> None:
-        config = yaml.safe_load(kubeconfig)
-        context = _named(config["contexts"], config.get("current-context"))["context"]
-        cluster = _named(config["clusters"], context["cluster"])["cluster"]
-        user = _named(config["users"], context["user"])["user"]
-        tls = ssl.create_default_context()
-        if "certificate-authority-data" in cluster:
-            tls.load_verify_locations(
-                cadata=base64.b64decode(cluster["certificate-authority-data"]).decode()
-            )
-        elif cluster.get("insecure-skip-tls-verify"):
-            tls.check_hostname = False
-            tls.verify_mode = ssl.CERT_NONE
-        headers = {}
-        if "client-certificate-data" in user:
-            with tempfile.TemporaryDirectory() as tmp:  # ssl loads a key pair from files only
-                cert, key = Path(tmp) / "client.crt", Path(tmp) / "client.key"
-                cert.write_bytes(base64.b64decode(user["client-certificate-data"]))
-                key.write_bytes(base64.b64decode(user["client-key-data"]))
-                tls.load_cert_chain(cert, key)
-        if "token" in user:
-            headers["Authorization"] = f"Bearer {user['token']}"
-        self.server: str = cluster["server"]
-        self.http = httpx.Client(base_url=self.server, verify=tls, headers=headers, timeout=10.0)
-
     @classmethod
     def from_cluster(cls, cluster: Any) -> KubeClient:
         """From a wire ``Cluster`` (its ``kube_config`` is base64, as Together sends it)."""
         return cls(base64.b64decode(cluster.kube_config).decode())
 
-    def close(self) -> None:
-        self.http.close()
-
     def get(self, path: str, **params: str) -> Obj:
         response = self.http.get(path, params=params)
-        response.raise_for_status()
-        result: Obj = response.json()
-        return result
-
-    def request(self, method: str, path: str, body: Obj | None = None) -> Obj:
-        response = self.http.request(method, path, json=body)
         response.raise_for_status()
         result: Obj = response.json()
         return result

@@ -4,20 +4,17 @@ over real HTTP as a user would, and move its virtual clock instead of sleeping."
 from __future__ import annotations
 
 import os
-import select
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from testkit.wait import wait_for
+from together_sim.drill.world import read_banner
 
 __all__ = ["SimulatorProcess"]
-
-_BANNER = "together simulator listening on "
 
 
 class SimulatorProcess:
@@ -103,16 +100,10 @@ class SimulatorProcess:
         return self
 
     def _read_banner(self) -> str:
-        assert self._proc is not None and self._proc.stdout is not None
-        deadline = time.monotonic() + self.startup_timeout
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([self._proc.stdout], [], [], 0.1)
-            if ready:
-                line = self._proc.stdout.readline()
-                if line.startswith(_BANNER):
-                    return line[len(_BANNER) :].strip()
-                if not line and self._proc.poll() is not None:
-                    break
+        assert self._proc is not None
+        url = read_banner(self._proc, self.startup_timeout, 0.1)
+        if url is not None:
+            return url
         self.stop()
         log = (self.state_dir / "simulator.log").read_text()
         raise RuntimeError(f"simulator did not start; its log:\n{log}")

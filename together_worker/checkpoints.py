@@ -91,15 +91,13 @@ class CheckpointStore:
         """Like :meth:`save`, for a framework that writes to a path itself
         (``trainer.save_checkpoint``): ``write`` gets the temporary path and writes one file."""
         final, partial = self._names(step)
-        try:
+
+        def write_and_fsync() -> None:
             write(partial)
             with open(partial, "rb+") as file:
                 os.fsync(file.fileno())
-            os.replace(partial, final)
-        except BaseException:
-            partial.unlink(missing_ok=True)
-            raise
-        _fsync_directory(self.directory)
+
+        _publish(final, partial, write_and_fsync)
         self.prune()
         return Checkpoint(step, final)
 
@@ -127,7 +125,8 @@ class CheckpointStore:
 def write_atomically(final: Path, payload: bytes | Writer, partial: Path) -> None:
     """Write ``partial``, fsync it, rename it to ``final`` and fsync the directory: a reader sees
     the old ``final`` or the whole new one, whenever the writer is killed."""
-    try:
+
+    def write_and_fsync() -> None:
         with open(partial, "wb") as file:
             if isinstance(payload, bytes):
                 file.write(payload)
@@ -135,6 +134,15 @@ def write_atomically(final: Path, payload: bytes | Writer, partial: Path) -> Non
                 payload(file)
             file.flush()
             os.fsync(file.fileno())
+
+    _publish(final, partial, write_and_fsync)
+
+
+def _publish(final: Path, partial: Path, write_and_fsync: Callable[[], None]) -> None:
+    """The one atomic step both ways of writing share: once ``partial`` is written and fsynced,
+    rename it to ``final`` and fsync the directory; on any failure remove ``partial``."""
+    try:
+        write_and_fsync()
         os.replace(partial, final)
     except BaseException:
         partial.unlink(missing_ok=True)

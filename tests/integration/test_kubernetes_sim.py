@@ -230,16 +230,7 @@ def test_a_reclaim_cordons_warns_evicts_fails_143_removes_at_5_minutes_and_refil
         pv = kube.wait_for(lambda: kube.get("/api/v1/persistentvolumes/ckpt-vol"), "the PV")
         assert pv["spec"]["accessModes"] == ["ReadWriteMany"]
         assert pv["spec"]["capacity"]["storage"] == "2Ti"
-        claim = {
-            "metadata": {"name": "ckpt"},
-            "spec": {
-                "accessModes": ["ReadWriteMany"],
-                "storageClassName": "",
-                "volumeName": "ckpt-vol",
-                "resources": {"requests": {"storage": "1Ti"}},
-            },
-        }
-        kube.request("POST", "/api/v1/namespaces/default/persistentvolumeclaims", claim)
+        kube.claim_volume("ckpt", "ckpt-vol")
         kube.wait_for(
             lambda: kube.get("/api/v1/namespaces/default/persistentvolumeclaims/ckpt")["status"]
             .get("phase") == "Bound",

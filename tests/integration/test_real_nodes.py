@@ -11,7 +11,6 @@ import json
 import os
 import signal
 import tarfile
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -24,6 +23,7 @@ from testkit.sim import SimulatorProcess
 from tests.clusters import together_client
 from tests.specs import CLUSTER_SPEC
 from together_api.wire import ClusterCreateRequest, VolumeCreateRequest
+from together_sim.drill.kube import PodWatch, terminated
 from together_sim.kube.nodepool import RECORD_FILE
 
 COMPUTE_CLASS = "together.ai/compute-class"
@@ -49,21 +49,10 @@ class Cluster:
             self.cluster_id = client.create_cluster(request).cluster_id
             sim.control_plane(self.cluster_id)
             self.kube = KubeClient.from_cluster(client.get_cluster(self.cluster_id))
-        self.seen: list[tuple[float, Obj]] = []
-        self._stop = threading.Event()
-        self._watcher = threading.Thread(target=self._watch, daemon=True)
-        self._watcher.start()
-
-    def _watch(self) -> None:
-        while not self._stop.is_set():
-            try:
-                for event in self.kube.watch("/api/v1/namespaces/default/pods", self._stop):
-                    self.seen.append((time.monotonic(), event["object"]))
-            except Exception:  # the server ended the watch (or is stopping): watch again
-                time.sleep(0.1)
+        self.pods = PodWatch(self.kube, "default")  # the drill's watch: every version, timed
 
     def close(self) -> None:
-        self._stop.set()
+        self.pods.stop()
         self.kube.close()
 
     def volume_dir(self) -> Path:
@@ -96,33 +85,16 @@ class Cluster:
         return sorted(found)
 
     def history(self, name: str) -> list[tuple[float, Obj]]:
-        return [(t, p) for t, p in list(self.seen) if p["metadata"]["name"] == name]
+        return self.pods.history(name)
 
     def claim_volume(self) -> None:
-        claim = {
-            "metadata": {"name": "ckpt"},
-            "spec": {
-                "accessModes": ["ReadWriteMany"],
-                "storageClassName": "",
-                "volumeName": "ckpt",
-                "resources": {"requests": {"storage": "1Ti"}},
-            },
-        }
-        self.kube.request("POST", "/api/v1/namespaces/default/persistentvolumeclaims", claim)
+        self.kube.claim_volume("ckpt", "ckpt")
 
 
 def refill_node(cluster: Cluster) -> str:
     """The cluster's real preemptible Node, once there is one."""
     found: str = cluster.kube.wait_for(cluster.ready_real_nodes, "a real node", 120)[0]
     return found
-
-
-def _terminated(pod: Obj) -> Obj | None:
-    for status in pod.get("status", {}).get("containerStatuses", []):
-        if "terminated" in status.get("state", {}):
-            terminated: Obj = status["state"]["terminated"]
-            return terminated
-    return None
 
 
 def _conditions(pod: Obj) -> set[str]:
@@ -270,16 +242,16 @@ def test_a_reclaim_sends_sigterm_143_within_grace_and_kills_at_grace_end_with_13
             gone_after = time.monotonic() - reclaimed_at
 
             def ended(name: str) -> tuple[float, Obj]:
-                return next((t, p) for t, p in cluster.history(name) if _terminated(p))
+                return next((t, p) for t, p in cluster.history(name) if terminated(p))
 
             graceful_at, graceful = ended("graceful")
             ignores_at, ignores = ended("ignores")
-            terminated = _terminated(graceful)
-            assert terminated is not None and terminated["exitCode"] == 143
+            stopped = terminated(graceful)
+            assert stopped is not None and stopped["exitCode"] == 143
             assert "DisruptionTarget" in _conditions(graceful)
             assert graceful["status"]["phase"] == "Failed"
             assert 7 <= graceful_at - reclaimed_at < 20  # its own time, within its grace
-            killed = _terminated(ignores)
+            killed = terminated(ignores)
             assert killed is not None and killed["exitCode"] == 137
             assert "DisruptionTarget" in _conditions(ignores)
             assert ignores_at - reclaimed_at >= 4  # not before its grace period ended
@@ -304,7 +276,7 @@ def test_a_reclaim_sends_sigterm_143_within_grace_and_kills_at_grace_end_with_13
             own["spec"]["volumes"] = []
             kube.request("POST", "/api/v1/namespaces/default/pods", own)
             exited = kube.wait_for(
-                lambda: _terminated(kube.get("/api/v1/namespaces/default/pods/own")),
+                lambda: terminated(kube.get("/api/v1/namespaces/default/pods/own")),
                 "the user's image to run",
             )
             assert exited["exitCode"] == 3

@@ -22,27 +22,11 @@ from together_policy.resources import (
     Res,
     with_unknowns,
 )
+from together_provider.kubernetes.placement import off_preemptible, on_preemptible
 
-PREEMPTIBLE = {"nodeSelector": {"together.ai/compute-class": "preemptible"}}
-OFF = {
-    "affinity": {
-        "nodeAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": [
-                    {
-                        "matchExpressions": [
-                            {
-                                "key": "together.ai/compute-class",
-                                "operator": "NotIn",
-                                "values": ["preemptible"],
-                            }
-                        ]
-                    }
-                ]
-            }
-        }
-    }
-}
+# Placed as the provider's helpers place a pod: the pack must accept what they write.
+PREEMPTIBLE = on_preemptible({})
+OFF = off_preemptible({})  # required node affinity compute-class NotIn [preemptible]
 CONTAINER = {"name": "main", "image": "busybox"}
 DURABLE = {  # on preemptible nodes, with a checkpoint mount of a PersistentVolumeClaim
     **PREEMPTIBLE,

@@ -87,6 +87,16 @@ def test_read_shows_an_out_of_band_resize_as_drift() -> None:
     assert observed.outputs["cluster_ids"] == ["c-1"]
 
 
+@pytest.mark.parametrize(
+    "answer", [reply(200, volume("deleting")), reply(404, {"error": {"message": "gone"}})]
+)
+def test_read_takes_a_deleting_or_missing_volume_as_gone(answer: Any) -> None:
+    api = FakeApi()
+    api.on("GET", ONE, answer)
+    assert lifecycle(api).read("vol-1", VOLUME.stored(PROPS)) is None
+    assert api.seen == [("GET", ONE)]  # gone: no need to ask which clusters use it
+
+
 def test_adoption_refuses_another_name_and_grows_a_smaller_volume(mocker: MockerFixture) -> None:
     api = FakeApi()
     api.on("GET", ONE, reply(200, volume(name="other")))

@@ -255,11 +255,8 @@ class ClusterLifecycle(ResourceLifecycle):
 
     def read(self, id_: str, stored: Stored[ClusterSpec]) -> Observed | None:
         """The cluster as Together sees it now; None when it is gone (404 or Deleting)."""
-        try:
-            cluster = self._client.get_cluster(id_)
-        except NotFoundError:
-            return None
-        if cluster.is_deleting:
+        cluster = self._still_there(self._client.get_cluster, id_)
+        if cluster is None:
             return None
         live = CLUSTER.live_inputs(stored.recorded, cluster)
         return Observed(id_, live, self._outputs(live, cluster))

@@ -261,23 +261,24 @@ def _row(cluster: ClusterChange, destructive: frozenset[Any]) -> str:
     gpu_type = _arrow(old.gpu_type or "?", new.gpu_type or "?", exists=(True, True))
     if not all(exists):
         gpu_type = (new.gpu_type if exists[1] else old.gpu_type) or "?"
+    # One count cell per GPU class (standard, then the preemptible target), built one way.
+    classes = [
+        (old.standard, old.standard_max, new.standard, new.standard_max, cluster.live_standard),
+        (
+            old.preemptible,
+            old.preemptible_max,
+            new.preemptible,
+            new.preemptible_max,
+            cluster.live_preemptible,
+        ),
+    ]
     cells = [
         f"`{cluster.name}`",
         f"**{cluster.action}**" if cluster.action in destructive else cluster.action,
         gpu_type,
-        _counts(
-            _span(old.standard, old.standard_max),
-            _span(new.standard, new.standard_max),
-            cluster.live_standard,
-            cluster.live_word,
-            exists=exists,
-        ),
-        _counts(
-            _span(old.preemptible, old.preemptible_max),
-            _span(new.preemptible, new.preemptible_max),
-            cluster.live_preemptible,
-            cluster.live_word,
-            exists=exists,
+        *(
+            _counts(_span(o, o_max), _span(n, n_max), live, cluster.live_word, exists=exists)
+            for o, o_max, n, n_max, live in classes
         ),
         "—" if cluster.old is None else _num(cluster.allocated),
         _arrow(

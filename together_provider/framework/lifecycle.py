@@ -36,6 +36,14 @@ Spec = TypeVar("Spec", contravariant=True)
 Live = TypeVar("Live")
 
 
+class _Deletable(Protocol):
+    @property
+    def is_deleting(self) -> bool: ...
+
+
+Found = TypeVar("Found", bound=_Deletable)
+
+
 def silent(_message: str) -> None:
     """The default `Say`: no progress lines."""
     return None
@@ -127,6 +135,16 @@ class ResourceLifecycle:
         if isinstance(recorded, int | float):
             return float(recorded)
         return DELETE_TIMEOUT_SECONDS
+
+    @staticmethod
+    def _still_there(fetch: Callable[[str], Found], object_id: str) -> Found | None:
+        """What ``fetch`` reads of the object, or None when it is gone: 404, or being deleted. A
+        read of any kind treats a deleting object as gone, so a refresh drops it the same way."""
+        try:
+            found = fetch(object_id)
+        except NotFoundError:
+            return None
+        return None if found.is_deleting else found
 
     def _to_adopt(
         self, spec: Any, object_id: str, fetch: Callable[[str], Live], listing: str

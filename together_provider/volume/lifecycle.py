@@ -126,11 +126,8 @@ class VolumeLifecycle(ResourceLifecycle):
 
     def read(self, id_: str, stored: Stored[VolumeSpec]) -> Observed | None:
         """The volume as Together sees it now; None when it is gone (404 or deleting)."""
-        try:
-            volume = self._client.get_volume(id_)
-        except NotFoundError:
-            return None
-        if volume.is_deleting:
+        volume = self._still_there(self._client.get_volume, id_)
+        if volume is None:
             return None
         live = self._live(id_, volume)
         inputs = VOLUME.live_inputs(stored.recorded, live)

@@ -12,6 +12,7 @@ from together_provider.extensions import config_key
 from together_provider.framework.kind import Kind
 from together_provider.framework.schema import UNKNOWN
 from together_provider.preview.guardrails import placeholder_legend
+from together_provider.preview.markdown import marked, signed_money
 from together_provider.preview.plan import Action, StackPlan, merge
 from together_provider.preview.prices import PriceTable
 
@@ -95,14 +96,6 @@ def _money(value: float | None, placeholder: bool = False) -> str:
     return f"${value:,.2f}{PLACEHOLDER_MARK if placeholder else ''}"
 
 
-def _signed(value: float | None) -> str:
-    if value is None:
-        return "?"
-    if round(value, 2) == 0:
-        return "±$0.00"
-    return f"{'+' if value > 0 else '-'}${abs(value):,.2f}"
-
-
 def _arrow(old: str, new: str, exists: tuple[bool, bool]) -> str:
     if not exists[0]:
         return f"— → {new}"
@@ -132,7 +125,7 @@ def volume_table(volumes: Sequence[VolumeChange], destructive: frozenset[Any]) -
         size = _arrow(_num(v.old_size), _num(v.new_size), v.exists)
         mark = v.placeholder_price
         cost = _arrow(_money(v.old_cost, mark), _money(v.new_cost, mark), v.exists)
-        delta = _signed(_delta(v)) + (PLACEHOLDER_MARK if mark and _delta(v) is not None else "")
+        delta = marked(signed_money(_delta(v)), mark)  # "?" (no delta) is never marked
         rows.append(f"| `{v.name}` | {action} | {size} | {cost} | {delta} |")
     return [*rows, ""]
 

@@ -18,11 +18,14 @@ import yaml
 Obj = dict[str, Any]
 
 
-def _named(items: list[Obj], name: str | None) -> Obj:
-    return next(i for i in items if name is None or i["name"] == name)
+def _named(entries: list[Obj], name: str | None) -> Obj:
+    return next((e for e in entries if e["name"] == name), entries[0])
 
 
 class Kube:
+    """Authenticated as the kubeconfig says (client certificate or token); testkit's KubeClient
+    builds on it, so the drill and the tests read a kubeconfig one way."""
+
     def __init__(self, kubeconfig: str) -> None:
         config = yaml.safe_load(kubeconfig)
         context = _named(config["contexts"], config.get("current-context"))["context"]
@@ -33,6 +36,9 @@ class Kube:
             tls.load_verify_locations(
                 cadata=base64.b64decode(cluster["certificate-authority-data"]).decode()
             )
+        elif cluster.get("insecure-skip-tls-verify"):
+            tls.check_hostname = False
+            tls.verify_mode = ssl.CERT_NONE
         headers = {}
         if "client-certificate-data" in user:
             with tempfile.TemporaryDirectory() as tmp:  # ssl loads a key pair from files only
@@ -42,9 +48,8 @@ class Kube:
                 tls.load_cert_chain(cert, key)
         if "token" in user:
             headers["Authorization"] = f"Bearer {user['token']}"
-        self.http = httpx.Client(
-            base_url=cluster["server"], verify=tls, headers=headers, timeout=10.0
-        )
+        self.server: str = cluster["server"]
+        self.http = httpx.Client(base_url=self.server, verify=tls, headers=headers, timeout=10.0)
 
     def close(self) -> None:
         self.http.close()
@@ -58,6 +63,21 @@ class Kube:
     def items(self, path: str) -> list[Obj]:
         items: list[Obj] = self.request("GET", path)["items"]
         return items
+
+    def claim_volume(self, name: str, volume_name: str, namespace: str = "default") -> None:
+        """Claim (ReadWriteMany, 1Ti) the static PersistentVolume the simulator made for an
+        attached shared volume: no storage class, bound by ``volumeName`` (the drill and the
+        tests claim it so)."""
+        claim: Obj = {
+            "metadata": {"name": name},
+            "spec": {
+                "accessModes": ["ReadWriteMany"],
+                "storageClassName": "",
+                "volumeName": volume_name,
+                "resources": {"requests": {"storage": "1Ti"}},
+            },
+        }
+        self.request("POST", f"/api/v1/namespaces/{namespace}/persistentvolumeclaims", claim)
 
 
 class PodWatch:

@@ -19,7 +19,7 @@ import httpx
 
 from together_api.client import TogetherClient
 from together_api.wire import ClusterCreateRequest, VolumeCreateRequest
-from together_sim.drill.kube import Kube, Obj
+from together_sim.drill.kube import Kube
 
 API_KEY: Final = "drill-key"
 TIME_SCALE: Final = 60.0
@@ -41,6 +41,22 @@ REAL: Final = "together-sim/kwok"
 COMPUTE_CLASS: Final = "together.ai/compute-class"
 
 T = TypeVar("T")
+
+
+def read_banner(proc: subprocess.Popen[str], timeout: float, interval: float) -> str | None:
+    """The URL a starting simulator prints on stdout (its :data:`BANNER` line), or None if it
+    exits or ``timeout`` seconds pass first; the drill and testkit start one this way."""
+    assert proc.stdout is not None
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([proc.stdout], [], [], interval)
+        if ready:
+            line = proc.stdout.readline()
+            if line.startswith(BANNER):
+                return line[len(BANNER) :].strip()
+            if not line and proc.poll() is not None:
+                break
+    return None
 
 
 class DrillWorldError(RuntimeError):
@@ -130,17 +146,11 @@ class World:
         return self
 
     def _banner(self) -> str:
-        assert self._proc is not None and self._proc.stdout is not None
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([self._proc.stdout], [], [], 0.2)
-            if ready:
-                line = self._proc.stdout.readline()
-                if line.startswith(BANNER):
-                    return line[len(BANNER) :].strip()
-                if not line and self._proc.poll() is not None:
-                    break
-        raise DrillWorldError(f"the simulator did not start; its log: {self.log_path}")
+        assert self._proc is not None
+        url = read_banner(self._proc, 60, 0.2)
+        if url is None:
+            raise DrillWorldError(f"the simulator did not start; its log: {self.log_path}")
+        return url
 
     def _control_plane_running(self) -> bool:
         assert self.admin is not None
@@ -180,16 +190,7 @@ class World:
             namespaces = {n["metadata"]["name"] for n in self.kube.items("/api/v1/namespaces")}
             if namespace not in namespaces:
                 self.kube.request("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
-        claim: Obj = {
-            "metadata": {"name": name},
-            "spec": {
-                "accessModes": ["ReadWriteMany"],
-                "storageClassName": "",
-                "volumeName": VOLUME_NAME,
-                "resources": {"requests": {"storage": "1Ti"}},
-            },
-        }
-        self.kube.request("POST", f"/api/v1/namespaces/{namespace}/persistentvolumeclaims", claim)
+        self.kube.claim_volume(name, VOLUME_NAME, namespace)
 
     def stop(self) -> None:
         """Stop everything (the simulator stops its control planes and removes its real nodes

@@ -13,7 +13,7 @@ import ssl
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -38,6 +38,41 @@ _prctl = ctypes.CDLL(None, use_errno=True).prctl  # resolved here: the child mus
 
 def _die_with_parent() -> None:  # runs in the child between fork and exec
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def wait_ready(
+    what: str,
+    ready: Callable[[], bool],
+    timeout: float,
+    processes: Mapping[str, subprocess.Popen[bytes]],
+    logs: Path,
+    cancelled: threading.Event,
+    cancelled_message: str,
+    *,
+    of: str = "",
+    ignore: tuple[type[Exception], ...] = (),
+    interval: float = 0.1,
+) -> None:
+    """Poll ``ready`` until it holds; a cancel, a started process that exits (the error names its
+    log in ``logs``) or ``timeout`` seconds end the wait with an error. A control plane and a
+    real node start their processes this one way; ``of`` names whose (" of cluster X")."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if cancelled.is_set():
+            raise RuntimeError(cancelled_message)
+        for name, proc in processes.items():
+            if proc.poll() is not None:
+                raise RuntimeError(
+                    f"{name}{of} exited with {proc.returncode}; see {logs / (name + '.log')}"
+                )
+        try:
+            if ready():
+                return
+        except ignore:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{what}{of} not ready after {timeout:.0f} s")
+        time.sleep(interval)
 
 
 def _free_ports(count: int) -> list[int]:
@@ -150,23 +185,17 @@ class ControlPlane:
             )
 
     def _wait(self, what: str, ready: Callable[[], bool], timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.cancelled.is_set():
-                raise RuntimeError(f"start of cluster {self.cluster_id}'s control plane cancelled")
-            for name, proc in self.processes.items():
-                if proc.poll() is not None:
-                    raise RuntimeError(
-                        f"{name} of cluster {self.cluster_id} exited with {proc.returncode}; "
-                        f"see {self.root / 'logs' / (name + '.log')}"
-                    )
-            try:
-                if ready():
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        raise RuntimeError(f"{what} of cluster {self.cluster_id} not ready after {timeout:.0f} s")
+        wait_ready(
+            what,
+            ready,
+            timeout,
+            self.processes,
+            self.root / "logs",
+            self.cancelled,
+            f"start of cluster {self.cluster_id}'s control plane cancelled",
+            of=f" of cluster {self.cluster_id}",
+            ignore=(httpx.HTTPError,),
+        )
 
     def start(self, timeout: float = 90.0) -> None:
         """Start every process and return once the API server is ready (``/readyz``)."""

@@ -19,7 +19,7 @@ from together_sim.kube import hostfs
 from together_sim.kube.hostnet import Network
 from together_sim.kube.images import NodeImages
 from together_sim.kube.pki import ClusterPki, node_credentials
-from together_sim.kube.processes import _die_with_parent
+from together_sim.kube.processes import _die_with_parent, wait_ready
 
 __all__ = ["RUN_ROOT", "NodeRecord", "RealNode", "RealNodeSpec", "remove_recorded"]
 
@@ -281,20 +281,6 @@ class RealNode:
             self.processes[name] = proc
         return proc
 
-    def _wait(self, what: str, ready: Callable[[], bool], timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while not ready():
-            if self._stopping.is_set():
-                raise RuntimeError(f"start of real node {self.name} cancelled")
-            for name, proc in self.processes.items():
-                if proc.poll() is not None:
-                    raise RuntimeError(
-                        f"{name} exited with {proc.returncode}; see {self.node_dir}/logs/{name}.log"
-                    )
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{what} not ready after {timeout:.0f} s")
-            time.sleep(0.05)
-
     def _start_processes(self) -> None:
         spec, rec = self.spec, self.record
         for directory in (self.node_dir / "logs", self.run_dir / "cni", self.run_dir / "kubelet"):
@@ -309,7 +295,16 @@ class RealNode:
         socket = self.run_dir / "containerd.sock"
         config = self.node_dir / "containerd.toml"
         self._spawn("containerd", ["containerd", "--config", str(config)])
-        self._wait("containerd", socket.exists, 30.0)
+        wait_ready(
+            "containerd",
+            socket.exists,
+            30.0,
+            self.processes,
+            self.node_dir / "logs",
+            self._stopping,
+            f"start of real node {self.name} cancelled",
+            interval=0.05,
+        )
         imports = [  # at once: each is mostly waiting on containerd's unpacking
             (archive, subprocess.Popen(
                 ["ctr", "-a", str(socket), "-n", "k8s.io", "images", "import", str(archive)],
