@@ -120,8 +120,6 @@ class KubeHub:
             if entry.name not in existing:
                 log.info("removing the files of deleted volume %s", entry.name)
                 remove_tree(entry)
-        if not any(self.volumes_dir.iterdir()):  # no volume left: nothing of them either
-            self.volumes_dir.rmdir()
 
     def prepare(self, cluster_id: str, cluster_name: str) -> None:
         """Certificates and ports for a new cluster (no process yet)."""
@@ -182,6 +180,9 @@ class KubeHub:
         with self.transaction() as world:
             volumes = _kept_volumes(world)
         self._remove_deleted_volumes(volumes)
+        # No volume left: nothing of them either. Only here, where no mirror can make one.
+        if self.volumes_dir.is_dir() and not any(self.volumes_dir.iterdir()):
+            self.volumes_dir.rmdir()
 
     def _signal_all(self, besides: Collection[ClusterMirror] = ()) -> list[ClusterMirror]:
         """Signal every mirror not in ``besides`` (each once: those were signalled already)."""
