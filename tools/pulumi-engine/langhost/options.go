@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,44 +23,51 @@ func parseOptions(info *pulumirpc.ProgramInfo) (toolchain.PythonOptions, error) 
 		Toolchain:  toolchain.Pip,
 	}
 	raw := info.GetOptions().AsMap()
-	if value, ok := raw["virtualenv"]; ok {
-		venv, ok := value.(string)
-		if !ok {
-			return opts, errors.New("virtualenv option must be a string")
-		}
+	if venv, ok, err := stringOption(raw, "virtualenv"); err != nil {
+		return opts, err
+	} else if ok {
 		opts.Virtualenv = venv
 	}
-	if value, ok := raw["typechecker"]; ok {
-		name, ok := value.(string)
-		if !ok {
-			return opts, errors.New("typechecker option must be a string")
-		}
-		switch name {
-		case "mypy":
-			opts.Typechecker = toolchain.TypeCheckerMypy
-		case "pyright":
-			opts.Typechecker = toolchain.TypeCheckerPyright
-		default:
-			return opts, fmt.Errorf("unsupported typechecker option: %s", name)
-		}
+	// The names of each choice option and what they select, in the same order (the toolchain
+	// package's types are unexported, so no map type can name them).
+	if err := choiceOption(raw, "typechecker", &opts.Typechecker, []string{"mypy", "pyright"},
+		toolchain.TypeCheckerMypy, toolchain.TypeCheckerPyright); err != nil {
+		return opts, err
 	}
-	if value, ok := raw["toolchain"]; ok {
-		name, ok := value.(string)
-		if !ok {
-			return opts, errors.New("toolchain option must be a string")
-		}
-		switch name {
-		case "pip":
-			opts.Toolchain = toolchain.Pip
-		case "uv":
-			opts.Toolchain = toolchain.Uv
-		case "poetry":
-			opts.Toolchain = toolchain.Poetry
-		default:
-			return opts, fmt.Errorf("unsupported toolchain option: %s", name)
-		}
+	if err := choiceOption(raw, "toolchain", &opts.Toolchain, []string{"pip", "uv", "poetry"},
+		toolchain.Pip, toolchain.Uv, toolchain.Poetry); err != nil {
+		return opts, err
 	}
 	return opts, nil
+}
+
+// stringOption is option `key` of `raw` and whether it is set; a value that is not a string is an
+// error naming the option, as upstream's.
+func stringOption(raw map[string]interface{}, key string) (string, bool, error) {
+	value, ok := raw[key]
+	if !ok {
+		return "", false, nil
+	}
+	text, isString := value.(string)
+	if !isString {
+		return "", false, fmt.Errorf("%s option must be a string", key)
+	}
+	return text, true, nil
+}
+
+// choiceOption sets `*into` to the value of the name option `key` of `raw` holds (`names[i]`
+// selects `values[i]`), when it is set; any other name is an error rather than a silent fallback.
+func choiceOption[T any](raw map[string]interface{}, key string, into *T, names []string, values ...T) error {
+	name, ok, err := stringOption(raw, key)
+	if err != nil || !ok {
+		return err
+	}
+	i := slices.Index(names, name)
+	if i < 0 {
+		return fmt.Errorf("unsupported %s option: %s", key, name)
+	}
+	*into = values[i]
+	return nil
 }
 
 // resolve parses the options and finds the toolchain they name.
