@@ -62,7 +62,8 @@ help:
 	@echo "                print the directory of their archives (installs the Debian packages they need first)"
 	@echo "make sdk-python  regenerate the typed Python classes (together_provider/resources.py, hosts/native/resources.py)"
 	@echo "make sdk-typescript  regenerate sdk/typescript from the native plugin's schema"
-	@echo "make bench      run the benchmarks (not part of make test)"
+	@echo "make bench      run the benchmarks (not part of make test); BENCH_ARGS=--write-benchmarks-md"
+	@echo "                also rewrites BENCHMARKS.md, BENCH_ARGS='--only real_nodes' runs one section"
 	@echo "make policy     create the policy pack's virtualenv (policy/venv): pulumi preview --policy-pack policy"
 
 # The virtualenv, with every Python dependency at the exact version in constraints.txt.
@@ -140,7 +141,7 @@ postgres-down:
 	@bash scripts/postgres.sh clean .demo/postgres
 
 bench: $(STAMP)
-	@$(with_real_nodes) $(call with_builds,$(ENGINE) $(KUBE)) $(PY) -m bench
+	@$(with_real_nodes) $(call with_builds,$(ENGINE) $(KUBE)) $(PY) -m bench $(BENCH_ARGS)
 
 # Re-pin every Python dependency after changing pyproject.toml, from a fresh virtualenv so that
 # nothing left over in .venv is pinned.

@@ -21,10 +21,8 @@ from testkit.sim import SimulatorProcess
 PROVISIONING_S: Final = 10.0
 SIZES: Final = (1, 12)
 PARALLEL: Final = 64
-PROGRAMS: Final = {
-    "dynamic": REPO / "tests" / "integration" / "programs" / "cluster",
-    "native": REPO / "tests" / "integration" / "programs" / "native_cluster",
-}
+PROGRAM: Final = REPO / "tests" / "integration" / "programs" / "cluster"  # config `host` picks
+HOSTS: Final = ("dynamic", "native")
 GOAL: Final = 1.3
 
 
@@ -32,7 +30,7 @@ def _up_seconds(env: PulumiEnv, root: Path, host: str, n: int, repeat: int) -> f
     """One `pulumi up` of `n` new clusters on a fresh stack and a fresh simulator."""
     work = env.root / "projects" / host
     if not work.exists():
-        work = env.project(PROGRAMS[host], name=host)
+        work = env.project(PROGRAM, name=host)
     extra = ("--provisioning-seconds", str(PROVISIONING_S))
     with SimulatorProcess(
         root / f"sim-{host}-{n}", time_scale=1, api_key=API_KEY, extra_args=extra
@@ -42,6 +40,7 @@ def _up_seconds(env: PulumiEnv, root: Path, host: str, n: int, repeat: int) -> f
             f"{host}-{n}-r{repeat}",
             config={
                 "clusters": json.dumps({f"c{i:02d}": BASE for i in range(n)}),
+                "host": host,
                 "together:apiKey": Secret(sim.api_key),
                 "together:baseUrl": sim.base_url,
             },
@@ -55,7 +54,7 @@ def measure(root: Path, repeats: int = 1) -> dict[str, Any]:
     times: dict[tuple[str, int], list[float]] = {}
     for repeat in range(repeats):
         for n in SIZES:
-            for host in PROGRAMS:
+            for host in HOSTS:
                 seconds = _up_seconds(env, root / f"r{repeat}", host, n, repeat)
                 times.setdefault((host, n), []).append(seconds)
                 print(f"  {host} N={n}: {seconds:.1f} s", flush=True)
@@ -64,7 +63,7 @@ def measure(root: Path, repeats: int = 1) -> dict[str, Any]:
         for (host, n), values in times.items()
     ]
     ratios = {}
-    for host in PROGRAMS:
+    for host in HOSTS:
         by_n = {r["n"]: r["up_s"] for r in rows if r["host"] == host}
         ratios[host] = round(by_n[SIZES[-1]] / by_n[SIZES[0]], 2)
     return {

@@ -166,8 +166,8 @@ def markdown(report: dict[str, Any]) -> str:
         "# Benchmarks",
         "",
         "Run `make bench` (or `.venv/bin/python -m bench [--quick] [--only SECTION,...]`); the "
-        "report goes to "
-        "`bench/out/`, and `--write-benchmarks-md` also rewrites this file. Generated "
+        "report goes to `bench/out/`, and `make bench BENCH_ARGS=--write-benchmarks-md` also "
+        "rewrites this file. Generated "
         f"{report['when']}"
         f" ({'quick' if report['quick'] else 'full'} run, {report['duration_s']} s).",
         "",

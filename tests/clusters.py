@@ -48,8 +48,10 @@ def cluster_stack(
     program: str = "cluster",
     stack_name: str = "test",
     api_key: str | None = None,
+    host: str | None = None,
 ) -> tuple[auto.Stack, Path]:
-    """A stack of `program` declaring `clusters` (name -> args), and its work dir."""
+    """A stack of `program` declaring `clusters` (name -> args), and its work dir; `host`
+    (`native`) is the program's `host` config, which picks the host its resources use."""
     work = env.root / "projects" / program
     if not work.exists():
         work = env.project(PROGRAMS / program)
@@ -59,6 +61,7 @@ def cluster_stack(
         config={
             "clusters": json.dumps(clusters),
             **provider_config(sim, api_key),
+            **({"host": host} if host else {}),
         },
     )
     return stack, work

@@ -29,13 +29,13 @@ from tests.native import CLUSTER_TOKEN, VOLUME_TOKEN
 from together_provider.volume.table import VOLUME_TYPE
 
 HostName = Literal["dynamic", "native"]
-VOLUMES_PROGRAM = "volumes"  # config `host: native` switches it to the plugin
+CLUSTER_PROGRAM = "cluster"  # config `host: native` switches both to the plugin
+VOLUMES_PROGRAM = "volumes"
 
 
 @dataclass(frozen=True)
 class Host:
     name: HostName
-    cluster_program: str
     cluster_type: str
     volume_type: str
 
@@ -49,7 +49,7 @@ class Host:
         self, env: PulumiEnv, sim: SimulatorProcess, clusters: dict[str, dict[str, Any]]
     ) -> auto.Stack:
         """A stack of this host's cluster program declaring `clusters` (name -> args)."""
-        return cluster_stack(env, sim, clusters, program=self.cluster_program)[0]
+        return cluster_stack(env, sim, clusters, program=CLUSTER_PROGRAM, host=self.name)[0]
 
     def volume_stack(
         self,
@@ -59,13 +59,12 @@ class Host:
         clusters: dict[str, Any] | None = None,
     ) -> auto.Stack:
         """A stack of the volumes program: `volumes`, and `clusters` that may attach them."""
-        stack = cluster_stack(env, sim, clusters or {}, program=VOLUMES_PROGRAM)[0]
-        stack.set_config("host", auto.ConfigValue(self.name))
+        stack = cluster_stack(env, sim, clusters or {}, program=VOLUMES_PROGRAM, host=self.name)[0]
         stack.set_config("volumes", auto.ConfigValue(json.dumps(volumes)))
         return stack
 
     def cluster_work(self, env: PulumiEnv) -> Path:
-        return env.root / "projects" / self.cluster_program
+        return env.root / "projects" / CLUSTER_PROGRAM
 
     def volume_work(self, env: PulumiEnv) -> Path:
         return env.root / "projects" / VOLUMES_PROGRAM
@@ -91,6 +90,6 @@ def _snake(name: str) -> str:
 
 
 HOSTS: dict[HostName, Host] = {
-    "dynamic": Host("dynamic", "cluster", CLUSTER_TYPE, VOLUME_TYPE),
-    "native": Host("native", "native_cluster", CLUSTER_TOKEN, VOLUME_TOKEN),
+    "dynamic": Host("dynamic", CLUSTER_TYPE, VOLUME_TYPE),
+    "native": Host("native", CLUSTER_TOKEN, VOLUME_TOKEN),
 }

@@ -19,7 +19,6 @@ from tests.specs import CLUSTER_SPEC
 from together_api.wire import ClusterCreateRequest
 from together_provider.registry import CLUSTER, VOLUME
 
-PROGRAM = "native_cluster"
 CLUSTER_TOKEN = CLUSTER.token
 VOLUME_TOKEN = VOLUME.token
 
@@ -38,8 +37,8 @@ __all__ = [
 ]
 
 
-native_stack = functools.partial(cluster_stack, program=PROGRAM)
-"""`cluster_stack` of the native `cluster` program: (env, sim, clusters, stack_name=...)."""
+native_stack = functools.partial(cluster_stack, host="native")
+"""`cluster_stack` of the `cluster` program on the native plugin: (env, sim, clusters, ...)."""
 
 
 def legacy_cluster(sim: SimulatorProcess) -> str:

@@ -127,13 +127,26 @@ def _outputs(kind: Kind) -> str:
     return "".join(lines)
 
 
-def _resource_class(kind: Kind, base: str, host_doc: str) -> str:
+def _attributes_class(kind: Kind) -> str:
+    """`<Kind>Attributes`: the typed attributes both hosts' resources share (written once)."""
     return (
-        f'class {kind.type_name}({base}, kind=registry.BY_NAME["{kind.type_name}"]):\n'
-        + _doc(f"{kind.doc}\n\n{host_doc}", 4)
+        f"class {kind.type_name}Attributes(Attributes):\n"
+        + _doc(
+            f"The typed attributes of a `{kind.type_name}` on either host: every input and "
+            "output of its table, with its doc.",
+            4,
+        )
         + _outputs(kind)
+    )
+
+
+def _resource_class(kind: Kind, base: str, host_doc: str) -> str:
+    name = kind.type_name
+    return (
+        f'class {name}({name}Attributes, {base}, kind=registry.BY_NAME["{name}"]):\n'
+        + _doc(f"{kind.doc}\n\n{host_doc}", 4)
         + "\n"
-        + SIGNATURE.format(args=f"{kind.type_name}Args")
+        + SIGNATURE.format(args=f"{name}Args")
     )
 
 
@@ -160,6 +173,15 @@ def _module(
     )
 
 
+def _import_line(module: str, names: Sequence[str]) -> str:
+    """`from module import a, b`, parenthesised one name a line when it is too long (as ruff
+    formats it)."""
+    line = f"from {module} import {', '.join(names)}\n"
+    if len(line) <= WIDTH + 1:
+        return line
+    return f"from {module} import (\n" + "".join(f"    {name},\n" for name in names) + ")\n"
+
+
 def _registry_import(registry: str) -> str:
     parent, _, leaf = registry.rpartition(".")
     if not parent:
@@ -169,7 +191,8 @@ def _registry_import(registry: str) -> str:
 
 def dynamic_module(kinds: Sequence[Kind], registry: str = "together_provider.registry") -> str:
     """`together_provider/resources.py` for `kinds` (whose `BY_NAME` lives in `registry`): the
-    Args dataclasses and the dynamic resources, typed inputs and outputs with their table docs.
+    Args dataclasses, each kind's typed attributes (inputs and outputs with their table docs, which
+    the native resources share) and the dynamic resources.
     Checked in, like `hosts/native/resources.py` from `native_module`; `tests/unit/test_codegen.py`
     fails while either differs from what the tables give now, as the TypeScript SDK's test does."""
     classes = []
@@ -178,10 +201,14 @@ def dynamic_module(kinds: Sequence[Kind], registry: str = "together_provider.reg
             f"Served by the dynamic-provider host (`{kind.dynamic_type}`); Pulumi's "
             "`custom_timeouts` do not reach it."
         )
-        classes += [_args_class(kind), _resource_class(kind, "DynamicResource", host)]
+        classes += [
+            _args_class(kind),
+            _attributes_class(kind),
+            _resource_class(kind, "DynamicResource", host),
+        ]
     first_party = [
         _registry_import(registry),
-        "from together_provider.hosts.resource import DynamicResource\n",
+        "from together_provider.hosts.resource import Attributes, DynamicResource\n",
     ]
     names = [name for kind in kinds for name in kind.exports]
     doc = "The typed Args and dynamic-host resources of every kind, from its field table."
@@ -193,7 +220,8 @@ def native_module(
     registry: str = "together_provider.registry",
     args_module: str = "together_provider.resources",
 ) -> str:
-    """`together_provider/hosts/native/resources.py`: the native resources, with the same Args."""
+    """`together_provider/hosts/native/resources.py`: the native resources, with the same Args and
+    attributes."""
     classes = []
     for kind in kinds:
         host = (
@@ -201,14 +229,17 @@ def native_module(
             "imported with `pulumi import`, and one `pulumi up` waits on any number at once."
         )
         classes.append(_resource_class(kind, "NativeResource", host))
-    args = ", ".join(f"{kind.type_name}Args" for kind in kinds)
+    args = [f"{kind.type_name}{part}" for kind in kinds for part in ("Args", "Attributes")]
     first_party = [
         _registry_import(registry),
         "from together_provider.hosts.native._base import NativeResource\n",
-        f"from {args_module} import {args}\n",
+        _import_line(args_module, args),
     ]
     names = [name for kind in kinds for name in kind.exports]
-    doc = "The native-plugin resources of every kind, from its field table, with the same Args."
+    doc = (
+        "The native-plugin resources of every kind, from its field table, with the same Args and "
+        "attributes."
+    )
     return _module(doc, [], first_party, names, classes)
 
 

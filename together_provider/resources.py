@@ -8,7 +8,7 @@ from typing import Any
 import pulumi
 
 from together_provider import registry
-from together_provider.hosts.resource import DynamicResource
+from together_provider.hosts.resource import Attributes, DynamicResource
 
 __all__ = [
     "Cluster",
@@ -106,15 +106,9 @@ class ClusterArgs:
         return self.volume_id is not None
 
 
-class Cluster(DynamicResource, kind=registry.BY_NAME["Cluster"]):
-    """A Together GPU cluster: `num_gpus` standard GPUs (never preempted; at least one 8-GPU node)
-    plus a preemptible target, `num_preemptible_gpus`, that Together fills asynchronously at 50% of
-    the on-demand price (`allocated_preemptible_gpus` says how much of it is live). Changing either
-    count updates it in place; changing what the cluster *is* (name, region, GPU type, cluster type,
-    billing, drivers, project, volume) replaces it (docs/reference.md).
-
-    Served by the dynamic-provider host (`pulumi-python:dynamic/together:Cluster`); Pulumi's
-    `custom_timeouts` do not reach it.
+class ClusterAttributes(Attributes):
+    """The typed attributes of a `Cluster` on either host: every input and output of its table, with
+    its doc.
     """
 
     cluster_name: pulumi.Output[str]
@@ -220,6 +214,18 @@ class Cluster(DynamicResource, kind=registry.BY_NAME["Cluster"]):
     has_volume: bool
     """Whether `volume_id` is set."""
 
+
+class Cluster(ClusterAttributes, DynamicResource, kind=registry.BY_NAME["Cluster"]):
+    """A Together GPU cluster: `num_gpus` standard GPUs (never preempted; at least one 8-GPU node)
+    plus a preemptible target, `num_preemptible_gpus`, that Together fills asynchronously at 50% of
+    the on-demand price (`allocated_preemptible_gpus` says how much of it is live). Changing either
+    count updates it in place; changing what the cluster *is* (name, region, GPU type, cluster type,
+    billing, drivers, project, volume) replaces it (docs/reference.md).
+
+    Served by the dynamic-provider host (`pulumi-python:dynamic/together:Cluster`); Pulumi's
+    `custom_timeouts` do not reach it.
+    """
+
     def __init__(
         self, resource_name: str, args: ClusterArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
@@ -264,15 +270,9 @@ class SharedVolumeArgs:
     """Take over this existing volume at create instead of creating one."""
 
 
-class SharedVolume(DynamicResource, kind=registry.BY_NAME["SharedVolume"]):
-    """A Together shared volume of `size_tib` whole TiB in `region`, where preemptible nodes write
-    checkpoints that outlive them; attach it with `ClusterArgs(volume_id=volume.volume_id,
-    volume_region=volume.region)`. Growing `size_tib` is one in-place PUT; a shrink is rejected at
-    preview; changing the name, region, project or lifecycle independence replaces it. Deleting it
-    is refused while a live cluster uses it.
-
-    Served by the dynamic-provider host (`pulumi-python:dynamic/together:SharedVolume`); Pulumi's
-    `custom_timeouts` do not reach it.
+class SharedVolumeAttributes(Attributes):
+    """The typed attributes of a `SharedVolume` on either host: every input and output of its table,
+    with its doc.
     """
 
     volume_name: pulumi.Output[str]
@@ -309,6 +309,18 @@ class SharedVolume(DynamicResource, kind=registry.BY_NAME["SharedVolume"]):
 
     cluster_ids: pulumi.Output[list[str]]
     """The clusters that use the volume (from the clusters' own `volumes` lists)."""
+
+
+class SharedVolume(SharedVolumeAttributes, DynamicResource, kind=registry.BY_NAME["SharedVolume"]):
+    """A Together shared volume of `size_tib` whole TiB in `region`, where preemptible nodes write
+    checkpoints that outlive them; attach it with `ClusterArgs(volume_id=volume.volume_id,
+    volume_region=volume.region)`. Growing `size_tib` is one in-place PUT; a shrink is rejected at
+    preview; changing the name, region, project or lifecycle independence replaces it. Deleting it
+    is refused while a live cluster uses it.
+
+    Served by the dynamic-provider host (`pulumi-python:dynamic/together:SharedVolume`); Pulumi's
+    `custom_timeouts` do not reach it.
+    """
 
     def __init__(
         self, resource_name: str, args: SharedVolumeArgs, opts: pulumi.ResourceOptions | None = None

@@ -5,6 +5,7 @@ classes (`together_provider.resources`) derive from."""
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from typing import Any, ClassVar
 
 import pulumi
@@ -35,6 +36,22 @@ def set_program_attributes(kind: Kind, resource: pulumi.CustomResource, args: An
         setattr(resource, output, value)
 
 
+class Attributes:
+    """The base of each kind's generated `<Kind>Attributes` (`together_provider.resources`): its
+    typed inputs and outputs, declared once for the resources of both hosts."""
+
+
+def own_attributes(cls: type) -> dict[str, Any]:
+    """The annotations of `cls`'s `Attributes` bases, as `cls`'s own. Pulumi types a resource's
+    outputs (the engine's 8.0 becomes 8) from the class's *own* annotations only
+    (`inspect.get_annotations`, not the MRO), so the shared ones are copied onto each resource."""
+    merged: dict[str, Any] = {}
+    for base in reversed(cls.__mro__[1:]):
+        if issubclass(base, Attributes) and base is not Attributes:
+            merged.update(inspect.get_annotations(base))
+    return {**merged, **inspect.get_annotations(cls)}
+
+
 class DynamicResource(Resource):
     """A kind's resource on the dynamic host; a subclass names its kind (`kind=`). The generated
     classes (`together_provider.resources`) add only the typed signature and outputs."""
@@ -44,6 +61,7 @@ class DynamicResource(Resource):
     def __init_subclass__(cls, *, kind: Kind, **kwargs: Any) -> None:
         super().__init_subclass__(module=PACKAGE, name=kind.type_name, **kwargs)
         cls.kind = kind
+        cls.__annotations__ = own_attributes(cls)
 
     def __init__(
         self, resource_name: str, args: Any, opts: pulumi.ResourceOptions | None = None

@@ -50,6 +50,7 @@ def test_create_update_in_place_refuse_a_conversion_then_destroy(
     outputs = stack.up().outputs
     assert outputs["train_status"].value == "Ready"
     assert outputs["train_desired"].value == 16
+    assert outputs["train_int_counts"].value == "int"  # the declared type casts the engine's 8.0
     (cluster,) = live_clusters(simulator)
     first_id = outputs["train_id"].value
     assert cluster.cluster_id == first_id

@@ -1,14 +1,19 @@
 # Generated from the field tables by `make sdk-python` (python -m together_provider.codegen
 # --write): do not edit; tests/unit/test_codegen.py fails while this file differs.
-"""The native-plugin resources of every kind, from its field table, with the same Args."""
-
-from typing import Any
+"""The native-plugin resources of every kind, from its field table, with the same Args and
+attributes.
+"""
 
 import pulumi
 
 from together_provider import registry
 from together_provider.hosts.native._base import NativeResource
-from together_provider.resources import ClusterArgs, SharedVolumeArgs
+from together_provider.resources import (
+    ClusterArgs,
+    ClusterAttributes,
+    SharedVolumeArgs,
+    SharedVolumeAttributes,
+)
 
 __all__ = [
     "Cluster",
@@ -18,7 +23,7 @@ __all__ = [
 ]
 
 
-class Cluster(NativeResource, kind=registry.BY_NAME["Cluster"]):
+class Cluster(ClusterAttributes, NativeResource, kind=registry.BY_NAME["Cluster"]):
     """A Together GPU cluster: `num_gpus` standard GPUs (never preempted; at least one 8-GPU node)
     plus a preemptible target, `num_preemptible_gpus`, that Together fills asynchronously at 50% of
     the on-demand price (`allocated_preemptible_gpus` says how much of it is live). Changing either
@@ -29,116 +34,13 @@ class Cluster(NativeResource, kind=registry.BY_NAME["Cluster"]):
     imported with `pulumi import`, and one `pulumi up` waits on any number at once.
     """
 
-    cluster_name: pulumi.Output[str]
-    """The cluster's name in Together; defaults to the resource name (the config key)."""
-
-    region: pulumi.Output[str]
-    """Together region, e.g. `us-central-8`."""
-
-    gpu_type: pulumi.Output[str]
-    """GPU model of every node."""
-
-    num_gpus: pulumi.Output[int]
-    """Standard GPUs (never preempted); at least one 8-GPU node, in multiples of 8. With
-    `auto_scale`, the floor: Together's autoscaler may move the live count anywhere up to
-    `auto_scale_max_gpus` without a diff.
-    """
-
-    cuda_version: pulumi.Output[str]
-    """CUDA version of the node images."""
-
-    nvidia_driver_version: pulumi.Output[str]
-    """NVIDIA driver version of the node images."""
-
-    num_preemptible_gpus: pulumi.Output[int]
-    """Preemptible *target* at 50% of the on-demand price, in multiples of 8; see the
-    `allocated_preemptible_gpus` output for what is live.
-    """
-
-    max_preemptible_gpus: pulumi.Output[int | None]
-    """Ceiling of a declared preemptible range, in multiples of 8, at least `num_preemptible_gpus`
-    (then the floor). Something else (an autoscaler, `tg beta clusters update`) may move the live
-    target anywhere in [floor, ceiling] without a diff; a live target outside is brought back to the
-    nearest bound in place. Unset: the target is held at `num_preemptible_gpus`.
-    """
-
-    cluster_type: pulumi.Output[str]
-    """`KUBERNETES` or `SLURM`."""
-
-    billing_type: pulumi.Output[str]
-    """How the standard GPUs are billed."""
-
-    duration_days: pulumi.Output[int | None]
-    """Length of a `RESERVED` cluster, 1..90 days."""
-
-    auto_scale: pulumi.Output[bool]
-    """Together's own autoscaling (Kubernetes Cluster Autoscaler) of the *standard* nodes, between
-    `num_gpus` and `auto_scale_max_gpus`; capacity beyond a reservation is billed on demand.
-    """
-
-    auto_scale_max_gpus: pulumi.Output[int | None]
-    """Ceiling of Together's autoscaling, in multiples of 8, at least `num_gpus`; set with
-    `auto_scale`.
-    """
-
-    project_id: pulumi.Output[str | None]
-    """Together project; required for a preemptible target."""
-
-    volume_id: pulumi.Output[str | None]
-    """Shared volume to attach at create, e.g. a `SharedVolume`'s `volume_id`."""
-
-    volume_region: pulumi.Output[str | None]
-    """The attached volume's region (a `SharedVolume`'s `region`); Together's volume object has
-    none, so the cluster learns it here.
-    """
-
-    ready_timeout_seconds: pulumi.Output[float]
-    """How long create and standard-count updates wait for Ready, and delete for the cluster to be
-    gone (Pulumi's customTimeouts do not reach dynamic providers).
-    """
-
-    adopt_cluster_id: pulumi.Output[str | None]
-    """Take over this existing cluster at create instead of creating one."""
-
-    cluster_id: pulumi.Output[str]
-    """Together's id of the cluster."""
-
-    status: pulumi.Output[str]
-    """Together's status, e.g. `Ready`."""
-
-    desired_preemptible_gpus: pulumi.Output[int]
-    """The preemptible target as Together echoes it."""
-
-    allocated_preemptible_gpus: pulumi.Output[int]
-    """Preemptible GPUs live now; may stay below the target, and drops on a reclaim."""
-
-    kube_config: pulumi.Output[str]
-    """Kubeconfig of a Kubernetes cluster, as YAML."""
-
-    control_plane_ready: pulumi.Output[bool]
-    """The control plane answers."""
-
-    created_at: pulumi.Output[str]
-    """When Together created it (ISO 8601)."""
-
-    volume_name: pulumi.Output[str]
-    """The attached shared volume's name, which is also its PersistentVolume's name in the cluster's
-    Kubernetes (empty without a volume).
-    """
-
-    preemption_events: pulumi.Output[list[dict[str, Any]]]
-    """The last 20 reclaim notices, oldest first."""
-
-    has_volume: bool
-    """Whether `volume_id` is set."""
-
     def __init__(
         self, resource_name: str, args: ClusterArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__(resource_name, args, opts)
 
 
-class SharedVolume(NativeResource, kind=registry.BY_NAME["SharedVolume"]):
+class SharedVolume(SharedVolumeAttributes, NativeResource, kind=registry.BY_NAME["SharedVolume"]):
     """A Together shared volume of `size_tib` whole TiB in `region`, where preemptible nodes write
     checkpoints that outlive them; attach it with `ClusterArgs(volume_id=volume.volume_id,
     volume_region=volume.region)`. Growing `size_tib` is one in-place PUT; a shrink is rejected at
@@ -148,41 +50,6 @@ class SharedVolume(NativeResource, kind=registry.BY_NAME["SharedVolume"]):
     Served by the native plugin (`together:index:SharedVolume`): it honours `custom_timeouts`, can
     be imported with `pulumi import`, and one `pulumi up` waits on any number at once.
     """
-
-    volume_name: pulumi.Output[str]
-    """The volume's name in Together (and of its PersistentVolume on the cluster); defaults to the
-    resource name (the config key).
-    """
-
-    region: pulumi.Output[str]
-    """Together region; a cluster can only attach a volume of its own region."""
-
-    size_tib: pulumi.Output[int]
-    """Size in whole TiB, at least 1."""
-
-    project_id: pulumi.Output[str | None]
-    """Together project."""
-
-    is_lifecycle_independent: pulumi.Output[bool]
-    """Keep the volume when the last cluster using it is deleted. The default (true) lets the stack,
-    not a cluster's deletion, decide when the checkpoints go; with false Together deletes it with
-    its cluster, so replacing that cluster loses them.
-    """
-
-    ready_timeout_seconds: pulumi.Output[float]
-    """How long create waits for the volume to be available (and delete for it to be gone)."""
-
-    adopt_volume_id: pulumi.Output[str | None]
-    """Take over this existing volume at create instead of creating one."""
-
-    volume_id: pulumi.Output[str]
-    """Together's id of the volume; pass it to `Cluster(volume_id=)`."""
-
-    status: pulumi.Output[str]
-    """Together's status, e.g. `available` or `bound`."""
-
-    cluster_ids: pulumi.Output[list[str]]
-    """The clusters that use the volume (from the clusters' own `volumes` lists)."""
 
     def __init__(
         self, resource_name: str, args: SharedVolumeArgs, opts: pulumi.ResourceOptions | None = None
