@@ -49,8 +49,12 @@ class SimulatorProcess:
         startup_timeout: float = 20.0,
         kubernetes: bool = False,
         kube_bin: Path | None = None,
+        persist: bool = True,
     ) -> None:
         self.state_dir = Path(state_dir)
+        self.persist = persist
+        """Whether the simulator keeps its state in ``state_dir`` (``--state-dir``); without,
+        the directory holds only its log, and the state lives in memory and a temporary dir."""
         self.time_scale = time_scale
         self.api_key = api_key
         self.extra_args = extra_args
@@ -77,8 +81,7 @@ class SimulatorProcess:
             "--port",
             "0",
             "--admin",
-            "--state-dir",
-            str(self.state_dir),
+            *(("--state-dir", str(self.state_dir)) if self.persist else ()),
             "--time-scale",
             str(self.time_scale),
             *self.extra_args,

@@ -74,16 +74,18 @@ class SimulatorRuntime:
         """Start the control-plane hub (``--kubernetes``): under ``<state dir>/kube``, or a
         temporary directory removed by :meth:`close` when the state is in memory."""
         from together_sim.kube.hub import KubeHub, find_kube_bin
+        from together_sim.kube.nodepool import TEMPORARY_PREFIX
 
         bin_dir = find_kube_bin(self.config.kube_bin)
         pool = self._real_node_pool(bin_dir)
         if self.config.state_dir is not None:
             root = self.config.state_dir / "kube"
         else:
-            self._kube_tmp = tempfile.mkdtemp(prefix="together-sim-kube-")
+            self._kube_tmp = tempfile.mkdtemp(prefix=TEMPORARY_PREFIX)
             root = Path(self._kube_tmp)
         if pool is not None:
             pool.root = root
+            pool.temporary = self._kube_tmp is not None
         self.kube = KubeHub(self.transaction, bin_dir, root, pool).start()
 
     def _real_node_pool(self, bin_dir: Path) -> RealNodePool | None:

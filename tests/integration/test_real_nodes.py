@@ -24,7 +24,7 @@ from tests.clusters import together_client
 from tests.specs import CLUSTER_SPEC
 from together_api.wire import ClusterCreateRequest, VolumeCreateRequest
 from together_sim.drill.kube import PodWatch, terminated
-from together_sim.kube.nodepool import RECORD_FILE
+from together_sim.kube.nodepool import POOLS, RECORD_FILE
 
 COMPUTE_CLASS = "together.ai/compute-class"
 PYTHON = "localhost/together-python:3.11"
@@ -442,6 +442,37 @@ def test_a_job_checkpointing_to_the_shared_volume_survives_two_reclaims_on_real_
             cluster.close()
 
 
+def _kill_with_a_running_pod(sim: SimulatorProcess) -> tuple[Cluster, Obj]:
+    """In the running ``sim``: a cluster whose real standard node runs a pod, and then ``sim``
+    killed with SIGKILL (its cleanup never runs); returns the cluster and the Node as it was."""
+    cluster = Cluster(sim, preemptible_gpus=0)
+    try:
+        node = cluster.kube.wait_for(
+            lambda: cluster.ready_real_nodes(preemptible=False), "the real standard node"
+        )[0]
+        pod = _pod("sleeper", "import time; time.sleep(3600)", grace=30, node=node)
+        pod["spec"]["containers"][0]["volumeMounts"] = []
+        pod["spec"]["volumes"] = []
+        cluster.kube.request("POST", "/api/v1/namespaces/default/pods", pod)
+        cluster.kube.wait_for(
+            lambda: (
+                "Ready" in _conditions(cluster.kube.get("/api/v1/namespaces/default/pods/sleeper"))
+            ),
+            "the pod to run",
+        )
+        old = next(n for n in cluster.kube.nodes() if n["metadata"]["name"] == node)
+    finally:
+        cluster.close()
+    os.kill(sim.pid, signal.SIGKILL)
+    return cluster, old
+
+
+def _killed_leaves_processes_and_a_netns(left: list[str]) -> None:
+    """Its kubelet and containerd died with it; the container and its shim did not."""
+    assert any(item.startswith("process") for item in left), left
+    assert any(item.startswith("netns") for item in left), left
+
+
 def test_a_killed_simulators_nodes_are_removed_at_its_next_start(
     tmp_path: Path, kube_bin: Path
 ) -> None:
@@ -449,30 +480,9 @@ def test_a_killed_simulators_nodes_are_removed_at_its_next_start(
     sim = _real_sim(tmp_path, kube_bin, 1)
     with sim:
         network = json.loads((sim.state_dir / "kube" / RECORD_FILE).read_text())["network"]
-        cluster = Cluster(sim, preemptible_gpus=0)
-        try:
-            node = cluster.kube.wait_for(
-                lambda: cluster.ready_real_nodes(preemptible=False), "the real standard node"
-            )[0]
-            pod = _pod("sleeper", "import time; time.sleep(3600)", grace=30, node=node)
-            pod["spec"]["containers"][0]["volumeMounts"] = []
-            pod["spec"]["volumes"] = []
-            cluster.kube.request("POST", "/api/v1/namespaces/default/pods", pod)
-            cluster.kube.wait_for(
-                lambda: (
-                    "Ready"
-                    in _conditions(cluster.kube.get("/api/v1/namespaces/default/pods/sleeper"))
-                ),
-                "the pod to run",
-            )
-            old = next(n for n in cluster.kube.nodes() if n["metadata"]["name"] == node)
-        finally:
-            cluster.close()
-        os.kill(sim.pid, signal.SIGKILL)
-    # Its kubelet and containerd died with it; the container and its shim did not.
-    left = host_leftovers(sim.state_dir, network, sysctls)
-    assert any(item.startswith("process") for item in left), left
-    assert any(item.startswith("netns") for item in left), left
+        cluster, old = _kill_with_a_running_pod(sim)
+    node = old["metadata"]["name"]
+    _killed_leaves_processes_and_a_netns(host_leftovers(sim.state_dir, network, sysctls))
     with sim:  # the same state dir: its start removes what the killed run left
         assert json.loads((sim.state_dir / "kube" / RECORD_FILE).read_text())["network"] == network
         sim.control_plane(cluster.cluster_id)
@@ -497,3 +507,43 @@ def test_a_killed_simulators_nodes_are_removed_at_its_next_start(
             kube.close()
     assert sim.returncode == 0
     assert host_leftovers(sim.state_dir, network, sysctls) == []
+
+
+def test_a_simulator_killed_without_a_state_dir_is_swept_by_the_next_to_start_real_nodes(
+    tmp_path: Path, kube_bin: Path
+) -> None:
+    """No later run finds a temporary directory; the machine-wide entry of each running pool
+    (`POOLS`) is what lets any simulator remove a killed one's nodes, with another state dir."""
+    sysctls = sysctls_before()
+    killed = _real_sim(tmp_path / "killed", kube_bin, 1)
+    killed.persist = False
+    with killed:
+        (entry,) = [
+            json.loads(e.read_text())
+            for e in POOLS.glob("*.json")
+            if json.loads(e.read_text())["pid"] == killed.pid
+        ]
+        gone = killed.pid
+        record = Path(entry["record"])
+        network = json.loads(record.read_text())["network"]
+        _kill_with_a_running_pod(killed)
+    assert entry["temporary"]
+    root = record.parent  # the killed run's temporary directory
+    _killed_leaves_processes_and_a_netns(host_leftovers(root, network, sysctls))
+
+    later = _real_sim(tmp_path / "later", kube_bin, 1)
+    with later:  # its start sweeps; it runs no node itself yet
+        own = json.loads((later.state_dir / "kube" / RECORD_FILE).read_text())["network"]
+        left = host_leftovers(root, network, sysctls)
+        assert [item for item in left if item != f"link tsim{own}"] == []  # its own bridge stays
+        assert not root.exists()
+        assert _pool_pids() >= {later.pid} and gone not in _pool_pids()
+        running = later.pid
+    assert later.returncode == 0
+    assert host_leftovers(later.state_dir, network, sysctls) == []
+    assert not _pool_pids() & {gone, running}
+
+
+def _pool_pids() -> set[int]:
+    """The simulators with an entry in `POOLS` (another, e.g. `make demo`'s, may run too)."""
+    return {json.loads(e.read_text())["pid"] for e in POOLS.glob("*.json")}

@@ -26,6 +26,7 @@ __all__ = [
     "make_cgroup",
     "mounts_under",
     "move_to_cgroup",
+    "process_started",
     "read_sysctls",
     "release_sysctls",
     "remove_cgroup",
@@ -174,6 +175,7 @@ def remove_empty_parents() -> None:
     run directory), once empty: another simulator's nodes may still be in them."""
     for hierarchy in _hierarchies():
         _rmdir(hierarchy / "together-sim")
+    _rmdir(Path("/run/together-sim/pools"))  # nodepool.POOLS, once no simulator runs any
     _rmdir(Path("/run/together-sim"))
 
 
@@ -188,6 +190,17 @@ def remove_tree(path: Path) -> None:
 SHARED_SETTINGS: Final = Path("/run/together-sim/sysctls.json")
 """The kernel settings as they were before any simulator's first real node, and who holds real
 nodes now: several simulators on one machine share the settings, so the last one restores them."""
+
+
+def process_started(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks after boot, ``/proc/<pid>/stat`` field 22), or
+    None when there is no such process: with the pid, it tells a process from a later one that
+    got the same pid."""
+    try:
+        fields = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
+        return int(fields[19])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def _alive(pid: int) -> bool:

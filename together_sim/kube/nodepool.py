@@ -1,8 +1,10 @@
 """The simulator's real-node slots (``--real-nodes N``): who holds one, the bridge they share,
-the kernel settings to restore when the last one goes, and the leftovers of a killed simulator."""
+the kernel settings to restore when the last one goes, and the leftovers of a killed simulator
+(its own, and any other's on the machine)."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import os
@@ -18,9 +20,16 @@ from together_sim.kube.hostnet import MAX_SLOTS, Network, claim_network
 from together_sim.kube.images import NodeImages
 from together_sim.kube.realnode import NodeRecord, RealNode, RealNodeSpec, remove_recorded
 
-__all__ = ["RECORD_FILE", "RealNodePool", "real_nodes_unavailable"]
+__all__ = ["POOLS", "RECORD_FILE", "RealNodePool", "real_nodes_unavailable", "sweep_dead_pools"]
 
 RECORD_FILE: Final = "real-nodes.json"
+POOLS: Final = Path("/run/together-sim/pools")
+"""One entry per running pool on the machine: its simulator's process and where its record is.
+A simulator killed with SIGKILL never removes its nodes; the next one on the machine to start
+real nodes does (:func:`sweep_dead_pools`), whatever its ``--state-dir``, or none."""
+_POOLS_LOCK: Final = POOLS.parent / ".pools.lock"
+TEMPORARY_PREFIX: Final = "together-sim-kube-"
+"""The name of a simulator's temporary root starts so (``tempfile.mkdtemp`` in the runtime)."""
 REQUIRED_COMMANDS: Final = ("containerd", "ctr", "runc", "nsenter", "ip", "iptables")
 REQUIRED_CNI: Final = ("bridge", "host-local", "loopback")
 
@@ -65,6 +74,10 @@ class RealNodePool:
         self._nodes: dict[int, RealNode] = {}
         self._holding = False
         """Whether this pool holds the machine's kernel settings (hostfs.hold_sysctls)."""
+        self.temporary = False
+        """Whether ``root`` is the simulator's temporary directory (no ``--state-dir``): nothing
+        but a sweep finds it after a SIGKILL, and the sweep removes it whole."""
+        self._entry: Path | None = None
         self._lock = threading.Lock()
 
     @property
@@ -77,26 +90,27 @@ class RealNodePool:
 
     def start(self) -> RealNodePool:
         self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
-        previous = self._remove_leftovers()
+        # Its own first, so the bridge keeps its index; then any other killed simulator's.
+        previous = _remove_record(self.record_path)
+        sweep_dead_pools()
         hostfs.release_sysctls(self._holder)  # a killed simulator held them: maybe the last one
         self.network = claim_network(previous)
         self._save()
+        self._register()
         return self
 
-    def _remove_leftovers(self) -> int | None:
-        """Remove what a killed simulator's nodes left; returns its bridge's index."""
-        if not self.record_path.exists():
-            return None
-        data = json.loads(self.record_path.read_text())
-        for raw in data.get("nodes", []):
-            record = NodeRecord(**raw)
-            log.warning("removing real node %s left by a stopped simulator", record.name)
-            remove_recorded(record)
-        index = data.get("network")
-        if index is not None:
-            Network(index).delete()
-        self.record_path.unlink()
-        return int(index) if index is not None else None
+    def _register(self) -> None:
+        """This pool's entry in :data:`POOLS`, removed by :meth:`close` once no node is left."""
+        POOLS.mkdir(parents=True, exist_ok=True)
+        pid = os.getpid()
+        self._entry = POOLS / f"{pid}-{id(self):x}.json"
+        entry = {
+            "pid": pid,
+            "started": hostfs.process_started(pid),
+            "record": str(self.record_path),
+            "temporary": self.temporary,
+        }
+        hostfs.save_json(self._entry, entry)
 
     def _save(self) -> None:
         data: dict[str, Any] = {
@@ -186,6 +200,53 @@ class RealNodePool:
                 self.network = None
             if not self._nodes:
                 self.record_path.unlink(missing_ok=True)
+                if self._entry is not None:
+                    self._entry.unlink(missing_ok=True)
                 hostfs.remove_empty_parents()
-            else:
+            else:  # kept, with its entry: the next sweep after this process ends retries
                 self._save()
+
+
+def _remove_record(path: Path) -> int | None:
+    """Remove what the nodes recorded in ``path`` left, their bridge and the record; returns
+    the bridge's index (None: no record)."""
+    if not path.exists():
+        return None
+    data = json.loads(path.read_text())
+    for raw in data.get("nodes", []):
+        record = NodeRecord(**raw)
+        log.warning("removing real node %s left by a stopped simulator", record.name)
+        remove_recorded(record)
+    index = data.get("network")
+    if index is not None:
+        Network(index).delete()
+    path.unlink()
+    return int(index) if index is not None else None
+
+
+def sweep_dead_pools() -> list[Path]:
+    """Remove what every pool of :data:`POOLS` whose simulator is gone left on the host (a
+    SIGKILL skips :meth:`RealNodePool.close`): its nodes, its bridge, and a temporary root whole.
+    A pool whose process still runs (the same pid and start time) is left alone. Returns the
+    records swept."""
+    POOLS.mkdir(parents=True, exist_ok=True)
+    swept: list[Path] = []
+    with _POOLS_LOCK.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # two simulators starting at once sweep one at a time
+        for entry in sorted(POOLS.glob("*.json")):
+            try:
+                data = json.loads(entry.read_text())
+                pid, started, record = int(data["pid"]), data["started"], Path(data["record"])
+            except (OSError, ValueError, KeyError, TypeError):
+                entry.unlink(missing_ok=True)  # a torn write: save_json replaces atomically
+                continue
+            if hostfs.process_started(pid) == started:
+                continue
+            _remove_record(record)
+            if data.get("temporary") and record.parent.name.startswith(TEMPORARY_PREFIX):
+                hostfs.remove_tree(record.parent)
+            entry.unlink(missing_ok=True)
+            swept.append(record)
+    if swept:
+        hostfs.remove_empty_parents()
+    return swept
