@@ -287,12 +287,7 @@ def test_a_reclaim_sends_sigterm_143_within_grace_and_kills_at_grace_end_with_13
             assert refill != node
             pids = cluster.real_nodes()[refill]["pids"]
             os.kill(pids["containerd"], signal.SIGKILL)
-            kube.wait_for(
-                lambda: [e for e in kube.events("TogetherSimNodeProcessExited")
-                         if e["involvedObject"]["name"] == refill],
-                "the crash's Event",
-                30,
-            )  # fmt: skip
+            crash_event(kube, refill, "containerd exited with -9")
             kube.wait_for(
                 lambda: (
                     refill not in cluster.ready_real_nodes()
@@ -306,6 +301,12 @@ def test_a_reclaim_sends_sigterm_143_within_grace_and_kills_at_grace_end_with_13
                 "the crashed node to be NotReady",
                 90,
             )
+            # The standard node's kubelet dies: the same Event names it (the control plane
+            # marks the node NotReady only after its node-monitor grace period, 50 s), and the
+            # simulator's stop still removes all of that node (the host check afterwards).
+            (standard,) = [n for n in cluster.real_nodes() if n.startswith("gpu-dp-")]
+            os.kill(cluster.real_nodes()[standard]["pids"]["kubelet"], signal.SIGKILL)
+            crash_event(kube, standard, "kubelet exited with -9")
         finally:
             cluster.close()
 
@@ -440,6 +441,16 @@ def test_a_job_checkpointing_to_the_shared_volume_survives_two_reclaims_on_real_
             kube.wait_for(lambda: not log.parent.exists(), "the volume's directory to go", 60)
         finally:
             cluster.close()
+
+
+def crash_event(kube: KubeClient, node: str, what: str) -> None:
+    """Wait for the simulator's Event that a process of real node ``node`` exited (``what``)."""
+    kube.wait_for(
+        lambda: [e for e in kube.events("TogetherSimNodeProcessExited")
+                 if e["involvedObject"]["name"] == node and e["message"].startswith(what)],
+        f"the Event: {node}'s {what}",
+        30,
+    )  # fmt: skip
 
 
 def _kill_with_a_running_pod(sim: SimulatorProcess) -> tuple[Cluster, Obj]:
