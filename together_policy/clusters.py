@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from together_facts.errors import InputError
+from together_facts.prices import parse_rates
 from together_policy.provider import (
     CLUSTER_RULEBOOK,
     PriceTable,
@@ -28,6 +29,9 @@ _NAMED: Final = re.compile(r"^cluster '[^']*': ")
 MAX_STANDARD_GPUS: Final = "maxStandardGpus"
 MAX_PREEMPTIBLE_GPUS: Final = "maxPreemptibleGpus"
 MAX_USD_PER_HOUR: Final = "maxUsdPerHour"
+PRICES_PER_GPU_HOUR: Final = "pricesPerGpuHour"
+"""The stack's own rates, as the stack config key of the same name gives them to the PR comment:
+the pack cannot read a stack's config, so its policy config takes them again."""
 BUDGET_KEYS: Final = (MAX_STANDARD_GPUS, MAX_PREEMPTIBLE_GPUS, MAX_USD_PER_HOUR)
 
 
@@ -46,11 +50,13 @@ def cluster_rules(res: Res) -> list[Violation]:
 
 @dataclass(frozen=True)
 class Budget:
-    """Caps per stack; None: no cap."""
+    """Caps per stack; None: no cap. ``rates`` (USD per GPU-hour by GPU type, as the policy
+    config gives them) replace the price table's, as a stack's own rates do in the PR comment."""
 
     max_standard_gpus: float | None = None
     max_preemptible_gpus: float | None = None
     max_usd_per_hour: float | None = None
+    rates: Mapping[str, object] = field(default_factory=dict)
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any] | None) -> Budget:
@@ -60,6 +66,7 @@ class Budget:
             _cap(config.get(MAX_STANDARD_GPUS)),
             _cap(config.get(MAX_PREEMPTIBLE_GPUS)),
             None if usd is None else float(usd),
+            config.get(PRICES_PER_GPU_HOUR) or {},
         )
 
 
@@ -84,7 +91,14 @@ def budget(
     cost = 0.0
     unknown: list[str] = []
     unpriced: list[str] = []
-    table = prices or load_price_table()
+    configured: set[str] = set()  # GPU types priced at the policy config's rates
+    from_file: set[str] = set()  # and at the price file's
+    try:
+        table = (prices or load_price_table()).with_overrides(
+            parse_rates(caps.rates, f"the policy config's {PRICES_PER_GPU_HOUR}")
+        )
+    except InputError as exc:  # a rate the pack cannot use: said, not a crash of the pack
+        return [Violation(None, str(exc))]
     for cluster in clusters:
         inputs = snake_inputs(cluster)
         declared = counts(inputs)
@@ -98,6 +112,8 @@ def budget(
             cost += hourly_cost(table, str(gpu_type), std, pre, cluster.label)
         except InputError:
             unpriced.append(f"{cluster.name} ({gpu_type})")
+            continue
+        (configured if str(gpu_type) in table.overridden else from_file).add(str(gpu_type))
     names = ", ".join(f"'{c.name}'" for c in clusters)
     note = f"; not counted (unknown until apply): {', '.join(unknown)}" if unknown else ""
     found = []
@@ -118,14 +134,30 @@ def budget(
         )
     if caps.max_usd_per_hour is not None and cost > caps.max_usd_per_hour:
         skipped = f"; unpriced: {', '.join(unpriced)}" if unpriced else ""
+        placeholder = table.placeholder and bool(from_file)
+        real = f", or give the real rates with {PRICES_PER_GPU_HOUR}" if placeholder else ""
         found.append(
             f"the stack's clusters ({names}) cost an estimated ${cost:,.2f}/h (standard GPUs "
-            f"plus a filled preemptible target, each range at its ceiling, {table.source_label}), "
-            "above the cap "
-            f"{MAX_USD_PER_HOUR}={caps.max_usd_per_hour:g}{note}{skipped} (fix: lower the GPU "
-            f"counts, or raise {MAX_USD_PER_HOUR} in this stack's policy config)"
+            "plus a filled preemptible target, each range at its ceiling, "
+            f"{_rates_label(table, configured, from_file)}), above the cap "
+            f"{MAX_USD_PER_HOUR}={caps.max_usd_per_hour:g}{note}{skipped} (fix: lower the "
+            f"GPU counts, or raise {MAX_USD_PER_HOUR}{real} in this stack's policy config)"
         )
     return [Violation(None, message) for message in found]
+
+
+def _rates_label(table: PriceTable, configured: set[str], from_file: set[str]) -> str:
+    """Where the rates of the sum come from: the policy config's, the price file's (which says
+    when they are placeholders), or each for its GPU types."""
+    config = f"the policy config's {PRICES_PER_GPU_HOUR}"
+    if not from_file:
+        return f"rates from {config}"
+    if not configured:
+        return table.source_label
+    return (
+        f"rates from {config} for {', '.join(sorted(configured))}; for "
+        f"{', '.join(sorted(from_file))}: {table.source_label}"
+    )
 
 
 def _uses(cluster: Res, volume: Res) -> bool:

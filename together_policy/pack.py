@@ -105,13 +105,18 @@ POLICIES: Final[tuple[PolicySpec, ...]] = (
     PolicySpec(
         "gpu-budget",
         "The stack's clusters stay within its caps on standard GPUs, preemptible GPUs and "
-        "estimated USD per hour (prices: together_facts/prices.json).",
+        "estimated USD per hour (prices: together_facts/prices.json, or the config's "
+        "pricesPerGpuHour).",
         "advisory",
         stack_check=_budget,
         config={
             clusters.MAX_STANDARD_GPUS: {"type": "integer", "minimum": 0},
             clusters.MAX_PREEMPTIBLE_GPUS: {"type": "integer", "minimum": 0},
             clusters.MAX_USD_PER_HOUR: {"type": "number", "minimum": 0},
+            clusters.PRICES_PER_GPU_HOUR: {
+                "type": "object",
+                "additionalProperties": {"type": "number", "minimum": 0},
+            },
         },
     ),
 )

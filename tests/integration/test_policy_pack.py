@@ -49,6 +49,7 @@ ADVISORY_EVERYWHERE: dict[str, Any] = {
         "maxStandardGpus": 16,
         "maxPreemptibleGpus": 0,
         "maxUsdPerHour": 50,
+        "pricesPerGpuHour": {"H100_SXM": 2.5},  # the stack's own rate, not the placeholder
     },
 }
 
@@ -177,6 +178,8 @@ def test_messages_name_the_resource_field_value_and_fix(bad: Run) -> None:
     assert "num_gpus=24 standard GPUs in total, above the cap maxStandardGpus=16" in standard
     assert "num_preemptible_gpus=8 preemptible GPUs in total" in preemptible
     assert "above the cap maxUsdPerHour=50" in cost
+    # 24 standard and 8 preemptible H100s at the config's 2.50 (and half that for preemptible)
+    assert "$70.00/h" in cost and "rates from the policy config's pricesPerGpuHour" in cost
 
 
 @pytest.mark.parametrize(

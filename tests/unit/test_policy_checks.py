@@ -298,3 +298,29 @@ def test_budget_prices_a_declared_range_at_its_ceiling(native: bool) -> None:
     # 8 + 24 standard and 32 preemptible at 50% of the H100 rate (prices.json): the ceilings
     [cost] = clusters.budget([ranged, auto], clusters.Budget(max_usd_per_hour=1.0))
     assert "cost an estimated $143.52/h" in cost.message  # 32 x 2.99 + 32 x 1.495
+
+
+def test_budget_takes_the_stacks_own_rates_and_says_when_it_priced_at_placeholders() -> None:
+    stack = [cluster("a", num_gpus=16, num_preemptible_gpus=8)]
+    # At prices.json's placeholder H100 rate: 16 x 2.99 + 8 x 1.495.
+    [at_file] = clusters.budget(stack, clusters.Budget(max_usd_per_hour=50.0))
+    assert "$59.80/h" in at_file.message and "PLACEHOLDER rates" in at_file.message
+    assert "or give the real rates with pricesPerGpuHour in this stack's policy" in at_file.message
+    # The stack's own rate, from the policy config: 16 x 2 + 8 x 1.
+    own: dict[str, Any] = {"pricesPerGpuHour": {"H100_SXM": 2}}
+    assert clusters.budget(stack, clusters.Budget.from_config({**own, "maxUsdPerHour": 40})) == []
+    [over] = clusters.budget(stack, clusters.Budget.from_config({**own, "maxUsdPerHour": 39}))
+    assert "$40.00/h" in over.message
+    assert "rates from the policy config's pricesPerGpuHour" in over.message
+    assert "PLACEHOLDER" not in over.message and "give the real rates" not in over.message
+    # Each GPU type says where its rate came from.
+    mixed = [*stack, cluster("b", gpu_type="H200_SXM")]
+    [both] = clusters.budget(mixed, clusters.Budget.from_config({**own, "maxUsdPerHour": 1}))
+    assert "rates from the policy config's pricesPerGpuHour for H100_SXM; for H200_SXM: " in (
+        both.message
+    )
+    # A rate the pack cannot use is a violation that names the key and the fix, not a crash.
+    bad = {"pricesPerGpuHour": {"H100": 2}, "maxUsdPerHour": 1}
+    [refused] = clusters.budget(stack, clusters.Budget.from_config(bad))
+    assert refused.message.startswith("the policy config's pricesPerGpuHour: unknown GPU type")
+    assert "(fix: use one of H100_SXM" in refused.message
