@@ -52,23 +52,41 @@ class Reclaimed:
     """time.time() of the reclaim (the status file's clock)."""
     at_seconds: float
     pods: list[str]
-    sizes: dict[str, int]
-    """The volume's files and their sizes at the reclaim."""
-    ended_sizes: dict[str, dict[str, int]] = field(default_factory=dict)
+    sizes: dict[str, FileSeen]
+    """The volume's files, their sizes and inodes at the reclaim."""
+    ended_sizes: dict[str, dict[str, FileSeen]] = field(default_factory=dict)
     """Per pod: the volume's files when its container was seen terminated."""
     refill_seconds: float | None = None
 
 
-def _files(volume: Path) -> dict[str, int]:
+FileSeen = tuple[int, int]
+"""A file's size and inode: a file rewritten in place keeps its inode, one replaced by a rename
+(the atomic way) gets another."""
+
+
+def _files(volume: Path) -> dict[str, FileSeen]:
     found = {}
     for path in volume.rglob("*"):
         name = path.name
         if path.is_file() and not name.startswith(".") and not name.endswith(TEMPORARY):
             try:
-                found[str(path.relative_to(volume))] = path.stat().st_size
+                stat = path.stat()
             except OSError:
                 continue
+            found[str(path.relative_to(volume))] = (stat.st_size, stat.st_ino)
     return found
+
+
+def shrunk_in_place(before: dict[str, FileSeen], after: dict[str, FileSeen]) -> tuple[str, ...]:
+    """The files that got smaller under the same inode: rewritten in place and cut short. A file
+    replaced by a rename may well be smaller (a shorter number in a status file) and is whole."""
+    return tuple(
+        sorted(
+            name
+            for name, (size, inode) in before.items()
+            if name in after and after[name][1] == inode and after[name][0] < size
+        )
+    )
 
 
 def _kube_bin() -> Path:
@@ -338,7 +356,7 @@ def _pod_seen(world: World, watch: PodWatch, reclaimed: Reclaimed, name: str) ->
         p["metadata"].get("deletionTimestamp") for _, p in history
     )
     before, after = reclaimed.sizes, reclaimed.ended_sizes.get(name, {})
-    shrunk = tuple(sorted(f for f, size in before.items() if f in after and after[f] < size))
+    shrunk = shrunk_in_place(before, after)
     seen = PodSeen(
         pod=name,
         node=reclaimed.node,
