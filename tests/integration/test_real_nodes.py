@@ -52,7 +52,9 @@ class Cluster:
         self.pods = PodWatch(self.kube, "default")  # the drill's watch: every version, timed
 
     def close(self) -> None:
-        self.pods.stop()
+        # Closing the client under a watch that still reads would free its socket's descriptor
+        # for reuse while the TLS layer still writes to it.
+        assert self.pods.stop(), "the pod watch did not end"
         self.kube.close()
 
     def volume_dir(self) -> Path:

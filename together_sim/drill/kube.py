@@ -4,7 +4,9 @@ kubeconfig), and a watch of its pods that keeps every version with the real time
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
+import socket
 import ssl
 import tempfile
 import threading
@@ -89,6 +91,7 @@ class PodWatch:
         self.path = f"/api/v1/namespaces/{namespace}/pods"
         self.seen: list[tuple[float, Obj]] = []
         self._stop = threading.Event()
+        self._response: httpx.Response | None = None
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
@@ -101,6 +104,9 @@ class PodWatch:
                     params={"watch": "1"},
                     timeout=httpx.Timeout(10.0, read=None),
                 ) as response:
+                    self._response = response
+                    if self._stop.is_set():  # stop() may have looked before it was set
+                        return
                     for line in response.iter_lines():
                         if self._stop.is_set():
                             return
@@ -109,11 +115,29 @@ class PodWatch:
                             pod = event["object"]
                             pod["_event"] = event["type"]  # DELETED: gone, ended or not
                             self.seen.append((time.monotonic(), pod))
-            except (httpx.HTTPError, json.JSONDecodeError, KeyError):
+            except (httpx.HTTPError, json.JSONDecodeError, KeyError, OSError, ValueError):
                 self._stop.wait(0.2)  # the server ended the watch or is stopping: again
+            finally:
+                self._response = None
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 10.0) -> bool:
+        """End the watch and wait for its thread, so the client can be closed after it.
+
+        The thread is blocked reading its stream; closing the client under it would free the
+        socket's descriptor while its TLS layer still holds the number, and its close_notify
+        would then be written into whatever reuses it (a pipe, a file). So the socket is shut
+        down instead (the read returns, the descriptor stays), and the thread closes it itself.
+        Returns whether the thread ended."""
         self._stop.set()
+        response = self._response
+        if response is not None:
+            stream = response.extensions.get("network_stream")
+            sock = stream.get_extra_info("socket") if stream is not None else None
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
 
     def history(self, name: str) -> list[tuple[float, Obj]]:
         return [(t, p) for t, p in list(self.seen) if p["metadata"]["name"] == name]
