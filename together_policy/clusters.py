@@ -12,6 +12,7 @@ from together_facts.errors import InputError
 from together_facts.prices import parse_rates
 from together_policy.provider import (
     CLUSTER_RULEBOOK,
+    PRICES_CONFIG_KEY,
     PriceTable,
     counts,
     hourly_cost,
@@ -29,8 +30,8 @@ _NAMED: Final = re.compile(r"^cluster '[^']*': ")
 MAX_STANDARD_GPUS: Final = "maxStandardGpus"
 MAX_PREEMPTIBLE_GPUS: Final = "maxPreemptibleGpus"
 MAX_USD_PER_HOUR: Final = "maxUsdPerHour"
-PRICES_PER_GPU_HOUR: Final = "pricesPerGpuHour"
-"""The stack's own rates, as the stack config key of the same name gives them to the PR comment:
+PRICES_PER_GPU_HOUR: Final = PRICES_CONFIG_KEY
+"""The stack's own rates, under the stack config key's name that gives them to the PR comment:
 the pack cannot read a stack's config, so its policy config takes them again."""
 BUDGET_KEYS: Final = (MAX_STANDARD_GPUS, MAX_PREEMPTIBLE_GPUS, MAX_USD_PER_HOUR)
 

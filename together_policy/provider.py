@@ -17,7 +17,12 @@ from together_provider.kubernetes import (
     forbids_preemptible,
     requires_preemptible,
 )
-from together_provider.preview.prices import PriceTable, hourly_cost, load_price_table
+from together_provider.preview.prices import (
+    PRICES_CONFIG_KEY,
+    PriceTable,
+    hourly_cost,
+    load_price_table,
+)
 from together_provider.registry import CLUSTER, VOLUME
 
 CLUSTER_RULEBOOK: Final = CLUSTER.rulebook
@@ -33,6 +38,7 @@ __all__ = [
     "COMPUTE_CLASS_LABEL",
     "DRAIN_WINDOW_SECONDS",
     "GRACE_FIELD",
+    "PRICES_CONFIG_KEY",
     "VOLUME_TOKEN",
     "VOLUME_TYPE",
     "ComputeClass",

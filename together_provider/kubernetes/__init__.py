@@ -10,7 +10,6 @@ from together_provider.kubernetes.autoscaler import (
     PreemptibleAutoscalerArgs,
 )
 from together_provider.kubernetes.placement import *  # noqa: F403 (placement.__all__: listed once)
-from together_provider.kubernetes.placement import GRACE_FIELD
 from together_provider.kubernetes.workloads import (
     CheckpointingWorker,
     CheckpointingWorkerArgs,
@@ -20,7 +19,6 @@ from together_provider.kubernetes.workloads import (
 
 __all__ = [
     "AUTOSCALER_RULES",
-    "GRACE_FIELD",
     "LEASE_RULES",
     "CheckpointingWorker",
     "CheckpointingWorkerArgs",

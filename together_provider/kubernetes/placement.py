@@ -19,6 +19,7 @@ from together_facts.values import PREEMPTIBLE as PREEMPTIBLE_VALUE
 __all__ = [
     "COMPUTE_CLASS_LABEL",
     "DRAIN_WINDOW_SECONDS",
+    "GRACE_FIELD",
     "ComputeClass",
     "WorkloadCluster",
     "WorkloadSpecError",

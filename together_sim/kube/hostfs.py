@@ -18,6 +18,8 @@ from typing import Any, Final
 __all__ = [
     "CGROUP_ROOT",
     "KUBELET_SYSCTLS",
+    "POOLS",
+    "RUN_DIR",
     "SHARED_SETTINGS",
     "cgroup_dirs",
     "cgroup_pids",
@@ -175,8 +177,8 @@ def remove_empty_parents() -> None:
     run directory), once empty: another simulator's nodes may still be in them."""
     for hierarchy in _hierarchies():
         _rmdir(hierarchy / "together-sim")
-    _rmdir(Path("/run/together-sim/pools"))  # nodepool.POOLS, once no simulator runs any
-    _rmdir(Path("/run/together-sim"))
+    _rmdir(POOLS)  # once no simulator runs any
+    _rmdir(RUN_DIR)
 
 
 def remove_tree(path: Path) -> None:
@@ -187,7 +189,11 @@ def remove_tree(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
-SHARED_SETTINGS: Final = Path("/run/together-sim/sysctls.json")
+RUN_DIR: Final = Path("/run/together-sim")
+"""What every simulator on the machine shares: the kernel settings' record and the pools'."""
+POOLS: Final = RUN_DIR / "pools"
+"""One entry per running real-node pool (``nodepool.sweep_dead_pools`` reads them)."""
+SHARED_SETTINGS: Final = RUN_DIR / "sysctls.json"
 """The kernel settings as they were before any simulator's first real node, and who holds real
 nodes now: several simulators on one machine share the settings, so the last one restores them."""
 

@@ -23,11 +23,11 @@ from together_sim.kube.realnode import NodeRecord, RealNode, RealNodeSpec, remov
 __all__ = ["POOLS", "RECORD_FILE", "RealNodePool", "real_nodes_unavailable", "sweep_dead_pools"]
 
 RECORD_FILE: Final = "real-nodes.json"
-POOLS: Final = Path("/run/together-sim/pools")
+POOLS: Final = hostfs.POOLS
 """One entry per running pool on the machine: its simulator's process and where its record is.
 A simulator killed with SIGKILL never removes its nodes; the next one on the machine to start
 real nodes does (:func:`sweep_dead_pools`), whatever its ``--state-dir``, or none."""
-_POOLS_LOCK: Final = POOLS.parent / ".pools.lock"
+_POOLS_LOCK: Final = hostfs.RUN_DIR / ".pools.lock"
 TEMPORARY_PREFIX: Final = "together-sim-kube-"
 """The name of a simulator's temporary root starts so (``tempfile.mkdtemp`` in the runtime)."""
 REQUIRED_COMMANDS: Final = ("containerd", "ctr", "runc", "nsenter", "ip", "iptables")

@@ -23,7 +23,7 @@ from together_sim.kube.processes import _die_with_parent, wait_ready
 
 __all__ = ["RUN_ROOT", "NodeRecord", "RealNode", "RealNodeSpec", "remove_recorded"]
 
-RUN_ROOT: Final = Path("/run/together-sim")
+RUN_ROOT: Final = hostfs.RUN_DIR
 """Sockets, containerd's state and the kubelet's directory: short paths, since a unix socket's
 path has at most 107 bytes (the cluster's directory under a state dir can be longer)."""
 CNI_BIN: Final = Path("/usr/lib/cni")
