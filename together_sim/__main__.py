@@ -32,12 +32,23 @@ from together_sim.app import ABORT_EXTENSION, create_app
 from together_sim.runtime import SimulatorConfig, SimulatorRuntime
 from together_sim.timings import Timings
 
-__all__ = ["API_KEY_ENV", "DEFAULT_API_KEY", "api_keys", "main", "parse_args", "time_scale_note"]
+__all__ = [
+    "API_KEY_ENV",
+    "DEFAULT_API_KEY",
+    "api_keys",
+    "cleanup",
+    "main",
+    "parse_args",
+    "time_scale_note",
+]
 
 API_KEY_ENV = "TOGETHER_SIM_API_KEY"
 DEFAULT_API_KEY = "sim-key"
 
 _EPILOG = """\
+After a crash (a simulator with --real-nodes killed with SIGKILL): python -m together_sim cleanup
+removes what its real nodes left on the machine, and says what it could not.
+
 API: /v1/compute/clusters[/{id}], /v1/compute/regions, /v1/compute/clusters/storage/volumes[/{id}]
 and /v3/whoami. Together's SDK and tg want the base URL without /v1 (they add it); ours takes both.
 Request bodies: unknown fields are ignored and named in X-Together-Sim-Ignored-Fields; null means
@@ -300,7 +311,50 @@ def _pod_sockets(runtime: SimulatorRuntime, host: str, port: int) -> list[socket
     return [extra]
 
 
+def cleanup(argv: Sequence[str] = ()) -> int:
+    """``python -m together_sim cleanup``: the one command after a crash. It undoes the journal
+    of every simulator on the machine that is gone (a SIGKILL, a crash, a kept failed undo),
+    never a running one's, prints what it removed, and exits 1 when something is left."""
+    parser = argparse.ArgumentParser(
+        prog="python -m together_sim cleanup",
+        description="Remove from this machine what stopped simulators' real nodes left (their "
+        "journals under /run/together-sim/journals); running simulators are left alone. Exit "
+        "status 1 when something could not be removed.",
+    )
+    parser.parse_args(list(argv))
+    from together_sim.kube import hostfs, journal
+
+    if not hostfs.RUN_DIR.exists():
+        print("together_sim cleanup: nothing to remove (no /run/together-sim)")
+        return 0
+    if os.geteuid() != 0:
+        print(
+            "together_sim cleanup: real nodes' leftovers can only be removed as root; "
+            "run: sudo -E python -m together_sim cleanup",
+            file=sys.stderr,
+        )
+        return 1
+    done = journal.sweep()
+    for item in done.removed:
+        print(f"removed {item}")
+    for item in done.left:
+        print(f"left {item}", file=sys.stderr)
+    if done.left:
+        print(
+            f"together_sim cleanup: {len(done.left)} left (see above); they stay in their "
+            "journals: run it again, or remove them by hand",
+            file=sys.stderr,
+        )
+        return 1
+    if not done.removed:
+        print("together_sim cleanup: nothing to remove")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> None:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["cleanup"]:
+        sys.exit(cleanup(argv[1:]))
     args = parse_args(argv)
     keys, key_note = api_keys(args, os.environ)
     for note in (key_note, time_scale_note(args.time_scale, args.provisioning_seconds)):

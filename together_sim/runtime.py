@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 import threading
 import time
@@ -108,14 +107,20 @@ class SimulatorRuntime:
         return self.kube.kube_config(cluster_id) if self.kube is not None else None
 
     def close(self) -> None:
-        """Stop every control plane, then close the store."""
+        """Stop every control plane, then close the store. A temporary root with real nodes is
+        in their pool's journal, which removes it last (or keeps it, with whatever a node left
+        in it, for the sweep); without real nodes it is removed here."""
+        from together_sim.kube.hostfs import remove_tree
+
         self.stopping.set()
+        journaled = False
         if self.kube is not None:
+            journaled = self.kube.pool is not None and self.kube.pool.journal is not None
             self.kube.close()
             self.kube = None
-        if self._kube_tmp is not None:
-            shutil.rmtree(self._kube_tmp, ignore_errors=True)
-            self._kube_tmp = None
+        if self._kube_tmp is not None and not journaled:
+            remove_tree(Path(self._kube_tmp))
+        self._kube_tmp = None
         self.store.close()
 
     @contextmanager

@@ -24,7 +24,9 @@ from tests.clusters import together_client
 from tests.specs import CLUSTER_SPEC
 from together_api.wire import ClusterCreateRequest, VolumeCreateRequest
 from together_sim.drill.kube import PodWatch, terminated
-from together_sim.kube.nodepool import POOLS, RECORD_FILE
+from together_sim.kube.hostfs import JOURNALS
+from together_sim.kube.journal import Journal
+from together_sim.kube.nodepool import RECORD_FILE
 
 COMPUTE_CLASS = "together.ai/compute-class"
 PYTHON = "localhost/together-python:3.11"
@@ -525,23 +527,19 @@ def test_a_killed_simulators_nodes_are_removed_at_its_next_start(
 def test_a_simulator_killed_without_a_state_dir_is_swept_by_the_next_to_start_real_nodes(
     tmp_path: Path, kube_bin: Path
 ) -> None:
-    """No later run finds a temporary directory; the machine-wide entry of each running pool
-    (`POOLS`) is what lets any simulator remove a killed one's nodes, with another state dir."""
+    """No later run finds a temporary directory; the machine-wide journal of each running pool
+    (under `JOURNALS`) is what lets any simulator remove a killed one's nodes, with another state
+    dir, and the temporary directory is in it."""
     sysctls = sysctls_before()
     killed = _real_sim(tmp_path / "killed", kube_bin, 1)
     killed.persist = False
     with killed:
-        (entry,) = [
-            json.loads(e.read_text())
-            for e in POOLS.glob("*.json")
-            if json.loads(e.read_text())["pid"] == killed.pid
-        ]
+        (path,) = JOURNALS.glob(f"pool-{killed.pid}-*.jsonl")
+        directories = [c for c in Journal.load(path).changes() if c.kind == "directory"]
         gone = killed.pid
-        record = Path(entry["record"])
-        network = json.loads(record.read_text())["network"]
+        root = Path(directories[0].args["path"])  # the killed run's temporary directory
+        network = json.loads((root / RECORD_FILE).read_text())["network"]
         _kill_with_a_running_pod(killed)
-    assert entry["temporary"]
-    root = record.parent  # the killed run's temporary directory
     _killed_leaves_processes_and_a_netns(host_leftovers(root, network, sysctls))
 
     later = _real_sim(tmp_path / "later", kube_bin, 1)
@@ -558,5 +556,5 @@ def test_a_simulator_killed_without_a_state_dir_is_swept_by_the_next_to_start_re
 
 
 def _pool_pids() -> set[int]:
-    """The simulators with an entry in `POOLS` (another, e.g. `make demo`'s, may run too)."""
-    return {json.loads(e.read_text())["pid"] for e in POOLS.glob("*.json")}
+    """The simulators with a pool journal in `JOURNALS` (another, e.g. `make demo`'s, may run)."""
+    return {int(p.name.split("-")[1]) for p in JOURNALS.glob("pool-*.jsonl")}

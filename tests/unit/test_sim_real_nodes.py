@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import tarfile
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from typing import Any
 import pytest
 
 from together_sim.__main__ import parse_args
-from together_sim.kube import hostfs, nodepool
+from together_sim.kube import nodepool
 from together_sim.kube.hostnet import MAX_SLOTS, Network
 from together_sim.kube.images import NodeImages, archive_names, find_images
 from together_sim.kube.mirror import KILL_MARGIN_SECONDS, removable, volume_object
@@ -25,7 +24,7 @@ from together_sim.kube.nodepool import real_nodes_unavailable
 from together_sim.kube.pki import ClusterPki
 from together_sim.kube.pods import RUN_SECONDS, Act, next_step
 from together_sim.kube.realnode import (
-    NodeRecord,
+    NodeLayout,
     RealNodeSpec,
     _containerd_toml,
     _kubelet_yaml,
@@ -116,7 +115,7 @@ def test_a_real_node_registers_with_the_simulators_labels(tmp_path: Path) -> Non
 
 def test_a_real_nodes_runtime_and_kubelet_are_its_own(tmp_path: Path) -> None:
     spec = _spec(tmp_path)
-    record = NodeRecord.of(spec)
+    record = NodeLayout.of(spec)
     assert record.cgroup == "together-sim/tsim7-n3"
     assert record.run_dir == "/run/together-sim/tsim7-n3"
     containerd = _containerd_toml(spec, record)
@@ -215,38 +214,3 @@ def test_a_machine_without_what_real_nodes_need_is_told_what_is_missing(
     assert "no kubelet in" in real_nodes_unavailable(tmp_path)
     (tmp_path / "kubelet").write_text("")
     assert real_nodes_unavailable(tmp_path) == ""
-
-
-def test_a_sweep_removes_only_the_pools_whose_simulator_is_gone(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """`/run/together-sim/pools` (here a temporary stand-in): a running simulator's entry stays,
-    a killed one's record is removed with its temporary root, and never a directory not named
-    like one; what the records name on the host is `_remove_record`'s, stubbed here."""
-    pools = tmp_path / "pools"
-    monkeypatch.setattr(nodepool, "POOLS", pools)
-    monkeypatch.setattr(nodepool, "_POOLS_LOCK", tmp_path / ".pools.lock")
-    removed: list[Path] = []
-    monkeypatch.setattr(nodepool, "_remove_record", removed.append)
-    pools.mkdir()
-
-    def pool(name: str, pid: int, started: int | None, root: Path, temporary: bool) -> Path:
-        root.mkdir()
-        record = root / nodepool.RECORD_FILE
-        record.write_text("{}")
-        entry = {"pid": pid, "started": started, "record": str(record), "temporary": temporary}
-        (pools / f"{name}.json").write_text(json.dumps(entry))
-        return record
-
-    me = os.getpid()
-    mine = pool("running", me, hostfs.process_started(me), tmp_path / "a", temporary=True)
-    reused = pool("reused-pid", me, -1, tmp_path / f"{nodepool.TEMPORARY_PREFIX}b", True)
-    kept = pool("state-dir", 2**22 + 1, 7, tmp_path / "state", temporary=False)
-    odd = pool("odd-temp", 2**22 + 2, 7, tmp_path / "not-ours", temporary=True)
-    (pools / "torn.json").write_text('{"pid": ')
-
-    assert sorted(nodepool.sweep_dead_pools()) == sorted([reused, kept, odd])
-    assert sorted(removed) == sorted([reused, kept, odd])
-    assert sorted(e.stem for e in pools.glob("*.json")) == ["running"]
-    assert mine.exists() and not reused.parent.exists()  # a temporary root goes whole
-    assert kept.parent.exists() and odd.parent.exists()  # a state dir, and no mkdtemp name

@@ -10,24 +10,28 @@ import json
 import os
 import shutil
 import signal
+import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Final
 
 __all__ = [
     "CGROUP_ROOT",
+    "JOURNALS",
     "KUBELET_SYSCTLS",
-    "POOLS",
+    "LOCK",
     "RUN_DIR",
     "SHARED_SETTINGS",
     "cgroup_dirs",
     "cgroup_pids",
     "hold_sysctls",
+    "holder_alive",
+    "host_lock",
+    "in_cgroup",
     "kill_cgroup",
     "make_cgroup",
     "mounts_under",
-    "move_to_cgroup",
     "process_started",
     "read_sysctls",
     "release_sysctls",
@@ -35,8 +39,10 @@ __all__ = [
     "remove_empty_parents",
     "remove_tree",
     "save_json",
+    "shared_cgroup_parents",
     "unmount_under",
     "write_sysctls",
+    "zombie",
 ]
 
 CGROUP_ROOT: Final = Path("/sys/fs/cgroup")
@@ -47,47 +53,81 @@ _MNT_DETACH: Final = 2
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
-def _hierarchies() -> list[Path]:
-    """The mounted cgroup hierarchies: every v1 controller directory, or the v2 root alone."""
-    if (CGROUP_ROOT / "cgroup.controllers").exists():
-        return [CGROUP_ROOT]
+def _hierarchies(root: Path | None = None) -> list[Path]:
+    """The mounted cgroup hierarchies: every v1 controller directory, or the v2 root alone
+    (cgroup v2, the unified layout of current Debian, Ubuntu and Fedora)."""
+    root = root or CGROUP_ROOT
+    if unified(root):
+        return [root]
     return sorted(
         p
-        for p in CGROUP_ROOT.iterdir()
+        for p in root.iterdir()
         if p.is_dir() and not p.is_symlink() and (p / "cgroup.procs").exists()
     )
 
 
-def cgroup_dirs(relative: str) -> list[Path]:
+def unified(root: Path | None = None) -> bool:
+    """Whether ``root`` is a cgroup v2 (unified) hierarchy: its root has ``cgroup.controllers``."""
+    return ((root or CGROUP_ROOT) / "cgroup.controllers").exists()
+
+
+def cgroup_dirs(relative: str, root: Path | None = None) -> list[Path]:
     """``relative`` (e.g. ``together-sim/tsim0-n1``) in every hierarchy, existing or not."""
-    return [h / relative for h in _hierarchies()]
+    return [h / relative for h in _hierarchies(root)]
 
 
-def make_cgroup(relative: str) -> None:
-    """Create ``relative`` in every hierarchy; a new cpuset gets its parent's CPUs and memory
-    nodes (an empty one admits no process)."""
+def make_cgroup(relative: str, root: Path | None = None) -> None:
+    """Create ``relative`` in every hierarchy. On v1 a new cpuset gets its parent's CPUs and
+    memory nodes (an empty one admits no process); on v2 each parent delegates its controllers
+    to its children (``cgroup.subtree_control``), which the kubelet needs below the node's
+    cgroup (cpu, memory, pids...)."""
     for attempt in range(3):  # another simulator may remove an empty parent meanwhile
         try:
-            for hierarchy in _hierarchies():
+            for hierarchy in _hierarchies(root):
                 current = hierarchy
                 for part in Path(relative).parts:
                     parent, current = current, current / part
+                    if unified(hierarchy):
+                        delegate_controllers(parent)
                     if current.is_dir():
                         continue
                     current.mkdir(exist_ok=True)
                     for knob in ("cpuset.cpus", "cpuset.mems"):
-                        if (parent / knob).exists():
+                        if (parent / knob).exists() and not unified(hierarchy):
                             (current / knob).write_text((parent / knob).read_text())
+                if unified(hierarchy):
+                    delegate_controllers(current)
             return
         except FileNotFoundError:
             if attempt == 2:
                 raise
 
 
-def move_to_cgroup(pid: int, relative: str) -> None:
-    for directory in cgroup_dirs(relative):
-        with contextlib.suppress(OSError):  # gone already (it crashed at once): noticed later
-            (directory / "cgroup.procs").write_text(str(pid))
+def delegate_controllers(cgroup: Path) -> list[str]:
+    """Enable for the children of a v2 ``cgroup`` every controller it has (``+cpu +memory``... in
+    ``cgroup.subtree_control``); returns those enabled. A controller the kernel refuses here (a
+    threaded cgroup, a process in an inner cgroup) is named in the error."""
+    available = (cgroup / "cgroup.controllers").read_text().split()
+    enabled = set((cgroup / "cgroup.subtree_control").read_text().split())
+    wanted = [c for c in available if c not in enabled]
+    if wanted:
+        try:
+            (cgroup / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in wanted))
+        except OSError as exc:
+            raise OSError(
+                exc.errno, f"cannot delegate {' '.join(wanted)} in {cgroup}: {exc.strerror}"
+            ) from exc
+    return available
+
+
+def in_cgroup(relative: str, args: list[str]) -> list[str]:
+    """``args`` started inside the cgroup ``relative`` of every hierarchy: a shell joins it and
+    then execs them, so nothing of the process ever runs outside it (no window for a kill to
+    leave it elsewhere), and a join that fails ends the start with exit status 121 instead of a
+    process that runs where no cleanup looks."""
+    procs = [str(d / "cgroup.procs") for d in cgroup_dirs(relative)]
+    join = 'for f in $TSIM_CGROUP_PROCS; do echo $$ > "$f" || exit 121; done; exec "$@"'
+    return ["env", f"TSIM_CGROUP_PROCS={' '.join(procs)}", "sh", "-c", join, "sh", *args]
 
 
 def cgroup_pids(relative: str) -> set[int]:
@@ -107,7 +147,7 @@ def kill_cgroup(relative: str, timeout: float = 10.0) -> set[int]:
     meanwhile is caught by the next round); returns what is still there after ``timeout``."""
     deadline = time.monotonic() + timeout
     while True:
-        pids = {p for p in cgroup_pids(relative) if not _zombie(p)}
+        pids = {p for p in cgroup_pids(relative) if not zombie(p)}
         if not pids or time.monotonic() > deadline:
             return pids
         for pid in pids:
@@ -116,7 +156,8 @@ def kill_cgroup(relative: str, timeout: float = 10.0) -> set[int]:
         time.sleep(0.05)
 
 
-def _zombie(pid: int) -> bool:
+def zombie(pid: int) -> bool:
+    """Whether ``pid`` has ended (a zombie, or no such process)."""
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
     except (OSError, IndexError):
@@ -172,13 +213,36 @@ def unmount_under(*roots: Path) -> list[str]:
     return mounts_under(*roots)
 
 
-def remove_empty_parents() -> None:
-    """The directories every real node shares (``together-sim`` in each cgroup hierarchy, the
-    run directory), once empty: another simulator's nodes may still be in them."""
-    for hierarchy in _hierarchies():
-        _rmdir(hierarchy / "together-sim")
-    _rmdir(POOLS)  # once no simulator runs any
-    _rmdir(RUN_DIR)
+def shared_cgroup_parents() -> list[Path]:
+    """``together-sim`` in every hierarchy: the parent of every real node's cgroup."""
+    return [h / "together-sim" for h in _hierarchies()]
+
+
+def remove_empty_parents() -> list[str]:
+    """What every simulator shares, once nobody uses it: the ``together-sim`` cgroup of each
+    hierarchy, the journals' directory, the lock file and ``/run/together-sim`` itself (another
+    simulator's nodes may still be in them: only empty ones go). Returns what it removed."""
+    removed: list[str] = []
+    with host_lock():
+        for parent in shared_cgroup_parents():
+            if parent.is_dir() and _rmdir_ok(parent):
+                removed.append(f"cgroup {parent}")
+        if JOURNALS.is_dir() and _rmdir_ok(JOURNALS):
+            removed.append(f"directory {JOURNALS}")
+        rest = [p for p in RUN_DIR.iterdir() if p != LOCK] if RUN_DIR.is_dir() else []
+        if not rest and _local.depth == 1:  # not when a caller goes on under the lock
+            LOCK.unlink(missing_ok=True)  # under the lock: a waiter sees it went and retries
+            if _rmdir_ok(RUN_DIR):
+                removed.append(f"directory {RUN_DIR}")
+    return removed
+
+
+def _rmdir_ok(path: Path) -> bool:
+    try:
+        path.rmdir()
+    except OSError:
+        return False
+    return True
 
 
 def remove_tree(path: Path) -> None:
@@ -190,9 +254,52 @@ def remove_tree(path: Path) -> None:
 
 
 RUN_DIR: Final = Path("/run/together-sim")
-"""What every simulator on the machine shares: the kernel settings' record and the pools'."""
-POOLS: Final = RUN_DIR / "pools"
-"""One entry per running real-node pool (``nodepool.sweep_dead_pools`` reads them)."""
+"""What every simulator on the machine shares: the kernel settings' record, the journals, and
+each real node's sockets and state (a tmpfs: a reboot clears it with what it names)."""
+JOURNALS: Final = RUN_DIR / "journals"
+"""Every journal of host changes on the machine (:mod:`together_sim.kube.journal`)."""
+LOCK: Final = RUN_DIR / ".lock"
+"""One lock for every change to what simulators share here: the kernel settings' record, the
+journals, a bridge's index, the sweep. The last simulator out removes it."""
+_local = threading.local()
+
+
+@contextlib.contextmanager
+def host_lock() -> Iterator[None]:
+    """Hold the machine-wide lock (re-entrant within a thread: a sweep releases kernel settings).
+    The lock file is removed by the last simulator out (:func:`remove_empty_parents`), so a
+    holder checks that the file it locked is still the one at the path, else tries again."""
+    if getattr(_local, "depth", 0):
+        _local.depth += 1
+        try:
+            yield
+        finally:
+            _local.depth -= 1
+        return
+    while True:
+        RUN_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
+        try:
+            fd = os.open(LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except FileNotFoundError:  # the directory went between the mkdir and the open
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                same = os.fstat(fd).st_ino == os.stat(LOCK).st_ino
+            except FileNotFoundError:
+                same = False
+            if not same:
+                continue
+            _local.depth = 1
+            try:
+                yield
+            finally:
+                _local.depth = 0
+            return
+        finally:
+            os.close(fd)
+
+
 SHARED_SETTINGS: Final = RUN_DIR / "sysctls.json"
 """The kernel settings as they were before any simulator's first real node, and who holds real
 nodes now: several simulators on one machine share the settings, so the last one restores them."""
@@ -209,46 +316,61 @@ def process_started(pid: int) -> int | None:
         return None
 
 
-def _alive(pid: int) -> bool:
+def holder(pid: int, what: object) -> str:
+    """A holder of the kernel settings: ``<pid>@<start time>:<what>``."""
+    return f"{pid}@{process_started(pid)}:{what}"
+
+
+def holder_alive(name: str) -> bool:
+    """Whether the process that holds as ``name`` still runs: the same pid *and* start time (a
+    pid reused by a later process does not hold). A holder written without its start time (by
+    an older simulator) counts while its pid runs."""
+    pid, _, started = name.split(":", 1)[0].partition("@")
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        now = process_started(int(pid))
+    except ValueError:
         return False
-    except PermissionError:
-        return True
-    return True
+    if now is None:
+        return False
+    return not started or started == str(now)
 
 
-def _settings_update(change: Callable[[dict[str, Any]], None]) -> None:
+def _settings_update(change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
     """Read, change and write the shared record under an exclusive lock; a holder whose process
     is gone (a simulator killed with SIGKILL) no longer counts; the settings are restored and the
     record removed once nobody holds real nodes."""
-    SHARED_SETTINGS.parent.mkdir(parents=True, exist_ok=True)
-    with (SHARED_SETTINGS.parent / ".lock").open("a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with host_lock():
         data: dict[str, Any] = (
             json.loads(SHARED_SETTINGS.read_text())
             if SHARED_SETTINGS.exists()
             else {"original": read_sysctls(), "holders": []}
         )
         change(data)
-        data["holders"] = sorted({h for h in data["holders"] if _alive(int(h.split(":")[0]))})
+        data["holders"] = sorted({h for h in data["holders"] if holder_alive(h)})
         if data["holders"]:
             save_json(SHARED_SETTINGS, data)
         else:
             write_sysctls(data["original"])
             SHARED_SETTINGS.unlink(missing_ok=True)
+        return data
 
 
-def hold_sysctls(holder: str) -> None:
-    """``holder`` (``<pid>:<anything>``) is about to start a kubelet: the settings as they are
-    now are kept, unless another holder kept them first (then they may be rewritten already)."""
-    _settings_update(lambda data: data["holders"].append(holder))
+def hold_sysctls(name: str) -> dict[str, str]:
+    """``name`` (:func:`holder`) is about to start a kubelet: the settings as they are now are
+    kept, unless another holder kept them first (then they may be rewritten already). Returns
+    the settings as they were before any holder, which the last one out writes back."""
+    original: dict[str, str] = _settings_update(lambda data: data["holders"].append(name))[
+        "original"
+    ]
+    return original
 
 
-def release_sysctls(holder: str) -> None:
-    """``holder`` holds no real node any more: the last holder out restores the settings."""
-    _settings_update(lambda data: data.update(holders=[h for h in data["holders"] if h != holder]))
+def release_sysctls(name: str) -> None:
+    """``name`` holds no real node any more: the last holder out restores the settings (and a
+    holder whose process is gone no longer counts, so a killed simulator's are restored too)."""
+    if not SHARED_SETTINGS.exists():
+        return  # nobody holds them: nothing to restore
+    _settings_update(lambda data: data.update(holders=[h for h in data["holders"] if h != name]))
 
 
 def read_sysctls(names: Iterable[str] = KUBELET_SYSCTLS) -> dict[str, str]:

@@ -7,7 +7,12 @@ import ipaddress
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+from together_sim.kube.hostfs import host_lock
+
+if TYPE_CHECKING:
+    from together_sim.kube.journal import Journal
 
 __all__ = [
     "KUBERNETES_SERVICE_IP",
@@ -65,14 +70,16 @@ class Network:
 
     # ---------------------------------------------------------------- a node's namespace
 
-    def add_node(self, slot: int, slots: int, apiserver_port: int) -> None:
+    def add_node(self, journal: Journal, slot: int, slots: int, apiserver_port: int) -> None:
         """Create slot ``slot``'s namespace: its veth on the bridge, its address, routes to the
         pods of every other slot (through that slot's node, on the bridge: the host forwards
         nothing), and the ``kubernetes`` Service's address translated to this cluster's API
-        server (there is no kube-proxy). Everything here lives in the namespace and goes with it."""
+        server (there is no kube-proxy). Each change is in ``journal`` before it is made; the
+        routes and addresses live in the namespace and go with it."""
         ns, veth, ip = self.netns(slot), self.host_veth(slot), self.node_ip(slot)
-        self.remove_node(slot)  # a leftover of a killed simulator
+        journal.record("netns", name=ns)
         run("ip", "netns", "add", ns)
+        journal.record("link", name=veth)
         run("ip", "link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns)
         run("ip", "link", "set", veth, "master", self.bridge, "up")
         run("ip", "-n", ns, "addr", "add", f"{ip}/24", "dev", "eth0")
@@ -85,23 +92,13 @@ class Network:
                 run("ip", "-n", ns, "route", "add", pods, "via", via)
         target = f"{self.gateway}:{apiserver_port}"
         for chain in ("PREROUTING", "OUTPUT"):
-            run("ip", "netns", "exec", ns, "iptables", "-t", "nat", "-A", chain,
-                "-d", f"{KUBERNETES_SERVICE_IP}/32", "-p", "tcp", "--dport", "443",
-                "-j", "DNAT", "--to-destination", target)  # fmt: skip
-
-    def remove_node(self, slot: int) -> None:
-        """Delete slot ``slot``'s namespace (its veth, routes and iptables rules go with it)."""
-        ns = self.netns(slot)
-        if (_NETNS_DIR / ns).exists():
-            run("ip", "netns", "del", ns, check=False)
-        run("ip", "link", "del", self.host_veth(slot), check=False)
+            rule = ["-d", f"{KUBERNETES_SERVICE_IP}/32", "-p", "tcp", "--dport", "443",
+                    "-j", "DNAT", "--to-destination", target]  # fmt: skip
+            journal.record("iptables", netns=ns, table="nat", chain=chain, rule=rule)
+            run("ip", "netns", "exec", ns, "iptables", "-t", "nat", "-A", chain, *rule)
 
     def netns_path(self, slot: int) -> Path:
         return _NETNS_DIR / self.netns(slot)
-
-    def delete(self) -> None:
-        """Remove the bridge (the namespaces' veths went with their namespaces)."""
-        run("ip", "link", "del", self.bridge, check=False)
 
 
 def _taken(subnet: ipaddress.IPv4Network) -> bool:
@@ -118,19 +115,26 @@ def _taken(subnet: ipaddress.IPv4Network) -> bool:
     return False
 
 
-def claim_network(preferred: int | None = None) -> Network:
+def claim_network(journal: Journal, preferred: int | None = None) -> Network:
     """Create the bridge of the lowest free index (``preferred`` first: a restarted simulator
-    keeps its addresses, so its kubeconfigs stay valid) and return its network."""
+    keeps its addresses, so its kubeconfigs stay valid) and return its network. The bridge is in
+    ``journal`` before it is made; the index is chosen under the machine-wide lock, so two
+    simulators starting at once never both write down the same bridge."""
     order = ([preferred] if preferred is not None else []) + list(range(256))
-    for index in dict.fromkeys(order):
-        net = Network(index)
-        if _taken(ipaddress.IPv4Network(f"10.199.{index}.0/24")):
-            continue
-        if run("ip", "link", "add", net.bridge, "type", "bridge", check=False).returncode:
-            continue  # another simulator holds this index
-        run("ip", "addr", "add", f"{net.gateway}/24", "dev", net.bridge)
-        run("ip", "link", "set", net.bridge, "up")
-        return net
+    with host_lock():
+        for index in dict.fromkeys(order):
+            net = Network(index)
+            if _taken(ipaddress.IPv4Network(f"10.199.{index}.0/24")):
+                continue
+            if run("ip", "link", "show", "dev", net.bridge, check=False).returncode == 0:
+                continue  # another simulator holds this index
+            change = journal.record("link", name=net.bridge)
+            if run("ip", "link", "add", net.bridge, "type", "bridge", check=False).returncode:
+                journal.forget(change)  # taken meanwhile by a simulator that takes no lock
+                continue
+            run("ip", "addr", "add", f"{net.gateway}/24", "dev", net.bridge)
+            run("ip", "link", "set", net.bridge, "up")
+            return net
     raise RuntimeError(
         "together_sim --real-nodes: no free 10.199.<n>.0/24 subnet for the real nodes' bridge "
         "(each simulator with real nodes takes one); stop another simulator or free a subnet"

@@ -1,33 +1,30 @@
 """The simulator's real-node slots (``--real-nodes N``): who holds one, the bridge they share,
-the kernel settings to restore when the last one goes, and the leftovers of a killed simulator
-(its own, and any other's on the machine)."""
+the kernel settings to restore when the last one goes, and the pool's journal of host changes,
+which names each node's (:mod:`together_sim.kube.journal`)."""
 
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
 import os
 import shutil
 import threading
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Final
 
-from together_sim.kube import hostfs
+from together_sim.kube import hostfs, journal
 from together_sim.kube.hostnet import MAX_SLOTS, Network, claim_network
 from together_sim.kube.images import NodeImages
-from together_sim.kube.realnode import NodeRecord, RealNode, RealNodeSpec, remove_recorded
+from together_sim.kube.journal import Journal, Owner
+from together_sim.kube.realnode import RealNode, RealNodeSpec
 
-__all__ = ["POOLS", "RECORD_FILE", "RealNodePool", "real_nodes_unavailable", "sweep_dead_pools"]
+__all__ = ["RECORD_FILE", "RealNodePool", "real_nodes_unavailable"]
 
 RECORD_FILE: Final = "real-nodes.json"
-POOLS: Final = hostfs.POOLS
-"""One entry per running pool on the machine: its simulator's process and where its record is.
-A simulator killed with SIGKILL never removes its nodes; the next one on the machine to start
-real nodes does (:func:`sweep_dead_pools`), whatever its ``--state-dir``, or none."""
-_POOLS_LOCK: Final = hostfs.RUN_DIR / ".pools.lock"
+"""``<root>/real-nodes.json``: the bridge's index and the pool's journal, so a restarted
+simulator asks for the same bridge (its kubeconfigs name the address) and a test finds both.
+What the host holds is in the journal, never here."""
 TEMPORARY_PREFIX: Final = "together-sim-kube-"
 """The name of a simulator's temporary root starts so (``tempfile.mkdtemp`` in the runtime)."""
 REQUIRED_COMMANDS: Final = ("containerd", "ctr", "runc", "nsenter", "ip", "iptables")
@@ -58,10 +55,11 @@ def real_nodes_unavailable(kube_bin: Path | None = None) -> str:
 class RealNodePool:
     """Up to ``slots`` real nodes at a time, over every cluster (a slot is a machine's share).
 
-    Everything a node puts on the host is recorded in ``<root>/real-nodes.json`` before it
-    starts, with the kernel settings the kubelet rewrites as they were before the first node: a
-    simulator killed with SIGKILL leaves shims and containers running (containerd detaches them),
-    and its next start removes them (:meth:`start`)."""
+    The pool's journal (``/run/together-sim/journals/pool-<pid>-<start>-<n>.jsonl``) names, in
+    order, a temporary root, the bridge, the kernel settings it holds and each node's own
+    journal, each before it is made. :meth:`close` undoes it; a simulator killed with SIGKILL
+    leaves it behind, and the next start of any simulator with real nodes, or
+    ``python -m together_sim cleanup``, undoes it (:func:`journal.sweep`)."""
 
     def __init__(self, root: Path, slots: int, kube_bin: Path, images: NodeImages) -> None:
         if not 0 < slots <= MAX_SLOTS:
@@ -71,18 +69,18 @@ class RealNodePool:
         self.kube_bin = kube_bin
         self.images = images
         self.network: Network | None = None
+        self.journal: Journal | None = None
         self._nodes: dict[int, RealNode] = {}
         self._holding = False
         """Whether this pool holds the machine's kernel settings (hostfs.hold_sysctls)."""
         self.temporary = False
-        """Whether ``root`` is the simulator's temporary directory (no ``--state-dir``): nothing
-        but a sweep finds it after a SIGKILL, and the sweep removes it whole."""
-        self._entry: Path | None = None
+        """Whether ``root`` is the simulator's temporary directory (no ``--state-dir``): it is
+        in the journal, so it goes with the pool, or with the sweep after a SIGKILL."""
         self._lock = threading.Lock()
 
     @property
     def _holder(self) -> str:
-        return f"{os.getpid()}:{self.root}"
+        return hostfs.holder(os.getpid(), self.root)
 
     @property
     def record_path(self) -> Path:
@@ -90,34 +88,24 @@ class RealNodePool:
 
     def start(self) -> RealNodePool:
         self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
-        # Its own first, so the bridge keeps its index; then any other killed simulator's.
-        previous = _remove_record(self.record_path)
-        sweep_dead_pools()
-        hostfs.release_sysctls(self._holder)  # a killed simulator held them: maybe the last one
-        self.network = claim_network(previous)
-        self._save()
-        self._register()
+        with hostfs.host_lock():  # a sweep and a claim at a time on the machine
+            journal.sweep()  # any killed simulator's, this state dir's last run among them
+            owner = Owner.me()
+            path = hostfs.JOURNALS / f"pool-{owner.pid}-{owner.started}-{id(self):x}.jsonl"
+            self.journal = Journal.create(path, owner)
+            if self.temporary:
+                self.journal.record("directory", path=str(self.root))
+            self.network = claim_network(self.journal, self._previous_index())
+        hostfs.save_json(
+            self.record_path, {"network": self.network.index, "journal": str(self.journal.path)}
+        )
         return self
 
-    def _register(self) -> None:
-        """This pool's entry in :data:`POOLS`, removed by :meth:`close` once no node is left."""
-        POOLS.mkdir(parents=True, exist_ok=True)
-        pid = os.getpid()
-        self._entry = POOLS / f"{pid}-{id(self):x}.json"
-        entry = {
-            "pid": pid,
-            "started": hostfs.process_started(pid),
-            "record": str(self.record_path),
-            "temporary": self.temporary,
-        }
-        hostfs.save_json(self._entry, entry)
-
-    def _save(self) -> None:
-        data: dict[str, Any] = {
-            "network": self.network.index if self.network is not None else None,
-            "nodes": [asdict(n.record) for n in self._nodes.values()],
-        }
-        hostfs.save_json(self.record_path, data)
+    def _previous_index(self) -> int | None:
+        try:
+            return int(json.loads(self.record_path.read_text())["network"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
 
     @property
     def gateway(self) -> str:
@@ -138,7 +126,7 @@ class RealNodePool:
     ) -> RealNode | None:
         """A started real node for ``name`` in a free slot, or None when every slot is held
         (the caller then makes a KWOK node)."""
-        assert self.network is not None, "the pool is not started"
+        assert self.network is not None and self.journal is not None, "the pool is not started"
         with self._lock:
             free = [s for s in range(self.slots) if s not in self._nodes]
             if not free:
@@ -156,34 +144,38 @@ class RealNodePool:
                 apiserver_port=apiserver_port,
                 pki=pki,
             )
-            node = RealNode(spec, labels(spec), on_crash)
             if not self._holding:
+                before = hostfs.read_sysctls()
+                self.journal.record("sysctls", holder=self._holder, before=before)
                 hostfs.hold_sysctls(self._holder)
                 self._holding = True
+            node_journal = self.journal.new_child(f"node-{spec.slot}")
+            node = RealNode(spec, labels(spec), on_crash, node_journal)
             self._nodes[spec.slot] = node
-            self._save()
         return node.start()
 
     def release(self, node: RealNode) -> list[str]:
         """Remove ``node`` from the host and free its slot; the last one out restores the
-        kernel settings its kubelets rewrote. Returns what could not be removed."""
+        kernel settings its kubelets rewrote. Returns what could not be removed: the slot of
+        such a node stays taken (its namespace may be there) until the pool closes."""
         left = node.delete()
         with self._lock:
-            if self._nodes.get(node.spec.slot) is node:
+            if not left and self._nodes.get(node.spec.slot) is node:
                 del self._nodes[node.spec.slot]
             if not self._nodes and self._holding:
                 hostfs.release_sysctls(self._holder)
                 self._holding = False
-            self._save()
         return left
 
     def nodes(self) -> list[RealNode]:
         with self._lock:
             return list(self._nodes.values())
 
-    def close(self) -> None:
-        """Remove every real node (in parallel: each waits for its processes), the bridge, and
-        the record: the host is as before the simulator started."""
+    def close(self) -> list[str]:
+        """Remove every real node (in parallel: each waits for its processes), then undo the
+        pool's journal (whatever a node left, the bridge, the kernel settings, a temporary
+        root). Returns what is left on the host: its entries stay in the journal, which the next
+        sweep undoes once this process has ended."""
         threads = [
             threading.Thread(target=self.release, args=(n,), daemon=True) for n in self.nodes()
         ]
@@ -192,61 +184,16 @@ class RealNodePool:
         for t in threads:
             t.join(30.0)
         with self._lock:
-            if self._holding:
-                hostfs.release_sysctls(self._holder)
-                self._holding = False
-            if self.network is not None:
-                self.network.delete()
-                self.network = None
-            if not self._nodes:
-                self.record_path.unlink(missing_ok=True)
-                if self._entry is not None:
-                    self._entry.unlink(missing_ok=True)
-                hostfs.remove_empty_parents()
-            else:  # kept, with its entry: the next sweep after this process ends retries
-                self._save()
-
-
-def _remove_record(path: Path) -> int | None:
-    """Remove what the nodes recorded in ``path`` left, their bridge and the record; returns
-    the bridge's index (None: no record)."""
-    if not path.exists():
-        return None
-    data = json.loads(path.read_text())
-    for raw in data.get("nodes", []):
-        record = NodeRecord(**raw)
-        log.warning("removing real node %s left by a stopped simulator", record.name)
-        remove_recorded(record)
-    index = data.get("network")
-    if index is not None:
-        Network(index).delete()
-    path.unlink()
-    return int(index) if index is not None else None
-
-
-def sweep_dead_pools() -> list[Path]:
-    """Remove what every pool of :data:`POOLS` whose simulator is gone left on the host (a
-    SIGKILL skips :meth:`RealNodePool.close`): its nodes, its bridge, and a temporary root whole.
-    A pool whose process still runs (the same pid and start time) is left alone. Returns the
-    records swept."""
-    POOLS.mkdir(parents=True, exist_ok=True)
-    swept: list[Path] = []
-    with _POOLS_LOCK.open("a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # two simulators starting at once sweep one at a time
-        for entry in sorted(POOLS.glob("*.json")):
-            try:
-                data = json.loads(entry.read_text())
-                pid, started, record = int(data["pid"]), data["started"], Path(data["record"])
-            except (OSError, ValueError, KeyError, TypeError):
-                entry.unlink(missing_ok=True)  # a torn write: save_json replaces atomically
-                continue
-            if hostfs.process_started(pid) == started:
-                continue
-            _remove_record(record)
-            if data.get("temporary") and record.parent.name.startswith(TEMPORARY_PREFIX):
-                hostfs.remove_tree(record.parent)
-            entry.unlink(missing_ok=True)
-            swept.append(record)
-    if swept:
+            left: list[str] = []
+            if self.journal is not None:
+                left = self.journal.undo().left
+            self._holding = False
+            self.network = None
         hostfs.remove_empty_parents()
-    return swept
+        if left:
+            log.error(
+                "real nodes left on the host: %s; `python -m together_sim cleanup` removes "
+                "them once this simulator has ended",
+                ", ".join(left),
+            )
+        return left

@@ -18,6 +18,7 @@ __all__ = [
     "ClusterPki",
     "ensure_pki",
     "kubeconfig_yaml",
+    "node_credential_paths",
     "node_credentials",
     "write_private",
 ]
@@ -147,10 +148,16 @@ def _serving_cert(pki: ClusterPki, addresses: tuple[str, ...]) -> None:
     write_private(marker, wanted)
 
 
+def node_credential_paths(pki: ClusterPki, node_name: str) -> tuple[Path, Path]:
+    """Where a real node's client certificate and key are (cert, key): named in its journal
+    before :func:`node_credentials` makes them, so they go with the node."""
+    return pki.root / f"node-{node_name}.crt", pki.root / f"node-{node_name}.key"
+
+
 def node_credentials(pki: ClusterPki, node_name: str) -> tuple[Path, Path]:
     """A real node's kubelet client certificate (``system:node:<name>`` in ``system:nodes``, as
     the Node authorizer wants) and key, signed by the cluster's CA: (cert, key)."""
-    key, cert = pki.root / f"node-{node_name}.key", pki.root / f"node-{node_name}.crt"
+    cert, key = node_credential_paths(pki, node_name)
     with _SIGNING:  # nodes start in threads of their own; openssl's serial file is not shared
         if not cert.exists():
             _new_key(key)

@@ -1,12 +1,12 @@
 """One real node: its own containerd and kubelet in its own network namespace and cgroup, so a
-pod's process gets a real SIGTERM; :meth:`RealNode.delete` undoes everything the node did."""
+pod's process gets a real SIGTERM; every change it makes to the host is in its journal first,
+and :meth:`RealNode.delete` undoes the journal."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import logging
-import shutil
 import subprocess
 import threading
 import time
@@ -18,10 +18,11 @@ from typing import Any, ClassVar, Final
 from together_sim.kube import hostfs
 from together_sim.kube.hostnet import Network
 from together_sim.kube.images import NodeImages
-from together_sim.kube.pki import ClusterPki, node_credentials
+from together_sim.kube.journal import Journal
+from together_sim.kube.pki import ClusterPki, node_credential_paths, node_credentials, write_private
 from together_sim.kube.processes import _die_with_parent, wait_ready
 
-__all__ = ["RUN_ROOT", "NodeRecord", "RealNode", "RealNodeSpec", "remove_recorded"]
+__all__ = ["RUN_ROOT", "NodeLayout", "RealNode", "RealNodeSpec"]
 
 RUN_ROOT: Final = hostfs.RUN_DIR
 """Sockets, containerd's state and the kubelet's directory: short paths, since a unix socket's
@@ -51,9 +52,8 @@ class RealNodeSpec:
 
 
 @dataclass(frozen=True)
-class NodeRecord:
-    """What a node put on the host, written before it starts, so a simulator that was killed
-    removes it at its next start (:func:`remove_recorded`)."""
+class NodeLayout:
+    """Where one node's things are on the host: its sockets and state, its files, its cgroup."""
 
     name: str
     slot: int
@@ -63,7 +63,7 @@ class NodeRecord:
     cgroup: str
 
     @classmethod
-    def of(cls, spec: RealNodeSpec) -> NodeRecord:
+    def of(cls, spec: RealNodeSpec) -> NodeLayout:
         netns = spec.network.netns(spec.slot)
         return cls(
             name=spec.name,
@@ -75,25 +75,7 @@ class NodeRecord:
         )
 
 
-def remove_recorded(record: NodeRecord) -> list[str]:
-    """Undo everything a node did to the host, in the order that lets each step succeed:
-    processes (kubelet, containerd, shims, containers: all in the node's cgroup), mounts, the
-    network namespace (its veth, routes and the kubelet's iptables chains go with it), the
-    cgroups, the files. Returns what could not be removed (empty: the host is clean)."""
-    left: list[str] = []
-    survivors = hostfs.kill_cgroup(record.cgroup)
-    left += [f"process {pid}" for pid in survivors]
-    run_dir, node_dir = Path(record.run_dir), Path(record.node_dir)
-    left += [f"mount {m}" for m in hostfs.unmount_under(run_dir, node_dir)]
-    Network(record.network_index).remove_node(record.slot)
-    left += [f"cgroup {c}" for c in hostfs.remove_cgroup(record.cgroup)]
-    if not any(item.startswith("mount") for item in left):  # never delete through a mount
-        shutil.rmtree(run_dir, ignore_errors=True)
-        shutil.rmtree(node_dir, ignore_errors=True)
-    return left
-
-
-def _containerd_toml(spec: RealNodeSpec, rec: NodeRecord) -> str:
+def _containerd_toml(spec: RealNodeSpec, rec: NodeLayout) -> str:
     run_dir, node_dir = Path(rec.run_dir), Path(rec.node_dir)
     cri = 'plugins."io.containerd.grpc.v1.cri"'
     return f"""version = 2
@@ -126,7 +108,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 """
 
 
-def _cni_conflist(spec: RealNodeSpec, rec: NodeRecord) -> str:
+def _cni_conflist(spec: RealNodeSpec, rec: NodeLayout) -> str:
     return json.dumps({
         "cniVersion": "0.4.0",
         "name": "together-sim",
@@ -143,7 +125,7 @@ def _cni_conflist(spec: RealNodeSpec, rec: NodeRecord) -> str:
     }, indent=1)  # fmt: skip
 
 
-def _kubelet_yaml(spec: RealNodeSpec, rec: NodeRecord) -> str:
+def _kubelet_yaml(spec: RealNodeSpec, rec: NodeLayout) -> str:
     run_dir = Path(rec.run_dir)
     return f"""apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -210,14 +192,16 @@ class RealNode:
     """The mirror saw its Node (the kubelet registered it)."""
     start_seconds: float | None = field(default=None, init=False)
     """Process start to kubelet running (the Node's registration is seen by the mirror)."""
+    journal: Journal
+    """Where each change to the host is written before it is made (a child of the pool's)."""
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict, init=False)
-    record: NodeRecord = field(init=False)
+    record: NodeLayout = field(init=False)
     _stopping: threading.Event = field(default_factory=threading.Event, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
     _thread: threading.Thread | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
-        self.record = NodeRecord.of(self.spec)
+        self.record = NodeLayout.of(self.spec)
 
     @property
     def name(self) -> str:
@@ -262,35 +246,51 @@ class RealNode:
                     self.on_crash(self, name, proc.returncode)
                     break
 
-    def _spawn(self, name: str, args: list[str]) -> subprocess.Popen[bytes]:
-        """Start ``name`` in the node's namespace and cgroup; never once :meth:`delete` began
-        (it holds the lock while it kills, so nothing starts behind its back)."""
+    def _spawn(
+        self, name: str, args: list[str], *, log_to: Path | None = None
+    ) -> subprocess.Popen[bytes]:
+        """Start ``name`` in the node's namespace and cgroup (it joins the cgroup before its
+        program runs) and write it in the journal (pid and start time); never once
+        :meth:`delete` began (it holds the lock while it kills, so nothing starts behind its
+        back). A kill between the start and the entry is covered by the cgroup's entry and by
+        ``PR_SET_PDEATHSIG``."""
         logs = self.node_dir / "logs"
-        with self._lock, (logs / f"{name}.log").open("ab") as out:
+        with self._lock, (log_to or logs / f"{name}.log").open("ab") as out:
             if self._stopping.is_set():
                 raise RuntimeError(f"real node {self.name} is being removed")
+            netns = f"--net={self.spec.network.netns_path(self.spec.slot)}"
             proc = subprocess.Popen(
-                ["nsenter", f"--net={self.spec.network.netns_path(self.spec.slot)}", "--", *args],
+                hostfs.in_cgroup(self.record.cgroup, ["nsenter", netns, "--", *args]),
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=out,
                 start_new_session=True,
                 preexec_fn=_die_with_parent,  # only prctl runs between fork and exec
             )
-            hostfs.move_to_cgroup(proc.pid, self.record.cgroup)
+            started = hostfs.process_started(proc.pid)
+            if started is not None:
+                self.journal.record("process", pid=proc.pid, started=started, name=name)
             self.processes[name] = proc
         return proc
 
     def _start_processes(self) -> None:
-        spec, rec = self.spec, self.record
+        spec, rec, journal = self.spec, self.record, self.journal
+        journal.record("directory", path=str(self.node_dir))
+        journal.record("directory", path=str(self.run_dir))
         for directory in (self.node_dir / "logs", self.run_dir / "cni", self.run_dir / "kubelet"):
-            directory.mkdir(parents=True, exist_ok=True)
+            directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         (self.node_dir / "containerd.toml").write_text(_containerd_toml(spec, rec))
         (self.run_dir / "cni" / "10-together-sim.conflist").write_text(_cni_conflist(spec, rec))
         (self.node_dir / "kubelet.yaml").write_text(_kubelet_yaml(spec, rec))
+        for path in node_credential_paths(spec.pki, spec.name):
+            journal.record("file", path=str(path))
         cert, key = node_credentials(spec.pki, spec.name)
-        (self.node_dir / "kubeconfig").write_text(_kubeconfig(spec, cert, key))
-        spec.network.add_node(spec.slot, spec.slots, spec.apiserver_port)
+        write_private(self.node_dir / "kubeconfig", _kubeconfig(spec, cert, key))
+        spec.network.add_node(journal, spec.slot, spec.slots, spec.apiserver_port)
+        # Mounts are made by containerd and the kubelet (pod sandboxes, volumes, overlays):
+        # undone after their processes, before any directory (never a removal through a mount).
+        journal.record("mounts", paths=[str(self.run_dir), str(self.node_dir)])
+        journal.record("cgroup", relative=rec.cgroup)
         hostfs.make_cgroup(rec.cgroup)
         socket = self.run_dir / "containerd.sock"
         config = self.node_dir / "containerd.toml"
@@ -306,16 +306,19 @@ class RealNode:
             interval=0.05,
         )
         imports = [  # at once: each is mostly waiting on containerd's unpacking
-            (archive, subprocess.Popen(
+            (archive, self._spawn(
+                f"import-{n}",
                 ["ctr", "-a", str(socket), "-n", "k8s.io", "images", "import", str(archive)],
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                log_to=self.node_dir / "logs" / "images.log",
             ))
-            for archive in spec.images.archives
+            for n, archive in enumerate(spec.images.archives)
         ]  # fmt: skip
         for archive, proc in imports:
-            _, err = proc.communicate()
-            if proc.returncode != 0:
-                raise RuntimeError(f"image archive {archive} does not import: {err.strip()[-400:]}")
+            if proc.wait() != 0:
+                log_tail = (self.node_dir / "logs" / "images.log").read_text()[-400:].strip()
+                raise RuntimeError(f"image archive {archive} does not import: {log_tail}")
+        for n in range(len(imports)):
+            self.processes.pop(f"import-{n}", None)  # ended: not a process the node watches
         self._spawn("kubelet", [
             str(spec.kube_bin / "kubelet"),
             f"--config={self.node_dir / 'kubelet.yaml'}",
@@ -332,11 +335,10 @@ class RealNode:
 
     def delete(self) -> list[str]:
         """Remove the node from the host: whatever runs is killed (SIGKILL: the drain window
-        is over), kubelet and containerd stop, then its mounts, namespace, cgroups and files go.
-        Safe from any thread and more than once; returns what could not be removed."""
+        is over), then its journal is undone, last change first (processes, cgroups, mounts,
+        iptables rules, veth, namespace, certificates, files). Safe from any thread and more
+        than once (what an earlier call could not undo is tried again); returns what is left."""
         with self._lock:
-            if self.state == "deleted":
-                return []
             self._stopping.set()
             for proc in self.processes.values():
                 if proc.poll() is None:
@@ -344,9 +346,7 @@ class RealNode:
             for proc in self.processes.values():
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     proc.wait(timeout=10)
-            left = remove_recorded(self.record)
-            for suffix in (".crt", ".key"):
-                (self.spec.pki.root / f"node-{self.name}{suffix}").unlink(missing_ok=True)
+            left = self.journal.undo().left
             self.state = "deleted"
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(5.0)
