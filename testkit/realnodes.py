@@ -3,9 +3,13 @@ simulator left nothing of them on the host: processes, mounts, namespaces, cgrou
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import subprocess
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,8 +21,10 @@ from together_sim.kube.realnode import RUN_ROOT
 
 __all__ = [
     "REQUIRED_ENV",
+    "alone_with_real_nodes",
     "host_leftovers",
     "images_or_skip",
+    "real_nodes_beside_others",
     "real_nodes_or_skip",
     "sysctls_before",
 ]
@@ -27,6 +33,35 @@ REQUIRED_ENV = "TOGETHER_REAL_NODES_REQUIRED"
 """Set (``make test`` and CI set it) where real nodes must run: a missing piece fails the test
 instead of skipping it."""
 KUBELET_CHAINS = ("KUBE-FIREWALL", "KUBE-KUBELET-CANARY")
+TESTS_LOCK = Path(tempfile.gettempdir()) / "together-sim-tests.real-nodes.lock"
+"""Every test simulator with real nodes holds this lock shared while it runs; a test that kills
+one holds it exclusively for the whole test. Any start of a simulator with real nodes sweeps the
+journals of killed ones, so a test that kills one and then checks what it left must not run
+beside another (pytest-xdist runs several test files at once)."""
+_alone = False
+
+
+@contextlib.contextmanager
+def alone_with_real_nodes() -> Iterator[None]:
+    """Run the block with no other test simulator running real nodes (an exclusive lock)."""
+    global _alone
+    with TESTS_LOCK.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _alone = True
+        try:
+            yield
+        finally:
+            _alone = False
+
+
+def real_nodes_beside_others() -> int | None:
+    """The shared lock a test simulator with real nodes holds while it runs (a descriptor to
+    close when it stops; None inside :func:`alone_with_real_nodes`, which holds it already)."""
+    if _alone:
+        return None
+    fd = os.open(TESTS_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_SH)
+    return fd
 
 
 def _skip_or_fail(reason: str) -> None:

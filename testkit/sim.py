@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 
+from testkit.realnodes import real_nodes_beside_others
 from testkit.wait import wait_for
 from together_sim.drill.world import read_banner
 
@@ -50,11 +51,15 @@ class SimulatorProcess:
         kubernetes: bool = False,
         kube_bin: Path | None = None,
         persist: bool = True,
+        own_session: bool = False,
     ) -> None:
         self.state_dir = Path(state_dir)
         self.persist = persist
         """Whether the simulator keeps its state in ``state_dir`` (``--state-dir``); without,
         the directory holds only its log, and the state lives in memory and a temporary dir."""
+        self.own_session = own_session
+        """Start it in a session (and process group) of its own: a test may kill the group."""
+        self._tests_lock: int | None = None
         self.time_scale = time_scale
         self.api_key = api_key
         self.extra_args = extra_args
@@ -90,11 +95,18 @@ class SimulatorProcess:
             command.append("--kubernetes")
             if self.kube_bin is not None:
                 command += ["--kube-bin", str(self.kube_bin)]
+        if "--real-nodes" in self.extra_args and self._tests_lock is None:
+            self._tests_lock = real_nodes_beside_others()
         log = (self.state_dir / "simulator.log").open("a")
         # The key goes in the environment, as docs/simulator.md says: never on a command line.
         env = {**os.environ, "TOGETHER_SIM_API_KEY": self.api_key}
         self._proc = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=log, text=True, env=env
+            command,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            env=env,
+            start_new_session=self.own_session,
         )
         log.close()
         self.root_url = self._read_banner().rstrip("/").removesuffix("/v1")
@@ -132,6 +144,9 @@ class SimulatorProcess:
             if self._proc.stdout is not None:
                 self._proc.stdout.close()
             self._proc = None
+        if self._tests_lock is not None:
+            os.close(self._tests_lock)
+            self._tests_lock = None
 
     def __enter__(self) -> SimulatorProcess:
         return self.start()

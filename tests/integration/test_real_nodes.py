@@ -17,8 +17,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from testkit.kube import KubeClient
-from testkit.realnodes import host_leftovers, real_nodes_or_skip, sysctls_before
+from testkit.realnodes import (
+    alone_with_real_nodes,
+    host_leftovers,
+    real_nodes_or_skip,
+    sysctls_before,
+)
 from testkit.sim import SimulatorProcess
 from tests.clusters import together_client
 from tests.specs import CLUSTER_SPEC
@@ -488,6 +495,15 @@ def _killed_leaves_processes_and_a_netns(left: list[str]) -> None:
     assert any(item.startswith("netns") for item in left), left
 
 
+@pytest.fixture
+def alone() -> Iterator[None]:
+    """No other test's simulator with real nodes runs: its start would sweep what the killed
+    one left before this test has looked at it."""
+    with alone_with_real_nodes():
+        yield
+
+
+@pytest.mark.usefixtures("alone")
 def test_a_killed_simulators_nodes_are_removed_at_its_next_start(
     tmp_path: Path, kube_bin: Path
 ) -> None:
@@ -524,6 +540,7 @@ def test_a_killed_simulators_nodes_are_removed_at_its_next_start(
     assert host_leftovers(sim.state_dir, network, sysctls) == []
 
 
+@pytest.mark.usefixtures("alone")
 def test_a_simulator_killed_without_a_state_dir_is_swept_by_the_next_to_start_real_nodes(
     tmp_path: Path, kube_bin: Path
 ) -> None:

@@ -1,0 +1,173 @@
+"""The whole host as real nodes can change it, read before a test and after it, and what appeared
+or changed since: processes, mounts, netns, links, iptables, kernel settings, cgroups, /run."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from together_sim.kube import hostfs
+from together_sim.kube.journal import Journal
+
+__all__ = ["HostSnapshot", "bridge_index", "foreign_journals", "leftovers", "snapshot"]
+
+_INDEXED = re.compile(r"tsim(\d+)(?:-n\d+|v\d+)?(?![\d])")
+
+
+@dataclass(frozen=True)
+class HostSnapshot:
+    processes: dict[tuple[int, int], str]
+    """(pid, start time) -> "ppid cgroups cmdline", of every process but zombies."""
+    mounts: frozenset[str]
+    netns: frozenset[str]
+    links: frozenset[str]
+    iptables: tuple[str, ...]
+    sysctls: dict[str, str]
+    cgroups: frozenset[str]
+    run_dir: frozenset[str]
+
+
+def _processes() -> dict[tuple[int, int], str]:
+    found: dict[tuple[int, int], str] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            cgroups = ",".join(
+                line.split(":", 2)[2] for line in (entry / "cgroup").read_text().splitlines()
+            )
+        except (OSError, IndexError):
+            continue
+        if stat[0] == "Z":
+            continue
+        found[(int(entry.name), int(stat[19]))] = f"{stat[1]} {cgroups} {cmdline.strip()[:160]}"
+    return found
+
+
+def _cgroups() -> frozenset[str]:
+    found: set[str] = set()
+    for hierarchy in hostfs.cgroup_dirs(""):
+        for directory in hierarchy.rglob("*"):
+            if directory.is_dir() and not directory.is_symlink():
+                found.add(str(directory))
+    return frozenset(found)
+
+
+def _lines(*args: str) -> list[str]:
+    return subprocess.run(list(args), capture_output=True, text=True).stdout.splitlines()
+
+
+def snapshot() -> HostSnapshot:
+    mounts = frozenset(
+        line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()
+    )
+    netns_dir = Path("/run/netns")
+    links = frozenset(
+        line.split(":")[1].strip().split("@")[0] for line in _lines("ip", "-o", "link")
+    )
+    iptables = tuple(
+        f"{table}: {rule}"
+        for table in ("filter", "nat")
+        for rule in _lines("iptables", "-t", table, "-S")
+    )
+    run = hostfs.RUN_DIR
+    return HostSnapshot(
+        processes=_processes(),
+        mounts=mounts,
+        netns=frozenset(p.name for p in netns_dir.iterdir()) if netns_dir.is_dir() else frozenset(),
+        links=links,
+        iptables=iptables,
+        sysctls=hostfs.read_sysctls(),
+        cgroups=_cgroups(),
+        run_dir=frozenset(str(p) for p in run.rglob("*")) if run.is_dir() else frozenset(),
+    )
+
+
+def bridge_index(pid: int) -> int:
+    """The bridge index of the running simulator ``pid``, from its pool's journal."""
+    for path in hostfs.JOURNALS.glob(f"pool-{pid}-*.jsonl"):
+        for change in Journal.load(path).changes():
+            if change.kind == "link" and (m := re.fullmatch(r"tsim(\d+)", change.args["name"])):
+                return int(m.group(1))
+    raise AssertionError(f"simulator {pid} has no bridge in its journal")
+
+
+def foreign_journals(besides: int) -> set[str]:
+    """The journals of every live pool but pid ``besides``'s, and the pools' entries older
+    simulators write."""
+    paths: set[str] = set()
+    for path in hostfs.JOURNALS.glob("pool-*.jsonl") if hostfs.JOURNALS.is_dir() else ():
+        journal = Journal.load(path)
+        if journal.owner.pid != besides and journal.owner.alive():
+            paths.add(str(path))
+            paths.update(str(p) for p in hostfs.JOURNALS.glob(f"{path.stem}.*"))
+    pools = hostfs.RUN_DIR / "pools"  # simulators before the journal
+    for entry in pools.glob("*.json") if pools.is_dir() else ():
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            data = json.loads(entry.read_text())
+            if (
+                int(data["pid"]) != besides
+                and hostfs.process_started(data["pid"]) == data["started"]
+            ):
+                paths.add(str(entry))
+    return paths
+
+
+def _foreign(item: str, ours: int) -> bool:
+    return any(int(m.group(1)) != ours for m in _INDEXED.finditer(item))
+
+
+def leftovers(before: HostSnapshot, after: HostSnapshot, besides: int, ours: int) -> list[str]:
+    """What ``after`` has that ``before`` had not, and every change to iptables and the kernel
+    settings, less what another simulator owns: simulator ``besides`` used bridge ``ours``.
+
+    Other simulators may run real nodes on the machine meanwhile (other test workers, other
+    people): what is theirs is told apart by the bridge index it carries (``tsim<k>``,
+    ``tsim<k>-n<s>``, ``tsim<k>v<s>``: a node's netns, veth, cgroup, run directory and the
+    processes in that cgroup): an index other than ``ours`` is another's. Everything else that
+    appeared, whatever its name, and any change to iptables or the kernel settings, is a
+    leftover; in ``/run/together-sim`` what all simulators share stays while another runs."""
+    journals = foreign_journals(besides)
+    left: list[str] = []
+    for key, what in after.processes.items():
+        if key in before.processes or _foreign(what, ours):
+            continue
+        ppid, _, rest = what.partition(" ")
+        if ppid == "1" or "together-sim" in rest:  # an orphan, or in a node's cgroup
+            left.append(f"process {key[0]}: {what}")
+    for kind, old, new in (
+        ("mount", before.mounts, after.mounts),
+        ("netns", before.netns, after.netns),
+        ("link", before.links, after.links),
+        ("cgroup", before.cgroups, after.cgroups),
+    ):
+        left += [f"{kind} {x}" for x in sorted(new - old) if not _foreign(x, ours)]
+    if before.iptables != after.iptables:
+        gone = sorted(set(before.iptables) - set(after.iptables))
+        added = sorted(set(after.iptables) - set(before.iptables))
+        left += [f"iptables added {r}" for r in added] + [f"iptables removed {r}" for r in gone]
+    if not hostfs.SHARED_SETTINGS.exists():  # nobody holds them: they must be as before
+        left += [
+            f"sysctl {k}={after.sysctls[k]} (was {v})"
+            for k, v in before.sysctls.items()
+            if after.sysctls[k] != v
+        ]
+    else:
+        holders = json.loads(hostfs.SHARED_SETTINGS.read_text())["holders"]
+        left += [
+            f"sysctls held by {h}" for h in holders if h.startswith((f"{besides}@", f"{besides}:"))
+        ]
+    others = bool(journals)
+    shared = {str(hostfs.LOCK), str(hostfs.JOURNALS), str(hostfs.SHARED_SETTINGS)}
+    for path in sorted(after.run_dir - before.run_dir):
+        if others and (path in shared or path in journals or "/pools" in path):
+            continue  # another simulator runs: what all share stays
+        if not _foreign(path, ours):
+            left.append(f"file {path}")
+    return [x for x in left if not (others and x.endswith("/together-sim"))]
