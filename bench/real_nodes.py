@@ -34,9 +34,9 @@ from testkit.kube import KubeClient
 from testkit.sim import SimulatorProcess
 from together_api.client import TogetherClient
 from together_api.wire import ClusterCreateRequest, VolumeCreateRequest
-from together_sim.kube.hostfs import cgroup_pids
-from together_sim.kube.images import IMAGES_ENV
-from together_sim.kube.nodepool import RECORD_FILE, real_nodes_unavailable
+from together_sim.nodes.host.cgroups import cgroup_pids
+from together_sim.nodes.host.images import IMAGES_ENV
+from together_sim.nodes.pool import RECORD_FILE, real_nodes_unavailable
 
 TIME_SCALE: Final = 60.0
 NODES: Final = 3

@@ -10,8 +10,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from together_sim.kube import hostfs
-from together_sim.kube.journal import Journal
+from together_sim.nodes.host import cgroups, processes, shared, sysctls
+from together_sim.nodes.host.journal import Journal
 
 __all__ = ["HostSnapshot", "bridge_index", "foreign_journals", "leftovers", "snapshot"]
 
@@ -52,7 +52,7 @@ def _processes() -> dict[tuple[int, int], str]:
 
 def _cgroups() -> frozenset[str]:
     found: set[str] = set()
-    for hierarchy in hostfs.cgroup_dirs(""):
+    for hierarchy in cgroups.cgroup_dirs(""):
         for directory in hierarchy.rglob("*"):
             if directory.is_dir() and not directory.is_symlink():
                 found.add(str(directory))
@@ -76,14 +76,14 @@ def snapshot() -> HostSnapshot:
         for table in ("filter", "nat")
         for rule in _lines("iptables", "-t", table, "-S")
     )
-    run = hostfs.RUN_DIR
+    run = shared.RUN_DIR
     return HostSnapshot(
         processes=_processes(),
         mounts=mounts,
         netns=frozenset(p.name for p in netns_dir.iterdir()) if netns_dir.is_dir() else frozenset(),
         links=links,
         iptables=iptables,
-        sysctls=hostfs.read_sysctls(),
+        sysctls=sysctls.read_sysctls(),
         cgroups=_cgroups(),
         run_dir=frozenset(str(p) for p in run.rglob("*")) if run.is_dir() else frozenset(),
     )
@@ -91,7 +91,7 @@ def snapshot() -> HostSnapshot:
 
 def bridge_index(pid: int) -> int:
     """The bridge index of the running simulator ``pid``, from its pool's journal."""
-    for path in hostfs.JOURNALS.glob(f"pool-{pid}-*.jsonl"):
+    for path in shared.JOURNALS.glob(f"pool-{pid}-*.jsonl"):
         for change in Journal.load(path).changes():
             if change.kind == "link" and (m := re.fullmatch(r"tsim(\d+)", change.args["name"])):
                 return int(m.group(1))
@@ -102,18 +102,18 @@ def foreign_journals(besides: int) -> set[str]:
     """The journals of every live pool but pid ``besides``'s, and the pools' entries older
     simulators write."""
     paths: set[str] = set()
-    for path in hostfs.JOURNALS.glob("pool-*.jsonl") if hostfs.JOURNALS.is_dir() else ():
+    for path in shared.JOURNALS.glob("pool-*.jsonl") if shared.JOURNALS.is_dir() else ():
         journal = Journal.load(path)
         if journal.owner.pid != besides and journal.owner.alive():
             paths.add(str(path))
-            paths.update(str(p) for p in hostfs.JOURNALS.glob(f"{path.stem}.*"))
-    pools = hostfs.RUN_DIR / "pools"  # simulators before the journal
+            paths.update(str(p) for p in shared.JOURNALS.glob(f"{path.stem}.*"))
+    pools = shared.RUN_DIR / "pools"  # simulators before the journal
     for entry in pools.glob("*.json") if pools.is_dir() else ():
         with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
             data = json.loads(entry.read_text())
             if (
                 int(data["pid"]) != besides
-                and hostfs.process_started(data["pid"]) == data["started"]
+                and processes.process_started(data["pid"]) == data["started"]
             ):
                 paths.add(str(entry))
     return paths
@@ -152,21 +152,21 @@ def leftovers(before: HostSnapshot, after: HostSnapshot, besides: int, ours: int
         gone = sorted(set(before.iptables) - set(after.iptables))
         added = sorted(set(after.iptables) - set(before.iptables))
         left += [f"iptables added {r}" for r in added] + [f"iptables removed {r}" for r in gone]
-    if not hostfs.SHARED_SETTINGS.exists():  # nobody holds them: they must be as before
+    if not sysctls.SHARED_SETTINGS.exists():  # nobody holds them: they must be as before
         left += [
             f"sysctl {k}={after.sysctls[k]} (was {v})"
             for k, v in before.sysctls.items()
             if after.sysctls[k] != v
         ]
     else:
-        holders = json.loads(hostfs.SHARED_SETTINGS.read_text())["holders"]
+        holders = json.loads(sysctls.SHARED_SETTINGS.read_text())["holders"]
         left += [
             f"sysctls held by {h}" for h in holders if h.startswith((f"{besides}@", f"{besides}:"))
         ]
     others = bool(journals)
-    shared = {str(hostfs.LOCK), str(hostfs.JOURNALS), str(hostfs.SHARED_SETTINGS)}
+    common = {str(shared.LOCK), str(shared.JOURNALS), str(sysctls.SHARED_SETTINGS)}
     for path in sorted(after.run_dir - before.run_dir):
-        if others and (path in shared or path in journals or "/pools" in path):
+        if others and (path in common or path in journals or "/pools" in path):
             continue  # another simulator runs: what all share stays
         if not _foreign(path, ours):
             left.append(f"file {path}")

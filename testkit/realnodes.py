@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from together_sim.kube.hostfs import CGROUP_ROOT, SHARED_SETTINGS, read_sysctls
-from together_sim.kube.images import IMAGES_ENV
-from together_sim.kube.nodepool import real_nodes_unavailable
-from together_sim.kube.realnode import RUN_ROOT
+from together_sim.nodes.host.cgroups import CGROUP_ROOT
+from together_sim.nodes.host.images import IMAGES_ENV
+from together_sim.nodes.host.sysctls import SHARED_SETTINGS, read_sysctls
+from together_sim.nodes.pool import real_nodes_unavailable
+from together_sim.nodes.real import RUN_ROOT
 
 __all__ = [
     "REQUIRED_ENV",

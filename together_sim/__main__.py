@@ -322,9 +322,9 @@ def cleanup(argv: Sequence[str] = ()) -> int:
         "status 1 when something could not be removed.",
     )
     parser.parse_args(list(argv))
-    from together_sim.kube import hostfs, journal
+    from together_sim.nodes.host import journal, shared
 
-    if not hostfs.RUN_DIR.exists():
+    if not shared.RUN_DIR.exists():
         print("together_sim cleanup: nothing to remove (no /run/together-sim)")
         return 0
     if os.geteuid() != 0:

@@ -23,7 +23,7 @@ from testkit.sim import SimulatorProcess
 from tests.clusters import together_client
 from tests.specs import CLUSTER_SPEC
 from together_api.wire import ClusterCreateRequest
-from together_sim.kube import hostfs
+from together_sim.nodes.host import processes, shared
 
 PYTHON = "localhost/together-python:3.11"
 Obj = dict[str, Any]
@@ -98,7 +98,7 @@ def _cleanup() -> subprocess.CompletedProcess[str]:
 
 
 def _node_journals(pid: int) -> list[Path]:
-    return sorted(hostfs.JOURNALS.glob(f"pool-{pid}-*.node-*.jsonl"))
+    return sorted(shared.JOURNALS.glob(f"pool-{pid}-*.node-*.jsonl"))
 
 
 def _crash(
@@ -127,7 +127,7 @@ def _crash(
 
 def _wait_gone(pid: int, timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
-    while hostfs.process_started(pid) is not None and not hostfs.zombie(pid):
+    while processes.process_started(pid) is not None and not processes.zombie(pid):
         assert time.monotonic() < deadline, f"simulator {pid} still runs"
         time.sleep(0.05)
 
@@ -170,7 +170,9 @@ def test_sigkill_in_the_middle_of_the_sigterm_teardown(tmp_path: Path, kube_bin:
         os.kill(sim.pid, signal.SIGTERM)
         # The teardown has begun once a kubelet is gone: SIGKILL then, mid-way.
         kube.wait_for(
-            lambda: any(hostfs.process_started(p) is None or hostfs.zombie(p) for p in kubelets),
+            lambda: any(
+                processes.process_started(p) is None or processes.zombie(p) for p in kubelets
+            ),
             "the teardown to reach a node",
             60,
         )
@@ -193,4 +195,4 @@ def test_a_plain_stop_leaves_the_host_as_before_without_cleanup(
             kube.close()
     assert sim.returncode == 0, (tmp_path / "state" / "simulator.log").read_text()[-3000:]
     assert leftovers(before, snapshot(), besides=pid, ours=index) == []
-    assert not list(hostfs.JOURNALS.glob(f"pool-{pid}-*")) if hostfs.JOURNALS.is_dir() else True
+    assert not list(shared.JOURNALS.glob(f"pool-{pid}-*")) if shared.JOURNALS.is_dir() else True

@@ -31,9 +31,9 @@ from tests.clusters import together_client
 from tests.specs import CLUSTER_SPEC
 from together_api.wire import ClusterCreateRequest, VolumeCreateRequest
 from together_sim.drill.kube import PodWatch, terminated
-from together_sim.kube.hostfs import JOURNALS
-from together_sim.kube.journal import Journal
-from together_sim.kube.nodepool import RECORD_FILE
+from together_sim.nodes.host.journal import Journal
+from together_sim.nodes.host.shared import JOURNALS
+from together_sim.nodes.pool import RECORD_FILE
 
 COMPUTE_CLASS = "together.ai/compute-class"
 PYTHON = "localhost/together-python:3.11"

@@ -497,3 +497,98 @@ def test_the_comment_renderer_names_no_github_fact() -> None:
         if GITHUB_FACTS.search(line)
     ]
     assert named == []
+
+
+SIMULATOR_FLOORS: Final = (
+    (
+        "facts",
+        (
+            "together_sim.errors",
+            "together_sim.clock",
+            "together_sim.timings",
+            "together_sim.catalogue",
+            "together_sim.echo",
+            "together_sim.requests",
+            "together_sim.targeting",
+            "together_sim.faults",
+        ),
+    ),
+    (
+        "world",
+        (
+            "together_sim.clusters",
+            "together_sim.volumes",
+            "together_sim.scheduler",
+            "together_sim.capacity",
+            "together_sim.model",
+            "together_sim.autoscale",
+            "together_sim.store",
+        ),
+    ),
+    ("host plumbing", ("together_sim.nodes.host",)),
+    (
+        "control plane",
+        (
+            "together_sim.kube.client",
+            "together_sim.kube.pods",
+            "together_sim.kube.pki",
+            "together_sim.kube.processes",
+            "together_sim.kube.views",
+            "together_sim.kube.demand",
+        ),
+    ),
+    ("nodes", ("together_sim.nodes",)),
+    ("mirror", ("together_sim.kube",)),
+    ("runtime", ("together_sim.runtime",)),
+    (
+        "api",
+        (
+            "together_sim.web",
+            "together_sim.admin",
+            "together_sim.app",
+            "together_sim.__main__",
+            "together_sim",
+        ),
+    ),
+    ("drill", ("together_sim.drill",)),
+)
+"""The simulator's floors, lowest first: the host plumbing (network, cgroups, mounts, kernel
+settings, the journal) knows nothing of Kubernetes; the nodes (the protocol, KWOK and real) stand
+on it and on the control plane's client; the mirror drives nodes only through the protocol."""
+
+
+def _floor(module: str) -> int:
+    """The floor of ``module``: the one whose longest prefix names it."""
+    best = (-1, -1)
+    for index, (_, prefixes) in enumerate(SIMULATOR_FLOORS):
+        for prefix in prefixes:
+            if module == prefix or module.startswith(f"{prefix}."):
+                best = max(best, (len(prefix), index))
+    assert best[1] >= 0, f"{module} is on no floor of SIMULATOR_FLOORS: add it"
+    return best[1]
+
+
+def _upward(graph: dict[str, set[str]]) -> list[str]:
+    return sorted(
+        f"{module} -> {imported}"
+        for module, imports in graph.items()
+        for imported in imports
+        if _floor(imported) > _floor(module)
+    )
+
+
+def test_no_module_of_the_simulator_imports_from_a_floor_above_its_own() -> None:
+    """Every import, under `TYPE_CHECKING` and inside functions too, goes down or sideways."""
+    assert _upward(_module_graph("together_sim")) == []
+
+
+def test_the_floor_check_sees_an_upward_import() -> None:
+    graph = {"together_sim.nodes.host.journal": {"together_sim.nodes.real"}}
+    assert _upward(graph) == ["together_sim.nodes.host.journal -> together_sim.nodes.real"]
+
+
+def test_the_mirror_knows_nodes_only_through_their_protocol() -> None:
+    """The mirror reads no node's internals: only the `SimNode` protocol's calls and the pool."""
+    source = (ROOT / "together_sim" / "kube" / "mirror.py").read_text()
+    for internal in (".spec.", ".registered", ".state ", ".error", ".journal", ".processes"):
+        assert f"real{internal}" not in source and f"node{internal}" not in source, internal

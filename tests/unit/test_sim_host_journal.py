@@ -16,23 +16,23 @@ from pathlib import Path
 import pytest
 
 from together_sim.__main__ import cleanup
-from together_sim.kube import hostfs, journal
-from together_sim.kube.journal import Journal, Owner, Undone
+from together_sim.nodes.host import cgroups, journal, processes, shared, sysctls
+from together_sim.nodes.host.journal import Journal, Owner, Undone
 
 
 @pytest.fixture
 def run_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """``/run/together-sim`` and ``/sys/fs/cgroup`` (one v2 root) under ``tmp_path``."""
     run = tmp_path / "run" / "together-sim"
-    cgroups = tmp_path / "cgroup"
-    cgroups.mkdir()
-    (cgroups / "cgroup.controllers").write_text("cpu memory pids\n")
-    (cgroups / "cgroup.subtree_control").write_text("")
-    monkeypatch.setattr(hostfs, "RUN_DIR", run)
-    monkeypatch.setattr(hostfs, "LOCK", run / ".lock")
-    monkeypatch.setattr(hostfs, "JOURNALS", run / "journals")
-    monkeypatch.setattr(hostfs, "SHARED_SETTINGS", run / "sysctls.json")
-    monkeypatch.setattr(hostfs, "CGROUP_ROOT", cgroups)
+    cgroup_root = tmp_path / "cgroup"
+    cgroup_root.mkdir()
+    (cgroup_root / "cgroup.controllers").write_text("cpu memory pids\n")
+    (cgroup_root / "cgroup.subtree_control").write_text("")
+    monkeypatch.setattr(shared, "RUN_DIR", run)
+    monkeypatch.setattr(shared, "LOCK", run / ".lock")
+    monkeypatch.setattr(shared, "JOURNALS", run / "journals")
+    monkeypatch.setattr(sysctls, "SHARED_SETTINGS", run / "sysctls.json")
+    monkeypatch.setattr(cgroups, "CGROUP_ROOT", cgroup_root)
     yield run
 
 
@@ -54,7 +54,7 @@ def undone(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def test_a_journal_is_undone_last_change_first(run_dir: Path, undone: list[str]) -> None:
-    j = Journal.create(hostfs.JOURNALS / "pool-1.jsonl")
+    j = Journal.create(shared.JOURNALS / "pool-1.jsonl")
     for name in ("directory", "netns", "cgroup", "process"):
         j.record("mark", name=name)
     assert j.undo().removed == [f"mark {n}" for n in ("process", "cgroup", "netns", "directory")]
@@ -69,7 +69,7 @@ def test_undoing_twice_and_undoing_what_was_never_made_change_nothing(
     (made / "logs").mkdir(parents=True)
     cert = tmp_path / "node.crt"
     cert.write_text("x")
-    j = Journal.create(hostfs.JOURNALS / "pool-1.jsonl")
+    j = Journal.create(shared.JOURNALS / "pool-1.jsonl")
     j.record("directory", path=str(made))
     j.record("file", path=str(cert))
     j.record("directory", path=str(tmp_path / "never-made"))  # the kill came before the mkdir
@@ -77,8 +77,8 @@ def test_undoing_twice_and_undoing_what_was_never_made_change_nothing(
     first = j.undo()
     assert first.left == [] and not made.exists() and not cert.exists()
     assert j.undo() == Undone()  # the journal is gone: a second undo is a no-op
-    again = Journal.create(hostfs.JOURNALS / "pool-2.jsonl")  # the same changes, all gone now
-    for change in Journal.load(hostfs.JOURNALS / "pool-1.jsonl").changes() or []:
+    again = Journal.create(shared.JOURNALS / "pool-2.jsonl")  # the same changes, all gone now
+    for change in Journal.load(shared.JOURNALS / "pool-1.jsonl").changes() or []:
         again.record(change.kind, **change.args)
     again.record("directory", path=str(made))
     again.record("file", path=str(cert))
@@ -88,7 +88,7 @@ def test_undoing_twice_and_undoing_what_was_never_made_change_nothing(
 def test_a_failed_undo_is_kept_for_the_next_sweep_and_the_rest_goes_on(
     run_dir: Path, undone: list[str]
 ) -> None:
-    j = Journal.create(hostfs.JOURNALS / "pool-1.jsonl")
+    j = Journal.create(shared.JOURNALS / "pool-1.jsonl")
     j.record("mark", name="a")
     j.record("mark", name="busy", fail=True)
     j.record("mark", name="c")
@@ -102,7 +102,7 @@ def test_a_failed_undo_is_kept_for_the_next_sweep_and_the_rest_goes_on(
 def test_a_forgotten_change_and_a_torn_last_line_are_not_undone(
     run_dir: Path, undone: list[str]
 ) -> None:
-    j = Journal.create(hostfs.JOURNALS / "pool-1.jsonl")
+    j = Journal.create(shared.JOURNALS / "pool-1.jsonl")
     j.record("mark", name="kept")
     j.forget(j.record("mark", name="someone-elses-bridge"))
     with j.path.open("a") as out:
@@ -112,7 +112,7 @@ def test_a_forgotten_change_and_a_torn_last_line_are_not_undone(
 
 
 def test_a_kind_of_change_with_no_undo_is_refused(run_dir: Path) -> None:
-    j = Journal.create(hostfs.JOURNALS / "pool-1.jsonl")
+    j = Journal.create(shared.JOURNALS / "pool-1.jsonl")
     with pytest.raises(ValueError, match="no undo"):
         j.record("bridge-of-sighs", name="x")
 
@@ -120,9 +120,9 @@ def test_a_kind_of_change_with_no_undo_is_refused(run_dir: Path) -> None:
 def test_a_process_is_its_pid_and_its_start_time(run_dir: Path) -> None:
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        started = hostfs.process_started(child.pid)
+        started = processes.process_started(child.pid)
         assert started is not None
-        j = Journal.create(hostfs.JOURNALS / "pool-1.jsonl")
+        j = Journal.create(shared.JOURNALS / "pool-1.jsonl")
         # The test's own pid with another start time: a later process that got a dead one's pid.
         j.record("process", pid=os.getpid(), started=started - 1, name="reused")
         j.record("process", pid=child.pid, started=started, name="child")
@@ -138,8 +138,8 @@ def test_a_process_is_its_pid_and_its_start_time(run_dir: Path) -> None:
 def _settings(run_dir: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """The three kernel settings, in a dict instead of /proc/sys."""
     values = {"vm/overcommit_memory": "0", "kernel/panic": "1", "kernel/panic_on_oops": "0"}
-    monkeypatch.setattr(hostfs, "read_sysctls", lambda names=(): dict(values))
-    monkeypatch.setattr(hostfs, "write_sysctls", values.update)
+    monkeypatch.setattr(sysctls, "read_sysctls", lambda names=(): dict(values))
+    monkeypatch.setattr(sysctls, "write_sysctls", values.update)
     return values
 
 
@@ -150,17 +150,17 @@ def test_the_last_holder_out_restores_the_kernel_settings(
     run_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     values = _settings(run_dir, monkeypatch)
-    me, other = hostfs.holder(os.getpid(), "a"), hostfs.holder(os.getpid(), "b")
-    assert hostfs.hold_sysctls(me) == {**values}
+    me, other = sysctls.holder(os.getpid(), "a"), sysctls.holder(os.getpid(), "b")
+    assert sysctls.hold_sysctls(me) == {**values}
     values.update(KUBELET)  # the first kubelet starts
-    assert hostfs.hold_sysctls(other)["kernel/panic"] == "1"  # the original, not the rewrite
-    hostfs.release_sysctls(me)
+    assert sysctls.hold_sysctls(other)["kernel/panic"] == "1"  # the original, not the rewrite
+    sysctls.release_sysctls(me)
     assert values == KUBELET  # another holder still has real nodes
-    assert json.loads(hostfs.SHARED_SETTINGS.read_text())["holders"] == [other]
-    hostfs.release_sysctls(other)
+    assert json.loads(sysctls.SHARED_SETTINGS.read_text())["holders"] == [other]
+    sysctls.release_sysctls(other)
     assert values["kernel/panic"] == "1" and values["vm/overcommit_memory"] == "0"
-    assert not hostfs.SHARED_SETTINGS.exists()
-    hostfs.release_sysctls(other)  # again: nothing held, nothing written
+    assert not sysctls.SHARED_SETTINGS.exists()
+    sysctls.release_sysctls(other)  # again: nothing held, nothing written
     assert values["kernel/panic"] == "1"
 
 
@@ -171,50 +171,50 @@ def test_a_holder_whose_pid_was_reused_holds_nothing(
     (here this very test's pid, with another start time): that holder no longer counts, so the
     last live holder out restores the settings."""
     values = _settings(run_dir, monkeypatch)
-    started = hostfs.process_started(os.getpid())
+    started = processes.process_started(os.getpid())
     killed = f"{os.getpid()}@{(started or 0) - 1}:/killed/state/kube"
     run_dir.mkdir(parents=True)  # the record as the killed simulator left it, its kubelet ran
-    hostfs.save_json(hostfs.SHARED_SETTINGS, {"original": dict(values), "holders": [killed]})
+    shared.save_json(sysctls.SHARED_SETTINGS, {"original": dict(values), "holders": [killed]})
     values.update(KUBELET)
-    live = hostfs.holder(os.getpid(), "/live/state/kube")
-    hostfs.hold_sysctls(live)
-    holders = json.loads(hostfs.SHARED_SETTINGS.read_text())["holders"]
+    live = sysctls.holder(os.getpid(), "/live/state/kube")
+    sysctls.hold_sysctls(live)
+    holders = json.loads(sysctls.SHARED_SETTINGS.read_text())["holders"]
     assert holders == [live]  # the dead one was dropped at the next update
-    hostfs.release_sysctls(live)
-    assert values["kernel/panic"] == "1" and not hostfs.SHARED_SETTINGS.exists()
-    assert hostfs.holder_alive(live) and not hostfs.holder_alive(killed)
-    assert hostfs.holder_alive(f"{os.getpid()}:/written/by/an/older/simulator")
-    assert not hostfs.holder_alive("2147483646@5:/gone")
+    sysctls.release_sysctls(live)
+    assert values["kernel/panic"] == "1" and not sysctls.SHARED_SETTINGS.exists()
+    assert sysctls.holder_alive(live) and not sysctls.holder_alive(killed)
+    assert sysctls.holder_alive(f"{os.getpid()}:/written/by/an/older/simulator")
+    assert not sysctls.holder_alive("2147483646@5:/gone")
 
 
 def test_a_sweep_undoes_only_the_journals_whose_simulator_is_gone(
     run_dir: Path, undone: list[str]
 ) -> None:
-    live = Journal.create(hostfs.JOURNALS / "pool-live.jsonl")
+    live = Journal.create(shared.JOURNALS / "pool-live.jsonl")
     live.record("mark", name="live")
-    dead = Journal.create(hostfs.JOURNALS / "pool-dead.jsonl", Owner(os.getpid(), -5))
+    dead = Journal.create(shared.JOURNALS / "pool-dead.jsonl", Owner(os.getpid(), -5))
     node = dead.new_child("node-0")
     dead.record("mark", name="bridge")
     node.record("mark", name="node-netns")
-    torn = hostfs.JOURNALS / "pool-torn.jsonl"
+    torn = shared.JOURNALS / "pool-torn.jsonl"
     torn.write_text('{"own')  # an unreadable owner is never alive: swept
     done = journal.sweep()
     assert undone == ["bridge", "node-netns"]  # the pool's last change first, then its node
-    assert sorted(p.name for p in hostfs.JOURNALS.iterdir()) == ["pool-live.jsonl"]
+    assert sorted(p.name for p in shared.JOURNALS.iterdir()) == ["pool-live.jsonl"]
     assert "mark node-netns" in done.removed and done.left == []
 
 
 def test_the_last_one_out_removes_the_lock_the_journals_and_the_run_directory(
     run_dir: Path, undone: list[str]
 ) -> None:
-    j = Journal.create(hostfs.JOURNALS / "pool-dead.jsonl", Owner(os.getpid(), -5))
+    j = Journal.create(shared.JOURNALS / "pool-dead.jsonl", Owner(os.getpid(), -5))
     j.record("mark", name="x")
-    (hostfs.CGROUP_ROOT / "together-sim").mkdir()
+    (cgroups.CGROUP_ROOT / "together-sim").mkdir()
     done = journal.sweep()
-    assert not run_dir.exists() and not (hostfs.CGROUP_ROOT / "together-sim").exists()
+    assert not run_dir.exists() and not (cgroups.CGROUP_ROOT / "together-sim").exists()
     assert f"directory {run_dir}" in done.removed
-    with hostfs.host_lock():  # and the lock works again afterwards
-        assert hostfs.LOCK.exists()
+    with shared.host_lock():  # and the lock works again afterwards
+        assert shared.LOCK.exists()
 
 
 def test_cleanup_prints_what_it_removed_and_fails_when_something_is_left(
@@ -226,7 +226,7 @@ def test_cleanup_prints_what_it_removed_and_fails_when_something_is_left(
     monkeypatch.setattr(os, "geteuid", lambda: 0)
     assert cleanup() == 0
     assert "nothing to remove" in capsys.readouterr().out
-    j = Journal.create(hostfs.JOURNALS / "pool-dead.jsonl", Owner(os.getpid(), -5))
+    j = Journal.create(shared.JOURNALS / "pool-dead.jsonl", Owner(os.getpid(), -5))
     j.record("mark", name="veth")
     j.record("mark", name="stuck", fail=True)
     assert cleanup() == 1
@@ -241,7 +241,7 @@ def test_cgroup_v2_delegates_its_controllers_down_to_the_nodes_cgroup(run_dir: P
     """The v2 layout: each level enables its controllers for its children (``+cpu +memory``...),
     as the kubelet needs below the node's cgroup. Real cgroup2 files refuse what a plain
     directory accepts; tests/integration/test_cgroup_v2.py uses a real cgroup2 mount."""
-    root = hostfs.CGROUP_ROOT
+    root = cgroups.CGROUP_ROOT
 
     def fake_cgroup(path: Path) -> None:  # what the kernel makes in a new v2 cgroup
         (path / "cgroup.controllers").write_text(
@@ -259,18 +259,18 @@ def test_cgroup_v2_delegates_its_controllers_down_to_the_nodes_cgroup(run_dir: P
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(Path, "mkdir", mkdir)
-        hostfs.make_cgroup("together-sim/tsim0-n1")
-    assert hostfs.cgroup_dirs("together-sim/tsim0-n1") == [root / "together-sim" / "tsim0-n1"]
+        cgroups.make_cgroup("together-sim/tsim0-n1")
+    assert cgroups.cgroup_dirs("together-sim/tsim0-n1") == [root / "together-sim" / "tsim0-n1"]
     for level in (root, root / "together-sim", root / "together-sim" / "tsim0-n1"):
         assert (level / "cgroup.subtree_control").read_text() == "+cpu +memory +pids"
     # A process joins the cgroup before its program runs (its own pid, as the program's).
     joined = subprocess.run(
-        hostfs.in_cgroup("together-sim/tsim0-n1", ["sh", "-c", "echo $$"]),
+        cgroups.in_cgroup("together-sim/tsim0-n1", ["sh", "-c", "echo $$"]),
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     procs = root / "together-sim" / "tsim0-n1" / "cgroup.procs"
     assert procs.read_text().strip() == joined.stdout.strip()
     # A cgroup it cannot join ends the start (121), never a process outside it.
-    lost = subprocess.run(hostfs.in_cgroup("together-sim/gone", ["echo", "ran"]),
+    lost = subprocess.run(cgroups.in_cgroup("together-sim/gone", ["echo", "ran"]),
                           capture_output=True, text=True)  # fmt: skip
     assert lost.returncode == 121 and "ran" not in lost.stdout

@@ -16,21 +16,23 @@ from typing import Any
 import pytest
 
 from together_sim.__main__ import parse_args
-from together_sim.kube import nodepool
-from together_sim.kube.hostnet import MAX_SLOTS, Network
-from together_sim.kube.images import NodeImages, archive_names, find_images
-from together_sim.kube.mirror import KILL_MARGIN_SECONDS, removable, volume_object
-from together_sim.kube.nodepool import real_nodes_unavailable
+from together_sim.kube.mirror import volume_object
 from together_sim.kube.pki import ClusterPki
 from together_sim.kube.pods import RUN_SECONDS, Act, next_step
-from together_sim.kube.realnode import (
+from together_sim.kube.views import VolumeView
+from together_sim.nodes import pool as nodepool
+from together_sim.nodes.host.images import NodeImages, archive_names, find_images
+from together_sim.nodes.host.network import MAX_SLOTS, Network
+from together_sim.nodes.pool import real_nodes_unavailable
+from together_sim.nodes.real import (
+    KILL_MARGIN_SECONDS,
     NodeLayout,
     RealNodeSpec,
     _containerd_toml,
     _kubelet_yaml,
     node_labels,
+    removable,
 )
-from together_sim.kube.views import VolumeView
 
 NODE = "gpu-preemptible-dp-aaaaa-bbbbb"
 
@@ -203,13 +205,13 @@ def test_real_nodes_need_kubernetes_and_a_count(capsys: pytest.CaptureFixture[st
 def test_a_machine_without_what_real_nodes_need_is_told_what_is_missing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("together_sim.kube.nodepool.os.geteuid", lambda: 1000)
+    monkeypatch.setattr("together_sim.nodes.pool.os.geteuid", lambda: 1000)
     assert "need root" in real_nodes_unavailable(tmp_path)
-    monkeypatch.setattr("together_sim.kube.nodepool.os.geteuid", lambda: 0)
-    monkeypatch.setattr("together_sim.kube.nodepool.shutil.which", lambda name: None)
+    monkeypatch.setattr("together_sim.nodes.pool.os.geteuid", lambda: 0)
+    monkeypatch.setattr("together_sim.nodes.pool.shutil.which", lambda name: None)
     missing = real_nodes_unavailable(tmp_path)
     assert "containerd" in missing and "apt-get install" in missing
-    monkeypatch.setattr("together_sim.kube.nodepool.shutil.which", lambda name: f"/bin/{name}")
+    monkeypatch.setattr("together_sim.nodes.pool.shutil.which", lambda name: f"/bin/{name}")
     monkeypatch.setattr(nodepool, "REQUIRED_CNI", ())
     assert "no kubelet in" in real_nodes_unavailable(tmp_path)
     (tmp_path / "kubelet").write_text("")

@@ -20,8 +20,8 @@ from together_sim.drill.manifest import DrillInputError
 from together_sim.drill.report import as_json, readable
 from together_sim.drill.verdict import JobSeen, PodSeen, ReclaimSeen, verdict
 from together_sim.drill.world import DrillWorldError, World, wait_for
-from together_sim.kube.images import IMAGES_ENV, archive_names, find_images
-from together_sim.kube.nodepool import real_nodes_unavailable
+from together_sim.nodes.host.images import IMAGES_ENV, archive_names, find_images
+from together_sim.nodes.pool import real_nodes_unavailable
 
 SAFE, UNSAFE, BAD_INPUT = 0, 1, 2
 Say = Callable[[str], None]

@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any, Final
 
 from together_sim import autoscale
-from together_sim.kube.hostfs import remove_tree
 from together_sim.kube.mirror import ClusterMirror
-from together_sim.kube.nodepool import RealNodePool
 from together_sim.kube.processes import BINARIES, ControlPlane
 from together_sim.kube.views import views_of
 from together_sim.model import World
+from together_sim.nodes.host.mounts import remove_tree
+from together_sim.nodes.pool import RealNodePool
 
 __all__ = ["KUBE_BIN_ENV", "KubeHub", "Transaction", "find_kube_bin"]
 

@@ -16,13 +16,14 @@ from together_facts.values import COMPUTE_CLASS_LABEL, GPUS_PER_NODE, PREEMPTIBL
 from together_sim.autoscale import Demand
 from together_sim.kube.client import KubeApi, KubeApiError
 from together_sim.kube.demand import demand_of
-from together_sim.kube.hostfs import remove_tree
-from together_sim.kube.nodepool import RealNodePool
-from together_sim.kube.nodes import KwokNode
-from together_sim.kube.pods import PodClock, gone, grace_seconds, terminal
+from together_sim.kube.pods import PodClock, gone
 from together_sim.kube.processes import NODE_LABEL, ControlPlane
-from together_sim.kube.realnode import RealNode, RealNodeSpec, node_labels
 from together_sim.kube.views import ClusterView, NodeView, VolumeView
+from together_sim.nodes import DRAIN_STARTED, SimNode
+from together_sim.nodes.host.mounts import remove_tree
+from together_sim.nodes.kwok import KwokNode, remove_node_object
+from together_sim.nodes.pool import RealNodePool
+from together_sim.nodes.real import RealNode, RealNodeSpec, node_labels
 from together_sim.targeting import is_marked
 
 __all__ = [
@@ -34,15 +35,11 @@ __all__ = [
     "wanted_nodes",
 ]
 
-DRAIN_STARTED: Final = "together-sim/drain-started"
 VOLUME_LABEL: Final = "together-sim/shared-volume"
 PASS_SECONDS: Final = 0.2
 SIM_NODES: Final = NODE_LABEL
 """Every Node the simulator made carries the key: ``true`` on KWOK nodes (KWOK keeps those),
 ``false`` on real ones (their kubelet does)."""
-KILL_MARGIN_SECONDS: Final = 5.0
-"""Real seconds a real node outlives its pods' last grace period, so its kubelet reports the
-SIGKILL's exit code (137) before the node goes."""
 CRASHED: Final = "TogetherSimNodeProcessExited"
 
 log = logging.getLogger("together_sim.kube")
@@ -143,17 +140,6 @@ def is_real(node: Obj) -> bool:
     return (node["metadata"].get("labels") or {}).get(NODE_LABEL) == "false"
 
 
-def removable(name: str, pods: list[Obj], drained_at: float | None, now: float) -> bool:
-    """Whether a real node the world removed may go now (``now`` and ``drained_at``: real,
-    monotonic seconds). A node without a drain goes at once; a drained one once every pod on
-    it has ended, and at the latest :data:`KILL_MARGIN_SECONDS` after the longest grace
-    period its pods were given (their own, at most 300 s), counted from the drain's start."""
-    running = [p for p in pods if p["spec"].get("nodeName") == name and not terminal(p)]
-    if not running or drained_at is None:
-        return True
-    return now >= drained_at + max(grace_seconds(p) for p in running) + KILL_MARGIN_SECONDS
-
-
 class ClusterMirror:
     """Starts the control plane in its own thread (its processes die with that thread), then
     mirrors the latest :class:`ClusterView` until :meth:`stop`.
@@ -180,9 +166,9 @@ class ClusterMirror:
       after the volume (storage class ``""``), so a claim naming it binds; its ``hostPath`` is the
       volume's directory, which real nodes' pods mount.
     * **Real nodes** (``--real-nodes``): a new node takes a free slot of the pool and runs a
-      kubelet (:class:`~together_sim.kube.realnode.RealNode`), else it is a KWOK node
-      (:class:`~together_sim.kube.nodes.KwokNode`). Its pods are only evicted on a drain (the
-      kubelet sends the SIGTERM), and it leaves the host once :func:`removable` says its pods'
+      kubelet (:class:`~together_sim.nodes.real.RealNode`), else it is a KWOK node
+      (:class:`~together_sim.nodes.kwok.KwokNode`). Its pods are only evicted on a drain (the
+      kubelet sends the SIGTERM), and it leaves the host once its ``may_go`` says its pods'
       grace periods, in real seconds, allow.
     """
 
@@ -243,8 +229,7 @@ class ClusterMirror:
 
     @property
     def _registering(self) -> bool:
-        return any(n.state in ("starting", "running") and not n.registered
-                   for n in list(self._real.values()))  # fmt: skip
+        return any(not n.ready(None) and not n.failure for n in list(self._real.values()))
 
     def release_real_nodes(self) -> None:
         """Remove every real node of the cluster from the host (the cluster or the simulator
@@ -338,7 +323,7 @@ class ClusterMirror:
             if leaving and self.pool is not None and node_id not in self._kwok_only:
                 continue  # a real node of ours is still draining: its slot is for this one
             kwok = KwokNode(api, node_object(view, node), pods)  # no free slot: a KWOK node
-            live[node_id] = kwok.start()
+            live[node_id] = kwok.make()
         self._adopt_real(api, live)
         drains: dict[str, float] = {}
         for node in view.nodes:
@@ -346,7 +331,10 @@ class ClusterMirror:
             if node.draining_since is None or k8s is None:
                 continue
             if DRAIN_STARTED not in (k8s["metadata"].get("annotations") or {}):
-                self._cordon(api, k8s, node)
+                reason = node.drain_reason or "TogetherScaledDown"
+                self._node(api, pods, k8s).drain(
+                    api, k8s, node.draining_since, reason, node.drain_message
+                )
             drains[node.node_id] = node.draining_since
             if node.node_id in self._real:
                 self._drained_at.setdefault(node.node_id, time.monotonic())
@@ -357,29 +345,26 @@ class ClusterMirror:
             with self._lock:
                 self._demand = demand
         for name in set(live) - set(wanted) - set(self._real):
-            KwokNode(api, live[name], pods).delete()
+            self._node(api, pods, live[name]).delete()
         self._mirror_volumes(api, view)
 
     def _remove_real(
         self, api: KubeApi, pods: PodClock, live: dict[str, Obj], wanted: dict[str, NodeView]
     ) -> None:
-        """Real nodes the world removed go once :func:`removable` allows: the node is removed
-        from the host first (its kubelet would register the Node again), then what is left of
-        its pods and its Node."""
+        """Real nodes the world removed go once the node allows (``may_go``: its pods' grace
+        periods, in real seconds): the node is removed from the host first (its kubelet would
+        register the Node again), then what is left of its pods and its Node."""
         leaving = [n for n in self._real if n not in wanted]
         if not leaving:
             return
         all_pods = api.pods()
         for name in leaving:
-            if not removable(name, all_pods, self._drained_at.get(name), time.monotonic()):
+            node: SimNode = self._real[name]
+            if not node.may_go(all_pods, self._drained_at.get(name), time.monotonic()):
                 continue  # its pods' grace periods, in real seconds, are not over
             self._release_real(name)
             if live.pop(name, None) is not None:
-                leftovers = [
-                    p for p in all_pods if p["spec"].get("nodeName") == name and not gone(p)
-                ]
-                pods.remove_with_node(leftovers)
-                api.delete_node(name)
+                remove_node_object(api, pods, name)
 
     # ------------------------------------------------------------------ real nodes
 
@@ -404,8 +389,7 @@ class ClusterMirror:
         )
         if real is not None:
             self._real[node.node_id] = real
-            log.info("cluster %s: node %s is a real node (slot %d)",
-                     view.cluster_id, node.node_id, real.spec.slot)  # fmt: skip
+            log.info("cluster %s: node %s is a real node", view.cluster_id, node.node_id)
         return real
 
     def _on_crash(self, node: RealNode, process: str, code: int) -> None:
@@ -421,17 +405,16 @@ class ClusterMirror:
             crashes, self._crashes = self._crashes, []
         for name, real in list(self._real.items()):
             k8s = live.get(name)
-            if k8s is not None:
-                real.registered = True
+            if real.ready(k8s) and k8s is not None:
                 allocatable = k8s.get("status", {}).get("allocatable", {})
                 if allocatable.get("nvidia.com/gpu") != str(GPUS_PER_NODE):
                     gpus = {"nvidia.com/gpu": str(GPUS_PER_NODE)}
                     live[name] = api.patch_node(
                         name, {"status": {"capacity": gpus, "allocatable": gpus}}, status=True
                     )
-            elif real.state == "failed":
+            elif real.failure and k8s is None:
                 log.warning("real node %s could not start (%s); it is a KWOK node instead",
-                            name, real.error)  # fmt: skip
+                            name, real.failure)  # fmt: skip
                 self._kwok_only.add(name)
                 self._release_real(name)
         for name, what in crashes:
@@ -460,18 +443,10 @@ class ClusterMirror:
         self._real.pop(name, None)
         self._drained_at.pop(name, None)
 
-    @staticmethod
-    def _cordon(api: KubeApi, k8s: Obj, node: NodeView) -> None:
-        """T+0 of a drain: cordon, then the Warning Event (pods are stopped by the pod pass)."""
-        name = k8s["metadata"]["name"]
-        assert node.draining_since is not None
-        api.patch_node(name, {
-            "metadata": {"annotations": {DRAIN_STARTED: repr(node.draining_since)}},
-            "spec": {"unschedulable": True},
-        })  # fmt: skip
-        api.node_event(
-            k8s, reason=node.drain_reason or "TogetherScaledDown", message=node.drain_message
-        )
+    def _node(self, api: KubeApi, pods: PodClock, k8s: Obj) -> SimNode:
+        """The node behind a Node object: this run's real node, else a KWOK node."""
+        real = self._real.get(k8s["metadata"]["name"])
+        return real if real is not None else KwokNode(api, k8s, pods)
 
     def _mirror_volumes(self, api: KubeApi, view: ClusterView) -> None:
         have = {v["metadata"]["name"] for v in api.persistent_volumes(f"{VOLUME_LABEL}=true")}

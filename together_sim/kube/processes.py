@@ -20,8 +20,8 @@ from typing import Final
 
 import httpx
 
-from together_sim.kube.hostnet import KUBERNETES_SERVICE_IP
 from together_sim.kube.pki import ClusterPki, ensure_pki, kubeconfig_yaml, write_private
+from together_sim.nodes.host.network import KUBERNETES_SERVICE_IP
 
 __all__ = ["BINARIES", "NODE_LABEL", "ControlPlane", "Ports"]
 

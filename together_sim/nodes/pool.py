@@ -1,6 +1,6 @@
 """The simulator's real-node slots (``--real-nodes N``): who holds one, the bridge they share,
 the kernel settings to restore when the last one goes, and the pool's journal of host changes,
-which names each node's (:mod:`together_sim.kube.journal`)."""
+which names each node's (:mod:`together_sim.nodes.host.journal`)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-from together_sim.kube import hostfs, journal
-from together_sim.kube.hostnet import MAX_SLOTS, Network, claim_network
-from together_sim.kube.images import NodeImages
-from together_sim.kube.journal import Journal, Owner
-from together_sim.kube.realnode import RealNode, RealNodeSpec
+from together_sim.nodes.host import cgroups, journal, shared, sysctls
+from together_sim.nodes.host.images import NodeImages
+from together_sim.nodes.host.journal import Journal, Owner
+from together_sim.nodes.host.network import MAX_SLOTS, Network, claim_network
+from together_sim.nodes.real import RealNode, RealNodeSpec
 
 __all__ = ["RECORD_FILE", "RealNodePool", "real_nodes_unavailable"]
 
@@ -45,7 +45,7 @@ def real_nodes_unavailable(kube_bin: Path | None = None) -> str:
             f"real nodes need {', '.join(missing)}: apt-get install containerd runc "
             "containernetworking-plugins iptables (tools/images/ has the script)"
         )
-    if not hostfs.CGROUP_ROOT.is_dir():
+    if not cgroups.CGROUP_ROOT.is_dir():
         return "real nodes need the cgroup filesystem at /sys/fs/cgroup"
     if kube_bin is not None and not (kube_bin / "kubelet").exists():
         return f"no kubelet in {kube_bin}: rebuild with tools/kube/build.sh (it builds the kubelet)"
@@ -72,7 +72,7 @@ class RealNodePool:
         self.journal: Journal | None = None
         self._nodes: dict[int, RealNode] = {}
         self._holding = False
-        """Whether this pool holds the machine's kernel settings (hostfs.hold_sysctls)."""
+        """Whether this pool holds the machine's kernel settings (sysctls.hold_sysctls)."""
         self.temporary = False
         """Whether ``root`` is the simulator's temporary directory (no ``--state-dir``): it is
         in the journal, so it goes with the pool, or with the sweep after a SIGKILL."""
@@ -80,7 +80,7 @@ class RealNodePool:
 
     @property
     def _holder(self) -> str:
-        return hostfs.holder(os.getpid(), self.root)
+        return sysctls.holder(os.getpid(), self.root)
 
     @property
     def record_path(self) -> Path:
@@ -88,15 +88,15 @@ class RealNodePool:
 
     def start(self) -> RealNodePool:
         self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
-        with hostfs.host_lock():  # a sweep and a claim at a time on the machine
+        with shared.host_lock():  # a sweep and a claim at a time on the machine
             journal.sweep()  # any killed simulator's, this state dir's last run among them
             owner = Owner.me()
-            path = hostfs.JOURNALS / f"pool-{owner.pid}-{owner.started}-{id(self):x}.jsonl"
+            path = shared.JOURNALS / f"pool-{owner.pid}-{owner.started}-{id(self):x}.jsonl"
             self.journal = Journal.create(path, owner)
             if self.temporary:
                 self.journal.record("directory", path=str(self.root))
             self.network = claim_network(self.journal, self._previous_index())
-        hostfs.save_json(
+        shared.save_json(
             self.record_path, {"network": self.network.index, "journal": str(self.journal.path)}
         )
         return self
@@ -145,14 +145,14 @@ class RealNodePool:
                 pki=pki,
             )
             if not self._holding:
-                before = hostfs.read_sysctls()
+                before = sysctls.read_sysctls()
                 self.journal.record("sysctls", holder=self._holder, before=before)
-                hostfs.hold_sysctls(self._holder)
+                sysctls.hold_sysctls(self._holder)
                 self._holding = True
             node_journal = self.journal.new_child(f"node-{spec.slot}")
             node = RealNode(spec, labels(spec), on_crash, node_journal)
             self._nodes[spec.slot] = node
-        return node.start()
+        return node.make()
 
     def release(self, node: RealNode) -> list[str]:
         """Remove ``node`` from the host and free its slot; the last one out restores the
@@ -163,7 +163,7 @@ class RealNodePool:
             if not left and self._nodes.get(node.spec.slot) is node:
                 del self._nodes[node.spec.slot]
             if not self._nodes and self._holding:
-                hostfs.release_sysctls(self._holder)
+                sysctls.release_sysctls(self._holder)
                 self._holding = False
         return left
 
@@ -189,7 +189,7 @@ class RealNodePool:
                 left = self.journal.undo().left
             self._holding = False
             self.network = None
-        hostfs.remove_empty_parents()
+        shared.remove_empty_parents()
         if left:
             log.error(
                 "real nodes left on the host: %s; `python -m together_sim cleanup` removes "

@@ -15,21 +15,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
-from together_sim.kube import hostfs
-from together_sim.kube.hostnet import Network
-from together_sim.kube.images import NodeImages
-from together_sim.kube.journal import Journal
+from together_sim.kube.client import KubeApi
 from together_sim.kube.pki import ClusterPki, node_credential_paths, node_credentials, write_private
+from together_sim.kube.pods import grace_seconds, terminal
 from together_sim.kube.processes import _die_with_parent, wait_ready
+from together_sim.nodes import drain_node
+from together_sim.nodes.host import cgroups, processes, shared
+from together_sim.nodes.host.images import NodeImages
+from together_sim.nodes.host.journal import Journal
+from together_sim.nodes.host.network import Network
 
-__all__ = ["RUN_ROOT", "NodeLayout", "RealNode", "RealNodeSpec"]
+__all__ = ["KILL_MARGIN_SECONDS", "RUN_ROOT", "NodeLayout", "RealNode", "RealNodeSpec", "removable"]
 
-RUN_ROOT: Final = hostfs.RUN_DIR
+Obj = dict[str, Any]
+
+RUN_ROOT: Final = shared.RUN_DIR
 """Sockets, containerd's state and the kubelet's directory: short paths, since a unix socket's
 path has at most 107 bytes (the cluster's directory under a state dir can be longer)."""
 CNI_BIN: Final = Path("/usr/lib/cni")
 RUNC: Final = "/usr/sbin/runc"
 _MONITOR_SECONDS: Final = 0.5
+KILL_MARGIN_SECONDS: Final = 5.0
+"""Real seconds a real node outlives its pods' last grace period, so its kubelet reports the
+SIGKILL's exit code (137) before the node goes."""
 
 log = logging.getLogger("together_sim.kube")
 
@@ -215,7 +223,8 @@ class RealNode:
     def node_dir(self) -> Path:
         return Path(self.record.node_dir)
 
-    def start(self) -> RealNode:
+    def make(self) -> RealNode:
+        """Start the node in its own thread (:meth:`ready` once its kubelet registered it)."""
         self._thread = threading.Thread(
             target=self._run, name=f"node-{self.spec.network.netns(self.spec.slot)}", daemon=True
         )
@@ -260,14 +269,14 @@ class RealNode:
                 raise RuntimeError(f"real node {self.name} is being removed")
             netns = f"--net={self.spec.network.netns_path(self.spec.slot)}"
             proc = subprocess.Popen(
-                hostfs.in_cgroup(self.record.cgroup, ["nsenter", netns, "--", *args]),
+                cgroups.in_cgroup(self.record.cgroup, ["nsenter", netns, "--", *args]),
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=out,
                 start_new_session=True,
                 preexec_fn=_die_with_parent,  # only prctl runs between fork and exec
             )
-            started = hostfs.process_started(proc.pid)
+            started = processes.process_started(proc.pid)
             if started is not None:
                 self.journal.record("process", pid=proc.pid, started=started, name=name)
             self.processes[name] = proc
@@ -291,7 +300,7 @@ class RealNode:
         # undone after their processes, before any directory (never a removal through a mount).
         journal.record("mounts", paths=[str(self.run_dir), str(self.node_dir)])
         journal.record("cgroup", relative=rec.cgroup)
-        hostfs.make_cgroup(rec.cgroup)
+        cgroups.make_cgroup(rec.cgroup)
         socket = self.run_dir / "containerd.sock"
         config = self.node_dir / "containerd.toml"
         self._spawn("containerd", ["containerd", "--config", str(config)])
@@ -354,6 +363,24 @@ class RealNode:
             log.error("real node %s: left on the host: %s", self.name, ", ".join(left))
         return left
 
+    def ready(self, k8s: Obj | None) -> bool:
+        """Once its kubelet registered the Node (remembered: ``ready(None)`` asks only that)."""
+        if k8s is not None:
+            self.registered = True
+        return self.registered
+
+    @property
+    def failure(self) -> str:
+        """Why the node does not run ("" while it starts or runs): it could not start, or one
+        of its processes exited."""
+        return self.error if self.state in ("failed", "crashed") else ""
+
+    def drain(self, api: KubeApi, k8s: Obj, since: float, reason: str, message: str) -> None:
+        drain_node(api, k8s, since, reason, message)
+
+    def may_go(self, pods: list[Obj], drained_at: float | None, now: float) -> bool:
+        return removable(self.name, pods, drained_at, now)
+
     def status(self) -> dict[str, Any]:
         pids = {n: p.pid for n, p in list(self.processes.items()) if p.poll() is None}
         return {
@@ -365,3 +392,14 @@ class RealNode:
             "pids": pids,
             "ip": self.spec.network.node_ip(self.spec.slot),
         }
+
+
+def removable(name: str, pods: list[Obj], drained_at: float | None, now: float) -> bool:
+    """Whether a real node the world removed may go now (``now`` and ``drained_at``: real,
+    monotonic seconds). A node without a drain goes at once; a drained one once every pod on
+    it has ended, and at the latest :data:`KILL_MARGIN_SECONDS` after the longest grace
+    period its pods were given (their own, at most 300 s), counted from the drain's start."""
+    running = [p for p in pods if p["spec"].get("nodeName") == name and not terminal(p)]
+    if not running or drained_at is None:
+        return True
+    return now >= drained_at + max(grace_seconds(p) for p in running) + KILL_MARGIN_SECONDS

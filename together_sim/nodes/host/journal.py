@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from together_sim.kube import hostfs
+from together_sim.nodes.host import cgroups, mounts, processes, shared, sysctls
 
 __all__ = ["Change", "Journal", "Owner", "Undone", "sweep"]
 
@@ -40,10 +40,10 @@ class Owner:
 
     @classmethod
     def me(cls) -> Owner:
-        return cls(os.getpid(), hostfs.process_started(os.getpid()))
+        return cls(os.getpid(), processes.process_started(os.getpid()))
 
     def alive(self) -> bool:
-        return self.started is not None and hostfs.process_started(self.pid) == self.started
+        return self.started is not None and processes.process_started(self.pid) == self.started
 
 
 @dataclass(frozen=True)
@@ -201,14 +201,14 @@ def sweep() -> Undone:
     SIGKILL, or one whose undo failed and was kept), then remove what simulators share once
     nobody uses it. A journal whose owner still runs is left alone."""
     done = Undone()
-    with hostfs.host_lock():
-        for path in sorted(hostfs.JOURNALS.glob(_POOL_GLOB)) if hostfs.JOURNALS.is_dir() else ():
+    with shared.host_lock():
+        for path in sorted(shared.JOURNALS.glob(_POOL_GLOB)) if shared.JOURNALS.is_dir() else ():
             journal = Journal.load(path)
             if journal.owner.alive():
                 continue
             log.warning("undoing %s, left by a stopped simulator (pid %d)", path, journal.owner.pid)
             done.add(journal.undo())
-    done.removed += hostfs.remove_empty_parents()  # the lock too, unless a caller holds it
+    done.removed += shared.remove_empty_parents()  # the lock too, unless a caller holds it
     return done
 
 
@@ -219,12 +219,12 @@ def _undo_process(pid: int, started: int, name: str = "") -> Undone:
     """SIGKILL the process if it is still the one recorded (pid and start time), and wait for it
     to end (a zombie has ended: its parent, or init, reaps it)."""
     what = f"process {pid} {name}".strip()
-    if hostfs.process_started(pid) != started:
+    if processes.process_started(pid) != started:
         return Undone(removed=[what])
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
     deadline = time.monotonic() + _PROCESS_WAIT
-    while hostfs.process_started(pid) == started and not hostfs.zombie(pid):
+    while processes.process_started(pid) == started and not processes.zombie(pid):
         if time.monotonic() > deadline:
             return Undone(left=[what])
         time.sleep(0.02)
@@ -233,14 +233,14 @@ def _undo_process(pid: int, started: int, name: str = "") -> Undone:
 
 def _undo_cgroup(relative: str) -> Undone:
     """Kill every process still in the cgroup (shims, containers), then remove it everywhere."""
-    survivors = hostfs.kill_cgroup(relative)
+    survivors = cgroups.kill_cgroup(relative)
     left = [f"process {p} in cgroup {relative}" for p in sorted(survivors)]
-    left += [f"cgroup {c}" for c in hostfs.remove_cgroup(relative)]
+    left += [f"cgroup {c}" for c in cgroups.remove_cgroup(relative)]
     return Undone(removed=[] if left else [f"cgroup {relative}"], left=left)
 
 
 def _undo_mounts(paths: list[str]) -> Undone:
-    left = hostfs.unmount_under(*(Path(p) for p in paths))
+    left = mounts.unmount_under(*(Path(p) for p in paths))
     return Undone(removed=[] if left else [f"mounts under {p}" for p in paths],
                   left=[f"mount {m}" for m in left])  # fmt: skip
 
@@ -278,14 +278,14 @@ def _undo_iptables(table: str, chain: str, rule: list[str], netns: str = "") -> 
 def _undo_sysctls(holder: str, before: dict[str, str] | None = None) -> Undone:
     """Stop holding the kernel settings; the last holder out restores them (``before`` is what
     they were when this holder came, kept to say what was changed)."""
-    hostfs.release_sysctls(holder)
+    sysctls.release_sysctls(holder)
     return Undone(removed=[f"sysctls held by {holder}"])
 
 
 def _undo_directory(path: str) -> Undone:
-    hostfs.remove_tree(Path(path))
+    mounts.remove_tree(Path(path))
     if Path(path).exists():
-        mounted = hostfs.mounts_under(Path(path))
+        mounted = mounts.mounts_under(Path(path))
         return Undone(left=[f"directory {path}" + (f" (mounts: {mounted})" if mounted else "")])
     return Undone(removed=[f"directory {path}"])
 

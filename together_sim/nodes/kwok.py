@@ -1,34 +1,18 @@
-"""The node interface: a simulated cluster's node is a KWOK node (a Node object KWOK keeps Ready)
-or a real node (a kubelet and containerd, :mod:`together_sim.kube.realnode`); each is made by
-``start`` and undone, everything it made, by one ``delete``."""
+"""A KWOK node: a Node object KWOK keeps Ready, running nothing; made by a create and undone by
+ending its pods and deleting it (:class:`together_sim.nodes.SimNode`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
 from together_sim.kube.client import KubeApi, KubeApiError
 from together_sim.kube.pods import PodClock, gone
+from together_sim.nodes import drain_node
 
-__all__ = ["KwokNode", "SimulatedNode"]
+__all__ = ["KwokNode", "remove_node_object"]
 
 Obj = dict[str, Any]
-
-
-class SimulatedNode(Protocol):
-    """What the mirror asks of any node (kind's and kwokctl's node providers have this shape)."""
-
-    kind: ClassVar[str]
-    """``kwok`` or ``real``."""
-
-    @property
-    def name(self) -> str: ...
-
-    def start(self) -> object: ...
-
-    def delete(self) -> list[str]:
-        """Undo everything the node made; returns what could not be undone (empty: all)."""
-        ...
 
 
 @dataclass
@@ -48,7 +32,7 @@ class KwokNode:
         name: str = self.body["metadata"]["name"]
         return name
 
-    def start(self) -> Obj:
+    def make(self) -> Obj:
         """Create the Node (one that exists already, e.g. after a restart, is kept)."""
         try:
             created = self.api.create_node(self.body)
@@ -61,8 +45,27 @@ class KwokNode:
             created = self.api.patch_node(self.name, status, status=True)
         return created
 
+    def ready(self, k8s: Obj | None) -> bool:
+        return k8s is not None  # KWOK keeps it Ready
+
+    @property
+    def failure(self) -> str:
+        return ""  # a create that fails raises
+
+    def drain(self, api: KubeApi, k8s: Obj, since: float, reason: str, message: str) -> None:
+        drain_node(api, k8s, since, reason, message)
+
+    def may_go(self, pods: list[Obj], drained_at: float | None, now: float) -> bool:
+        return True  # the pod clock ends its pods on the simulated clock
+
     def delete(self) -> list[str]:
-        on_it = [p for p in self.api.pods() if p["spec"].get("nodeName") == self.name]
-        self.pods.remove_with_node([p for p in on_it if not gone(p)])
-        self.api.delete_node(self.name)
+        remove_node_object(self.api, self.pods, self.name)
         return []
+
+
+def remove_node_object(api: KubeApi, pods: PodClock, name: str) -> None:
+    """What a node leaves in the API server: its pods end (Failed, 137, as on a node that
+    vanished) and its Node goes."""
+    on_it = [p for p in api.pods() if p["spec"].get("nodeName") == name]
+    pods.remove_with_node([p for p in on_it if not gone(p)])
+    api.delete_node(name)
