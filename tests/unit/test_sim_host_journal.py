@@ -238,10 +238,15 @@ def test_cleanup_prints_what_it_removed_and_fails_when_something_is_left(
 
 
 def test_cgroup_v2_delegates_its_controllers_down_to_the_nodes_cgroup(run_dir: Path) -> None:
-    """The v2 layout: each level enables its controllers for its children (``+cpu +memory``...),
-    as the kubelet needs below the node's cgroup. Real cgroup2 files refuse what a plain
-    directory accepts; tests/integration/test_cgroup_v2.py uses a real cgroup2 mount."""
+    """The v2 layout: each level below the root enables its controllers for its children
+    (``+cpu +memory``...), as the kubelet needs below the node's cgroup, and the leaf the node's
+    processes run in delegates none (v2 admits processes only there). The root's delegation is
+    the host's: never written, only checked. Plain files stand in for cgroup2's here;
+    tests/integration/test_cgroup_v2.py uses a real cgroup2 mount."""
     root = cgroups.CGROUP_ROOT
+    assert "cpu, memory, pids controllers delegated" in cgroups.v2_unavailable()
+    (root / "cgroup.subtree_control").write_text("cpu memory pids")  # as systemd leaves it
+    assert cgroups.v2_unavailable() == ""
 
     def fake_cgroup(path: Path) -> None:  # what the kernel makes in a new v2 cgroup
         (path / "cgroup.controllers").write_text(
@@ -260,15 +265,18 @@ def test_cgroup_v2_delegates_its_controllers_down_to_the_nodes_cgroup(run_dir: P
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(Path, "mkdir", mkdir)
         cgroups.make_cgroup("together-sim/tsim0-n1")
+        cgroups.make_cgroup("together-sim/tsim0-n1/runtime", leaf=True)
     assert cgroups.cgroup_dirs("together-sim/tsim0-n1") == [root / "together-sim" / "tsim0-n1"]
-    for level in (root, root / "together-sim", root / "together-sim" / "tsim0-n1"):
+    assert (root / "cgroup.subtree_control").read_text() == "cpu memory pids"  # untouched
+    for level in (root / "together-sim", root / "together-sim" / "tsim0-n1"):
         assert (level / "cgroup.subtree_control").read_text() == "+cpu +memory +pids"
+    assert (root / "together-sim/tsim0-n1/runtime/cgroup.subtree_control").read_text() == ""
     # A process joins the cgroup before its program runs (its own pid, as the program's).
     joined = subprocess.run(
-        cgroups.in_cgroup("together-sim/tsim0-n1", ["sh", "-c", "echo $$"]),
+        cgroups.in_cgroup("together-sim/tsim0-n1/runtime", ["sh", "-c", "echo $$"]),
         capture_output=True, text=True, check=True,
     )  # fmt: skip
-    procs = root / "together-sim" / "tsim0-n1" / "cgroup.procs"
+    procs = root / "together-sim" / "tsim0-n1" / "runtime" / "cgroup.procs"
     assert procs.read_text().strip() == joined.stdout.strip()
     # A cgroup it cannot join ends the start (121), never a process outside it.
     lost = subprocess.run(cgroups.in_cgroup("together-sim/gone", ["echo", "ran"]),

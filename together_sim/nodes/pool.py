@@ -47,6 +47,8 @@ def real_nodes_unavailable(kube_bin: Path | None = None) -> str:
         )
     if not cgroups.CGROUP_ROOT.is_dir():
         return "real nodes need the cgroup filesystem at /sys/fs/cgroup"
+    if why := cgroups.v2_unavailable():
+        return why
     if kube_bin is not None and not (kube_bin / "kubelet").exists():
         return f"no kubelet in {kube_bin}: rebuild with tools/kube/build.sh (it builds the kubelet)"
     return ""

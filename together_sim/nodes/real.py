@@ -216,6 +216,12 @@ class RealNode:
         return self.spec.name
 
     @property
+    def runtime_cgroup(self) -> str:
+        """Where the kubelet, containerd and the image imports run, beside ``kubepods``: on
+        cgroup v2 a process may only be in a cgroup that delegates nothing."""
+        return f"{self.record.cgroup}/runtime"
+
+    @property
     def run_dir(self) -> Path:
         return Path(self.record.run_dir)
 
@@ -269,7 +275,7 @@ class RealNode:
                 raise RuntimeError(f"real node {self.name} is being removed")
             netns = f"--net={self.spec.network.netns_path(self.spec.slot)}"
             proc = subprocess.Popen(
-                cgroups.in_cgroup(self.record.cgroup, ["nsenter", netns, "--", *args]),
+                cgroups.in_cgroup(self.runtime_cgroup, ["nsenter", netns, "--", *args]),
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=out,
@@ -300,7 +306,8 @@ class RealNode:
         # undone after their processes, before any directory (never a removal through a mount).
         journal.record("mounts", paths=[str(self.run_dir), str(self.node_dir)])
         journal.record("cgroup", relative=rec.cgroup)
-        cgroups.make_cgroup(rec.cgroup)
+        cgroups.make_cgroup(rec.cgroup)  # the kubelet's cgroupRoot: kubepods goes below
+        cgroups.make_cgroup(self.runtime_cgroup, leaf=True)
         socket = self.run_dir / "containerd.sock"
         config = self.node_dir / "containerd.toml"
         self._spawn("containerd", ["containerd", "--config", str(config)])

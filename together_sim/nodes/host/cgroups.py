@@ -23,6 +23,7 @@ __all__ = [
     "remove_cgroup",
     "shared_cgroup_parents",
     "unified",
+    "v2_unavailable",
 ]
 
 CGROUP_ROOT: Final = Path("/sys/fs/cgroup")
@@ -51,31 +52,63 @@ def cgroup_dirs(relative: str, root: Path | None = None) -> list[Path]:
     return [h / relative for h in _hierarchies(root)]
 
 
-def make_cgroup(relative: str, root: Path | None = None) -> None:
+def make_cgroup(relative: str, root: Path | None = None, *, leaf: bool = False) -> None:
     """Create ``relative`` in every hierarchy. On v1 a new cpuset gets its parent's CPUs and
-    memory nodes (an empty one admits no process); on v2 each parent delegates its controllers
-    to its children (``cgroup.subtree_control``), which the kubelet needs below the node's
-    cgroup (cpu, memory, pids...)."""
+    memory nodes (an empty one admits no process). On a v2 host each cgroup below the root
+    delegates its controllers to its children (``cgroup.subtree_control``), which the kubelet
+    needs below the node's cgroup; a ``leaf`` delegates none, since v2 admits processes only in
+    a cgroup that delegates nothing (the node's processes run in such a leaf). The root's own
+    delegation is the host's (systemd's) to make: :func:`v2_unavailable` says when it is
+    missing, and nothing here changes it."""
     for attempt in range(3):  # another simulator may remove an empty parent meanwhile
         try:
             for hierarchy in _hierarchies(root):
+                v2 = _v2_layout(hierarchy, root)
                 current = hierarchy
                 for part in Path(relative).parts:
                     parent, current = current, current / part
-                    if unified(hierarchy):
+                    if v2 and parent != hierarchy:
                         delegate_controllers(parent)
                     if current.is_dir():
                         continue
                     current.mkdir(exist_ok=True)
                     for knob in ("cpuset.cpus", "cpuset.mems"):
-                        if (parent / knob).exists() and not unified(hierarchy):
+                        if (parent / knob).exists() and not v2:
                             (current / knob).write_text((parent / knob).read_text())
-                if unified(hierarchy):
+                if v2 and not leaf:
                     delegate_controllers(current)
             return
         except FileNotFoundError:
             if attempt == 2:
                 raise
+
+
+def _v2_layout(hierarchy: Path, root: Path | None) -> bool:
+    """Whether ``hierarchy`` is the whole tree of a cgroup v2 host (not the ``unified`` mount of
+    a v1 hybrid host, where the v1 hierarchies hold the controllers)."""
+    return hierarchy == (root or CGROUP_ROOT) and unified(hierarchy)
+
+
+V2_CONTROLLERS: Final = ("cpu", "memory", "pids")
+"""What the kubelet needs delegated on a cgroup v2 host."""
+
+
+def v2_unavailable(root: Path | None = None) -> str:
+    """Why real nodes cannot run on this cgroup v2 host ("" when they can, or on v1): the root
+    must delegate the controllers the kubelet needs (systemd does)."""
+    root = root or CGROUP_ROOT
+    if not unified(root):
+        return ""
+    missing = [
+        c for c in V2_CONTROLLERS if c not in (root / "cgroup.subtree_control").read_text().split()
+    ]
+    if missing:
+        return (
+            f"real nodes need the {', '.join(missing)} controllers delegated at the cgroup v2 "
+            f"root: echo '{' '.join('+' + c for c in missing)}' > "
+            f"{root / 'cgroup.subtree_control'}"
+        )
+    return ""
 
 
 def delegate_controllers(cgroup: Path) -> list[str]:
