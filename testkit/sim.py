@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 
-from testkit.realnodes import real_nodes_beside_others
+from testkit.realnodes import real_nodes_beside_others, real_nodes_or_skip
 from testkit.wait import wait_for
 from together_sim.drill.world import read_banner
 
@@ -276,3 +276,28 @@ class SimulatorProcess:
 
     def reset_requests(self) -> None:
         self._call("DELETE", "/_sim/requests")
+
+
+def real_node_simulator(
+    state_dir: Path,
+    kube_bin: Path,
+    real_nodes: int,
+    *extra: str,
+    persist: bool = True,
+    own_session: bool = False,
+) -> SimulatorProcess:
+    """A simulator at the demo's 60x with up to ``real_nodes`` real nodes (skips, with the
+    reason, where real nodes cannot run)."""
+    images = real_nodes_or_skip(kube_bin)
+    return SimulatorProcess(
+        state_dir,
+        time_scale=60,
+        kubernetes=True,
+        kube_bin=kube_bin,
+        persist=persist,
+        own_session=own_session,
+        extra_args=(
+            "--provisioning-seconds", "60", "--real-nodes", str(real_nodes),
+            "--images", str(images), *extra,
+        ),
+    )  # fmt: skip

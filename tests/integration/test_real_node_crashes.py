@@ -18,8 +18,8 @@ import pytest
 
 from testkit.hostsnap import bridge_index, leftovers, snapshot
 from testkit.kube import KubeClient
-from testkit.realnodes import alone_with_real_nodes, real_nodes_or_skip
-from testkit.sim import SimulatorProcess
+from testkit.realnodes import alone_with_real_nodes
+from testkit.sim import SimulatorProcess, real_node_simulator
 from tests.clusters import together_client
 from tests.specs import CLUSTER_SPEC
 from together_api.wire import ClusterCreateRequest
@@ -38,16 +38,7 @@ def alone() -> Iterator[None]:
 
 
 def _sim(tmp_path: Path, kube_bin: Path, *, persist: bool = True) -> SimulatorProcess:
-    images = real_nodes_or_skip(kube_bin)
-    return SimulatorProcess(
-        tmp_path / "state",
-        time_scale=60,
-        kubernetes=True,
-        kube_bin=kube_bin,
-        persist=persist,
-        own_session=True,
-        extra_args=("--provisioning-seconds", "60", "--real-nodes", "2", "--images", str(images)),
-    )
+    return real_node_simulator(tmp_path / "state", kube_bin, 2, persist=persist, own_session=True)
 
 
 def _cluster(sim: SimulatorProcess) -> tuple[str, KubeClient]:

@@ -23,10 +23,9 @@ from testkit.kube import KubeClient
 from testkit.realnodes import (
     alone_with_real_nodes,
     host_leftovers,
-    real_nodes_or_skip,
     sysctls_before,
 )
-from testkit.sim import SimulatorProcess
+from testkit.sim import SimulatorProcess, real_node_simulator
 from tests.clusters import together_client
 from tests.specs import CLUSTER_SPEC
 from together_api.wire import ClusterCreateRequest, VolumeCreateRequest
@@ -190,17 +189,7 @@ def _user_archive(path: Path) -> Path:
 
 
 def _real_sim(tmp_path: Path, kube_bin: Path, real_nodes: int, *extra: str) -> SimulatorProcess:
-    images = real_nodes_or_skip(kube_bin)
-    return SimulatorProcess(
-        tmp_path / "state",
-        time_scale=60,
-        kubernetes=True,
-        kube_bin=kube_bin,
-        extra_args=(
-            "--provisioning-seconds", "60", "--real-nodes", str(real_nodes),
-            "--images", str(images), *extra,
-        ),
-    )  # fmt: skip
+    return real_node_simulator(tmp_path / "state", kube_bin, real_nodes, *extra)
 
 
 @contextmanager
