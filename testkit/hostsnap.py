@@ -165,6 +165,7 @@ def leftovers(before: HostSnapshot, after: HostSnapshot, besides: int, ours: int
         ]
     others = bool(journals)
     common = {str(shared.LOCK), str(shared.JOURNALS), str(sysctls.SHARED_SETTINGS)}
+    common.add(str(shared.RUN_DIR / ".pools.lock"))  # what simulators before the journal share
     for path in sorted(after.run_dir - before.run_dir):
         if others and (path in common or path in journals or "/pools" in path):
             continue  # another simulator runs: what all share stays

@@ -1,0 +1,89 @@
+"""The crash tests' host comparison (testkit/hostsnap.py) finds what the tested simulator left and
+tells another simulator's things apart by their bridge index, whatever their kind."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from testkit.hostsnap import HostSnapshot, leftovers, snapshot
+from together_sim.nodes.host import shared, sysctls
+from together_sim.nodes.host.journal import Journal, Owner
+
+SETTINGS = {"vm/overcommit_memory": "0", "kernel/panic": "1", "kernel/panic_on_oops": "0"}
+BEFORE = HostSnapshot(
+    processes={(1, 5): "0 /init /sbin/init"},
+    mounts=frozenset({"/", "/proc"}),
+    netns=frozenset(),
+    links=frozenset({"lo", "eth0"}),
+    iptables=("filter: -P INPUT ACCEPT", "nat: -P PREROUTING ACCEPT"),
+    sysctls=SETTINGS,
+    cgroups=frozenset({"/sys/fs/cgroup/memory/user"}),
+    run_dir=frozenset(),
+)
+
+
+@pytest.fixture(autouse=True)
+def run_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    run = tmp_path / "together-sim"
+    monkeypatch.setattr(shared, "RUN_DIR", run)
+    monkeypatch.setattr(shared, "LOCK", run / ".lock")
+    monkeypatch.setattr(shared, "JOURNALS", run / "journals")
+    monkeypatch.setattr(sysctls, "SHARED_SETTINGS", run / "sysctls.json")
+    return run
+
+
+def test_the_host_as_it_was_has_no_leftover() -> None:
+    assert leftovers(BEFORE, BEFORE, besides=99, ours=3) == []
+
+
+def test_each_kind_of_leftover_is_named_and_anothers_index_is_not(run_dir: Path) -> None:
+    other = Journal.create(shared.JOURNALS / "pool-live.jsonl", Owner.me())  # a live simulator
+    other.record("link", name="tsim4")
+    after = replace(
+        BEFORE,
+        processes={
+            **BEFORE.processes,
+            (500, 7): "1 /together-sim/tsim3-n0/kubepods/x containerd-shim",  # ours, orphaned
+            (501, 7): "1 /together-sim/tsim4-n0/kubepods/x containerd-shim",  # the other's
+            (502, 7): "1 / sleep 100",  # an orphan nobody's index names: a leftover
+            (503, 7): "400 / bash",  # a child of a live process: not ours to judge
+        },
+        mounts=BEFORE.mounts | {"/run/netns/tsim3-n0", "/run/netns/tsim4-n1", "/mnt/x"},
+        netns=frozenset({"tsim3-n0", "tsim4-n0"}),
+        links=BEFORE.links | {"tsim3", "tsim4v0"},
+        iptables=(*BEFORE.iptables, "filter: -N KUBE-FIREWALL"),
+        sysctls={**SETTINGS, "kernel/panic": "10"},
+        cgroups=BEFORE.cgroups | {"/sys/fs/cgroup/memory/together-sim/tsim3-n0"},
+        run_dir=frozenset({f"{run_dir}/tsim3-n0", f"{run_dir}/tsim4-n0", str(other.path)}),
+    )
+    assert leftovers(BEFORE, after, besides=99, ours=3) == [
+        "process 500: 1 /together-sim/tsim3-n0/kubepods/x containerd-shim",
+        "process 502: 1 / sleep 100",
+        "mount /mnt/x",
+        "mount /run/netns/tsim3-n0",
+        "netns tsim3-n0",
+        "link tsim3",
+        "cgroup /sys/fs/cgroup/memory/together-sim/tsim3-n0",
+        "iptables added filter: -N KUBE-FIREWALL",
+        "sysctl kernel/panic=10 (was 1)",
+        f"file {run_dir}/tsim3-n0",
+    ]
+
+
+def test_the_kernel_settings_held_by_another_are_its_own_but_never_the_tested_ones(
+    run_dir: Path,
+) -> None:
+    run_dir.mkdir(parents=True)
+    me = f"{os.getpid()}@1:/x/kube"
+    shared.save_json(sysctls.SHARED_SETTINGS, {"original": SETTINGS, "holders": ["7@1:/y", me]})
+    after = replace(BEFORE, sysctls={**SETTINGS, "kernel/panic": "10"})
+    assert leftovers(BEFORE, after, besides=os.getpid(), ours=3) == [f"sysctls held by {me}"]
+
+
+def test_a_snapshot_of_this_machine_reads_every_part() -> None:
+    now = snapshot()
+    assert now.processes and now.mounts and "lo" in now.links and set(now.sysctls) == set(SETTINGS)
