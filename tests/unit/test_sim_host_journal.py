@@ -198,9 +198,14 @@ def test_a_sweep_undoes_only_the_journals_whose_simulator_is_gone(
     node.record("mark", name="node-netns")
     torn = shared.JOURNALS / "pool-torn.jsonl"
     torn.write_text('{"own')  # an unreadable owner is never alive: swept
+    (shared.JOURNALS / ".pool-dead.jsonl.tmp").write_text("")  # a rewrite cut short by a kill
+    (shared.JOURNALS / ".pool-live.jsonl.tmp").write_text("")  # a live one's, being written
     done = journal.sweep()
     assert undone == ["bridge", "node-netns"]  # the pool's last change first, then its node
-    assert sorted(p.name for p in shared.JOURNALS.iterdir()) == ["pool-live.jsonl"]
+    assert sorted(p.name for p in shared.JOURNALS.iterdir()) == [
+        ".pool-live.jsonl.tmp",
+        "pool-live.jsonl",
+    ]
     assert "mark node-netns" in done.removed and done.left == []
 
 

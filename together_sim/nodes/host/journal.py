@@ -208,6 +208,11 @@ def sweep() -> Undone:
                 continue
             log.warning("undoing %s, left by a stopped simulator (pid %d)", path, journal.owner.pid)
             done.add(journal.undo())
+        for tmp in shared.JOURNALS.glob(".*.tmp") if shared.JOURNALS.is_dir() else ():
+            of = tmp.with_name(tmp.name[1:].removesuffix(".tmp"))  # a rewrite a kill cut short
+            if not of.exists() or not Journal.load(of).owner.alive():
+                tmp.unlink(missing_ok=True)
+                done.removed.append(f"file {tmp}")
     done.removed += shared.remove_empty_parents()  # the lock too, unless a caller holds it
     return done
 
