@@ -13,20 +13,26 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from together_sim.__main__ import parse_args
+from together_sim.kube.client import KubeApi
 from together_sim.kube.mirror import volume_object
 from together_sim.kube.pki import ClusterPki
-from together_sim.kube.pods import RUN_SECONDS, Act, next_step
+from together_sim.kube.pods import RUN_SECONDS, Act, PodClock, next_step
 from together_sim.kube.views import VolumeView
+from together_sim.nodes import SimNode
 from together_sim.nodes import pool as nodepool
 from together_sim.nodes.host.images import NodeImages, archive_names, find_images
+from together_sim.nodes.host.journal import Journal, Owner
 from together_sim.nodes.host.network import MAX_SLOTS, Network
+from together_sim.nodes.kwok import KwokNode
 from together_sim.nodes.pool import real_nodes_unavailable
 from together_sim.nodes.real import (
     KILL_MARGIN_SECONDS,
     NodeLayout,
+    RealNode,
     RealNodeSpec,
     _containerd_toml,
     _kubelet_yaml,
@@ -216,3 +222,16 @@ def test_a_machine_without_what_real_nodes_need_is_told_what_is_missing(
     assert "no kubelet in" in real_nodes_unavailable(tmp_path)
     (tmp_path / "kubelet").write_text("")
     assert real_nodes_unavailable(tmp_path) == ""
+
+
+def test_a_kwok_node_and_a_real_node_are_both_a_sim_node(tmp_path: Path) -> None:
+    """The one interface the mirror drives (mypy checks the signatures at these assignments)."""
+    api = KubeApi(httpx.Client())
+    kwok: SimNode = KwokNode(api, {"metadata": {"name": "n"}}, PodClock(api))
+    real: SimNode = RealNode(
+        _spec(tmp_path), "", lambda *_: None, Journal(tmp_path / "j.jsonl", Owner(1, None))
+    )
+    assert isinstance(kwok, SimNode) and isinstance(real, SimNode)
+    assert (kwok.kind, real.kind) == ("kwok", "real")
+    assert kwok.may_go([], None, 0.0) and real.may_go([], None, 0.0)
+    assert not real.ready(None) and real.ready({"metadata": {"name": NODE}}) and real.ready(None)

@@ -3,7 +3,7 @@ and deleted the same way, and each saying what it left on the host."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Final, Protocol
+from typing import Any, ClassVar, Final, Protocol, runtime_checkable
 
 from together_sim.kube.client import KubeApi
 
@@ -14,6 +14,7 @@ DRAIN_STARTED: Final = "together-sim/drain-started"
 """The Node's annotation holding the simulated T+0 of its drain (set once, at the cordon)."""
 
 
+@runtime_checkable
 class SimNode(Protocol):
     """What the cluster's mirror asks of any node, as kind's and kwokctl's node providers do:
     the mirror, the reclaim path and the autoscaler's view know nothing else of a node."""
@@ -50,6 +51,10 @@ class SimNode(Protocol):
 
     def delete(self) -> list[str]:
         """Undo everything the node made; returns what it left (empty: nothing)."""
+        ...
+
+    def status(self) -> dict[str, Any]:
+        """What ``GET /_sim/kubernetes`` shows of the node (its state, its processes)."""
         ...
 
 

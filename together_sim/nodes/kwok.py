@@ -62,6 +62,9 @@ class KwokNode:
         remove_node_object(self.api, self.pods, self.name)
         return []
 
+    def status(self) -> dict[str, Any]:
+        return {"state": "kwok"}  # KWOK's own process runs it: nothing of its own to show
+
 
 def remove_node_object(api: KubeApi, pods: PodClock, name: str) -> None:
     """What a node leaves in the API server: its pods end (Failed, 137, as on a node that
