@@ -23,6 +23,7 @@ from together_sim.nodes.real import RUN_ROOT
 __all__ = [
     "REQUIRED_ENV",
     "alone_with_real_nodes",
+    "done_beside_others",
     "host_leftovers",
     "images_or_skip",
     "real_nodes_beside_others",
@@ -40,29 +41,44 @@ one holds it exclusively for the whole test. Any start of a simulator with real 
 journals of killed ones, so a test that kills one and then checks what it left must not run
 beside another (pytest-xdist runs several test files at once)."""
 _alone = False
+_shared: set[int] = set()
+"""The descriptors this process holds the lock shared with."""
 
 
 @contextlib.contextmanager
 def alone_with_real_nodes() -> Iterator[None]:
-    """Run the block with no other test simulator running real nodes (an exclusive lock)."""
+    """Run the block with no other test simulator running real nodes (an exclusive lock; what
+    this process held shared is let go meanwhile, or it would wait for itself)."""
     global _alone
     with TESTS_LOCK.open("a") as lock:
+        for fd in _shared:
+            fcntl.flock(fd, fcntl.LOCK_UN)
         fcntl.flock(lock, fcntl.LOCK_EX)
         _alone = True
         try:
             yield
         finally:
             _alone = False
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            for fd in _shared:
+                fcntl.flock(fd, fcntl.LOCK_SH)
 
 
 def real_nodes_beside_others() -> int | None:
-    """The shared lock a test simulator with real nodes holds while it runs (a descriptor to
-    close when it stops; None inside :func:`alone_with_real_nodes`, which holds it already)."""
+    """Hold the lock shared while a test simulator with real nodes runs: a descriptor to give
+    :func:`done_beside_others` when it stops (None inside :func:`alone_with_real_nodes`)."""
     if _alone:
         return None
     fd = os.open(TESTS_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     fcntl.flock(fd, fcntl.LOCK_SH)
+    _shared.add(fd)
     return fd
+
+
+def done_beside_others(fd: int | None) -> None:
+    if fd is not None:
+        _shared.discard(fd)
+        os.close(fd)
 
 
 def _skip_or_fail(reason: str) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 
-from testkit.realnodes import real_nodes_beside_others, real_nodes_or_skip
+from testkit.realnodes import done_beside_others, real_nodes_beside_others, real_nodes_or_skip
 from testkit.wait import wait_for
 from together_sim.drill.world import read_banner
 
@@ -144,9 +144,8 @@ class SimulatorProcess:
             if self._proc.stdout is not None:
                 self._proc.stdout.close()
             self._proc = None
-        if self._tests_lock is not None:
-            os.close(self._tests_lock)
-            self._tests_lock = None
+        done_beside_others(self._tests_lock)
+        self._tests_lock = None
 
     def __enter__(self) -> SimulatorProcess:
         return self.start()

@@ -13,6 +13,7 @@ import pytest
 
 from testkit.kube import kube_bin_or_skip
 from testkit.pulumi_env import PulumiEnv, install_k8s_plugin, k8s_plugin_bin
+from testkit.realnodes import done_beside_others, real_nodes_beside_others
 from testkit.sim import SimulatorProcess
 from tests.specs import CLUSTER_SPEC
 from together_api.client import TogetherClient
@@ -25,6 +26,21 @@ if TYPE_CHECKING:
     from tests.hosts import HostName
 
 PROGRAMS = Path(__file__).parent / "programs"
+
+
+@pytest.fixture(autouse=True)
+def _real_nodes_beside_others(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test of a module that runs real nodes (it imports ``real_nodes_or_skip``) holds the
+    tests' real-node lock shared, whatever starts its simulator (the drill, make demo): a test
+    that kills a simulator holds it exclusively, and any start would sweep what it left."""
+    if not hasattr(request.module, "real_nodes_or_skip"):
+        yield
+        return
+    fd = real_nodes_beside_others()
+    try:
+        yield
+    finally:
+        done_beside_others(fd)
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from testkit.realnodes import real_nodes_beside_others
+from testkit.realnodes import done_beside_others, real_nodes_beside_others
 from together_sim.nodes.host import cgroups, processes
 from together_sim.nodes.host.journal import Journal, Owner
 
@@ -33,16 +33,14 @@ def cgroup2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     lock = real_nodes_beside_others()
     mounted = subprocess.run(["mount", "-t", "cgroup2", "none", str(root)], capture_output=True)
     if mounted.returncode:
-        if lock is not None:
-            os.close(lock)
+        done_beside_others(lock)
         pytest.skip(f"the kernel refuses a cgroup2 mount here: {mounted.stderr.decode().strip()}")
     monkeypatch.setattr(cgroups, "CGROUP_ROOT", root)
     try:
         yield root
     finally:
         ctypes.CDLL(None, use_errno=True).umount2(str(root).encode(), _MNT_DETACH)
-        if lock is not None:
-            os.close(lock)
+        done_beside_others(lock)
 
 
 def test_a_nodes_cgroup_on_cgroup_v2_delegates_runs_its_processes_in_a_leaf_and_goes(
