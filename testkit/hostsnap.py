@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import subprocess
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ _INDEXED = re.compile(r"tsim(\d+)(?:-n\d+|v\d+)?(?![\d])")
 @dataclass(frozen=True)
 class HostSnapshot:
     processes: dict[tuple[int, int], str]
-    """(pid, start time) -> "ppid cgroups cmdline", of every process but zombies."""
+    """(pid, start time) -> "ppid session cgroups cwd cmdline", of every process but zombies."""
     mounts: frozenset[str]
     netns: frozenset[str]
     links: frozenset[str]
@@ -39,14 +40,16 @@ def _processes() -> dict[tuple[int, int], str]:
         try:
             stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
             cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            cgroups = ",".join(
+            groups = ",".join(
                 line.split(":", 2)[2] for line in (entry / "cgroup").read_text().splitlines()
             )
+            cwd = os.readlink(entry / "cwd")
         except (OSError, IndexError):
             continue
         if stat[0] == "Z":
             continue
-        found[(int(entry.name), int(stat[19]))] = f"{stat[1]} {cgroups} {cmdline.strip()[:160]}"
+        what = f"{stat[1]} {stat[3]} {groups} {cwd} {cmdline.strip()[:160]}"
+        found[(int(entry.name), int(stat[19]))] = what
     return found
 
 
@@ -123,9 +126,14 @@ def _foreign(item: str, ours: int) -> bool:
     return any(int(m.group(1)) != ours for m in _INDEXED.finditer(item))
 
 
-def leftovers(before: HostSnapshot, after: HostSnapshot, besides: int, ours: int) -> list[str]:
+def leftovers(
+    before: HostSnapshot, after: HostSnapshot, besides: int, ours: int, marks: tuple[str, ...] = ()
+) -> list[str]:
     """What ``after`` has that ``before`` had not, and every change to iptables and the kernel
     settings, less what another simulator owns: simulator ``besides`` used bridge ``ours``.
+    A process is the simulator's when it is in a node's cgroup, in the simulator's session, or
+    runs in or names a path of ``marks`` (its state directory) or ``/run/together-sim``: other
+    people's processes come and go on a shared machine, orphans among them.
 
     Other simulators may run real nodes on the machine meanwhile (other test workers, other
     people): what is theirs is told apart by the bridge index it carries (``tsim<k>``,
@@ -138,8 +146,12 @@ def leftovers(before: HostSnapshot, after: HostSnapshot, besides: int, ours: int
     for key, what in after.processes.items():
         if key in before.processes or _foreign(what, ours):
             continue
-        ppid, _, rest = what.partition(" ")
-        if ppid == "1" or "together-sim" in rest:  # an orphan, or in a node's cgroup
+        _, session, rest = what.split(" ", 2)
+        if (
+            int(session) == besides
+            or "together-sim" in rest  # a node's cgroup, /run/together-sim
+            or any(mark in rest for mark in marks)
+        ):
             left.append(f"process {key[0]}: {what}")
     for kind, old, new in (
         ("mount", before.mounts, after.mounts),

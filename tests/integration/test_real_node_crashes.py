@@ -111,7 +111,7 @@ def _crash(
     done = _cleanup()
     assert done.returncode == 0, done.stdout + done.stderr
     assert "removed " in done.stdout, done.stdout  # the killed run's journal, undone
-    assert leftovers(before, snapshot(), besides=pid, ours=index) == []
+    assert leftovers(before, snapshot(), besides=pid, ours=index, marks=(str(tmp_path),)) == []
     again = _cleanup()  # nothing of the killed run is left to remove
     assert again.returncode == 0 and "nothing to remove" in again.stdout, again.stdout
 
@@ -185,5 +185,5 @@ def test_a_plain_stop_leaves_the_host_as_before_without_cleanup(
         finally:
             kube.close()
     assert sim.returncode == 0, (tmp_path / "state" / "simulator.log").read_text()[-3000:]
-    assert leftovers(before, snapshot(), besides=pid, ours=index) == []
+    assert leftovers(before, snapshot(), besides=pid, ours=index, marks=(str(tmp_path),)) == []
     assert not list(shared.JOURNALS.glob(f"pool-{pid}-*")) if shared.JOURNALS.is_dir() else True

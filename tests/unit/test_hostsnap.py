@@ -15,7 +15,7 @@ from together_sim.nodes.host.journal import Journal, Owner
 
 SETTINGS = {"vm/overcommit_memory": "0", "kernel/panic": "1", "kernel/panic_on_oops": "0"}
 BEFORE = HostSnapshot(
-    processes={(1, 5): "0 /init /sbin/init"},
+    processes={(1, 5): "0 1 / / /sbin/init"},
     mounts=frozenset({"/", "/proc"}),
     netns=frozenset(),
     links=frozenset({"lo", "eth0"}),
@@ -47,10 +47,12 @@ def test_each_kind_of_leftover_is_named_and_anothers_index_is_not(run_dir: Path)
         BEFORE,
         processes={
             **BEFORE.processes,
-            (500, 7): "1 /together-sim/tsim3-n0/kubepods/x containerd-shim",  # ours, orphaned
-            (501, 7): "1 /together-sim/tsim4-n0/kubepods/x containerd-shim",  # the other's
-            (502, 7): "1 / sleep 100",  # an orphan nobody's index names: a leftover
-            (503, 7): "400 / bash",  # a child of a live process: not ours to judge
+            (500, 7): "1 500 /together-sim/tsim3-n0/kubepods/x / containerd-shim",  # ours
+            (501, 7): "1 501 /together-sim/tsim4-n0/kubepods/x / containerd-shim",  # other's
+            (502, 7): "1 99 / / sleep 100",  # in the killed simulator's session
+            (503, 7): "1 503 / /tmp/test-7/state/c1 etcd",  # runs in its state directory
+            (504, 7): "1 504 / / python -m mutate",  # an orphan of someone else's
+            (505, 7): "400 400 / / bash",  # a child of another live process
         },
         mounts=BEFORE.mounts | {"/run/netns/tsim3-n0", "/run/netns/tsim4-n1", "/mnt/x"},
         netns=frozenset({"tsim3-n0", "tsim4-n0"}),
@@ -60,9 +62,10 @@ def test_each_kind_of_leftover_is_named_and_anothers_index_is_not(run_dir: Path)
         cgroups=BEFORE.cgroups | {"/sys/fs/cgroup/memory/together-sim/tsim3-n0"},
         run_dir=frozenset({f"{run_dir}/tsim3-n0", f"{run_dir}/tsim4-n0", str(other.path)}),
     )
-    assert leftovers(BEFORE, after, besides=99, ours=3) == [
-        "process 500: 1 /together-sim/tsim3-n0/kubepods/x containerd-shim",
-        "process 502: 1 / sleep 100",
+    assert leftovers(BEFORE, after, besides=99, ours=3, marks=("/tmp/test-7",)) == [
+        "process 500: 1 500 /together-sim/tsim3-n0/kubepods/x / containerd-shim",
+        "process 502: 1 99 / / sleep 100",
+        "process 503: 1 503 / /tmp/test-7/state/c1 etcd",
         "mount /mnt/x",
         "mount /run/netns/tsim3-n0",
         "netns tsim3-n0",
