@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 
 from testkit.wait import wait_for
-from together_sim.drill.world import read_banner
+from together_sim.banner import read_banner
 
 __all__ = ["SimulatorProcess"]
 

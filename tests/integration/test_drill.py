@@ -1,4 +1,4 @@
-"""`python -m together_sim.drill` on real nodes, run as a user runs it: five workloads it has not
+"""`python -m together_drill` on real nodes, run as a user runs it: five workloads it has not
 seen get the verdict they deserve, the shell-wrapped one is safe under the launcher, the sweep's
 trial resumes after each reclaim with at most one checkpoint interval redone, bad input exits 2."""
 
@@ -39,7 +39,7 @@ def _drill(
     images = real_nodes_or_skip(kube_bin)
     report = tmp_path / "report.json"
     done = subprocess.run(
-        [sys.executable, "-m", "together_sim.drill", "--image", PYTHON, "--grace-seconds", GRACE,
+        [sys.executable, "-m", "together_drill", "--image", PYTHON, "--grace-seconds", GRACE,
          "--json", str(report), *extra, "--command", *command],
         capture_output=True, text=True, cwd=ROOT, timeout=900,
         env={**os.environ, "TOGETHER_KUBE_BIN": str(kube_bin), "TOGETHER_IMAGES_DIR": str(images)},
@@ -128,7 +128,7 @@ def test_bad_input_exits_2_and_starts_nothing(kube_bin: Path, tmp_path: Path) ->
     ]:  # fmt: skip
         before = set(Path("/tmp").glob("together-drill-*"))
         done = subprocess.run(
-            [sys.executable, "-m", "together_sim.drill", *argv],
+            [sys.executable, "-m", "together_drill", *argv],
             capture_output=True, text=True, cwd=ROOT, env=env, timeout=60,
         )  # fmt: skip
         assert done.returncode == 2 and message in done.stderr, done.stderr

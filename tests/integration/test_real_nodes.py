@@ -23,7 +23,7 @@ from testkit.sim import SimulatorProcess
 from tests.clusters import together_client
 from tests.specs import CLUSTER_SPEC
 from together_api.wire import ClusterCreateRequest, VolumeCreateRequest
-from together_sim.drill.kube import PodWatch, terminated
+from together_drill.kube import PodWatch, terminated
 from together_sim.kube.nodepool import POOLS, RECORD_FILE
 
 COMPUTE_CLASS = "together.ai/compute-class"

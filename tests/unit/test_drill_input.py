@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
-from together_sim.drill.cli import parse
-from together_sim.drill.manifest import CLAIM_NAME, DrillInputError, load_job
+from together_drill.cli import parse
+from together_drill.manifest import CLAIM_NAME, DrillInputError, load_job
 
 JOB: dict[str, Any] = {
     "apiVersion": "batch/v1",

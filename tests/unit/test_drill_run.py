@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from together_sim.drill.run import _files, _run_of, shrunk_in_place
+from together_drill.run import _files, _run_of, shrunk_in_place
 
 
 def test_a_run_is_found_by_pod_name_else_by_the_signal_after_the_reclaim() -> None:

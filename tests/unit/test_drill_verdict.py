@@ -8,8 +8,8 @@ from dataclasses import replace
 
 import pytest
 
-from together_sim.drill.report import as_json, readable
-from together_sim.drill.verdict import (
+from together_drill.report import as_json, readable
+from together_drill.verdict import (
     FIXES,
     Code,
     JobSeen,

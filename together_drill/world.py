@@ -4,9 +4,10 @@ cluster with preemptible capacity and a shared volume, and its API server; all g
 from __future__ import annotations
 
 import base64
+import ctypes
 import os
-import select
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -18,14 +19,18 @@ from typing import Any, Final, TypeVar
 import httpx
 
 from together_api.client import TogetherClient
+from together_api.poll import Pace, poll_until
 from together_api.wire import ClusterCreateRequest, VolumeCreateRequest
-from together_sim.drill.kube import Kube
+from together_drill.kube import Kube
+from together_drill.manifest import DrillInputError, DrillJob
+from together_sim.banner import read_banner
+from together_sim.kube.images import IMAGES_ENV, archive_names, find_images
+from together_sim.kube.nodepool import real_nodes_unavailable
 
 API_KEY: Final = "drill-key"
 TIME_SCALE: Final = 60.0
 """The demo's: a 300 s drain window is 5 real seconds, but a real node waits for its pods' own
 grace periods in real seconds before it goes (docs/kubernetes-sim.md)."""
-BANNER: Final = "together simulator listening on "
 CLUSTER: Final[dict[str, Any]] = {
     "cluster_name": "drill",
     "region": "us-central-8",
@@ -43,41 +48,103 @@ COMPUTE_CLASS: Final = "together.ai/compute-class"
 T = TypeVar("T")
 
 
-def read_banner(proc: subprocess.Popen[str], timeout: float, interval: float) -> str | None:
-    """The URL a starting simulator prints on stdout (its :data:`BANNER` line), or None if it
-    exits or ``timeout`` seconds pass first; the drill and testkit start one this way."""
-    assert proc.stdout is not None
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([proc.stdout], [], [], interval)
-        if ready:
-            line = proc.stdout.readline()
-            if line.startswith(BANNER):
-                return line[len(BANNER) :].strip()
-            if not line and proc.poll() is not None:
-                break
-    return None
-
-
 class DrillWorldError(RuntimeError):
     """The local world did not come up; the message says what and where its log is."""
 
 
+POLL: Final = Pace(lambda _poll: 0.2, time.monotonic, time.sleep)
+"""The drill's pace: real processes starting and pods changing, looked at five times a second."""
+
+
 def wait_for(check: Callable[[], T | None], what: str, timeout: float) -> T:
-    """Poll ``check`` (real processes starting) until truthy; errors of the API count as not yet."""
-    deadline = time.monotonic() + timeout
-    last: object = None
-    while time.monotonic() < deadline:
+    """``poll_until`` ``check`` is truthy and return its answer; errors of the API count as
+    not yet (a control plane starting refuses connections for a while)."""
+    last: list[object] = [None]
+
+    def refresh() -> T | None:
         try:
             value = check()
         except (httpx.HTTPError, KeyError) as error:
-            last = error
-        else:
-            if value:
-                return value
-            last = value
-        time.sleep(0.2)
-    raise DrillWorldError(f"timed out after {timeout:.0f} s waiting for {what} (last: {last!r})")
+            last[0] = error
+            return None
+        last[0] = value
+        return value
+
+    answer = poll_until(
+        refresh,
+        bool,
+        subject=what,
+        timeout=timeout,
+        timed_out=lambda _state: DrillWorldError(
+            f"timed out after {timeout:.0f} s waiting for {what} (last: {last[0]!r})"
+        ),
+        pace=POLL,
+    )
+    assert answer is not None
+    return answer
+
+
+PR_SET_PDEATHSIG: Final = 1
+"""Linux prctl: the signal a process gets when the thread that started it ends."""
+
+
+def _die_with_parent(parent: int) -> Callable[[], None]:
+    """What the simulator runs before it starts (Popen's ``preexec_fn``): SIGTERM when the drill
+    is gone, however it went (SIGKILL included), so the simulator stops as on Ctrl-C and removes
+    its real nodes. A drill already gone by then gets the same signal at once."""
+
+    def arm() -> None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != parent:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return arm
+
+
+def _kube_bin() -> Path:
+    where = os.environ.get("TOGETHER_KUBE_BIN")
+    if not where:
+        raise DrillInputError(
+            "the drill needs the Kubernetes binaries and a kubelet: export "
+            'TOGETHER_KUBE_BIN="$(tools/kube/build.sh)"'
+        )
+    return Path(where)
+
+
+def check_host(job: DrillJob, archive: Path | None) -> tuple[Path, Path]:
+    """The kube binaries and images, and the Job's images available on the nodes: all checked
+    before anything starts (exit 2 otherwise)."""
+    kube_bin = _kube_bin()
+    reason = real_nodes_unavailable(kube_bin)
+    if reason:
+        raise DrillInputError(f"this machine cannot run real nodes: {reason}")
+    try:
+        images = find_images(None)
+    except SystemExit as error:
+        raise DrillInputError(str(error.code)) from error
+    available: set[str] = set()
+    for archive in images.glob("*.tar"):
+        available.update(archive_names(archive))
+    if archive is not None:
+        try:
+            available.update(archive_names(archive))
+        except SystemExit as error:
+            raise DrillInputError(f"--image-archive: {error.code}") from error
+    wanted = {str(c.get("image")) for c in job.pod_spec["containers"]}
+    missing = sorted(wanted - available)
+    if missing:
+        raise DrillInputError(
+            f"image(s) {', '.join(missing)} not on the drill's nodes (they pull nothing): give "
+            f"--image-archive FILE (docker save IMAGE -o FILE); the nodes have "
+            f"{', '.join(sorted(available))} (from ${IMAGES_ENV} and --image-archive)"
+        )
+    if len(job.claims) > 1:
+        raise DrillInputError(
+            f"Job {job.name} mounts {len(job.claims)} claims "
+            f"({', '.join(job.claims)}); the drill gives it one shared volume"
+        )
+    return kube_bin, images
 
 
 class World:
@@ -115,7 +182,12 @@ class World:
         env = {**os.environ, "TOGETHER_SIM_API_KEY": API_KEY}
         with self.log_path.open("a") as log:
             self._proc = subprocess.Popen(
-                command, stdout=subprocess.PIPE, stderr=log, text=True, env=env
+                command,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+                env=env,
+                preexec_fn=_die_with_parent(os.getpid()),  # before the watch's thread starts
             )
         root = self._banner().rstrip("/").removesuffix("/v1")
         self.admin = httpx.Client(base_url=root, timeout=30.0)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from together_sim.drill.verdict import JobSeen, PodSeen, ReclaimSeen, Verdict
+from together_drill.verdict import JobSeen, PodSeen, ReclaimSeen, Verdict
 
 
 def _pod_json(pod: PodSeen) -> dict[str, Any]:

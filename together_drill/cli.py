@@ -8,8 +8,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from together_drill.manifest import DrillInputError, DrillJob, checkpointing_job, load_job
 from together_facts.values import DRAIN_WINDOW_SECONDS
-from together_sim.drill.manifest import DrillInputError, DrillJob, checkpointing_job, load_job
 
 DEFAULT_REAL_NODES = 2
 
@@ -30,7 +30,7 @@ class DrillArgs:
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m together_sim.drill",
+        prog="python -m together_drill",
         description="Run a workload on a local cluster with real nodes, reclaim the nodes its "
         "pods run on, and report whether it survives Together's drain window. Exit 0: safe, "
         "1: unsafe, 2: bad input.",

@@ -4,7 +4,6 @@ random moments with --seed, or --at), watch what each pod does, then judge and c
 from __future__ import annotations
 
 import json
-import os
 import random
 import sys
 import time
@@ -13,15 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from together_drill.cli import DrillArgs
+from together_drill.kube import Obj, PodWatch, running, terminated
+from together_drill.manifest import DrillInputError
+from together_drill.report import as_json, readable
+from together_drill.verdict import JobSeen, PodSeen, ReclaimSeen, verdict
+from together_drill.world import DrillWorldError, World, check_host, wait_for
 from together_facts.values import DRAIN_WINDOW_SECONDS
-from together_sim.drill.cli import DrillArgs
-from together_sim.drill.kube import Obj, PodWatch, running, terminated
-from together_sim.drill.manifest import DrillInputError
-from together_sim.drill.report import as_json, readable
-from together_sim.drill.verdict import JobSeen, PodSeen, ReclaimSeen, verdict
-from together_sim.drill.world import DrillWorldError, World, wait_for
-from together_sim.kube.images import IMAGES_ENV, archive_names, find_images
-from together_sim.kube.nodepool import real_nodes_unavailable
 
 SAFE, UNSAFE, BAD_INPUT = 0, 1, 2
 Say = Callable[[str], None]
@@ -89,59 +86,14 @@ def shrunk_in_place(before: dict[str, FileSeen], after: dict[str, FileSeen]) -> 
     )
 
 
-def _kube_bin() -> Path:
-    where = os.environ.get("TOGETHER_KUBE_BIN")
-    if not where:
-        raise DrillInputError(
-            "the drill needs the Kubernetes binaries and a kubelet: export "
-            'TOGETHER_KUBE_BIN="$(tools/kube/build.sh)"'
-        )
-    return Path(where)
-
-
-def _check_host(args: DrillArgs) -> tuple[Path, Path]:
-    """The kube binaries and images, and the Job's images available on the nodes: all checked
-    before anything starts (exit 2 otherwise)."""
-    kube_bin = _kube_bin()
-    reason = real_nodes_unavailable(kube_bin)
-    if reason:
-        raise DrillInputError(f"this machine cannot run real nodes: {reason}")
-    try:
-        images = find_images(None)
-    except SystemExit as error:
-        raise DrillInputError(str(error.code)) from error
-    available: set[str] = set()
-    for archive in images.glob("*.tar"):
-        available.update(archive_names(archive))
-    if args.image_archive is not None:
-        try:
-            available.update(archive_names(args.image_archive))
-        except SystemExit as error:
-            raise DrillInputError(f"--image-archive: {error.code}") from error
-    wanted = {str(c.get("image")) for c in args.job.pod_spec["containers"]}
-    missing = sorted(wanted - available)
-    if missing:
-        raise DrillInputError(
-            f"image(s) {', '.join(missing)} not on the drill's nodes (they pull nothing): give "
-            f"--image-archive FILE (docker save IMAGE -o FILE); the nodes have "
-            f"{', '.join(sorted(available))} (from ${IMAGES_ENV} and --image-archive)"
-        )
-    if len(args.job.claims) > 1:
-        raise DrillInputError(
-            f"Job {args.job.name} mounts {len(args.job.claims)} claims "
-            f"({', '.join(args.job.claims)}); the drill gives it one shared volume"
-        )
-    return kube_bin, images
-
-
 def run(args: DrillArgs) -> int:
     """The drill's exit code: 0 safe, 1 unsafe, 2 bad input (found before anything starts)."""
     start = time.monotonic()
     say = progress(start)
     try:
-        kube_bin, images = _check_host(args)
+        kube_bin, images = check_host(args.job, args.image_archive)
     except DrillInputError as error:
-        print(f"together_sim.drill: {error}", file=sys.stderr)
+        print(f"together_drill: {error}", file=sys.stderr)
         return BAD_INPUT
     world = World(kube_bin, images, args.real_nodes, args.image_archive)
     try:
@@ -149,7 +101,7 @@ def run(args: DrillArgs) -> int:
         report, safe = _drill(world, args, say)
     except DrillWorldError as error:
         # Not a verdict on the workload: the drill could not run it (exit 2, as for bad input).
-        print(f"together_sim.drill: {error}; the simulator's last lines:", file=sys.stderr)
+        print(f"together_drill: {error}; the simulator's last lines:", file=sys.stderr)
         print(_tail(world.log_path), file=sys.stderr)
         return BAD_INPUT
     finally:
