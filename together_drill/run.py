@@ -1,36 +1,53 @@
-"""One drill on real nodes: start the world, run the Job, reclaim the nodes its pods run on (at
-random moments with --seed, or --at), watch what each pod does, then judge and clean up."""
+"""One drill: make the cluster ready (a local world, or an existing cluster), create the Job,
+reclaim nodes its pods run on (at random moments with --seed, or --at), watch what each pod
+does, then judge, and leave the cluster as found whatever happens (errors, Ctrl-C, SIGTERM)."""
 
 from __future__ import annotations
 
 import json
 import random
+import signal
 import sys
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Final
+from types import FrameType
+from typing import Any, Final
+
+import httpx
 
 from together_drill.cli import DrillArgs
-from together_drill.kube import Obj, PodWatch, running, terminated
-from together_drill.manifest import DrillInputError
-from together_drill.report import as_json, readable
-from together_drill.verdict import JobSeen, PodSeen, ReclaimSeen, verdict
-from together_drill.world import DrillWorldError, World, check_host, wait_for
+from together_drill.cluster import Cluster, Say
+from together_drill.evidence import (
+    Snapshot,
+    run_of,
+    runs_for,
+    save_from_files,
+    save_from_status,
+    shrunk_in_place,
+    snapshot,
+    status_runs,
+)
+from together_drill.kube import Kube, Obj, PodWatch, terminated
+from together_drill.manifest import DrillInputError, DrillJob, warnings
+from together_drill.report import as_json, not_drilled_json, readable
+from together_drill.targets import Running, choose, ended_early, random_due, running_now
+from together_drill.verdict import (
+    COULD_NOT_DRILL,
+    JobSeen,
+    PodSeen,
+    ReclaimSeen,
+    Save,
+    verdict,
+)
+from together_drill.waits import CouldNotDrill, wait_for
 from together_facts.values import DRAIN_WINDOW_SECONDS
 
-SAFE, UNSAFE, BAD_INPUT = 0, 1, 2
-Say = Callable[[str], None]
-"""Prints a progress line (stderr)."""
-RANDOM_AFTER: Final = (2.0, 12.0)
-"""A random reclaim comes this many seconds (uniform) after the pod it hits started running."""
 INDEX_LABEL: Final = "batch.kubernetes.io/job-completion-index"
-TEMPORARY: Final = (".tmp", ".partial", ".part", "~")
-REFILL_WAIT_SECONDS: Final = 180.0
-"""How long the drill waits for the refill after a reclaim's pods ended before it moves on."""
-SIGNAL_MATCH_SECONDS: Final = 5.0
-"""A run whose signal came within this long after a reclaim is taken as the reclaimed pod's."""
+JOB_NAME_LABEL: Final = "job-name"
+TRACKING_FINALIZER: Final = "batch.kubernetes.io/job-tracking"
+"""The Job controller removes it from a pod once it has counted the pod's end."""
+COUNTED_WAIT_SECONDS: Final = 15.0
 
 
 def progress(start: float) -> Say:
@@ -40,75 +57,86 @@ def progress(start: float) -> Say:
     return say
 
 
+class EndedEarly(CouldNotDrill):
+    """The Job ended before a reclaim was due: nothing left to drill (exit 2)."""
+
+
 @dataclass
 class Reclaimed:
     node: str
     at: float
     """time.monotonic() of the reclaim."""
     wall: float
-    """time.time() of the reclaim (the status file's clock)."""
+    """time.time() of the reclaim (the status file's and the volume's clock)."""
     at_seconds: float
     pods: list[str]
-    sizes: dict[str, FileSeen]
-    """The volume's files, their sizes and inodes at the reclaim."""
-    ended_sizes: dict[str, dict[str, FileSeen]] = field(default_factory=dict)
-    """Per pod: the volume's files when its container was seen terminated."""
+    files: Snapshot
+    """The volume's files at the reclaim."""
+    failed_before: int
+    ended_files: dict[str, Snapshot] = field(default_factory=dict)
+    """Per pod: the volume's files when its container was seen ended."""
+    failed_after: int = 0
     refill_seconds: float | None = None
 
 
-FileSeen = tuple[int, int]
-"""A file's size and inode: a file rewritten in place keeps its inode, one replaced by a rename
-(the atomic way) gets another."""
-
-
-def _files(volume: Path) -> dict[str, FileSeen]:
-    found = {}
-    for path in volume.rglob("*"):
-        name = path.name
-        if path.is_file() and not name.startswith(".") and not name.endswith(TEMPORARY):
-            try:
-                stat = path.stat()
-            except OSError:
-                continue
-            found[str(path.relative_to(volume))] = (stat.st_size, stat.st_ino)
-    return found
-
-
-def shrunk_in_place(before: dict[str, FileSeen], after: dict[str, FileSeen]) -> tuple[str, ...]:
-    """The files that got smaller under the same inode: rewritten in place and cut short. A file
-    replaced by a rename may well be smaller (a shorter number in a status file) and is whole."""
-    return tuple(
-        sorted(
-            name
-            for name, (size, inode) in before.items()
-            if name in after and after[name][1] == inode and after[name][0] < size
-        )
-    )
+def _interrupted(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt  # SIGTERM cleans up as Ctrl-C does
 
 
 def run(args: DrillArgs) -> int:
-    """The drill's exit code: 0 safe, 1 unsafe, 2 bad input (found before anything starts)."""
-    start = time.monotonic()
-    say = progress(start)
+    """The drill's exit code: 0 safe, 1 unsafe, 2 could not drill, 3 unverified."""
+    say = progress(time.monotonic())
+    previous = signal.signal(signal.SIGTERM, _interrupted)
+    cluster: Cluster | None = None
+    job: DrillJob | None = None
     try:
-        kube_bin, images = check_host(args.job, args.image_archive)
+        cluster = _open(args, say)
+        for warning in warnings(args.job):
+            say(f"warning: {warning}")
+        job = args.job
+        report, code = _drill(cluster, args, say)
+        print(report)
+        return code
     except DrillInputError as error:
         print(f"together_drill: {error}", file=sys.stderr)
-        return BAD_INPUT
+        return COULD_NOT_DRILL
+    except EndedEarly as error:
+        print(f"together_drill: {error}", file=sys.stderr)
+        if args.json_path is not None:
+            args.json_path.write_text(json.dumps(not_drilled_json(str(error)), indent=2) + "\n")
+        return COULD_NOT_DRILL
+    except (CouldNotDrill, httpx.HTTPError) as error:
+        print(f"together_drill: could not drill: {error}", file=sys.stderr)
+        log = getattr(cluster, "log_path", None)
+        if log is not None:
+            print(f"the simulator's last lines:\n{_tail(log)}", file=sys.stderr)
+        return COULD_NOT_DRILL
+    except KeyboardInterrupt:
+        print("together_drill: interrupted; leaving the cluster as found", file=sys.stderr)
+        return COULD_NOT_DRILL
+    finally:
+        signal.signal(signal.SIGTERM, _interrupted)  # a second SIGTERM waits for the cleanup
+        if cluster is not None:
+            cluster.close(job, say)
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _open(args: DrillArgs, say: Say) -> Cluster:
+    """The cluster to drill on, checked and ready (exit 2 otherwise)."""
+    if args.cluster is not None:
+        from together_drill.remote import RemoteCluster
+
+        return RemoteCluster(args.cluster)
+    from together_drill.world import World, check_host
+
+    kube_bin, images = check_host(args.job, args.image_archive)
     world = World(kube_bin, images, args.real_nodes, args.image_archive)
     try:
         world.start(say)
-        report, safe = _drill(world, args, say)
-    except DrillWorldError as error:
-        # Not a verdict on the workload: the drill could not run it (exit 2, as for bad input).
-        print(f"together_drill: {error}; the simulator's last lines:", file=sys.stderr)
-        print(_tail(world.log_path), file=sys.stderr)
-        return BAD_INPUT
-    finally:
-        say("cleaning up: stopping the simulator, its control plane and real nodes")
-        world.stop()
-    print(report)
-    return SAFE if safe else UNSAFE
+    except BaseException:
+        world.close(None, say)
+        raise
+    return world
 
 
 def _tail(log: Path, lines: int = 30) -> str:
@@ -118,244 +146,259 @@ def _tail(log: Path, lines: int = 30) -> str:
         return ""
 
 
-def _drill(world: World, args: DrillArgs, say: Say) -> tuple[str, bool]:
-    assert world.kube is not None
-    job = args.job
-    rng = random.Random(args.seed)
-    for claim in job.claims:
-        world.claim(claim, job.namespace)
-    watch = PodWatch(world.kube, job.namespace)
-    known_nodes = set(world.ready_real_nodes())
-    try:
-        world.kube.request("POST", f"/apis/batch/v1/namespaces/{job.namespace}/jobs", job.manifest)
-        say(f"Job {job.name} created ({job.completions} completion(s)); waiting for a pod to run")
-        deadline = time.monotonic() + args.timeout_seconds
-        first = wait_for(
-            lambda: _first_running(watch), "a pod of the Job to run", args.timeout_seconds
+@dataclass
+class _State:
+    """What one poll saw: the Job's status, and its live pods by node."""
+
+    status: Obj
+    now: Running
+    at: float
+
+    @property
+    def ended(self) -> str | None:
+        """How the Job ended (Complete, Failed: reason), None while it runs."""
+        for condition in self.status.get("conditions") or []:
+            if condition["status"] == "True" and condition["type"] in ("Complete", "Failed"):
+                reason = condition.get("reason")
+                return f"{condition['type']}{f': {reason}' if reason else ''}"
+        return None
+
+
+class _Drill:
+    """The observe/act loop of one drill: everything it acts on goes through ``cluster``."""
+
+    def __init__(self, cluster: Cluster, args: DrillArgs, say: Say) -> None:
+        self.cluster, self.args, self.say, self.job = cluster, args, say, args.job
+        self.kube: Kube = cluster.kube
+        self.rng = random.Random(args.seed)
+        self.deadline = time.monotonic() + args.timeout_seconds
+        self.job_path = f"/apis/batch/v1/namespaces/{self.job.namespace}/jobs/{self.job.name}"
+        self.watch = PodWatch(self.kube, self.job.namespace, f"{JOB_NAME_LABEL}={self.job.name}")
+        self.eligible = cluster.eligible()
+        self.first = 0.0
+
+    def state(self) -> _State:
+        status = self.kube.request("GET", self.job_path).get("status", {})
+        return _State(status, running_now(list(self.watch.seen), self.eligible), time.monotonic())
+
+    def wait(self, what: str, until: Any) -> _State:
+        """Poll the Job and its pods until ``until(state)`` or the Job ended."""
+        return wait_for(
+            lambda: s if (s := self.state()).ended or until(s) else None,
+            what,
+            max(0.0, self.deadline - time.monotonic()),
         )
+
+    def ended_before(self, state: _State, number: int, due: float | None) -> EndedEarly:
+        return EndedEarly(
+            ended_early(
+                self.job.name,
+                state.at - self.first if self.first else 0.0,
+                number,
+                self.args.reclaims,
+                None if due is None else due - self.first,
+                str(state.ended),
+            )
+        )
+
+    def target(self, number: int) -> tuple[str, list[str]] | None:
+        """The node of reclaim ``number`` (0-based) and its live pods, picked once when the
+        reclaim is due; raises EndedEarly if the Job ended first (None: it failed after an
+        earlier reclaim, and the verdict says why)."""
+        due: float | None = None
+        if self.args.at_seconds is not None:
+            due = self.first + self.args.at_seconds[number]
+        else:
+            state = self.wait("a running pod of the Job", lambda s: bool(s.now))
+            if state.ended:
+                self._ended(state, number, due)
+                return None
+            due = random_due(state.now, self.rng)
+        when = due
+        state = self.wait(f"reclaim {number + 1}", lambda s: s.at >= when)
+        if not state.ended and not state.now:
+            state = self.wait("a running pod to reclaim", lambda s: bool(s.now))
+        if state.ended:
+            self._ended(state, number, due)
+            return None
+        return choose(state.now, self.rng)
+
+    def _ended(self, state: _State, number: int, due: float | None) -> None:
+        """A Job that failed after a reclaim goes to the verdict (which says why); any other end
+        before a reclaim was due ends the drill (EndedEarly)."""
+        if number > 0 and str(state.ended).startswith("Failed"):
+            self.say(f"Job {self.job.name} {state.ended} before reclaim {number + 1}")
+            return
+        raise self.ended_before(state, number + 1, due)
+
+    def files(self) -> Snapshot:
+        volume = self.cluster.volume_dir
+        return snapshot(volume) if volume is not None else {}
+
+    def failed(self) -> int:
+        return int(self.kube.request("GET", self.job_path).get("status", {}).get("failed", 0))
+
+    def reclaim(self, number: int, node: str, pods: list[str]) -> Reclaimed:
+        files, failed = self.files(), self.failed()
+        now, wall = time.monotonic(), time.time()
+        self.cluster.reclaim(node, pods, self.job.namespace, self.say)
+        self.say(f"reclaim {number + 1}: node {node} (pods: {', '.join(pods)})")
+        reclaimed = Reclaimed(node, now, wall, round(now - self.first, 1), pods, files, failed)
+        self.follow(reclaimed)
+        return reclaimed
+
+    def follow(self, reclaimed: Reclaimed) -> None:
+        """Until the reclaimed pods ended (the volume looked at as each ends, to see a save cut
+        off), the Job counted them, and capacity came back."""
+        pending = set(reclaimed.pods)
+
+        def ended() -> bool:
+            for name in sorted(pending):
+                if any(
+                    terminated(p) or p.get("_event") == "DELETED" for _, p in self.history(name)
+                ):
+                    reclaimed.ended_files[name] = self.files()
+                    pending.discard(name)
+                    self.say(f"  pod {name} ended")
+            return not pending
+
+        wait_for(ended, "the reclaimed pods to end", max(0.0, self.deadline - time.monotonic()))
+
+        def counted() -> bool:
+            return all(self.counted(name) for name in reclaimed.pods)
+
+        try:
+            wait_for(counted, "the Job to count the reclaimed pods", COUNTED_WAIT_SECONDS)
+        except CouldNotDrill:
+            self.say("  the Job did not count the reclaimed pods in time; its failed count as is")
+        reclaimed.failed_after = self.failed()
+        reclaimed.refill_seconds = self.cluster.refill(
+            reclaimed.node, reclaimed.at, self.deadline, self.say
+        )
+
+    def history(self, name: str) -> list[tuple[float, Obj]]:
+        return self.watch.history(name)
+
+    def counted(self, name: str) -> bool:
+        history = self.history(name)
+        last = history[-1][1] if history else {}
+        finalizers = last.get("metadata", {}).get("finalizers") or []
+        return last.get("_event") == "DELETED" or TRACKING_FINALIZER not in finalizers
+
+    def finish(self) -> JobSeen:
+        self.say(f"waiting for Job {self.job.name} to finish")
+        try:
+            state = self.wait(f"Job {self.job.name} to finish", lambda s: False)
+        except CouldNotDrill:
+            status = self.kube.request("GET", self.job_path).get("status", {})
+            return JobSeen(
+                self.job.name, self.job.completions, int(status.get("succeeded", 0)), timed_out=True
+            )
+        ended = str(state.ended)
+        reason = ended.split(": ", 1)[1] if ended.startswith("Failed") else None
+        if ended.startswith("Failed") and reason is None:
+            reason = "Failed"
+        return JobSeen(
+            self.job.name,
+            self.job.completions,
+            int(state.status.get("succeeded", 0)),
+            reason,
+        )
+
+    def pod_seen(self, reclaimed: Reclaimed, name: str, rise: int, position: int) -> PodSeen:
+        history = self.history(name)
+        pod = history[-1][1]
+        ended = next(((t, p) for t, p in history if terminated(p)), None)
+        state = terminated(ended[1]) if ended else None
+        conditions = {
+            c["type"] for c in pod.get("status", {}).get("conditions", []) if c["status"] == "True"
+        }
+        delivered = "DisruptionTarget" in conditions or any(
+            p["metadata"].get("deletionTimestamp") for _, p in history
+        )
+        index = pod["metadata"].get("labels", {}).get(INDEX_LABEL)
+        after = reclaimed.ended_files.get(name, {})
+        readable_volume = self.cluster.volume_dir is not None
+        save, source = (
+            save_from_files(reclaimed.files, after, reclaimed.wall, index)
+            if readable_volume
+            else (Save.UNSEEN, None)
+        )
+        seen = PodSeen(
+            pod=name,
+            node=reclaimed.node,
+            index=index,
+            grace_seconds=float(pod["spec"].get("terminationGracePeriodSeconds", 30)),
+            sigterm_delivered=delivered,
+            exit_code=int(state["exitCode"]) if state else None,
+            sigterm_to_exit_seconds=round(ended[0] - reclaimed.at, 1) if ended else None,
+            counted_success=pod.get("status", {}).get("phase") == "Succeeded",
+            shrunk_files=shrunk_in_place(reclaimed.files, after),
+            save=save,
+            save_source=source,
+            volume_readable=readable_volume,
+            counted_as_failure=position < rise,
+        )
+        volume = self.cluster.volume_dir
+        if volume is None:
+            return seen
+        for runs in runs_for(status_runs(volume), index):
+            mine = run_of(runs, name, reclaimed.wall)
+            if mine is None:
+                continue
+            run = runs[mine]
+            following = runs[mine + 1] if mine + 1 < len(runs) else None
+            status_save, status_source = save_from_status(run)
+            return replace(
+                seen,
+                uses_library=True,
+                checkpointed_step=_int(run.get("checkpointed_step")),
+                reached_step=_int(run.get("step")),
+                saving_when_killed=run.get("exit_reason") == "saving",
+                checkpoint_every=_int(run.get("checkpoint_every")),
+                next_pod=str(following["pod"]) if following else None,
+                next_resumed_from=_int(following.get("resumed_from")) if following else None,
+                save=status_save,
+                save_source=status_source,
+            )
+        return seen
+
+
+def _drill(cluster: Cluster, args: DrillArgs, say: Say) -> tuple[str, int]:
+    drill = _Drill(cluster, args, say)
+    job = args.job
+    try:
+        cluster.prepare(job, say)
+        drill.kube.request("POST", f"/apis/batch/v1/namespaces/{job.namespace}/jobs", job.manifest)
+        say(f"Job {job.name} created ({job.completions} completion(s)); waiting for a pod to run")
+        first = drill.wait("a pod of the Job to run", lambda s: bool(s.now))
+        if first.ended:
+            raise drill.ended_before(first, 1, None)
+        drill.first = min(t for pods in first.now.values() for _, t in pods)
         reclaims: list[Reclaimed] = []
         for number in range(args.reclaims):
-            target = _next_target(watch, args, number, first, rng, deadline)
+            target = drill.target(number)
             if target is None:
-                say(f"reclaim {number + 1}: no pod of the Job runs any more; none made")
                 break
-            node, pods = target
-            sizes = _files(world.volume_dir)
-            now, wall = time.monotonic(), time.time()
-            world.reclaim(node)
-            reclaims.append(Reclaimed(node, now, wall, round(now - first, 1), pods, sizes))
-            say(f"reclaim {number + 1}: node {node} (pods: {', '.join(pods)})")
-            _follow(world, watch, reclaims[-1], known_nodes, deadline, say)
-        job_seen = _finish(world, watch, job.name, job.namespace, job.completions, deadline, say)
-        seen = [
-            ReclaimSeen(
-                r.node,
-                r.at_seconds,
-                tuple(_pod_seen(world, watch, r, pod) for pod in r.pods),
-                r.refill_seconds,
-            )
-            for r in reclaims
-        ]
+            reclaims.append(drill.reclaim(number, *target))
+        job_seen = drill.finish()
+        seen = []
+        for r in reclaims:
+            rise = r.failed_after - r.failed_before
+            pods = tuple(drill.pod_seen(r, pod, rise, i) for i, pod in enumerate(r.pods))
+            seen.append(ReclaimSeen(r.node, r.at_seconds, pods, r.refill_seconds))
     finally:
-        watch.stop()
+        drill.watch.stop()
     result = verdict(seen, job_seen, DRAIN_WINDOW_SECONDS)
+    notes = [f"warning: {w}" for w in warnings(job)]
     if args.json_path is not None:
-        report = as_json(result, seen, job_seen, args.workload, DRAIN_WINDOW_SECONDS)
+        report = as_json(result, seen, job_seen, args.workload, DRAIN_WINDOW_SECONDS, notes)
         args.json_path.write_text(json.dumps(report, indent=2) + "\n")
-    return readable(result, seen, job_seen, DRAIN_WINDOW_SECONDS), result.safe
-
-
-def _first_running(watch: PodWatch) -> float | None:
-    for seen_at, pod in list(watch.seen):
-        if running(pod):
-            return seen_at
-    return None
-
-
-def _running_pods(watch: PodWatch) -> dict[str, list[tuple[str, float]]]:
-    """Per node: its running pods of the Job and when each was first seen running."""
-    started: dict[str, float] = {}
-    for seen_at, pod in list(watch.seen):
-        if running(pod):
-            started.setdefault(pod["metadata"]["name"], seen_at)
-    nodes: dict[str, list[tuple[str, float]]] = {}
-    for name, pod in watch.latest().items():
-        if running(pod) and not pod["metadata"].get("deletionTimestamp"):
-            nodes.setdefault(pod["spec"]["nodeName"], []).append((name, started[name]))
-    return nodes
-
-
-def _next_target(
-    watch: PodWatch,
-    args: DrillArgs,
-    number: int,
-    first: float,
-    rng: random.Random,
-    deadline: float,
-) -> tuple[str, list[str]] | None:
-    """The node to reclaim and its running pods: at ``--at`` after the first pod ran, or a
-    random moment (``--seed``) into a running pod's life; None once nothing runs."""
-    if args.at_seconds is not None:
-        due = first + args.at_seconds[number]
-        _sleep_until(due, deadline)
-        pick = wait_for(
-            lambda: _running_pods(watch) or None,
-            "a running pod to reclaim",
-            deadline - time.monotonic(),
-        )
-    else:
-        pick = wait_for(
-            lambda: _running_pods(watch) or None,
-            "a running pod to reclaim",
-            deadline - time.monotonic(),
-        )
-        node = rng.choice(sorted(pick))
-        started = min(t for _, t in pick[node])
-        _sleep_until(started + rng.uniform(*RANDOM_AFTER), deadline)
-        pick = _running_pods(watch) or pick
-    if not pick:
-        return None
-    node = rng.choice(sorted(pick))
-    return node, sorted(name for name, _ in pick[node])
-
-
-def _sleep_until(when: float, deadline: float) -> None:
-    time.sleep(max(0.0, min(when, deadline) - time.monotonic()))
-
-
-def _follow(
-    world: World,
-    watch: PodWatch,
-    reclaimed: Reclaimed,
-    known_nodes: set[str],
-    deadline: float,
-    say: Say,
-) -> None:
-    """Until the reclaimed pods ended and Together's refill brought a new real node Ready:
-    snapshot the volume as each pod ends (to see a checkpoint cut off mid-write)."""
-    pending = set(reclaimed.pods)
-    refill_by = time.monotonic() + REFILL_WAIT_SECONDS
-    while (pending or reclaimed.refill_seconds is None) and time.monotonic() < deadline:
-        if not pending and time.monotonic() > refill_by:
-            say(f"  no refill within {REFILL_WAIT_SECONDS:.0f} s (Together may lack capacity)")
-            break
-        for name in list(pending):
-            history = watch.history(name)
-            if any(terminated(p) or p.get("_event") == "DELETED" for _, p in history):
-                reclaimed.ended_sizes[name] = _files(world.volume_dir)
-                pending.discard(name)
-                say(f"  pod {name} ended")
-        if reclaimed.refill_seconds is None:
-            new = set(world.ready_real_nodes()) - known_nodes
-            if new:
-                reclaimed.refill_seconds = round(time.monotonic() - reclaimed.at, 1)
-                known_nodes.update(new)
-                say(f"  refill: node {sorted(new)[0]} Ready after {reclaimed.refill_seconds} s")
-        time.sleep(0.1)
-
-
-def _finish(
-    world: World,
-    watch: PodWatch,
-    name: str,
-    namespace: str,
-    completions: int,
-    deadline: float,
-    say: Say,
-) -> JobSeen:
-    assert world.kube is not None
-    say(f"waiting for Job {name} to finish")
-    path = f"/apis/batch/v1/namespaces/{namespace}/jobs/{name}"
-    status: Obj = {}
-    while time.monotonic() < deadline:
-        status = world.kube.request("GET", path).get("status", {})
-        failed = [
-            c
-            for c in status.get("conditions", [])
-            if c["type"] == "Failed" and c["status"] == "True"
-        ]
-        if failed:
-            return JobSeen(
-                name, completions, int(status.get("succeeded", 0)), failed[0].get("reason")
-            )
-        if int(status.get("succeeded", 0)) >= completions:
-            return JobSeen(name, completions, int(status["succeeded"]))
-        time.sleep(0.5)
-    return JobSeen(name, completions, int(status.get("succeeded", 0)), timed_out=True)
-
-
-def _status_runs(volume: Path) -> list[list[dict[str, object]]]:
-    """Every together_worker status file on the volume: each index's runs, oldest first."""
-    found = []
-    for path in volume.rglob("status.json"):
-        try:
-            runs = json.loads(path.read_text()).get("runs", [])
-        except (OSError, ValueError):
-            continue
-        found.append([r for r in runs if isinstance(r, dict)])
-    return found
-
-
-def _pod_seen(world: World, watch: PodWatch, reclaimed: Reclaimed, name: str) -> PodSeen:
-    history = watch.history(name)
-    pod = history[-1][1]
-    ended = next(((t, p) for t, p in history if terminated(p)), None)
-    state = terminated(ended[1]) if ended else None
-    conditions = {
-        c["type"] for c in pod.get("status", {}).get("conditions", []) if c["status"] == "True"
-    }
-    delivered = "DisruptionTarget" in conditions or any(
-        p["metadata"].get("deletionTimestamp") for _, p in history
-    )
-    before, after = reclaimed.sizes, reclaimed.ended_sizes.get(name, {})
-    shrunk = shrunk_in_place(before, after)
-    seen = PodSeen(
-        pod=name,
-        node=reclaimed.node,
-        index=pod["metadata"].get("labels", {}).get(INDEX_LABEL),
-        grace_seconds=float(pod["spec"].get("terminationGracePeriodSeconds", 30)),
-        sigterm_delivered=delivered,
-        exit_code=int(state["exitCode"]) if state else None,
-        sigterm_to_exit_seconds=round(ended[0] - reclaimed.at, 1) if ended else None,
-        counted_success=pod.get("status", {}).get("phase") == "Succeeded",
-        shrunk_files=shrunk,
-    )
-    for runs in _status_runs(world.volume_dir):
-        mine = _run_of(runs, name, reclaimed.wall)
-        if mine is None:
-            continue
-        run = runs[mine]
-        following = runs[mine + 1] if mine + 1 < len(runs) else None
-        return PodSeen(
-            **{
-                **seen.__dict__,
-                "uses_library": True,
-                "checkpointed_step": _int(run.get("checkpointed_step")),
-                "reached_step": _int(run.get("step")),
-                "saving_when_killed": run.get("exit_reason") == "saving",
-                "checkpoint_every": _int(run.get("checkpoint_every")),
-                "next_pod": str(following["pod"]) if following else None,
-                "next_resumed_from": _int(following.get("resumed_from")) if following else None,
-            }
-        )
-    return seen
-
-
-def _run_of(runs: list[dict[str, object]], pod: str, reclaimed_at: float) -> int | None:
-    """Which run of an index's status file is ``pod``'s: by its name (POD_NAME, which
-    CheckpointingWorker sets), else the run that got its signal just after the reclaim (an
-    Indexed Job's pods all have the hostname <job>-<index>)."""
-    named = [i for i, r in enumerate(runs) if r.get("pod") == pod]
-    if named:
-        return named[-1]
-    signalled = [
-        i
-        for i, r in enumerate(runs)
-        if isinstance(r.get("signal_at"), int | float)
-        and 0 <= float(r["signal_at"]) - reclaimed_at < SIGNAL_MATCH_SECONDS  # type: ignore[arg-type]
-    ]
-    return signalled[0] if signalled else None
+    return readable(result, seen, job_seen, DRAIN_WINDOW_SECONDS), result.exit_code
 
 
 def _int(value: object) -> int | None:
     return int(value) if isinstance(value, int | float) else None
+
+
+__all__ = ["EndedEarly", "run"]

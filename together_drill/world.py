@@ -14,15 +14,15 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 import httpx
 
 from together_api.client import TogetherClient
-from together_api.poll import Pace, poll_until
 from together_api.wire import ClusterCreateRequest, VolumeCreateRequest
 from together_drill.kube import Kube
 from together_drill.manifest import DrillInputError, DrillJob
+from together_drill.waits import CouldNotDrill, wait_for
 from together_sim.banner import read_banner
 from together_sim.kube.images import IMAGES_ENV, archive_names, find_images
 from together_sim.kube.nodepool import real_nodes_unavailable
@@ -43,45 +43,13 @@ CLUSTER: Final[dict[str, Any]] = {
 }
 VOLUME_NAME: Final = "drill-checkpoints"
 REAL: Final = "together-sim/kwok"
+REFILL_WAIT_SECONDS: Final = 180.0
+"""How long the drill waits for the refill after a reclaim's pods ended before it moves on."""
 COMPUTE_CLASS: Final = "together.ai/compute-class"
 
-T = TypeVar("T")
 
-
-class DrillWorldError(RuntimeError):
+class DrillWorldError(CouldNotDrill):
     """The local world did not come up; the message says what and where its log is."""
-
-
-POLL: Final = Pace(lambda _poll: 0.2, time.monotonic, time.sleep)
-"""The drill's pace: real processes starting and pods changing, looked at five times a second."""
-
-
-def wait_for(check: Callable[[], T | None], what: str, timeout: float) -> T:
-    """``poll_until`` ``check`` is truthy and return its answer; errors of the API count as
-    not yet (a control plane starting refuses connections for a while)."""
-    last: list[object] = [None]
-
-    def refresh() -> T | None:
-        try:
-            value = check()
-        except (httpx.HTTPError, KeyError) as error:
-            last[0] = error
-            return None
-        last[0] = value
-        return value
-
-    answer = poll_until(
-        refresh,
-        bool,
-        subject=what,
-        timeout=timeout,
-        timed_out=lambda _state: DrillWorldError(
-            f"timed out after {timeout:.0f} s waiting for {what} (last: {last[0]!r})"
-        ),
-        pace=POLL,
-    )
-    assert answer is not None
-    return answer
 
 
 PR_SET_PDEATHSIG: Final = 1
@@ -161,7 +129,8 @@ class World:
         self._proc: subprocess.Popen[str] | None = None
         self.admin: httpx.Client | None = None
         self.client: TogetherClient | None = None
-        self.kube: Kube | None = None
+        self._kube: Kube | None = None
+        self._known: set[str] = set()
         self.cluster_id = ""
         self.volume_dir = Path()
 
@@ -203,7 +172,7 @@ class World:
         self.cluster_id = self.client.create_cluster(request).cluster_id
         wait_for(self._control_plane_running, "the cluster's control plane", 180)
         cluster = self.client.get_cluster(self.cluster_id)
-        self.kube = Kube(base64.b64decode(cluster.kube_config or "").decode())
+        self._kube = Kube(base64.b64decode(cluster.kube_config or "").decode())
         wait_for(
             lambda: len(self.ready_real_nodes()) >= self.real_nodes,
             f"{self.real_nodes} real preemptible node(s) Ready",
@@ -231,9 +200,13 @@ class World:
             raise DrillWorldError(f"the cluster's control plane failed: {status.get('error')}")
         return bool(status.get("state") == "running")
 
+    @property
+    def kube(self) -> Kube:
+        assert self._kube is not None, "the world has not started"
+        return self._kube
+
     def ready_real_nodes(self) -> list[str]:
         """The real preemptible nodes that are Ready and schedulable."""
-        assert self.kube is not None
         found = []
         for node in self.kube.items("/api/v1/nodes"):
             labels = node["metadata"].get("labels", {})
@@ -248,16 +221,50 @@ class World:
                 found.append(node["metadata"]["name"])
         return sorted(found)
 
-    def reclaim(self, node: str) -> None:
+    def eligible(self) -> set[str] | None:
+        return None  # the Job's pods run on the preemptible nodes only
+
+    def prepare(self, job: DrillJob, say: Callable[[str], None]) -> None:
+        for claim in job.claims:
+            self.claim(claim, job.namespace)
+        self._known = set(self.ready_real_nodes())
+
+    def reclaim(
+        self, node: str, pods: list[str], namespace: str, say: Callable[[str], None]
+    ) -> None:
+        """Together's reclaim, as the simulator does it: notice, cordon, SIGTERM, removal."""
         assert self.admin is not None
         response = self.admin.post(
             f"/_sim/clusters/{self.cluster_id}/reclaim", json={"node_ids": [node]}
         )
         response.raise_for_status()
 
+    def refill(
+        self, node: str, since: float, deadline: float, say: Callable[[str], None]
+    ) -> float | None:
+        """Until Together's refill brought a new real node Ready (at most REFILL_WAIT_SECONDS)."""
+
+        def new() -> set[str]:
+            return set(self.ready_real_nodes()) - self._known
+
+        try:
+            fresh = wait_for(
+                new, "the refill", min(REFILL_WAIT_SECONDS, deadline - time.monotonic())
+            )
+        except CouldNotDrill:
+            say(f"  no refill within {REFILL_WAIT_SECONDS:.0f} s (Together may lack capacity)")
+            return None
+        self._known |= fresh
+        took = round(time.monotonic() - since, 1)
+        say(f"  refill: node {sorted(fresh)[0]} Ready after {took} s")
+        return took
+
+    def close(self, job: DrillJob | None, say: Callable[[str], None]) -> None:
+        say("cleaning up: stopping the simulator, its control plane and real nodes")
+        self.stop()
+
     def claim(self, name: str, namespace: str) -> None:
         """A claim of the drill's shared volume (its static PersistentVolume, by name)."""
-        assert self.kube is not None
         if namespace != "default":
             namespaces = {n["metadata"]["name"] for n in self.kube.items("/api/v1/namespaces")}
             if namespace not in namespaces:
@@ -267,7 +274,7 @@ class World:
     def stop(self) -> None:
         """Stop everything (the simulator stops its control planes and removes its real nodes
         and what they did to the host) and remove the state directory."""
-        for closeable in (self.kube, self.client, self.admin):
+        for closeable in (self._kube, self.client, self.admin):
             if closeable is not None:
                 closeable.close()
         if self._proc is not None:
