@@ -164,7 +164,7 @@ def parse(argv: list[str] | None = None) -> DrillArgs:
         job = load_job(args.manifest, local=cluster is None)
         workload: dict[str, object] = {"manifest": str(args.manifest)}
     else:
-        job = checkpointing_job(args.image, args.command, args.grace_seconds)
+        job = checkpointing_job(args.image, args.command, args.grace_seconds, local=cluster is None)
         workload = {
             "image": args.image,
             "command": list(args.command),

@@ -197,7 +197,11 @@ def warnings(job: DrillJob) -> list[str]:
 
 
 def checkpointing_job(
-    image: str, command: Sequence[str], grace_seconds: int = DRAIN_WINDOW_SECONDS
+    image: str,
+    command: Sequence[str],
+    grace_seconds: int = DRAIN_WINDOW_SECONDS,
+    *,
+    local: bool = True,
 ) -> DrillJob:
     """The Job CheckpointingWorker makes for ``image`` and ``command`` (one index, its default
     backoffLimit), built by the same functions it uses (together_worker.job)."""
@@ -227,7 +231,7 @@ def checkpointing_job(
             backoff_limit=BACKOFF_LIMIT,
         ),
     }
-    return DrillJob(_drillable(manifest), (CLAIM_NAME,))
+    return DrillJob(_drillable(manifest, local=local), (CLAIM_NAME,))
 
 
 BACKOFF_LIMIT: Final = 3

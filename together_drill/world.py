@@ -131,6 +131,8 @@ class World:
         self.client: TogetherClient | None = None
         self._kube: Kube | None = None
         self._known: set[str] = set()
+        self.kubeconfig = ""
+        """The cluster's kubeconfig (once started): a test drills it as an existing cluster."""
         self.cluster_id = ""
         self.volume_dir = Path()
 
@@ -172,7 +174,8 @@ class World:
         self.cluster_id = self.client.create_cluster(request).cluster_id
         wait_for(self._control_plane_running, "the cluster's control plane", 180)
         cluster = self.client.get_cluster(self.cluster_id)
-        self._kube = Kube(base64.b64decode(cluster.kube_config or "").decode())
+        self.kubeconfig = base64.b64decode(cluster.kube_config or "").decode()
+        self._kube = Kube(self.kubeconfig)
         wait_for(
             lambda: len(self.ready_real_nodes()) >= self.real_nodes,
             f"{self.real_nodes} real preemptible node(s) Ready",
