@@ -17,10 +17,9 @@ import time
 from pathlib import Path
 from typing import Any, Final
 
-from bench.control_plane import kube_bin
 from bench.harness import REPO
+from bench.real_nodes import real_nodes_here
 from together_sim.kube.images import IMAGES_ENV
-from together_sim.kube.nodepool import real_nodes_unavailable
 
 BUDGET_S: Final = 90.0
 PYTHON: Final = "localhost/together-python:3.11"
@@ -45,12 +44,7 @@ _LINE: Final = re.compile(r"^\[drill \+\s*([0-9.]+)s\] (.*)$")
 
 
 def measure(root: Path, quick: bool = False) -> dict[str, Any]:
-    binaries = kube_bin()
-    images = os.environ.get(IMAGES_ENV, "")
-    why = "" if binaries is not None else "no control plane built (tools/kube/build.sh)"
-    why = why or real_nodes_unavailable(binaries)
-    if not why and not (Path(images) / "pause.tar").is_file():
-        why = f"no images: ${IMAGES_ENV} is {images!r} (tools/images/build.sh)"
+    binaries, images, why = real_nodes_here()
     if why:
         print(f"  drill skipped: {why}", flush=True)
         return {"skipped": why}
