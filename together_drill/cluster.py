@@ -39,4 +39,5 @@ class Cluster(Protocol):
         (``time.monotonic()`` of the reclaim) when it was, None if it was not."""
 
     def close(self, job: DrillJob | None, say: Say) -> None:
-        """Leave everything as found (the Job deleted unless kept)."""
+        """Leave everything as found (``job``, which this drill created, deleted unless kept;
+        None: it created none)."""

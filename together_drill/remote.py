@@ -39,7 +39,6 @@ class RemoteCluster:
             raise DrillInputError(f"--kubeconfig {args.kubeconfig}: {error}") from error
         self.cordoned: set[str] = set()
         """The nodes this drill cordoned (and must uncordon): never one found cordoned."""
-        self.job_created = False
 
     @property
     def kube(self) -> Kube:
@@ -90,7 +89,6 @@ class RemoteCluster:
                 "warning: the Job's checkpoint volume is not readable from here (give "
                 "--volume-dir where it is mounted); findings that need its files are left out"
             )
-        self.job_created = True
 
     def reclaim(self, node: str, pods: list[str], namespace: str, say: Say) -> None:
         """Cordon ``node`` (unless it already was) and evict ``pods``, each with its own grace
@@ -125,7 +123,9 @@ class RemoteCluster:
         """Uncordon the node (it comes back, as Together's refill brings capacity back)."""
         if node in self.cordoned:
             self._uncordon(node)
-        return round(time.monotonic() - since, 1)
+        took = round(time.monotonic() - since, 1)
+        say(f"  refill: node {node} uncordoned after {took} s")
+        return took
 
     def _uncordon(self, node: str) -> None:
         self._kube.merge_patch(f"/api/v1/nodes/{node}", {"spec": {"unschedulable": False}})
@@ -138,13 +138,13 @@ class RemoteCluster:
         for node in sorted(self.cordoned):
             try:
                 self._uncordon(node)
-                say(f"node {node} uncordoned")
+                say(f"cleaning up: node {node} uncordoned")
             except httpx.HTTPError as error:
                 errors.append(f"uncordon {node}: {error}")
-        if job is not None and self.job_created and not self.args.keep:
+        if job is not None and not self.args.keep:
             try:
                 self._delete(job)
-                say(f"Job {job.name} deleted")
+                say(f"cleaning up: Job {job.name} deleted")
             except (httpx.HTTPError, CouldNotDrill) as error:
                 errors.append(f"delete Job {job.name}: {error}")
         self._kube.close()

@@ -84,41 +84,50 @@ def _interrupted(signum: int, frame: FrameType | None) -> None:
 
 
 def run(args: DrillArgs) -> int:
-    """The drill's exit code: 0 safe, 1 unsafe, 2 could not drill, 3 unverified."""
+    """The drill's exit code: 0 safe, 1 unsafe, 2 could not drill, 3 unverified. Whatever
+    ends it (the Job, an error, Ctrl-C, SIGTERM), the cluster is closed: left as found."""
     say = progress(time.monotonic())
+    for warning in warnings(args.job):
+        say(f"warning: {warning}")
     previous = signal.signal(signal.SIGTERM, _interrupted)
     cluster: Cluster | None = None
-    job: DrillJob | None = None
+    created: list[DrillJob] = []
+    """The Job, once this drill created it (never one that was there before)."""
     try:
         cluster = _open(args, say)
-        for warning in warnings(args.job):
-            say(f"warning: {warning}")
-        job = args.job
-        report, code = _drill(cluster, args, say)
+        report, code = _drill(cluster, args, say, created)
         print(report)
-        return code
     except DrillInputError as error:
         print(f"together_drill: {error}", file=sys.stderr)
-        return COULD_NOT_DRILL
+        code = COULD_NOT_DRILL
     except EndedEarly as error:
         print(f"together_drill: {error}", file=sys.stderr)
         if args.json_path is not None:
             args.json_path.write_text(json.dumps(not_drilled_json(str(error)), indent=2) + "\n")
-        return COULD_NOT_DRILL
+        code = COULD_NOT_DRILL
     except (CouldNotDrill, httpx.HTTPError) as error:
         print(f"together_drill: could not drill: {error}", file=sys.stderr)
         log = getattr(cluster, "log_path", None)
         if log is not None:
             print(f"the simulator's last lines:\n{_tail(log)}", file=sys.stderr)
-        return COULD_NOT_DRILL
+        code = COULD_NOT_DRILL
     except KeyboardInterrupt:
         print("together_drill: interrupted; leaving the cluster as found", file=sys.stderr)
-        return COULD_NOT_DRILL
+        code = COULD_NOT_DRILL
     finally:
-        signal.signal(signal.SIGTERM, _interrupted)  # a second SIGTERM waits for the cleanup
-        if cluster is not None:
-            cluster.close(job, say)
-        signal.signal(signal.SIGTERM, previous)
+        # The cleanup runs to its end: a second Ctrl-C or SIGTERM is ignored (SIGKILL is not).
+        interrupt = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        try:
+            if cluster is not None:
+                cluster.close(created[0] if created else None, say)
+        except (CouldNotDrill, httpx.HTTPError) as error:
+            print(f"together_drill: {error}", file=sys.stderr)
+            code = COULD_NOT_DRILL
+        finally:
+            signal.signal(signal.SIGINT, interrupt)
+            signal.signal(signal.SIGTERM, previous)
+    return code
 
 
 def _open(args: DrillArgs, say: Say) -> Cluster:
@@ -193,7 +202,7 @@ class _Drill:
         return EndedEarly(
             ended_early(
                 self.job.name,
-                state.at - self.first if self.first else 0.0,
+                state.at - self.first,
                 number,
                 self.args.reclaims,
                 None if due is None else due - self.first,
@@ -364,12 +373,14 @@ class _Drill:
         return seen
 
 
-def _drill(cluster: Cluster, args: DrillArgs, say: Say) -> tuple[str, int]:
+def _drill(cluster: Cluster, args: DrillArgs, say: Say, created: list[DrillJob]) -> tuple[str, int]:
     drill = _Drill(cluster, args, say)
     job = args.job
     try:
         cluster.prepare(job, say)
         drill.kube.request("POST", f"/apis/batch/v1/namespaces/{job.namespace}/jobs", job.manifest)
+        created.append(job)
+        drill.first = time.monotonic()  # until a pod runs: "+N s" counts from the Job's creation
         say(f"Job {job.name} created ({job.completions} completion(s)); waiting for a pod to run")
         first = drill.wait("a pod of the Job to run", lambda s: bool(s.now))
         if first.ended:

@@ -108,7 +108,8 @@ def test_the_drill_on_an_existing_cluster_touches_only_its_own_pods(
         (reclaim,) = result["reclaims"]
         assert reclaim["node"] == node and [p["exit_code"] for p in reclaim["pods"]] == [143]
         assert f"reclaim 1: node {node}" in done.stderr
-        assert f"node {node} uncordoned" not in done.stderr  # the refill uncordoned it already
+        assert f"refill: node {node} uncordoned" in done.stderr
+        assert "cleaning up: node" not in done.stderr  # nothing left cordoned at the end
         assert _as_found(world, uid) == []
 
         interrupted = subprocess.Popen(
@@ -123,6 +124,7 @@ def test_the_drill_on_an_existing_cluster_touches_only_its_own_pods(
         rest = interrupted.stderr.read()
         assert interrupted.wait(timeout=120) == 2, rest
         assert "interrupted; leaving the cluster as found" in rest
+        assert f"cleaning up: node {node} uncordoned" in rest
         assert _as_found(world, uid) == []
     finally:
         world.stop()
