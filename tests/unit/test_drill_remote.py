@@ -31,7 +31,7 @@ class Api:
     def __init__(
         self, nodes: dict[str, dict[str, str]], cordoned: frozenset[str] = frozenset()
     ) -> None:
-        self.nodes = {
+        self.nodes: dict[str, dict[str, Any]] = {
             name: {"metadata": {"name": name, "labels": labels}, "spec": {}}
             for name, labels in nodes.items()
         }
@@ -49,6 +49,7 @@ class Api:
         if path.startswith("/api/v1/nodes/"):
             node = self.nodes[path.rsplit("/", 1)[1]]
             if request.method == "PATCH":
+                assert body is not None
                 node["spec"].update(body["spec"])
             return httpx.Response(200, json=node)
         if path.endswith("/eviction"):
