@@ -136,12 +136,16 @@ def _open(args: DrillArgs, say: Say) -> Cluster:
         from together_drill.remote import RemoteCluster
 
         return RemoteCluster(args.cluster)
-    from together_drill.world import World, check_host
+    from together_drill.world import DrillWorldError, World, check_host
 
     kube_bin, images = check_host(args.job, args.image_archive)
     world = World(kube_bin, images, args.real_nodes, args.image_archive)
     try:
         world.start(say)
+    except DrillWorldError as error:
+        tail = _tail(world.log_path)  # before close removes the log with the state directory
+        world.close(None, say)
+        raise DrillWorldError(f"{error}; the simulator's last lines:\n{tail}") from error
     except BaseException:
         world.close(None, say)
         raise

@@ -193,7 +193,7 @@ class World:
         assert self._proc is not None
         url = read_banner(self._proc, 60, 0.2)
         if url is None:
-            raise DrillWorldError(f"the simulator did not start; its log: {self.log_path}")
+            raise DrillWorldError("the simulator did not start")
         return url
 
     def _control_plane_running(self) -> bool:
