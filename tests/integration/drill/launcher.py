@@ -11,18 +11,24 @@ import time
 
 timeout = float(os.environ.get("SHUTDOWN_TIMEOUT", "30"))
 child = subprocess.Popen([sys.executable, "-u", *sys.argv[1:]])
+stop = False
 
 
 def on_term(*_: object) -> None:
+    global stop
+    stop = True  # the loop below acts: Popen's own lock must not be taken inside a handler
+
+
+signal.signal(signal.SIGTERM, on_term)
+while child.poll() is None and not stop:
+    time.sleep(0.05)
+if stop:
     child.send_signal(signal.SIGTERM)
     deadline = time.monotonic() + timeout
     while child.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     if child.poll() is None:
         child.kill()
-    child.wait()
+        child.wait()
     sys.exit(1)
-
-
-signal.signal(signal.SIGTERM, on_term)
-sys.exit(0 if child.wait() == 0 else 1)
+sys.exit(0 if child.returncode == 0 else 1)
