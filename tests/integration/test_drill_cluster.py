@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from testkit.realnodes import host_leftovers, real_nodes_or_skip, sysctls_before
 from testkit.wait import wait_for
 from together_drill.kube import Obj
@@ -117,9 +119,13 @@ def test_the_drill_on_an_existing_cluster_touches_only_its_own_pods(
             stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env,
         )  # fmt: skip
         assert interrupted.stderr is not None
+        seen = []
         for line in interrupted.stderr:
+            seen.append(line)
             if "reclaim 1: node" in line:
                 break  # the node is cordoned and the Job's pod evicted: Ctrl-C now
+        else:
+            pytest.fail(f"the drill ended before its reclaim: {''.join(seen)}")
         interrupted.send_signal(signal.SIGINT)
         rest = interrupted.stderr.read()
         assert interrupted.wait(timeout=120) == 2, rest
@@ -160,9 +166,13 @@ def test_a_drill_killed_with_sigkill_leaves_nothing_behind(kube_bin: Path, tmp_p
         env={**os.environ, "TOGETHER_KUBE_BIN": str(kube_bin), "TOGETHER_IMAGES_DIR": str(images)},
     )  # fmt: skip
     assert drill.stderr is not None
+    seen = []
     for line in drill.stderr:
+        seen.append(line)
         if "waiting for a pod to run" in line:
             break
+    else:
+        pytest.fail(f"the drill ended before its Job was created: {''.join(seen)}")
     (simulator,) = [p for p in _children(drill.pid) if "together_sim" in _cmdline(p)]
     args = _cmdline(simulator)
     state_dir = Path(args[args.index("--state-dir") + 1])
