@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -114,6 +115,8 @@ def test_the_drill_on_an_existing_cluster_touches_only_its_own_pods(
         assert "cleaning up: node" not in done.stderr  # nothing left cordoned at the end
         assert _as_found(world, uid) == []
 
+        for left in world.volume_dir.iterdir():  # the first drill's checkpoints: start afresh
+            shutil.rmtree(left)
         interrupted = subprocess.Popen(
             _drill_cmd(config, world.volume_dir, tmp_path / "cut.json", "--at", "4"),
             stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env,
