@@ -15,6 +15,7 @@ from bench import (
     api_calls,
     autoscaler,
     control_plane,
+    drill,
     hooks,
     host_concurrency,
     imports,
@@ -87,6 +88,10 @@ def main(argv: list[str] | None = None) -> int:
         "real_nodes": (
             "real nodes against KWOK nodes: start to Ready, pod start, memory, reclaim to SIGTERM",
             lambda root: real_nodes.measure(root, args.quick),
+        ),
+        "drill": (
+            "the drill: wall time of one reclaim of a 30 s workload",
+            lambda root: drill.measure(root, args.quick),
         ),
     }
     only = args.only.split(",") if args.only else list(steps)

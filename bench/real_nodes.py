@@ -91,13 +91,20 @@ def _pod(name: str, node: str) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def measure(root: Path, quick: bool = False) -> dict[str, Any]:
+def real_nodes_here() -> tuple[Path | None, str, str]:
+    """The Kubernetes binaries, the images directory and why real nodes cannot run here (empty:
+    they can), for every section that runs them."""
     binaries = kube_bin()
     images = os.environ.get(IMAGES_ENV, "")
     why = "" if binaries is not None else "no control plane built (tools/kube/build.sh)"
     why = why or real_nodes_unavailable(binaries)
     if not why and not (Path(images) / "pause.tar").is_file():
         why = f"no images: ${IMAGES_ENV} is {images!r} (tools/images/build.sh)"
+    return binaries, images, why
+
+
+def measure(root: Path, quick: bool = False) -> dict[str, Any]:
+    binaries, images, why = real_nodes_here()
     if why:
         print(f"  real_nodes skipped: {why}", flush=True)
         return {"skipped": why}

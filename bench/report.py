@@ -7,7 +7,7 @@ import platform
 from pathlib import Path
 from typing import Any, Final
 
-from bench import autoscaler, control_plane, host_concurrency, real_nodes
+from bench import autoscaler, control_plane, drill, host_concurrency, real_nodes
 
 CAVEAT = (
     "Measured on a 2-core VM shared with other engineers' builds: wall times are noisy and only "
@@ -194,6 +194,8 @@ def markdown(report: dict[str, Any]) -> str:
         out += control_plane.markdown(report["control_plane"])
     if "real_nodes" in report:
         out += real_nodes.markdown(report["real_nodes"])
+    if "drill" in report:
+        out += drill.markdown(report["drill"])
     if "autoscaler" in report:
         out += autoscaler.markdown(report["autoscaler"])
     out += _budgets_section()

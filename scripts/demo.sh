@@ -40,7 +40,7 @@ elif [ "$REAL_NODES" != 0 ]; then
   if ! bash "$REPO/scripts/node-deps.sh" --check; then
     REAL_NODES=0
   elif ! why="$("$REPO/.venv/bin/python" -c 'import sys; from pathlib import Path
-from together_sim.kube.nodepool import real_nodes_unavailable
+from together_sim.nodes.pool import real_nodes_unavailable
 print(real_nodes_unavailable(Path(sys.argv[1])))' "$KUBE_BIN")" || [ -n "$why" ]; then
     echo "real nodes are unavailable: ${why:-the check failed}; going on with KWOK nodes" >&2
     REAL_NODES=0

@@ -16,7 +16,7 @@ import pytest
 
 from testkit.pulumi_env import TOOLS, tool_bin
 from testkit.wait import wait_for
-from together_sim.drill.kube import Kube
+from together_drill.kube import Kube
 
 __all__ = ["KubeClient", "control_plane_processes", "kube_bin_or_skip"]
 

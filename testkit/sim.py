@@ -13,7 +13,7 @@ import httpx
 
 from testkit.realnodes import done_beside_others, real_nodes_beside_others, real_nodes_or_skip
 from testkit.wait import wait_for
-from together_sim.drill.world import read_banner
+from together_sim.banner import read_banner
 
 __all__ = ["SimulatorProcess"]
 

@@ -29,6 +29,7 @@ except ModuleNotFoundError as missing:  # exercised by tests/integration/test_in
     )
 
 from together_sim.app import ABORT_EXTENSION, create_app
+from together_sim.banner import BANNER
 from together_sim.runtime import SimulatorConfig, SimulatorRuntime
 from together_sim.timings import Timings
 
@@ -392,7 +393,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     # Exactly one line, once the socket accepts connections, so a parent process can read the
     # URL. The host only (no /v1): the form Together's SDK and `tg` read from TOGETHER_BASE_URL.
-    print(f"together simulator listening on http://{host}:{port}", flush=True)
+    print(f"{BANNER}http://{host}:{port}", flush=True)
     try:
         asyncio.run(server.serve(sockets=sockets))
     except KeyboardInterrupt:

@@ -36,6 +36,8 @@ class Run:
     """running, saving (a save was in progress when this was written), reclaimed, completed."""
     exit_code: int | None = None
     save_seconds: float | None = None
+    save_began_at: float | None = None
+    """When the last save began: after ``signal_at``, it is the save the reclaim asked for."""
     seconds_left_after_save: float | None = None
     updated_at: float = 0.0
 

@@ -124,6 +124,7 @@ class Worker:
     def _timed(self, step: int, save: Callable[[], Checkpoint]) -> Checkpoint:
         self.run.step = max(self.run.step, step)
         self.run.exit_reason = "saving"
+        self.run.save_began_at = self._wall_clock()
         self._write_status()
         began = self._clock()
         saved = save()

@@ -12,7 +12,7 @@ node it was written from, and the volume outlives the cluster.
 
 The trial code (sweep/trial.py, in the image with together_worker) resumes from the latest
 checkpoint, checkpoints on SIGTERM and exits 143: a trial that exits 0 is counted as completed,
-cut short or not (docs/workloads.md). `python -m together_sim.drill` shows it (docs/drill.md).
+cut short or not (docs/workloads.md). `python -m together_drill` shows it (docs/drill.md).
 
 The evaluation server (`servingReplicas`, default 1; 0 leaves it out) serves the sweep's
 checkpoints on the standard node, which is never reclaimed.

@@ -1,4 +1,4 @@
-"""`python -m together_sim.drill` on real nodes, run as a user runs it: five workloads it has not
+"""`python -m together_drill` on real nodes, run as a user runs it: five workloads it has not
 seen get the verdict they deserve, the shell-wrapped one is safe under the launcher, the sweep's
 trial resumes after each reclaim with at most one checkpoint interval redone, bad input exits 2."""
 
@@ -39,7 +39,7 @@ def _drill(
     images = real_nodes_or_skip(kube_bin)
     report = tmp_path / "report.json"
     done = subprocess.run(
-        [sys.executable, "-m", "together_sim.drill", "--image", PYTHON, "--grace-seconds", GRACE,
+        [sys.executable, "-m", "together_drill", "--image", PYTHON, "--grace-seconds", GRACE,
          "--json", str(report), *extra, "--command", *command],
         capture_output=True, text=True, cwd=ROOT, timeout=900,
         env={**os.environ, "TOGETHER_KUBE_BIN": str(kube_bin), "TOGETHER_IMAGES_DIR": str(images)},
@@ -121,14 +121,16 @@ def test_bad_input_exits_2_and_starts_nothing(kube_bin: Path, tmp_path: Path) ->
     env = {**os.environ, "TOGETHER_KUBE_BIN": str(kube_bin), "TOGETHER_IMAGES_DIR": str(images)}
     not_an_image = tmp_path / "image.tar"
     not_an_image.write_text("not an archive")
-    for argv, message in [
-        (["--image", "example.com/nope:1", "--command", "true"], "not on the drill's nodes"),
-        (["--image", PYTHON, "--image-archive", str(not_an_image), "--command", "true"],
+    for module, argv, message in [
+        ("together_drill", ["--image", "example.com/nope:1", "--command", "true"],
+         "not on the drill's nodes"),
+        ("together_sim.drill",  # the old name, a thin alias
+         ["--image", PYTHON, "--image-archive", str(not_an_image), "--command", "true"],
          "--image-archive"),
     ]:  # fmt: skip
         before = set(Path("/tmp").glob("together-drill-*"))
         done = subprocess.run(
-            [sys.executable, "-m", "together_sim.drill", *argv],
+            [sys.executable, "-m", module, *argv],
             capture_output=True, text=True, cwd=ROOT, env=env, timeout=60,
         )  # fmt: skip
         assert done.returncode == 2 and message in done.stderr, done.stderr

@@ -29,7 +29,7 @@ from testkit.sim import SimulatorProcess, real_node_simulator
 from tests.clusters import together_client
 from tests.specs import CLUSTER_SPEC
 from together_api.wire import ClusterCreateRequest, VolumeCreateRequest
-from together_sim.drill.kube import PodWatch, terminated
+from together_drill.kube import PodWatch, terminated
 from together_sim.nodes.host.journal import Journal
 from together_sim.nodes.host.shared import JOURNALS
 from together_sim.nodes.pool import RECORD_FILE

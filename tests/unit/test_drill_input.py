@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 import yaml
 
-from together_sim.drill.cli import parse
-from together_sim.drill.manifest import CLAIM_NAME, DrillInputError, load_job
+from together_drill.__main__ import main
+from together_drill.cli import parse, parser
+from together_drill.manifest import CLAIM_NAME, DrillInputError, load_job, warnings
 
 JOB: dict[str, Any] = {
     "apiVersion": "batch/v1",
@@ -169,3 +170,77 @@ def test_bad_arguments_are_refused_with_a_message(
     with pytest.raises(DrillInputError) as error:
         parse([a.replace("{m}", manifest) for a in argv])
     assert message in str(error.value)
+
+
+def test_bad_input_is_exit_2_from_main_with_the_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--manifest", str(tmp_path / "missing.yaml")]) == 2
+    assert "together_drill: --manifest" in capsys.readouterr().err
+    assert main(["--manifest", str(_write(tmp_path / "j.yaml", JOB)), "--reclaims", "0"]) == 2
+    assert "a drill needs at least one reclaim" in capsys.readouterr().err
+
+
+def test_a_yml_file_and_a_directory_of_yml_files_are_read(tmp_path: Path) -> None:
+    assert load_job(_write(tmp_path / "job.yml", JOB)).name == "train"
+    rendered = tmp_path / "rendered"
+    _write(rendered / "1-manifest" / "batch_v1-job-ml-train.yml", JOB)
+    assert load_job(rendered).name == "train"
+
+
+def test_an_existing_cluster_through_a_kubeconfig(tmp_path: Path) -> None:
+    manifest = str(_write(tmp_path / "job.yaml", JOB))
+    config = tmp_path / "kubeconfig"
+    config.write_text("apiVersion: v1\n")
+    args = parse(["--manifest", manifest, "--kubeconfig", str(config), "--context", "c",
+                  "--namespace", "drills", "--node-selector", "pool=spot,zone=a",
+                  "--keep"])  # fmt: skip
+    assert args.cluster is not None and args.cluster.keep and args.cluster.context == "c"
+    assert args.cluster.node_selector == {"pool": "spot", "zone": "a"}
+    assert args.job.namespace == "drills"
+    spec = args.job.manifest["spec"]["template"]["spec"]
+    assert spec["nodeSelector"] == {"pool": "spot", "zone": "a"}  # the nodes it may drain
+    assert "imagePullPolicy" not in spec["containers"][0]  # a real cluster pulls
+    plain = parse(["--manifest", manifest, "--kubeconfig", str(config)]).job
+    assert plain.manifest["spec"]["template"]["spec"]["nodeSelector"] == {
+        "together.ai/compute-class": "preemptible"
+    }
+    assert "--kubeconfig" in parser().format_help()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--keep"], "--keep go with --kubeconfig FILE"),
+        (["--namespace", "x", "--context", "c"], "--context, --namespace go with --kubeconfig"),
+        (["--kubeconfig", "/nope"], "--kubeconfig /nope: no such file"),
+        (["--kubeconfig", "{k}", "--node-selector", "pool"], "--node-selector pool: give KEY="),
+        (["--kubeconfig", "{k}", "--image-archive", "{k}"], "--image-archive is for the local"),
+        (["--kubeconfig", "{k}", "--volume-dir", "/nope"], "--volume-dir /nope: no such"),
+    ],
+)
+def test_bad_cluster_arguments_are_refused(tmp_path: Path, argv: list[str], message: str) -> None:
+    manifest = str(_write(tmp_path / "job.yaml", JOB))
+    config = tmp_path / "kubeconfig"
+    config.write_text("apiVersion: v1\n")
+    with pytest.raises(DrillInputError) as error:
+        parse(["--manifest", manifest, *(a.replace("{k}", str(config)) for a in argv)])
+    assert message in str(error.value)
+
+
+def test_a_job_that_counts_reclaims_as_failures_is_warned_before_the_run(tmp_path: Path) -> None:
+    bare = load_job(
+        _write(tmp_path / "job.yaml", {**JOB, "spec": {**JOB["spec"], "backoffLimit": 0}})
+    )
+    (warning,) = warnings(bare)
+    assert warning.startswith(
+        "Job train has no podFailurePolicy rule that ignores DisruptionTarget"
+    )
+    assert "backoffLimit=0 (RECLAIM_COUNTED_AS_FAILURE)" in warning
+    ignores = {"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]}
+    kept = {**JOB, "spec": {**JOB["spec"], "podFailurePolicy": ignores}}
+    assert warnings(load_job(_write(tmp_path / "kept.yaml", kept))) == []
+    other = {"rules": [{"action": "FailJob", "onPodConditions": [{"type": "DisruptionTarget"}]}]}
+    wrong = {**JOB, "spec": {**JOB["spec"], "podFailurePolicy": other}}
+    assert len(warnings(load_job(_write(tmp_path / "wrong.yaml", wrong)))) == 1
+    assert warnings(parse(["--image", "i", "--command", "x"]).job) == []  # CheckpointingWorker's

@@ -1,5 +1,5 @@
-"""The drill's verdict as a pure function: the five kinds of workload the issue names, each problem
-code on its own, the JSON report's fields and the readable report, with no cluster at all."""
+"""The drill's verdict as a pure function: one row per problem code and one per "safe" condition,
+the unverified verdict, the JSON report's fields and the readable report, with no cluster."""
 
 from __future__ import annotations
 
@@ -8,13 +8,16 @@ from dataclasses import replace
 
 import pytest
 
-from together_sim.drill.report import as_json, readable
-from together_sim.drill.verdict import (
+from together_drill.report import as_json, readable
+from together_drill.verdict import (
+    EXIT_CODES,
     FIXES,
     Code,
     JobSeen,
+    Outcome,
     PodSeen,
     ReclaimSeen,
+    Save,
     pod_problems,
     verdict,
 )
@@ -37,13 +40,29 @@ GOOD = PodSeen(  # together_worker: checkpoint on SIGTERM, 143, the next pod res
     next_pod="sweep-0-bbbb",
     next_resumed_from=42,
     checkpoint_every=10,
+    save=Save.COMPLETED,
+    save_source="status.json: a save begun after SIGTERM recorded done",
 )
 IGNORES = replace(  # no handler that exits: SIGKILL at the grace end
-    GOOD, exit_code=137, sigterm_to_exit_seconds=300.2, uses_library=False, checkpointed_step=None
+    GOOD,
+    exit_code=137,
+    sigterm_to_exit_seconds=300.2,
+    uses_library=False,
+    checkpointed_step=None,
+    save=Save.UNSEEN,
 )
 EXITS_ZERO = replace(GOOD, exit_code=0, counted_success=True, uses_library=False, next_pod=None)
 SHELL_WRAPPED = replace(IGNORES, pod="sweep-0-shell")  # sh as PID 1 swallowed SIGTERM
 IN_PLACE = replace(IGNORES, shrunk_files=("0/model.ckpt",))  # killed mid-write, in place
+CUT_SHORT = replace(  # torchrun's early SIGKILL: exit 1 after 2.7 s of a 300 s grace, mid-save
+    GOOD,
+    exit_code=1,
+    sigterm_to_exit_seconds=2.7,
+    uses_library=False,
+    save=Save.CUT_SHORT,
+    save_source="the volume: 0/state.json.tmp left unfinished",
+)
+COUNTED = replace(GOOD, counted_as_failure=True)  # no podFailurePolicy: backoffLimit used up
 
 
 def _codes(*pods: PodSeen, job: JobSeen = DONE) -> list[Code]:
@@ -81,6 +100,129 @@ def test_each_problem_is_one_sentence_with_its_fix() -> None:
         assert problem.message.endswith(f"(fix: {FIXES[problem.code]})")
         assert problem.message.count(". ") == 0  # one sentence
     assert set(FIXES) == set(Code)
+
+
+PROBLEM_ROWS = [
+    (IGNORES, [Code.SIGTERM_IGNORED]),
+    (EXITS_ZERO, [Code.EXIT_ZERO_ON_RECLAIM]),
+    (replace(EXITS_ZERO, exit_code=143), [Code.EXIT_ZERO_ON_RECLAIM]),  # Succeeded all the same
+    (replace(EXITS_ZERO, counted_success=False), [Code.EXIT_ZERO_ON_RECLAIM]),  # exit 0 alone
+    (replace(GOOD, grace_seconds=600), [Code.GRACE_EXCEEDS_WINDOW]),
+    (replace(GOOD, next_resumed_from=None), [Code.NOT_RESUMED]),
+    (IN_PLACE, [Code.PARTIAL_CHECKPOINT]),
+    (CUT_SHORT, [Code.SAVE_CUT_SHORT]),
+    (COUNTED, [Code.RECLAIM_COUNTED_AS_FAILURE]),
+]
+
+
+@pytest.mark.parametrize(
+    ("pod", "codes"),
+    PROBLEM_ROWS,
+    ids=[
+        "SIGTERM_IGNORED",
+        "EXIT_ZERO_ON_RECLAIM",
+        "EXIT_ZERO_ON_RECLAIM-succeeded",
+        "EXIT_ZERO_ON_RECLAIM-exit-0",
+        "GRACE_EXCEEDS_WINDOW",
+        "NOT_RESUMED",
+        "PARTIAL_CHECKPOINT",
+        "SAVE_CUT_SHORT",
+        "RECLAIM_COUNTED_AS_FAILURE",
+    ],
+)
+def test_one_row_per_problem_code(pod: PodSeen, codes: list[Code]) -> None:
+    result = verdict([ReclaimSeen("n", 1.0, (pod,))], DONE, WINDOW)
+    assert [p.code for p in result.problems] == codes
+    assert result.outcome is Outcome.UNSAFE and result.exit_code == 1
+
+
+def test_every_code_has_a_row() -> None:
+    rows = {c for _, codes in PROBLEM_ROWS for c in codes} | {Code.JOB_FAILED}
+    assert rows == set(Code)
+
+
+def test_a_save_cut_short_is_never_safe_whatever_else_looks_right() -> None:
+    """The torchrun case: SIGTERM delivered, the pod ended well before its grace, the Job
+    completed, yet the save the reclaim asked for was cut short."""
+    tidy = replace(CUT_SHORT, exit_code=143, uses_library=True, next_resumed_from=42)
+    result = verdict([ReclaimSeen("n", 1.0, (tidy,))], DONE, WINDOW)
+    assert [p.code for p in result.problems] == [Code.SAVE_CUT_SHORT]
+    assert not result.safe
+    (problem,) = result.problems
+    assert "ended 2.7 s after SIGTERM, before its 300 s grace period" in problem.message
+    assert "state.json.tmp" in problem.message and "--shutdown-timeout" in problem.message
+
+
+def test_a_save_killed_at_the_grace_end_is_sigterm_ignored_not_cut_short() -> None:
+    late = replace(CUT_SHORT, exit_code=137, sigterm_to_exit_seconds=300.3)
+    (problem,) = pod_problems(late, WINDOW)
+    assert problem.code is Code.SIGTERM_IGNORED and "its save was still running" in problem.message
+    early = replace(CUT_SHORT, exit_code=137, sigterm_to_exit_seconds=30.0)  # a launcher's kill
+    assert [p.code for p in pod_problems(early, WINDOW)] == [Code.SAVE_CUT_SHORT]
+
+
+def test_a_reclaim_that_failed_a_backoff_limit_0_job_names_the_cause() -> None:
+    failed = JobSeen("train", 1, 0, failed_reason="BackoffLimitExceeded")
+    result = verdict([ReclaimSeen("n", 1.0, (COUNTED,))], failed, WINDOW)
+    assert [p.code for p in result.problems] == [
+        Code.RECLAIM_COUNTED_AS_FAILURE,
+        Code.JOB_FAILED,
+    ]
+    assert "because the reclaim of sweep-0-aaaa counted against its backoffLimit" in (
+        result.problems[1].message
+    )
+    assert "podFailurePolicy" in result.problems[0].message
+
+
+@pytest.mark.parametrize(
+    ("reclaims", "job", "outcome"),
+    [
+        ([(GOOD,)], DONE, Outcome.SAFE),  # every condition met
+        ([(GOOD, replace(GOOD, pod="sweep-1-aaaa", index="1"))], DONE, Outcome.SAFE),
+        ([(GOOD,), (replace(GOOD, pod="sweep-0-bbbb"),)], DONE, Outcome.SAFE),
+        # each "safe" condition broken on its own
+        ([(GOOD,)], JobSeen("sweep", 2, 1, timed_out=True), Outcome.UNSAFE),  # not completed
+        ([(GOOD,)], JobSeen("sweep", 2, 2, failed_reason="X"), Outcome.UNSAFE),  # failed
+        ([(GOOD, IGNORES)], DONE, Outcome.UNSAFE),  # one pod of two broke the contract
+        ([(replace(GOOD, save=Save.UNSEEN),)], DONE, Outcome.UNVERIFIED),  # no save seen
+        ([(GOOD,), (replace(GOOD, save=Save.UNSEEN),)], DONE, Outcome.UNVERIFIED),  # one of two
+        ([()], DONE, Outcome.UNVERIFIED),  # no pod stopped
+    ],
+    ids=[
+        "safe",
+        "safe-gang",
+        "safe-two-reclaims",
+        "not-completed",
+        "job-failed",
+        "one-pod-unsafe",
+        "save-unseen",
+        "one-save-unseen",
+        "no-pod-stopped",
+    ],
+)
+def test_one_row_per_safe_condition(
+    reclaims: list[tuple[PodSeen, ...]], job: JobSeen, outcome: Outcome
+) -> None:
+    result = verdict([ReclaimSeen("n", 1.0, pods) for pods in reclaims], job, WINDOW)
+    assert result.outcome is outcome
+    assert (
+        result.exit_code
+        == EXIT_CODES[outcome]
+        == {"safe": 0, "unsafe": 1, "unverified": 3}[outcome.value]
+    )
+
+
+def test_unverified_names_what_it_could_not_see_and_how_to_let_it_see() -> None:
+    unseen = replace(GOOD, uses_library=False, save=Save.UNSEEN)
+    result = verdict([ReclaimSeen("n", 1.0, (unseen,))], DONE, WINDOW)
+    (sentence,) = result.unverified
+    assert sentence.startswith("the drill could not see sweep-0-aaaa save after SIGTERM")
+    assert "together_worker" in sentence and "volume" in sentence
+    remote = replace(unseen, volume_readable=False)
+    (far,) = verdict([ReclaimSeen("n", 1.0, (remote,))], DONE, WINDOW).unverified
+    assert "not readable from where the drill runs" in far
+    text = readable(result, [ReclaimSeen("n", 1.0, (unseen,))], DONE, WINDOW)
+    assert text.endswith("VERDICT: unverified") and f"unverified: {sentence}" in text
 
 
 def test_forced_kill_says_whether_the_save_was_still_running() -> None:
@@ -137,6 +279,7 @@ def test_a_failed_or_unfinished_job() -> None:
 def test_a_drill_that_stopped_no_pod_proves_nothing() -> None:
     result = verdict([ReclaimSeen("n", 500.0, ())], DONE, WINDOW)
     assert not result.safe and result.problems == ()
+    assert result.outcome is Outcome.UNVERIFIED
     assert "no reclaim stopped a running pod" in result.notes[0]
 
 
@@ -177,3 +320,25 @@ def test_the_readable_report_ends_with_the_verdict_and_names_sources() -> None:
     unsafe = readable(verdict([ReclaimSeen("n", 1, (IGNORES,))], DONE, WINDOW), [], DONE, WINDOW)
     assert "SIGTERM_IGNORED: sweep-0-aaaa was killed by force" in unsafe
     assert unsafe.endswith("VERDICT: unsafe")
+
+
+def test_a_gangs_report_shows_each_index_and_where_it_resumed() -> None:
+    one = replace(GOOD, pod="sweep-1-cccc", index="1", checkpointed_step=7, next_pod="sweep-1-dd")
+    one = replace(one, next_resumed_from=7)
+    reclaims = [ReclaimSeen("n", 5.0, (GOOD, one), 20.0)]
+    result = verdict(reclaims, DONE, WINDOW)
+    text = readable(result, reclaims, DONE, WINDOW)
+    assert "pod sweep-0-aaaa (index 0):" in text and "pod sweep-1-cccc (index 1):" in text
+    assert "index 0: sweep-0-aaaa saved step 42, sweep-0-bbbb resumed from 42" in text
+    assert "index 1: sweep-1-cccc saved step 7, sweep-1-dd resumed from 7" in text
+    report = as_json(result, reclaims, DONE, {}, WINDOW)
+    assert report["indexes"]["1"] == [
+        {
+            "pod": "sweep-1-cccc",
+            "checkpointed_step": 7,
+            "next_pod": "sweep-1-dd",
+            "next_resumed_from": 7,
+        }
+    ]
+    assert report["verdict"] == "safe" and report["exit_code"] == 0
+    assert report["reclaims"][0]["pods"][1]["save_after_sigterm"] == "completed"

@@ -11,6 +11,7 @@ from pytest_mock import MockerFixture
 
 from tests.kube_helpers import assert_checkpointing_job_spec
 from tests.specs import CLUSTER_SPEC
+from together_drill import manifest as drill_manifest
 from together_provider import Cluster, ClusterArgs
 from together_provider.kubernetes import (
     COMPUTE_CLASS_LABEL,
@@ -26,7 +27,6 @@ from together_provider.kubernetes import (
     on_preemptible,
     pod_template,
 )
-from together_sim.drill import manifest as drill_manifest
 from together_worker import job as worker_job
 
 NOT_PREEMPTIBLE = {"key": COMPUTE_CLASS_LABEL, "operator": "NotIn", "values": ["preemptible"]}
@@ -250,7 +250,7 @@ def test_worker_uses_an_existing_checkpoint_claim(mocks: Recorder) -> pulumi.Out
 
 @pulumi.runtime.test
 def test_the_drill_runs_the_job_checkpointing_worker_makes(mocks: Recorder) -> pulumi.Output[Any]:
-    """`python -m together_sim.drill --image --command` builds its Job with CheckpointingWorker's
+    """`python -m together_drill --image --command` builds its Job with CheckpointingWorker's
     own functions (together_worker.job): the same spec, but for images the drill never pulls."""
     command = ["python", "-m", "together_worker", "run", "--", "python", "train.py"]
     worker = CheckpointingWorker(

@@ -15,10 +15,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _imports(package: str) -> set[str]:
-    """Every module an absolute import statement in the package names (relative ones skipped)."""
+def _imports(package: str, *, skip: tuple[str, ...] = ()) -> set[str]:
+    """Every module an absolute import statement in the package names (relative ones skipped),
+    but in the files ``skip`` names (paths from the repository's root)."""
     found: set[str] = set()
-    sources = list((ROOT / package).rglob("*.py"))
+    sources = [s for s in (ROOT / package).rglob("*.py") if str(s.relative_to(ROOT)) not in skip]
     assert sources, f"no package {package!r}: a renamed layer must not pass unchecked"
     for source in sources:
         for node in ast.walk(ast.parse(source.read_text())):
@@ -57,7 +58,11 @@ def _top(modules: set[str]) -> set[str]:
     ("package", "forbidden"),
     [
         ("together_api", {"together_provider", "together_sim", "pulumi", "pulumi_kubernetes"}),
-        ("together_sim", {"together_provider", "pulumi", "pulumi_kubernetes"}),
+        ("together_sim", {"together_provider", "together_drill", "pulumi", "pulumi_kubernetes"}),
+        (
+            "together_drill",
+            {"together_provider", "together_autoscaler", "pulumi", "pulumi_kubernetes"},
+        ),
         (
             "together_autoscaler",
             {"together_provider", "together_sim", "together_policy", "pulumi", "pulumi_kubernetes"},
@@ -65,7 +70,29 @@ def _top(modules: set[str]) -> set[str]:
     ],
 )
 def test_a_layer_imports_nothing_above_it(package: str, forbidden: set[str]) -> None:
-    assert _top(_imports(package)) & forbidden == set()
+    assert _top(_imports(package, skip=DRILL_ALIAS)) & forbidden == set()
+
+
+DRILL_ALIAS: Final = ("together_sim/drill/__main__.py",)
+"""`python -m together_sim.drill`, the drill's old name kept as a thin alias: the one file of the
+simulator that imports the drill."""
+
+
+def test_the_drill_alias_is_only_an_alias() -> None:
+    (alias,) = DRILL_ALIAS
+    assert _imports_of(ROOT / alias) == {"__future__", "sys", "together_drill.__main__"}
+    assert "together_drill" in _top(_imports("together_sim"))  # the skip above is needed
+
+
+def test_the_drill_uses_the_simulator_only_to_start_its_local_world() -> None:
+    """The drill is a client of a cluster: only its local world (world.py, which also checks
+    the host can run real nodes) knows the simulator exists."""
+    users = sorted(
+        str(source.relative_to(ROOT))
+        for source in (ROOT / "together_drill").rglob("*.py")
+        if "together_sim" in _top(_imports_of(source))
+    )
+    assert users == ["together_drill/world.py"]
 
 
 def test_the_worker_library_needs_only_the_standard_library() -> None:
@@ -259,6 +286,7 @@ INSTALLED = (
     "together_autoscaler",
     "together_policy",
     "together_worker",
+    "together_drill",
 )
 
 

@@ -29,6 +29,7 @@ CODE = (
     "together_policy",
     "together_sim",
     "together_autoscaler",
+    "together_drill",
     "testkit",
 )
 WORD = r"\S+"

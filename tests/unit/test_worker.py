@@ -8,7 +8,7 @@ import json
 import signal
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import pytest
 
@@ -187,6 +187,7 @@ def test_a_reclaim_checkpoints_at_the_next_step_and_exits_143(tmp_path: Path) ->
     assert run["checkpointed_step"] == 5 and run["step"] == 5
     assert run["seconds_left_after_save"] == 29.0  # signal at 1004, step ended at 1005
     assert run["save_seconds"] == 0.0
+    assert run["save_began_at"] == 1005.0  # after the signal: the save the reclaim asked for
 
 
 def test_a_signal_before_the_loop_checkpoints_and_exits_before_any_step(tmp_path: Path) -> None:
@@ -227,3 +228,33 @@ def test_the_status_shows_a_save_in_progress(tmp_path: Path) -> None:
     worker.checkpoint(1, save)
     assert seen == ["saving"] and StatusFile(tmp_path).runs()[-1]["exit_reason"] == "running"
     assert io.BytesIO(worker.store.latest().read_bytes()).read() == b"x"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("how", ["save", "save_to_path"])
+def test_a_save_fsyncs_the_file_before_the_rename_and_the_directory_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """Without the file's fsync a crash may publish a name with no bytes behind it; without the
+    directory's, a crash may bring back the old name."""
+    import os
+    import stat
+
+    store = CheckpointStore(tmp_path)
+    calls: list[str] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        calls.append("fsync directory" if stat.S_ISDIR(os.fstat(fd).st_mode) else "fsync file")
+        real_fsync(fd)
+
+    def replace(src: Any, dst: Any) -> None:
+        calls.append("rename")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "fsync", fsync)  # the module's os is this one
+    monkeypatch.setattr(os, "replace", replace)
+    if how == "save":
+        store.save(1, b"x")
+    else:
+        store.save_to_path(1, lambda path: path.write_bytes(b"x"))
+    assert calls == ["fsync file", "rename", "fsync directory"]

@@ -224,3 +224,24 @@ def test_the_launcher_keeps_a_commands_own_exit_code(tmp_path: Path) -> None:
 )
 def test_the_launchers_exit_code(status: int, forwarded: int | None, code: int) -> None:
     assert exit_code(status, forwarded) == code
+
+
+def test_a_command_that_ends_on_its_own_has_its_leftovers_stopped_with_sigterm(
+    tmp_path: Path,
+) -> None:
+    """`sh -c 'helper & exit 0'`: the command ends on its own (exit 0 stays 0), and what it left
+    in its group gets SIGTERM first (it may save), not the SIGKILL that comes 10 s later."""
+    marker = tmp_path / "leftover"
+    helper = (
+        "import signal, sys\n"
+        f"signal.signal(signal.SIGTERM, lambda *_: (open({str(marker)!r}, 'w').write('term'), "
+        "sys.exit(0)))\n"
+        "print('helper up', flush=True)\n"
+        "signal.pause()"
+    )
+    command = f'{sys.executable} -c "$0" & read line; exit 0'
+    proc = _start(_launcher("sh", "-c", command, helper), _env(tmp_path, "p"))
+    assert _line(proc) == "helper up"  # its handler is installed
+    _send(proc)  # the shell reads its line and exits 0, leaving the helper running
+    assert proc.wait() == 0
+    assert marker.read_text() == "term"

@@ -1,2 +1,2 @@
-"""The preemption drill (`python -m together_sim.drill`): a user's own workload on real nodes, its
-nodes reclaimed, and a verdict on whether it keeps the drain-window contract (docs/drill.md)."""
+"""`python -m together_sim.drill`, the drill's old name: a thin alias of `python -m together_drill`
+(the drill is a client of a cluster, not part of the simulator; docs/drill.md)."""

@@ -1,26 +1,12 @@
-"""`python -m together_sim.drill`: exit 0 when the workload is safe, 1 when unsafe, 2 on bad
-input (a message naming the flag and the fix, and nothing left running)."""
+"""`python -m together_sim.drill ...` runs `python -m together_drill ...`: the one module of the
+simulator allowed to import the drill (tests/unit/test_layers.py names it), so old scripts keep
+working."""
 
 from __future__ import annotations
 
 import sys
 
-from together_sim.drill.cli import parse
-from together_sim.drill.manifest import DrillInputError
-
-BAD_INPUT = 2
-
-
-def main(argv: list[str] | None = None) -> int:
-    try:
-        args = parse(argv)
-    except DrillInputError as error:
-        print(f"together_sim.drill: {error}", file=sys.stderr)
-        return BAD_INPUT
-    from together_sim.drill.run import run  # the simulator and real nodes: only for a real run
-
-    return run(args)
-
+from together_drill.__main__ import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -4,28 +4,33 @@ cluster with preemptible capacity and a shared volume, and its API server; all g
 from __future__ import annotations
 
 import base64
+import ctypes
 import os
-import select
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 import httpx
 
 from together_api.client import TogetherClient
 from together_api.wire import ClusterCreateRequest, VolumeCreateRequest
-from together_sim.drill.kube import Kube
+from together_drill.kube import Kube
+from together_drill.manifest import DrillInputError, DrillJob
+from together_drill.waits import CouldNotDrill, wait_for
+from together_sim.banner import read_banner
+from together_sim.nodes.host.images import IMAGES_ENV, archive_names, find_images
+from together_sim.nodes.pool import real_nodes_unavailable
 
 API_KEY: Final = "drill-key"
 TIME_SCALE: Final = 60.0
 """The demo's: a 300 s drain window is 5 real seconds, but a real node waits for its pods' own
 grace periods in real seconds before it goes (docs/kubernetes-sim.md)."""
-BANNER: Final = "together simulator listening on "
 CLUSTER: Final[dict[str, Any]] = {
     "cluster_name": "drill",
     "region": "us-central-8",
@@ -38,46 +43,76 @@ CLUSTER: Final[dict[str, Any]] = {
 }
 VOLUME_NAME: Final = "drill-checkpoints"
 REAL: Final = "together-sim/kwok"
+REFILL_WAIT_SECONDS: Final = 180.0
+"""How long the drill waits for the refill after a reclaim's pods ended before it moves on."""
 COMPUTE_CLASS: Final = "together.ai/compute-class"
 
-T = TypeVar("T")
 
-
-def read_banner(proc: subprocess.Popen[str], timeout: float, interval: float) -> str | None:
-    """The URL a starting simulator prints on stdout (its :data:`BANNER` line), or None if it
-    exits or ``timeout`` seconds pass first; the drill and testkit start one this way."""
-    assert proc.stdout is not None
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([proc.stdout], [], [], interval)
-        if ready:
-            line = proc.stdout.readline()
-            if line.startswith(BANNER):
-                return line[len(BANNER) :].strip()
-            if not line and proc.poll() is not None:
-                break
-    return None
-
-
-class DrillWorldError(RuntimeError):
+class DrillWorldError(CouldNotDrill):
     """The local world did not come up; the message says what and where its log is."""
 
 
-def wait_for(check: Callable[[], T | None], what: str, timeout: float) -> T:
-    """Poll ``check`` (real processes starting) until truthy; errors of the API count as not yet."""
-    deadline = time.monotonic() + timeout
-    last: object = None
-    while time.monotonic() < deadline:
+PR_SET_PDEATHSIG: Final = 1
+"""Linux prctl: the signal a process gets when the thread that started it ends."""
+
+
+def _die_with_parent(parent: int) -> Callable[[], None]:
+    """What the simulator runs before it starts (Popen's ``preexec_fn``): SIGTERM when the drill
+    is gone, however it went (SIGKILL included), so the simulator stops as on Ctrl-C and removes
+    its real nodes. A drill already gone by then gets the same signal at once."""
+
+    def arm() -> None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != parent:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return arm
+
+
+def _kube_bin() -> Path:
+    where = os.environ.get("TOGETHER_KUBE_BIN")
+    if not where:
+        raise DrillInputError(
+            "the drill needs the Kubernetes binaries and a kubelet: export "
+            'TOGETHER_KUBE_BIN="$(tools/kube/build.sh)"'
+        )
+    return Path(where)
+
+
+def check_host(job: DrillJob, archive: Path | None) -> tuple[Path, Path]:
+    """The kube binaries and images, and the Job's images available on the nodes: all checked
+    before anything starts (exit 2 otherwise)."""
+    kube_bin = _kube_bin()
+    reason = real_nodes_unavailable(kube_bin)
+    if reason:
+        raise DrillInputError(f"this machine cannot run real nodes: {reason}")
+    try:
+        images = find_images(None)
+    except SystemExit as error:
+        raise DrillInputError(str(error.code)) from error
+    available: set[str] = set()
+    for archive in images.glob("*.tar"):
+        available.update(archive_names(archive))
+    if archive is not None:
         try:
-            value = check()
-        except (httpx.HTTPError, KeyError) as error:
-            last = error
-        else:
-            if value:
-                return value
-            last = value
-        time.sleep(0.2)
-    raise DrillWorldError(f"timed out after {timeout:.0f} s waiting for {what} (last: {last!r})")
+            available.update(archive_names(archive))
+        except SystemExit as error:
+            raise DrillInputError(f"--image-archive: {error.code}") from error
+    wanted = {str(c.get("image")) for c in job.pod_spec["containers"]}
+    missing = sorted(wanted - available)
+    if missing:
+        raise DrillInputError(
+            f"image(s) {', '.join(missing)} not on the drill's nodes (they pull nothing): give "
+            f"--image-archive FILE (docker save IMAGE -o FILE); the nodes have "
+            f"{', '.join(sorted(available))} (from ${IMAGES_ENV} and --image-archive)"
+        )
+    if len(job.claims) > 1:
+        raise DrillInputError(
+            f"Job {job.name} mounts {len(job.claims)} claims "
+            f"({', '.join(job.claims)}); the drill gives it one shared volume"
+        )
+    return kube_bin, images
 
 
 class World:
@@ -94,7 +129,10 @@ class World:
         self._proc: subprocess.Popen[str] | None = None
         self.admin: httpx.Client | None = None
         self.client: TogetherClient | None = None
-        self.kube: Kube | None = None
+        self._kube: Kube | None = None
+        self._known: set[str] = set()
+        self.kubeconfig = ""
+        """The cluster's kubeconfig (once started): a test drills it as an existing cluster."""
         self.cluster_id = ""
         self.volume_dir = Path()
 
@@ -115,7 +153,12 @@ class World:
         env = {**os.environ, "TOGETHER_SIM_API_KEY": API_KEY}
         with self.log_path.open("a") as log:
             self._proc = subprocess.Popen(
-                command, stdout=subprocess.PIPE, stderr=log, text=True, env=env
+                command,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+                env=env,
+                preexec_fn=_die_with_parent(os.getpid()),  # before the watch's thread starts
             )
         root = self._banner().rstrip("/").removesuffix("/v1")
         self.admin = httpx.Client(base_url=root, timeout=30.0)
@@ -131,7 +174,8 @@ class World:
         self.cluster_id = self.client.create_cluster(request).cluster_id
         wait_for(self._control_plane_running, "the cluster's control plane", 180)
         cluster = self.client.get_cluster(self.cluster_id)
-        self.kube = Kube(base64.b64decode(cluster.kube_config or "").decode())
+        self.kubeconfig = base64.b64decode(cluster.kube_config or "").decode()
+        self._kube = Kube(self.kubeconfig)
         wait_for(
             lambda: len(self.ready_real_nodes()) >= self.real_nodes,
             f"{self.real_nodes} real preemptible node(s) Ready",
@@ -149,7 +193,7 @@ class World:
         assert self._proc is not None
         url = read_banner(self._proc, 60, 0.2)
         if url is None:
-            raise DrillWorldError(f"the simulator did not start; its log: {self.log_path}")
+            raise DrillWorldError("the simulator did not start")
         return url
 
     def _control_plane_running(self) -> bool:
@@ -159,9 +203,13 @@ class World:
             raise DrillWorldError(f"the cluster's control plane failed: {status.get('error')}")
         return bool(status.get("state") == "running")
 
+    @property
+    def kube(self) -> Kube:
+        assert self._kube is not None, "the world has not started"
+        return self._kube
+
     def ready_real_nodes(self) -> list[str]:
         """The real preemptible nodes that are Ready and schedulable."""
-        assert self.kube is not None
         found = []
         for node in self.kube.items("/api/v1/nodes"):
             labels = node["metadata"].get("labels", {})
@@ -176,16 +224,50 @@ class World:
                 found.append(node["metadata"]["name"])
         return sorted(found)
 
-    def reclaim(self, node: str) -> None:
+    def eligible(self) -> set[str] | None:
+        return None  # the Job's pods run on the preemptible nodes only
+
+    def prepare(self, job: DrillJob, say: Callable[[str], None]) -> None:
+        for claim in job.claims:
+            self.claim(claim, job.namespace)
+        self._known = set(self.ready_real_nodes())
+
+    def reclaim(
+        self, node: str, pods: list[str], namespace: str, say: Callable[[str], None]
+    ) -> None:
+        """Together's reclaim, as the simulator does it: notice, cordon, SIGTERM, removal."""
         assert self.admin is not None
         response = self.admin.post(
             f"/_sim/clusters/{self.cluster_id}/reclaim", json={"node_ids": [node]}
         )
         response.raise_for_status()
 
+    def refill(
+        self, node: str, since: float, deadline: float, say: Callable[[str], None]
+    ) -> float | None:
+        """Until Together's refill brought a new real node Ready (at most REFILL_WAIT_SECONDS)."""
+
+        def new() -> set[str]:
+            return set(self.ready_real_nodes()) - self._known
+
+        try:
+            fresh = wait_for(
+                new, "the refill", min(REFILL_WAIT_SECONDS, deadline - time.monotonic())
+            )
+        except CouldNotDrill:
+            say(f"  no refill within {REFILL_WAIT_SECONDS:.0f} s (Together may lack capacity)")
+            return None
+        self._known |= fresh
+        took = round(time.monotonic() - since, 1)
+        say(f"  refill: node {sorted(fresh)[0]} Ready after {took} s")
+        return took
+
+    def close(self, job: DrillJob | None, say: Callable[[str], None]) -> None:
+        say("cleaning up: stopping the simulator, its control plane and real nodes")
+        self.stop()
+
     def claim(self, name: str, namespace: str) -> None:
         """A claim of the drill's shared volume (its static PersistentVolume, by name)."""
-        assert self.kube is not None
         if namespace != "default":
             namespaces = {n["metadata"]["name"] for n in self.kube.items("/api/v1/namespaces")}
             if namespace not in namespaces:
@@ -195,7 +277,7 @@ class World:
     def stop(self) -> None:
         """Stop everything (the simulator stops its control planes and removes its real nodes
         and what they did to the host) and remove the state directory."""
-        for closeable in (self.kube, self.client, self.admin):
+        for closeable in (self._kube, self.client, self.admin):
             if closeable is not None:
                 closeable.close()
         if self._proc is not None:

@@ -8,10 +8,29 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from together_drill.manifest import (
+    DrillInputError,
+    DrillJob,
+    checkpointing_job,
+    load_job,
+    on_cluster,
+)
 from together_facts.values import DRAIN_WINDOW_SECONDS
-from together_sim.drill.manifest import DrillInputError, DrillJob, checkpointing_job, load_job
 
 DEFAULT_REAL_NODES = 2
+
+
+@dataclass(frozen=True)
+class ClusterArgs:
+    """An existing cluster to drill on (``--kubeconfig``), instead of a local world."""
+
+    kubeconfig: Path
+    context: str | None
+    node_selector: dict[str, str] | None
+    """The nodes a reclaim may drain; None: ``together.ai/compute-class=preemptible``."""
+    keep: bool
+    volume_dir: Path | None
+    """Where the Job's checkpoint volume is mounted on this machine (None: not reachable)."""
 
 
 @dataclass(frozen=True)
@@ -26,14 +45,16 @@ class DrillArgs:
     timeout_seconds: float
     workload: dict[str, object]
     """What was drilled, as given (the JSON report repeats it)."""
+    cluster: ClusterArgs | None = None
 
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m together_sim.drill",
-        description="Run a workload on a local cluster with real nodes, reclaim the nodes its "
-        "pods run on, and report whether it survives Together's drain window. Exit 0: safe, "
-        "1: unsafe, 2: bad input.",
+        prog="python -m together_drill",
+        description="Run a workload on a local cluster with real nodes (or on an existing "
+        "cluster with --kubeconfig), reclaim the nodes its pods run on, and report whether it "
+        "survives Together's drain window. Exit 0: safe, 1: unsafe, 2: could not drill (bad "
+        "input, a Job that ended before a reclaim), 3: unverified (no save seen).",
     )
     p.add_argument("--manifest", type=Path, help="a Job manifest: a YAML file or a directory")
     p.add_argument("--image", help="run this image as CheckpointingWorker's Job (with --command)")
@@ -53,6 +74,29 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--timeout", type=float, default=900.0, help="give up on the Job after these seconds"
+    )
+    remote = p.add_argument_group(
+        "an existing cluster (a Together cluster, kind...): Together's drain done by hand"
+    )
+    remote.add_argument(
+        "--kubeconfig",
+        type=Path,
+        help="drill on this cluster: cordon a preemptible node, evict only the Job's pods "
+        "(Eviction API), uncordon; never deletes a node or touches another pod",
+    )
+    remote.add_argument("--context", help="the kubeconfig's context (default: its current one)")
+    remote.add_argument("--namespace", help="run the Job in this namespace (default: its own)")
+    remote.add_argument(
+        "--node-selector",
+        help="KEY=VALUE[,...]: the nodes a reclaim may drain "
+        "(default together.ai/compute-class=preemptible)",
+    )
+    remote.add_argument("--keep", action="store_true", help="leave the Job there at the end")
+    remote.add_argument(
+        "--volume-dir",
+        type=Path,
+        help="where the Job's checkpoint volume is mounted on this machine, for the drill to "
+        "read its files",
     )
     p.add_argument(
         "--command",
@@ -115,16 +159,19 @@ def parse(argv: list[str] | None = None) -> DrillArgs:
         raise DrillInputError(f"--image-archive {args.image_archive}: no such file")
     if args.timeout <= 0:
         raise DrillInputError(f"--timeout {args.timeout}: give seconds > 0")
+    cluster = _cluster(args)
     if args.manifest is not None:
-        job = load_job(args.manifest)
+        job = load_job(args.manifest, local=cluster is None)
         workload: dict[str, object] = {"manifest": str(args.manifest)}
     else:
-        job = checkpointing_job(args.image, args.command, args.grace_seconds)
+        job = checkpointing_job(args.image, args.command, args.grace_seconds, local=cluster is None)
         workload = {
             "image": args.image,
             "command": list(args.command),
             "grace_seconds": args.grace_seconds,
         }
+    if cluster is not None:
+        job = on_cluster(job, args.namespace, cluster.node_selector)
     return DrillArgs(
         job=job,
         reclaims=reclaims,
@@ -135,4 +182,44 @@ def parse(argv: list[str] | None = None) -> DrillArgs:
         real_nodes=args.real_nodes,
         timeout_seconds=args.timeout,
         workload=workload,
+        cluster=cluster,
+    )
+
+
+def _selector(raw: str) -> dict[str, str]:
+    pairs = [part.strip() for part in raw.split(",") if part.strip()]
+    if not pairs or any(p.count("=") != 1 or p.startswith("=") for p in pairs):
+        raise DrillInputError(
+            f"--node-selector {raw}: give KEY=VALUE pairs, comma-separated, e.g. "
+            "--node-selector pool=spot"
+        )
+    return dict(p.split("=", 1) for p in pairs)
+
+
+def _cluster(args: argparse.Namespace) -> ClusterArgs | None:
+    """The existing cluster's arguments, checked; None for the local world (whose flags are
+    then the only ones allowed)."""
+    remote = ("context", "namespace", "node_selector", "volume_dir")
+    if args.kubeconfig is None:
+        given = [f"--{n.replace('_', '-')}" for n in remote if getattr(args, n) is not None]
+        if args.keep:
+            given.append("--keep")
+        if given:
+            raise DrillInputError(f"{', '.join(given)} go with --kubeconfig FILE (a cluster)")
+        return None
+    if not args.kubeconfig.is_file():
+        raise DrillInputError(f"--kubeconfig {args.kubeconfig}: no such file")
+    if args.image_archive is not None:
+        raise DrillInputError(
+            "--image-archive is for the local world; on an existing cluster the nodes pull the "
+            "Job's images"
+        )
+    if args.volume_dir is not None and not args.volume_dir.is_dir():
+        raise DrillInputError(f"--volume-dir {args.volume_dir}: no such directory")
+    return ClusterArgs(
+        kubeconfig=args.kubeconfig,
+        context=args.context,
+        node_selector=_selector(args.node_selector) if args.node_selector else None,
+        keep=args.keep,
+        volume_dir=args.volume_dir,
     )

@@ -28,9 +28,17 @@ class Kube:
     """Authenticated as the kubeconfig says (client certificate or token); testkit's KubeClient
     builds on it, so the drill and the tests read a kubeconfig one way."""
 
-    def __init__(self, kubeconfig: str) -> None:
+    def __init__(self, kubeconfig: str, context_name: str | None = None) -> None:
         config = yaml.safe_load(kubeconfig)
-        context = _named(config["contexts"], config.get("current-context"))["context"]
+        names = [c["name"] for c in config["contexts"]]
+        if context_name is not None and context_name not in names:
+            raise ValueError(
+                f"--context {context_name}: the kubeconfig has no such context (it has: "
+                f"{', '.join(names)})"
+            )
+        context = _named(config["contexts"], context_name or config.get("current-context"))[
+            "context"
+        ]
         cluster = _named(config["clusters"], context["cluster"])["cluster"]
         user = _named(config["users"], context["user"])["user"]
         tls = ssl.create_default_context()
@@ -62,6 +70,17 @@ class Kube:
         result: Obj = response.json()
         return result
 
+    def merge_patch(self, path: str, body: Obj) -> Obj:
+        """A JSON merge patch (RFC 7386): only the fields given change."""
+        response = self.http.patch(
+            path,
+            content=json.dumps(body),
+            headers={"Content-Type": "application/merge-patch+json"},
+        )
+        response.raise_for_status()
+        result: Obj = response.json()
+        return result
+
     def items(self, path: str) -> list[Obj]:
         items: list[Obj] = self.request("GET", path)["items"]
         return items
@@ -86,9 +105,13 @@ class PodWatch:
     """Every version of every pod of one namespace, each with ``time.monotonic()`` when seen,
     from a watch that restarts when the server ends it."""
 
-    def __init__(self, kube: Kube, namespace: str) -> None:
+    def __init__(self, kube: Kube, namespace: str, label_selector: str | None = None) -> None:
         self.kube = kube
         self.path = f"/api/v1/namespaces/{namespace}/pods"
+        self.params = {
+            "watch": "1",
+            **({"labelSelector": label_selector} if label_selector else {}),
+        }
         self.seen: list[tuple[float, Obj]] = []
         self._stop = threading.Event()
         self._response: httpx.Response | None = None
@@ -101,7 +124,7 @@ class PodWatch:
                 with self.kube.http.stream(
                     "GET",
                     self.path,
-                    params={"watch": "1"},
+                    params=self.params,
                     timeout=httpx.Timeout(10.0, read=None),
                 ) as response:
                     self._response = response

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from together_sim.drill.verdict import JobSeen, PodSeen, ReclaimSeen, Verdict
+from together_drill.verdict import COULD_NOT_DRILL, JobSeen, PodSeen, ReclaimSeen, Verdict
 
 
 def _pod_json(pod: PodSeen) -> dict[str, Any]:
@@ -27,7 +27,24 @@ def _pod_json(pod: PodSeen) -> dict[str, Any]:
         "work_redone": pod.work_redone,
         "checkpoint_every": pod.checkpoint_every,
         "partial_files": list(pod.shrunk_files),
+        "save_after_sigterm": pod.save.value,
+        "save_seen_in": pod.save_source,
+        "counted_as_failure": pod.counted_as_failure,
     }
+
+
+def by_index(reclaims: Sequence[ReclaimSeen]) -> dict[str, list[PodSeen]]:
+    """Each index's reclaimed pods in order: a gang's report per index."""
+    found: dict[str, list[PodSeen]] = {}
+    for reclaim in reclaims:
+        for pod in reclaim.pods:
+            found.setdefault(pod.index if pod.index is not None else "-", []).append(pod)
+    return dict(sorted(found.items()))
+
+
+def not_drilled_json(reason: str) -> dict[str, Any]:
+    """The JSON report of a drill that could not run the workload (exit 2)."""
+    return {"verdict": "not_drilled", "exit_code": COULD_NOT_DRILL, "reason": reason}
 
 
 def as_json(
@@ -36,12 +53,16 @@ def as_json(
     job: JobSeen,
     workload: dict[str, Any],
     window_seconds: float,
+    warnings: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The JSON report: ``verdict``, ``completed``, ``problems`` [{code, pod, message}],
     ``reclaims`` [{node, pods: [{pod, exit_code, sigterm_to_exit_seconds, forced_kill, ...}]}]."""
     return {
-        "verdict": "safe" if verdict.safe else "unsafe",
+        "verdict": verdict.outcome.value,
+        "exit_code": verdict.exit_code,
         "completed": verdict.completed,
+        "unverified": list(verdict.unverified),
+        "warnings": list(warnings),
         "problems": [
             {"code": p.code.value, "pod": p.pod, "message": p.message} for p in verdict.problems
         ],
@@ -60,6 +81,18 @@ def as_json(
             "succeeded": job.succeeded,
             "failed_reason": job.failed_reason,
             "timed_out": job.timed_out,
+        },
+        "indexes": {
+            index: [
+                {
+                    "pod": pod.pod,
+                    "checkpointed_step": pod.checkpointed_step,
+                    "next_pod": pod.next_pod,
+                    "next_resumed_from": pod.next_resumed_from,
+                }
+                for pod in pods
+            ]
+            for index, pods in by_index(reclaims).items()
         },
         "drain_window_seconds": window_seconds,
         "workload": workload,
@@ -99,6 +132,11 @@ def readable(
                 f"      exit code {pod.exit_code}; killed by force: {_yes(pod.forced_kill)}; "
                 f"counted as success by the Job: {_yes(pod.counted_success)}",
             ]
+            lines.append(
+                f"      save begun after SIGTERM: {pod.save.value.replace('_', ' ')}"
+                + (f" ({pod.save_source})" if pod.save_source else "")
+                + ("; the Job counted it as a failure" if pod.counted_as_failure else "")
+            )
             if pod.uses_library:
                 redone = pod.work_redone
                 lines.append(
@@ -119,9 +157,22 @@ def readable(
         + (", timed out" if job.timed_out else "")
     )
     lines.append(f"  Job: {state}")
+    indexes = by_index(reclaims)
+    if len(indexes) > 1:
+        for index, pods in indexes.items():
+            resumed = "; ".join(
+                f"{pod.pod} saved step {pod.checkpointed_step}, "
+                f"{pod.next_pod or '(no next pod seen)'} resumed from {pod.next_resumed_from}"
+                if pod.uses_library
+                else f"{pod.pod}: resume not known (no status file)"
+                for pod in pods
+            )
+            lines.append(f"  index {index}: {resumed}")
     for problem in verdict.problems:
         lines.append(f"  {problem.code.value}: {problem.message}")
+    for sentence in verdict.unverified:
+        lines.append(f"  unverified: {sentence}")
     for note in verdict.notes:
         lines.append(f"  note: {note}")
-    lines.append(f"VERDICT: {'safe' if verdict.safe else 'unsafe'}")
+    lines.append(f"VERDICT: {verdict.outcome.value}")
     return "\n".join(lines)

@@ -81,7 +81,7 @@ def _documents(path: Path) -> list[tuple[str, Obj]]:
     return found
 
 
-def load_job(path: Path) -> DrillJob:
+def load_job(path: Path, *, local: bool = True) -> DrillJob:
     """The one Job in ``path``, checked: a batch/v1 Job with a name, containers and a
     restartPolicy a Job accepts, whose pods can land on the preemptible nodes the drill
     reclaims. Other objects (its claim, a Service...) are ignored: the drill makes its own."""
@@ -125,13 +125,14 @@ def load_job(path: Path) -> DrillJob:
         for v in spec.get("volumes", [])
         if isinstance(v, dict) and isinstance(v.get("persistentVolumeClaim"), dict)
     )
-    return DrillJob(_drillable(manifest), claims)
+    return DrillJob(_drillable(manifest, local=local), claims)
 
 
-def _drillable(manifest: Obj) -> Obj:
+def _drillable(manifest: Obj, *, local: bool = True) -> Obj:
     """The Job as the drill applies it: rendered-only metadata dropped, the pods placed on
-    preemptible nodes (as CheckpointingWorker places them) and images never pulled (the drill's
-    nodes have no registry: images come from --image-archive or the node's own)."""
+    preemptible nodes (as CheckpointingWorker places them) and, in the local world, images never
+    pulled (its nodes have no registry: images come from --image-archive or the node's own); on
+    an existing cluster the pods pull as the manifest says."""
     manifest = copy.deepcopy(manifest)
     metadata = manifest["metadata"]
     for key in ("resourceVersion", "uid", "creationTimestamp", "managedFields"):
@@ -144,13 +145,63 @@ def _drillable(manifest: Obj) -> Obj:
     )
     template["metadata"] = {**template.get("metadata", {}), **placed["metadata"]}
     template["spec"] = placed["spec"]
-    for container in template["spec"]["containers"]:
-        container["imagePullPolicy"] = "Never"
+    if local:
+        for container in template["spec"]["containers"]:
+            container["imagePullPolicy"] = "Never"
     return manifest
 
 
+def on_cluster(
+    job: DrillJob, namespace: str | None, node_selector: dict[str, str] | None
+) -> DrillJob:
+    """The Job for an existing cluster: in ``namespace`` (else its own), its pods on the nodes
+    ``node_selector`` names (else the preemptible ones, as placed already)."""
+    manifest = copy.deepcopy(job.manifest)
+    if namespace:
+        manifest["metadata"]["namespace"] = namespace
+    if node_selector:
+        spec = manifest["spec"]["template"]["spec"]
+        spec["nodeSelector"] = {
+            k: v for k, v in spec["nodeSelector"].items() if k != worker_job.COMPUTE_CLASS_LABEL
+        } | node_selector
+    return DrillJob(manifest, job.claims)
+
+
+def ignores_disruption(manifest: Obj) -> bool:
+    """Whether the Job's podFailurePolicy has a rule ``Ignore`` on ``DisruptionTarget``: without
+    it, a reclaimed pod counts against backoffLimit."""
+    rules = (manifest["spec"].get("podFailurePolicy") or {}).get("rules") or []
+    return any(
+        isinstance(rule, dict)
+        and rule.get("action") == "Ignore"
+        and any(
+            isinstance(c, dict) and c.get("type") == "DisruptionTarget"
+            for c in rule.get("onPodConditions") or []
+        )
+        for rule in rules
+    )
+
+
+def warnings(job: DrillJob) -> list[str]:
+    """What the manifest already shows will go wrong, said before the run."""
+    spec = job.manifest["spec"]
+    found = []
+    if not ignores_disruption(job.manifest):
+        found.append(
+            f"Job {job.name} has no podFailurePolicy rule that ignores DisruptionTarget, so each "
+            f"reclaim counts against its backoffLimit={spec.get('backoffLimit', 6)} "
+            "(RECLAIM_COUNTED_AS_FAILURE): add the rule {action: Ignore, onPodConditions: "
+            "[{type: DisruptionTarget}]} and podReplacementPolicy: Failed"
+        )
+    return found
+
+
 def checkpointing_job(
-    image: str, command: Sequence[str], grace_seconds: int = DRAIN_WINDOW_SECONDS
+    image: str,
+    command: Sequence[str],
+    grace_seconds: int = DRAIN_WINDOW_SECONDS,
+    *,
+    local: bool = True,
 ) -> DrillJob:
     """The Job CheckpointingWorker makes for ``image`` and ``command`` (one index, its default
     backoffLimit), built by the same functions it uses (together_worker.job)."""
@@ -180,7 +231,7 @@ def checkpointing_job(
             backoff_limit=BACKOFF_LIMIT,
         ),
     }
-    return DrillJob(_drillable(manifest), (CLAIM_NAME,))
+    return DrillJob(_drillable(manifest, local=local), (CLAIM_NAME,))
 
 
 BACKOFF_LIMIT: Final = 3

@@ -3,13 +3,15 @@ workload kept the drain-window contract, and the problem codes (with the fix) wh
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Final
 
 FORCED_KILL_EXIT: Final = 137
 """What a container killed with SIGKILL at the end of its grace period reports (128 + 9)."""
+GRACE_SLACK: Final = 1.0
+"""Seconds before the grace end that still count as at its end (the watch sees a pod late)."""
 
 
 class Code(StrEnum):
@@ -19,6 +21,37 @@ class Code(StrEnum):
     NOT_RESUMED = "NOT_RESUMED"
     PARTIAL_CHECKPOINT = "PARTIAL_CHECKPOINT"
     JOB_FAILED = "JOB_FAILED"
+    SAVE_CUT_SHORT = "SAVE_CUT_SHORT"
+    RECLAIM_COUNTED_AS_FAILURE = "RECLAIM_COUNTED_AS_FAILURE"
+
+
+class Outcome(StrEnum):
+    """The drill's answer and its exit code (docs/drill.md): ``unverified`` when no problem was
+    seen but the drill could not see a save complete after SIGTERM either."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    UNVERIFIED = "unverified"
+
+
+EXIT_CODES: Final[dict[Outcome, int]] = {Outcome.SAFE: 0, Outcome.UNSAFE: 1, Outcome.UNVERIFIED: 3}
+COULD_NOT_DRILL: Final = 2
+"""Bad input, a world that did not come up, a Job that ended before a reclaim was due: no
+verdict on the workload."""
+
+
+class Save(StrEnum):
+    """What the drill saw of the save a reclaimed pod began after SIGTERM."""
+
+    COMPLETED = "completed"
+    """A save begun after SIGTERM ended complete (status file: saved and recorded; volume: a
+    file written after the reclaim under its final name, no temporary file of it left)."""
+    CUT_SHORT = "cut_short"
+    """A save begun after SIGTERM was unfinished when the container ended (status file: still
+    ``saving``; volume: a temporary or partial file written after the reclaim, left behind)."""
+    UNSEEN = "unseen"
+    """No save after SIGTERM the drill could see: no status file of the pod, and no file the
+    pod wrote after the reclaim on a volume the drill reads."""
 
 
 FIXES: Final[dict[Code, str]] = {
@@ -47,6 +80,17 @@ FIXES: Final[dict[Code, str]] = {
         "fix the pods' problems above; give the Job a podFailurePolicy that ignores "
         "DisruptionTarget (CheckpointingWorker's Job has it), so reclaims never count against "
         "backoffLimit"
+    ),
+    Code.SAVE_CUT_SHORT: (
+        "let the save finish within the pod's grace period: a launcher or supervisor killed the "
+        "trainer early (torchrun and accelerate SIGKILL their workers 30 s after forwarding "
+        "SIGTERM: set `torchrun --shutdown-timeout` or TORCH_ELASTIC_SHUTDOWN_TIMEOUT to the "
+        "grace period; a supervisor's stop timeout likewise)"
+    ),
+    Code.RECLAIM_COUNTED_AS_FAILURE: (
+        "give the Job a podFailurePolicy rule {action: Ignore, onPodConditions: [{type: "
+        "DisruptionTarget}]} and podReplacementPolicy: Failed (CheckpointingWorker's Job has "
+        "both), so a reclaim requeues the index instead of counting against backoffLimit"
     ),
 }
 """The fix of each problem, one per code (docs/drill.md and docs/troubleshooting.md say more)."""
@@ -81,6 +125,13 @@ class PodSeen:
     """The step the next pod of this index resumed from (library); None: none started yet."""
     checkpoint_every: int | None = None
     shrunk_files: tuple[str, ...] = ()
+    save: Save = Save.UNSEEN
+    save_source: str | None = None
+    """Where the drill saw ``save``: ``status.json`` or the files it names on the volume."""
+    volume_readable: bool = True
+    """Whether the drill could read the Job's checkpoint volume (not on a remote cluster)."""
+    counted_as_failure: bool = False
+    """The Job's ``failed`` count rose for this pod: the reclaim counted against backoffLimit."""
 
     @property
     def forced_kill(self) -> bool:
@@ -88,6 +139,13 @@ class PodSeen:
         return self.exit_code == FORCED_KILL_EXIT or (
             self.exit_code is None and self.sigterm_delivered
         )
+
+    @property
+    def killed_at_grace_end(self) -> bool:
+        """A forced kill when the grace period ran out (or with the node), not before it: what
+        the kubelet does, as opposed to a launcher's early SIGKILL."""
+        took = self.sigterm_to_exit_seconds
+        return self.forced_kill and (took is None or took >= self.grace_seconds - GRACE_SLACK)
 
     @property
     def checkpoint_written(self) -> bool | None:
@@ -141,10 +199,20 @@ class Problem:
 
 @dataclass(frozen=True)
 class Verdict:
-    safe: bool
+    outcome: Outcome
     completed: bool
     problems: tuple[Problem, ...]
     notes: tuple[str, ...] = field(default_factory=tuple)
+    unverified: tuple[str, ...] = ()
+    """One sentence per pod whose save the drill could not see (why ``unverified``)."""
+
+    @property
+    def safe(self) -> bool:
+        return self.outcome is Outcome.SAFE
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.outcome]
 
 
 def pod_problems(pod: PodSeen, window_seconds: float) -> list[Problem]:
@@ -167,10 +235,25 @@ def pod_problems(pod: PodSeen, window_seconds: float) -> list[Problem]:
                 "which is left partial under its final name for the next pod to load",
             )
         )
+    elif pod.save is Save.CUT_SHORT and not pod.killed_at_grace_end:
+        took = (
+            f"{pod.sigterm_to_exit_seconds:.1f} s after SIGTERM, "
+            if pod.sigterm_to_exit_seconds is not None
+            else ""
+        )
+        found.append(
+            (
+                Code.SAVE_CUT_SHORT,
+                f"{pod.pod} ended {took}before its {pod.grace_seconds:g} s grace period with "
+                f"exit code {pod.exit_code}, while the save it began after SIGTERM was "
+                f"unfinished (seen in {pod.save_source}): something killed the trainer early, "
+                "most likely its launcher or process supervisor",
+            )
+        )
     elif pod.forced_kill:
         why = (
             "its save was still running"
-            if pod.saving_when_killed
+            if pod.saving_when_killed or pod.save is Save.CUT_SHORT
             else "it had not exited after SIGTERM"
         )
         took = (
@@ -204,10 +287,40 @@ def pod_problems(pod: PodSeen, window_seconds: float) -> list[Problem]:
                 f"step {pod.checkpointed_step}",
             )
         )
+    if pod.counted_as_failure:
+        found.append(
+            (
+                Code.RECLAIM_COUNTED_AS_FAILURE,
+                f"{pod.pod}'s reclaim raised the Job's failed count, so every reclaim uses up "
+                "backoffLimit and enough of them fail the Job although nothing crashed",
+            )
+        )
     return [Problem(code, pod.pod, f"{text} (fix: {FIXES[code]})") for code, text in found]
 
 
-def job_problems(job: JobSeen) -> list[Problem]:
+def unseen_save(pod: PodSeen) -> str:
+    """The one sentence of a pod whose save the drill could not see, and how to let it see."""
+    if pod.uses_library:
+        where = "its together_worker status file records no save begun after SIGTERM"
+    elif not pod.volume_readable:
+        where = (
+            "the Job's checkpoint volume is not readable from where the drill runs, and the pod "
+            "left no together_worker status file the drill could read"
+        )
+    else:
+        where = (
+            "it left no together_worker status file, and the drill found no checkpoint file "
+            "written after the reclaim on the volume"
+        )
+    return (
+        f"the drill could not see {pod.pod} save after SIGTERM: {where}; to let it see, use "
+        "together_worker's Worker (its status.json), or write checkpoints to the Job's claimed "
+        "volume (run the drill where that volume is mounted)"
+    )
+
+
+def job_problems(job: JobSeen, counted: Sequence[str] = ()) -> list[Problem]:
+    """The Job's own failure, naming its cause when reclaims were counted as failures."""
     if job.failed_reason is None and not job.timed_out:
         return []
     what = (
@@ -215,6 +328,11 @@ def job_problems(job: JobSeen) -> list[Problem]:
         if job.failed_reason
         else f"did not complete in the drill's time ({job.succeeded} of {job.completions} done)"
     )
+    if job.failed_reason and counted:
+        what += (
+            f" because the reclaim of {', '.join(counted)} counted against its backoffLimit "
+            "(RECLAIM_COUNTED_AS_FAILURE)"
+        )
     return [
         Problem(
             Code.JOB_FAILED,
@@ -225,24 +343,34 @@ def job_problems(job: JobSeen) -> list[Problem]:
 
 
 def verdict(reclaims: Iterable[ReclaimSeen], job: JobSeen, window_seconds: float) -> Verdict:
-    """``safe`` when the Job completed and no reclaimed pod broke the contract.
+    """``safe`` only when the Job completed, no reclaimed pod broke the contract, and for every
+    pod stopped the drill saw a save begun after SIGTERM end complete; ``unsafe`` on any problem;
+    otherwise ``unverified`` (each unseen save named, with how to let the drill see it).
 
     A drill in which no reclaim stopped a running pod proves nothing: it is not safe, and says so.
     """
     reclaims = tuple(reclaims)
-    problems = [p for r in reclaims for pod in r.pods for p in pod_problems(pod, window_seconds)]
-    problems += job_problems(job)
+    pods = [pod for r in reclaims for pod in r.pods]
+    problems = [p for pod in pods for p in pod_problems(pod, window_seconds)]
+    problems += job_problems(job, [pod.pod for pod in pods if pod.counted_as_failure])
     completed = job.succeeded >= job.completions and job.failed_reason is None
     notes = []
-    stopped = sum(len(r.pods) for r in reclaims)
-    if stopped == 0:
+    if not pods:
         notes.append(
             "no reclaim stopped a running pod, so the drill proved nothing; "
             "use --at with earlier times, or a longer-running workload"
         )
+    unseen = tuple(unseen_save(pod) for pod in pods if pod.save is not Save.COMPLETED)
+    if problems or not completed:
+        outcome = Outcome.UNSAFE
+    elif unseen or not pods:
+        outcome = Outcome.UNVERIFIED
+    else:
+        outcome = Outcome.SAFE
     return Verdict(
-        safe=completed and not problems and stopped > 0,
+        outcome=outcome,
         completed=completed,
         problems=tuple(problems),
         notes=tuple(notes),
+        unverified=unseen,
     )

@@ -1,0 +1,58 @@
+"""Which node a reclaim takes, from what the pod watch saw, with no cluster: one node running a
+live pod of the Job at that moment, chosen once, never an ended or deleting pod."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from together_drill.targets import choose, ended_early, random_due, running_now
+
+
+def _pod(name: str, node: str, state: str = "running", **metadata: Any) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name, **metadata},
+        "spec": {"nodeName": node},
+        "status": {"containerStatuses": [{"state": {state: {}}}]},
+    }
+
+
+def test_only_live_pods_count_and_their_latest_version_decides() -> None:
+    seen = [
+        (1.0, _pod("a", "n1")),
+        (2.0, _pod("b", "n2")),
+        (3.0, _pod("c", "n3")),
+        (4.0, _pod("a", "n1", "terminated")),  # ended since: never picked
+        (5.0, _pod("b", "n2", deletionTimestamp="x")),  # being deleted: never picked
+        (6.0, {**_pod("d", "n4"), "_event": "DELETED"}),  # gone
+        (7.0, _pod("e", "n3")),
+        (8.0, _pod("f", "n5", "waiting")),  # not running yet
+    ]
+    assert running_now(seen) == {"n3": [("c", 3.0), ("e", 7.0)]}
+    assert running_now(seen, eligible={"n1", "n2"}) == {}
+
+
+def test_one_node_is_chosen_once_with_all_its_live_pods() -> None:
+    now = {"n1": [("a", 1.0)], "n3": [("e", 7.0), ("c", 3.0)]}
+    picks = [choose(now, random.Random(seed)) for seed in range(20)]
+    assert {(node, tuple(pods)) for node, pods in filter(None, picks)} == {
+        ("n1", ("a",)),
+        ("n3", ("c", "e")),
+    }
+    assert choose({}, random.Random(1)) is None
+
+
+def test_a_random_reclaim_is_due_2_to_12_s_into_the_latest_pods_run() -> None:
+    now = {"n1": [("a", 10.0)], "n2": [("b", 30.0)]}
+    dues = [random_due(now, random.Random(seed)) for seed in range(50)]
+    assert all(32.0 <= due <= 42.0 for due in dues)
+
+
+def test_a_job_that_ended_early_is_one_sentence_naming_the_fix() -> None:
+    text = ended_early("train", 41.96, 2, 3, 50.0, "Complete")
+    assert text == (
+        "Job train ended (Complete) at +42.0 s, before reclaim 2 of 3 was due (due at +50.0 s), "
+        "so there was nothing left to reclaim: give fewer --reclaims, earlier --at times, or a "
+        "workload that runs longer"
+    )
+    assert text.count(". ") == 0

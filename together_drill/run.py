@@ -1,0 +1,419 @@
+"""One drill: make the cluster ready (a local world, or an existing cluster), create the Job,
+reclaim nodes its pods run on (at random moments with --seed, or --at), watch what each pod
+does, then judge, and leave the cluster as found whatever happens (errors, Ctrl-C, SIGTERM)."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import sys
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import FrameType
+from typing import Any, Final
+
+import httpx
+
+from together_drill.cli import DrillArgs
+from together_drill.cluster import Cluster, Say
+from together_drill.evidence import (
+    Snapshot,
+    run_of,
+    runs_for,
+    save_from_files,
+    save_from_status,
+    shrunk_in_place,
+    snapshot,
+    status_runs,
+)
+from together_drill.kube import Kube, Obj, PodWatch, terminated
+from together_drill.manifest import DrillInputError, DrillJob, warnings
+from together_drill.report import as_json, not_drilled_json, readable
+from together_drill.targets import Running, choose, ended_early, random_due, running_now
+from together_drill.verdict import (
+    COULD_NOT_DRILL,
+    JobSeen,
+    PodSeen,
+    ReclaimSeen,
+    Save,
+    verdict,
+)
+from together_drill.waits import CouldNotDrill, wait_for
+from together_facts.values import DRAIN_WINDOW_SECONDS
+
+INDEX_LABEL: Final = "batch.kubernetes.io/job-completion-index"
+JOB_NAME_LABEL: Final = "job-name"
+TRACKING_FINALIZER: Final = "batch.kubernetes.io/job-tracking"
+"""The Job controller removes it from a pod once it has counted the pod's end."""
+COUNTED_WAIT_SECONDS: Final = 15.0
+
+
+def progress(start: float) -> Say:
+    def say(text: str) -> None:
+        print(f"[drill +{time.monotonic() - start:6.1f}s] {text}", file=sys.stderr, flush=True)
+
+    return say
+
+
+class EndedEarly(CouldNotDrill):
+    """The Job ended before a reclaim was due: nothing left to drill (exit 2)."""
+
+
+@dataclass
+class Reclaimed:
+    node: str
+    at: float
+    """time.monotonic() of the reclaim."""
+    wall: float
+    """time.time() of the reclaim (the status file's and the volume's clock)."""
+    at_seconds: float
+    pods: list[str]
+    files: Snapshot
+    """The volume's files at the reclaim."""
+    failed_before: int
+    ended_files: dict[str, Snapshot] = field(default_factory=dict)
+    """Per pod: the volume's files when its container was seen ended."""
+    failed_after: int = 0
+    refill_seconds: float | None = None
+
+
+def _interrupted(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt  # SIGTERM cleans up as Ctrl-C does
+
+
+def run(args: DrillArgs) -> int:
+    """The drill's exit code: 0 safe, 1 unsafe, 2 could not drill, 3 unverified. Whatever
+    ends it (the Job, an error, Ctrl-C, SIGTERM), the cluster is closed: left as found."""
+    say = progress(time.monotonic())
+    for warning in warnings(args.job):
+        say(f"warning: {warning}")
+    previous = signal.signal(signal.SIGTERM, _interrupted)
+    cluster: Cluster | None = None
+    created: list[DrillJob] = []
+    """The Job, once this drill created it (never one that was there before)."""
+    try:
+        cluster = _open(args, say)
+        report, code = _drill(cluster, args, say, created)
+        print(report)
+    except DrillInputError as error:
+        print(f"together_drill: {error}", file=sys.stderr)
+        code = COULD_NOT_DRILL
+    except EndedEarly as error:
+        print(f"together_drill: {error}", file=sys.stderr)
+        if args.json_path is not None:
+            args.json_path.write_text(json.dumps(not_drilled_json(str(error)), indent=2) + "\n")
+        code = COULD_NOT_DRILL
+    except (CouldNotDrill, httpx.HTTPError) as error:
+        print(f"together_drill: could not drill: {error}", file=sys.stderr)
+        log = getattr(cluster, "log_path", None)
+        if log is not None:
+            print(f"the simulator's last lines:\n{_tail(log)}", file=sys.stderr)
+        code = COULD_NOT_DRILL
+    except KeyboardInterrupt:
+        print("together_drill: interrupted; leaving the cluster as found", file=sys.stderr)
+        code = COULD_NOT_DRILL
+    finally:
+        # The cleanup runs to its end: a second Ctrl-C or SIGTERM is ignored (SIGKILL is not).
+        interrupt = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        try:
+            if cluster is not None:
+                cluster.close(created[0] if created else None, say)
+        except (CouldNotDrill, httpx.HTTPError) as error:
+            print(f"together_drill: {error}", file=sys.stderr)
+            code = COULD_NOT_DRILL
+        finally:
+            signal.signal(signal.SIGINT, interrupt)
+            signal.signal(signal.SIGTERM, previous)
+    return code
+
+
+def _open(args: DrillArgs, say: Say) -> Cluster:
+    """The cluster to drill on, checked and ready (exit 2 otherwise)."""
+    if args.cluster is not None:
+        from together_drill.remote import RemoteCluster
+
+        return RemoteCluster(args.cluster)
+    from together_drill.world import DrillWorldError, World, check_host
+
+    kube_bin, images = check_host(args.job, args.image_archive)
+    world = World(kube_bin, images, args.real_nodes, args.image_archive)
+    try:
+        world.start(say)
+    except DrillWorldError as error:
+        tail = _tail(world.log_path)  # before close removes the log with the state directory
+        world.close(None, say)
+        raise DrillWorldError(f"{error}; the simulator's last lines:\n{tail}") from error
+    except BaseException:
+        world.close(None, say)
+        raise
+    return world
+
+
+def _tail(log: Path, lines: int = 30) -> str:
+    try:
+        return "\n".join(log.read_text().splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+@dataclass
+class _State:
+    """What one poll saw: the Job's status, and its live pods by node."""
+
+    status: Obj
+    now: Running
+    at: float
+
+    @property
+    def ended(self) -> str | None:
+        """How the Job ended (Complete, Failed: reason), None while it runs."""
+        for condition in self.status.get("conditions") or []:
+            if condition["status"] == "True" and condition["type"] in ("Complete", "Failed"):
+                reason = condition.get("reason")
+                return f"{condition['type']}{f': {reason}' if reason else ''}"
+        return None
+
+
+class _Drill:
+    """The observe/act loop of one drill: everything it acts on goes through ``cluster``."""
+
+    def __init__(self, cluster: Cluster, args: DrillArgs, say: Say) -> None:
+        self.cluster, self.args, self.say, self.job = cluster, args, say, args.job
+        self.kube: Kube = cluster.kube
+        self.rng = random.Random(args.seed)
+        self.deadline = time.monotonic() + args.timeout_seconds
+        self.job_path = f"/apis/batch/v1/namespaces/{self.job.namespace}/jobs/{self.job.name}"
+        self.watch = PodWatch(self.kube, self.job.namespace, f"{JOB_NAME_LABEL}={self.job.name}")
+        self.eligible = cluster.eligible()
+        self.first = 0.0
+
+    def state(self) -> _State:
+        status = self.kube.request("GET", self.job_path).get("status", {})
+        return _State(status, running_now(list(self.watch.seen), self.eligible), time.monotonic())
+
+    def wait(self, what: str, until: Any) -> _State:
+        """Poll the Job and its pods until ``until(state)`` or the Job ended."""
+        return wait_for(
+            lambda: s if (s := self.state()).ended or until(s) else None,
+            what,
+            max(0.0, self.deadline - time.monotonic()),
+        )
+
+    def ended_before(self, state: _State, number: int, due: float | None) -> EndedEarly:
+        return EndedEarly(
+            ended_early(
+                self.job.name,
+                state.at - self.first,
+                number,
+                self.args.reclaims,
+                None if due is None else due - self.first,
+                str(state.ended),
+            )
+        )
+
+    def target(self, number: int) -> tuple[str, list[str]] | None:
+        """The node of reclaim ``number`` (0-based) and its live pods, picked once when the
+        reclaim is due; raises EndedEarly if the Job ended first (None: it failed after an
+        earlier reclaim, and the verdict says why)."""
+        due: float | None = None
+        if self.args.at_seconds is not None:
+            due = self.first + self.args.at_seconds[number]
+        else:
+            state = self.wait("a running pod of the Job", lambda s: bool(s.now))
+            if state.ended:
+                self._ended(state, number, due)
+                return None
+            due = random_due(state.now, self.rng)
+        when = due
+        state = self.wait(f"reclaim {number + 1}", lambda s: s.at >= when)
+        if not state.ended and not state.now:
+            state = self.wait("a running pod to reclaim", lambda s: bool(s.now))
+        if state.ended:
+            self._ended(state, number, due)
+            return None
+        return choose(state.now, self.rng)
+
+    def _ended(self, state: _State, number: int, due: float | None) -> None:
+        """A Job that failed after a reclaim goes to the verdict (which says why); any other end
+        before a reclaim was due ends the drill (EndedEarly)."""
+        if number > 0 and str(state.ended).startswith("Failed"):
+            self.say(f"Job {self.job.name} {state.ended} before reclaim {number + 1}")
+            return
+        raise self.ended_before(state, number + 1, due)
+
+    def files(self) -> Snapshot:
+        volume = self.cluster.volume_dir
+        return snapshot(volume) if volume is not None else {}
+
+    def failed(self) -> int:
+        return int(self.kube.request("GET", self.job_path).get("status", {}).get("failed", 0))
+
+    def reclaim(self, number: int, node: str, pods: list[str]) -> Reclaimed:
+        files, failed = self.files(), self.failed()
+        now, wall = time.monotonic(), time.time()
+        self.cluster.reclaim(node, pods, self.job.namespace, self.say)
+        self.say(f"reclaim {number + 1}: node {node} (pods: {', '.join(pods)})")
+        reclaimed = Reclaimed(node, now, wall, round(now - self.first, 1), pods, files, failed)
+        self.follow(reclaimed)
+        return reclaimed
+
+    def follow(self, reclaimed: Reclaimed) -> None:
+        """Until the reclaimed pods ended (the volume looked at as each ends, to see a save cut
+        off), the Job counted them, and capacity came back."""
+        pending = set(reclaimed.pods)
+
+        def ended() -> bool:
+            for name in sorted(pending):
+                if any(
+                    terminated(p) or p.get("_event") == "DELETED" for _, p in self.history(name)
+                ):
+                    reclaimed.ended_files[name] = self.files()
+                    pending.discard(name)
+                    self.say(f"  pod {name} ended")
+            return not pending
+
+        wait_for(ended, "the reclaimed pods to end", max(0.0, self.deadline - time.monotonic()))
+
+        def counted() -> bool:
+            return all(self.counted(name) for name in reclaimed.pods)
+
+        try:
+            wait_for(counted, "the Job to count the reclaimed pods", COUNTED_WAIT_SECONDS)
+        except CouldNotDrill:
+            self.say("  the Job did not count the reclaimed pods in time; its failed count as is")
+        reclaimed.failed_after = self.failed()
+        reclaimed.refill_seconds = self.cluster.refill(
+            reclaimed.node, reclaimed.at, self.deadline, self.say
+        )
+
+    def history(self, name: str) -> list[tuple[float, Obj]]:
+        return self.watch.history(name)
+
+    def counted(self, name: str) -> bool:
+        history = self.history(name)
+        last = history[-1][1] if history else {}
+        finalizers = last.get("metadata", {}).get("finalizers") or []
+        return last.get("_event") == "DELETED" or TRACKING_FINALIZER not in finalizers
+
+    def finish(self) -> JobSeen:
+        self.say(f"waiting for Job {self.job.name} to finish")
+        try:
+            state = self.wait(f"Job {self.job.name} to finish", lambda s: False)
+        except CouldNotDrill:
+            status = self.kube.request("GET", self.job_path).get("status", {})
+            return JobSeen(
+                self.job.name, self.job.completions, int(status.get("succeeded", 0)), timed_out=True
+            )
+        ended = str(state.ended)
+        reason = ended.split(": ", 1)[1] if ended.startswith("Failed") else None
+        if ended.startswith("Failed") and reason is None:
+            reason = "Failed"
+        return JobSeen(
+            self.job.name,
+            self.job.completions,
+            int(state.status.get("succeeded", 0)),
+            reason,
+        )
+
+    def pod_seen(self, reclaimed: Reclaimed, name: str, rise: int, position: int) -> PodSeen:
+        history = self.history(name)
+        pod = history[-1][1]
+        ended = next(((t, p) for t, p in history if terminated(p)), None)
+        state = terminated(ended[1]) if ended else None
+        conditions = {
+            c["type"] for c in pod.get("status", {}).get("conditions", []) if c["status"] == "True"
+        }
+        delivered = "DisruptionTarget" in conditions or any(
+            p["metadata"].get("deletionTimestamp") for _, p in history
+        )
+        index = pod["metadata"].get("labels", {}).get(INDEX_LABEL)
+        after = reclaimed.ended_files.get(name, {})
+        readable_volume = self.cluster.volume_dir is not None
+        save, source = (
+            save_from_files(reclaimed.files, after, reclaimed.wall, index)
+            if readable_volume
+            else (Save.UNSEEN, None)
+        )
+        seen = PodSeen(
+            pod=name,
+            node=reclaimed.node,
+            index=index,
+            grace_seconds=float(pod["spec"].get("terminationGracePeriodSeconds", 30)),
+            sigterm_delivered=delivered,
+            exit_code=int(state["exitCode"]) if state else None,
+            sigterm_to_exit_seconds=round(ended[0] - reclaimed.at, 1) if ended else None,
+            counted_success=pod.get("status", {}).get("phase") == "Succeeded",
+            shrunk_files=shrunk_in_place(reclaimed.files, after),
+            save=save,
+            save_source=source,
+            volume_readable=readable_volume,
+            counted_as_failure=position < rise,
+        )
+        volume = self.cluster.volume_dir
+        if volume is None:
+            return seen
+        for runs in runs_for(status_runs(volume), index):
+            mine = run_of(runs, name, reclaimed.wall)
+            if mine is None:
+                continue
+            run = runs[mine]
+            following = runs[mine + 1] if mine + 1 < len(runs) else None
+            status_save, status_source = save_from_status(run)
+            return replace(
+                seen,
+                uses_library=True,
+                checkpointed_step=_int(run.get("checkpointed_step")),
+                reached_step=_int(run.get("step")),
+                saving_when_killed=run.get("exit_reason") == "saving",
+                checkpoint_every=_int(run.get("checkpoint_every")),
+                next_pod=str(following["pod"]) if following else None,
+                next_resumed_from=_int(following.get("resumed_from")) if following else None,
+                save=status_save,
+                save_source=status_source,
+            )
+        return seen
+
+
+def _drill(cluster: Cluster, args: DrillArgs, say: Say, created: list[DrillJob]) -> tuple[str, int]:
+    drill = _Drill(cluster, args, say)
+    job = args.job
+    try:
+        cluster.prepare(job, say)
+        drill.kube.request("POST", f"/apis/batch/v1/namespaces/{job.namespace}/jobs", job.manifest)
+        created.append(job)
+        drill.first = time.monotonic()  # until a pod runs: "+N s" counts from the Job's creation
+        say(f"Job {job.name} created ({job.completions} completion(s)); waiting for a pod to run")
+        first = drill.wait("a pod of the Job to run", lambda s: bool(s.now))
+        if first.ended:
+            raise drill.ended_before(first, 1, None)
+        drill.first = min(t for pods in first.now.values() for _, t in pods)
+        reclaims: list[Reclaimed] = []
+        for number in range(args.reclaims):
+            target = drill.target(number)
+            if target is None:
+                break
+            reclaims.append(drill.reclaim(number, *target))
+        job_seen = drill.finish()
+        seen = []
+        for r in reclaims:
+            rise = r.failed_after - r.failed_before
+            pods = tuple(drill.pod_seen(r, pod, rise, i) for i, pod in enumerate(r.pods))
+            seen.append(ReclaimSeen(r.node, r.at_seconds, pods, r.refill_seconds))
+    finally:
+        drill.watch.stop()
+    result = verdict(seen, job_seen, DRAIN_WINDOW_SECONDS)
+    notes = [f"warning: {w}" for w in warnings(job)]
+    if args.json_path is not None:
+        report = as_json(result, seen, job_seen, args.workload, DRAIN_WINDOW_SECONDS, notes)
+        args.json_path.write_text(json.dumps(report, indent=2) + "\n")
+    return readable(result, seen, job_seen, DRAIN_WINDOW_SECONDS), result.exit_code
+
+
+def _int(value: object) -> int | None:
+    return int(value) if isinstance(value, int | float) else None
+
+
+__all__ = ["EndedEarly", "run"]
