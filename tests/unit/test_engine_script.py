@@ -70,20 +70,21 @@ def test_a_cli_without_the_python_host_beside_it_is_not_used(tmp_path: Path) -> 
 # What tools/images/build.sh reads from the repository beside tools/ (its other inputs).
 IMAGE_INPUTS = (
     "Dockerfile.autoscaler", "constraints.txt", "pyproject.toml", "together_facts", "together_api",
-    "together_autoscaler", "together_worker",
+    "together_autoscaler", "worker", "scripts/worker-wheel.sh",
 )  # fmt: skip
 
 
 def copy_tools(destination: Path) -> Path:
     """tools/ with every build script and lib.sh, without build output or logs, and the
     repository files the images build reads beside it."""
-    ignore = shutil.ignore_patterns(".*", "provider-src", "__pycache__")
+    ignore = shutil.ignore_patterns(".*", "provider-src", "__pycache__", "*.egg-info")
     shutil.copytree(TOOLS, destination, ignore=ignore)
     for name in IMAGE_INPUTS:
         source = REPO / name
         if source.is_dir():
             shutil.copytree(source, destination.parent / name, ignore=ignore)
         elif source.exists():
+            (destination.parent / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, destination.parent / name)
     return destination
 

@@ -12,13 +12,15 @@ from typing import Final
 
 import pytest
 
+from testkit.layout import package_dir
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _imports(package: str) -> set[str]:
     """Every module an absolute import statement in the package names (relative ones skipped)."""
     found: set[str] = set()
-    sources = list((ROOT / package).rglob("*.py"))
+    sources = list(package_dir(package).rglob("*.py"))
     assert sources, f"no package {package!r}: a renamed layer must not pass unchecked"
     for source in sources:
         for node in ast.walk(ast.parse(source.read_text())):
@@ -200,9 +202,11 @@ def _module_graph(*packages: str) -> dict[str, set[str]]:
     """Each module of the packages and the packages' modules it imports anywhere: at run time,
     inside a function, or under `if TYPE_CHECKING:` (a cycle there is still a tangle)."""
     modules = {
-        ".".join(source.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): source
+        ".".join(
+            source.relative_to(package_dir(package).parent).with_suffix("").parts
+        ).removesuffix(".__init__"): source
         for package in packages
-        for source in (ROOT / package).rglob("*.py")
+        for source in package_dir(package).rglob("*.py")
     }
     graph: dict[str, set[str]] = {}
     for module, source in modules.items():
