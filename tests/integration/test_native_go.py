@@ -19,9 +19,12 @@ from pulumi import automation as auto
 
 from testkit.pulumi_env import REPO, PulumiEnv, provider_config
 from testkit.sim import SimulatorProcess
-from tests.clusters import FAST_SIMULATOR, live_clusters, preview_error
-from tests.native import CLUSTER_TOKEN, PLUGIN_DIR, VOLUME_TOKEN, go_langhost_bin, pin_plugin
-from together_provider.cluster.rules import RULEBOOK
+from tests.clusters import FAST_SIMULATOR
+from tests.example_programs import (
+    lives_through_up_target_change_refresh_and_destroy,
+    refuses_zero_standard_as_python_does,
+)
+from tests.native import PLUGIN_DIR, go_langhost_bin, pin_plugin
 
 EXAMPLE = REPO / "examples" / "go"
 SDK = REPO / "sdk" / "go"
@@ -54,53 +57,15 @@ def _stack(env: PulumiEnv, sim: SimulatorProcess) -> tuple[Path, auto.Stack]:
 
 
 @FAST_SIMULATOR
-def test_go_program_previews_ups_changes_the_target_in_place_and_destroys(
+def test_go_program_previews_ups_changes_the_target_in_place_refreshes_and_destroys(
     go_env: PulumiEnv, simulator: SimulatorProcess
 ) -> None:
-    """One stack through its life (one stack, so the program is built as few times as can be)."""
     work, stack = _stack(go_env, simulator)
-    assert stack.preview().change_summary == {auto.OpType.CREATE: 3}
-    assert simulator.requests() == []
-
-    outputs = stack.up().outputs
-    assert (outputs["status"].value, outputs["standardGpus"].value) == ("Ready", 8)
-    assert outputs["preemptibleTarget"].value == 16
-    assert outputs["kubeconfig"].secret
-    (live,) = live_clusters(simulator)
-    assert live.cluster_id == outputs["clusterId"].value
-    assert [v.volume_id for v in live.volumes] == [outputs["volumeId"].value]
-
-    # A new preemptible target is one update, in place (no replace): one PUT, the volume alone.
-    stack.set_config("numPreemptibleGpus", auto.ConfigValue("24"))
-    simulator.reset_requests()
-    assert stack.preview().change_summary == {auto.OpType.UPDATE: 1, auto.OpType.SAME: 2}
-    changed = stack.up()
-    assert changed.summary.resource_changes == {"update": 1, "same": 2}
-    writes = [(r["method"], r["status"]) for r in simulator.requests() if r["method"] != "GET"]
-    assert writes == [("PUT", 200)]
-    assert changed.outputs["clusterId"].value == outputs["clusterId"].value
-    assert changed.outputs["preemptibleTarget"].value == 24
-    (stored,) = go_env.resource_outputs(work, CLUSTER_TOKEN)
-    assert stored["numPreemptibleGpus"] == 24
-
-    assert stack.destroy().summary.resource_changes == {"delete": 3}
-    assert live_clusters(simulator) == []
-    assert go_env.resource_outputs(work, VOLUME_TOKEN) == []
+    lives_through_up_target_change_refresh_and_destroy(go_env, simulator, work, stack)
 
 
 @FAST_SIMULATOR
 def test_go_preview_rejects_a_zero_standard_spec_as_python_does_without_api_calls(
     go_env: PulumiEnv, simulator: SimulatorProcess
 ) -> None:
-    _, stack = _stack(go_env, simulator)
-    stack.set_config("numGpus", auto.ConfigValue("0"))
-    error = preview_error(stack)
-    # The message the Python rules give for the example's cluster, word for word.
-    spec = {"cluster_name": "notebooks", "region": "us-central-8", "gpu_type": "H100_SXM",
-            "num_gpus": 0, "num_preemptible_gpus": 16, "cuda_version": "12.8",
-            "nvidia_driver_version": "570", "project_id": "proj-ml-dev"}  # fmt: skip
-    (python,) = [f.reason for f in RULEBOOK.validate("notebooks", spec, None)]
-    assert python.startswith("cluster 'notebooks': num_gpus=0 leaves no standard node")
-    assert python in error
-    assert "panic:" not in error and "Traceback" not in error
-    assert simulator.requests() == []
+    refuses_zero_standard_as_python_does(_stack(go_env, simulator)[1], simulator)

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
-	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	langhost "local.invalid/langhost-common"
 )
@@ -192,9 +191,24 @@ func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.R
 	return langhost.RunResult(cmd.Run(), program), nil
 }
 
-// runEnv is the environment the Go SDK reads in pulumi.Run (sdk/v3/go/pulumi/run.go): who the
-// program runs for, the stack's config (a JSON object) and its secret keys (a JSON array), and
-// where the engine and the resource monitor listen. Empty values are left out, as upstream.
+// The environment the Go SDK reads in pulumi.Run: its Env* constants (sdk/v3/go/pulumi/run.go),
+// named here rather than imported, because importing that package would compile the whole Go
+// SDK runtime (258 more packages) into a host that only passes these names on.
+const (
+	envOrganization  = "PULUMI_ORGANIZATION"
+	envProject       = "PULUMI_PROJECT"
+	envRootDirectory = "PULUMI_ROOT_DIRECTORY"
+	envStack         = "PULUMI_STACK"
+	envConfig        = "PULUMI_CONFIG"
+	envParallel      = "PULUMI_PARALLEL"
+	envDryRun        = "PULUMI_DRY_RUN"
+	envMonitor       = "PULUMI_MONITOR"
+	envEngine        = "PULUMI_ENGINE"
+)
+
+// runEnv is the environment of the program: who it runs for, the stack's config (a JSON object)
+// and its secret keys (a JSON array, PULUMI_CONFIG_SECRET_KEYS), and where the engine and the
+// resource monitor listen. Empty values are left out, as upstream.
 func runEnv(req *pulumirpc.RunRequest, engine string) ([]string, error) {
 	var env []string
 	add := func(name, value string) {
@@ -207,20 +221,20 @@ func runEnv(req *pulumirpc.RunRequest, engine string) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("failed to serialize configuration: %w", err)
 		}
-		add(pulumi.EnvConfig, string(raw))
+		add(envConfig, string(raw))
 	}
 	keys, err := langhost.SecretKeysEnv(req)
 	if err != nil {
 		return nil, err
 	}
 	env = append(env, keys)
-	add(pulumi.EnvOrganization, req.GetOrganization())
-	add(pulumi.EnvProject, req.GetProject())
-	add(pulumi.EnvPulumiRootDirectory, req.GetInfo().GetRootDirectory())
-	add(pulumi.EnvStack, req.GetStack())
-	add(pulumi.EnvDryRun, strconv.FormatBool(req.GetDryRun()))
-	add(pulumi.EnvParallel, strconv.Itoa(int(req.GetParallel())))
-	add(pulumi.EnvMonitor, req.GetMonitorAddress())
-	add(pulumi.EnvEngine, engine)
+	add(envOrganization, req.GetOrganization())
+	add(envProject, req.GetProject())
+	add(envRootDirectory, req.GetInfo().GetRootDirectory())
+	add(envStack, req.GetStack())
+	add(envDryRun, strconv.FormatBool(req.GetDryRun()))
+	add(envParallel, strconv.Itoa(int(req.GetParallel())))
+	add(envMonitor, req.GetMonitorAddress())
+	add(envEngine, engine)
 	return env, nil
 }
