@@ -8,8 +8,10 @@
 # Go module proxy) and the code it shares with our Python and Node.js hosts, ../langhost-common
 # (a module go.mod reaches by `replace`), with this directory's go.mod as its module: pulumi's
 # sdk/v3 at v3.248.0, the release of the Go SDK generator (tools/go-codegen) and of the SDK that
-# Go programs and sdk/go pin, and of the Node.js host (so the two share compiled packages). The
-# host talks to the newer engine over the versioned gRPC protocol, as our other hosts do.
+# Go programs and sdk/go pin, and of the Node.js host; every module the two have in common is
+# required at the Node.js host's version (tests/unit/test_go_build_pins.py), so Go's build cache
+# compiles their packages once. The host talks to the newer engine over the versioned gRPC
+# protocol, as our other hosts do.
 # It builds programs with the `go` on PATH at run time. A `pulumi-language-go` already on PATH (a
 # release install) is used as it is. The result is cached OUTSIDE the repository, keyed by the sdk
 # version and a hash of the build's inputs (../lib.sh):
