@@ -15,11 +15,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 from pulumi import automation as auto
 
 from testkit.pulumi_env import REPO, PulumiEnv, provider_config
 from testkit.sim import SimulatorProcess
-from tests.clusters import FAST_SIMULATOR
+from tests.clusters import FAST_SIMULATOR, preview_error
 from tests.example_programs import (
     lives_through_up_target_change_refresh_and_destroy,
     refuses_zero_standard_as_python_does,
@@ -69,3 +70,31 @@ def test_go_preview_rejects_a_zero_standard_spec_as_python_does_without_api_call
     go_env: PulumiEnv, simulator: SimulatorProcess
 ) -> None:
     refuses_zero_standard_as_python_does(_stack(go_env, simulator)[1], simulator)
+
+
+@FAST_SIMULATOR
+def test_go_runtime_options_keep_the_built_program_and_run_a_prebuilt_one(
+    go_env: PulumiEnv, simulator: SimulatorProcess
+) -> None:
+    """Upstream's two options: `buildTarget` keeps the binary the host builds, `binary` runs one
+    built beforehand (no `go build`), and both at once is an error naming them."""
+    work, stack = _stack(go_env, simulator)
+    settings = yaml.safe_load((work / "Pulumi.yaml").read_text())
+
+    def runtime(**options: str) -> None:
+        settings["runtime"] = {"name": "go", "options": options}
+        (work / "Pulumi.yaml").write_text(yaml.safe_dump(settings, sort_keys=False))
+
+    runtime(buildTarget="bin/program")
+    assert stack.preview().change_summary == {auto.OpType.CREATE: 3}
+    built = work / "bin" / "program"
+    assert os.access(built, os.X_OK)
+
+    (work / "main.go").write_text("package main\n\nfunc main() { undefined() }\n")  # no build
+    runtime(binary=str(built))
+    assert stack.preview().change_summary == {auto.OpType.CREATE: 3}
+
+    runtime(binary=str(built), buildTarget="bin/program")
+    error = preview_error(stack)
+    assert "binary and buildTarget cannot both be set" in error
+    assert simulator.requests() == []
