@@ -192,8 +192,9 @@ func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.R
 }
 
 // The environment the Go SDK reads in pulumi.Run: its Env* constants (sdk/v3/go/pulumi/run.go),
-// named here rather than imported, because importing that package would compile the whole Go
-// SDK runtime (258 more packages) into a host that only passes these names on.
+// named here rather than imported: importing that package compiles the Go SDK's runtime into the
+// host (4 packages the Node.js host does not build: a fresh build took 79 s instead of 10 s on
+// the busy 2-core machine) only to read nine names. test_native_go.py runs a program on them.
 const (
 	envOrganization  = "PULUMI_ORGANIZATION"
 	envProject       = "PULUMI_PROJECT"
