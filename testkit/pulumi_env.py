@@ -32,6 +32,8 @@ TOOLS: dict[str, tuple[str, str]] = {
     "yaml-langhost": ("TOGETHER_YAML_LANGHOST_BIN", "pulumi-language-yaml"),
     "nodejs-langhost": ("TOGETHER_NODEJS_LANGHOST_BIN", "pulumi-language-nodejs"),
     "ts-codegen": ("TOGETHER_TS_CODEGEN_BIN", "ts-codegen"),
+    "go-langhost": ("TOGETHER_GO_LANGHOST_BIN", "pulumi-language-go"),
+    "go-codegen": ("TOGETHER_GO_CODEGEN_BIN", "go-codegen"),
     "act": ("TOGETHER_ACT_BIN", "act"),
     "actionlint": ("TOGETHER_ACTIONLINT_BIN", "actionlint"),
     # Not binaries: the images real nodes run, a docker-archive tar each (with_real_nodes).

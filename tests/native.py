@@ -26,6 +26,8 @@ __all__ = [
     "CLUSTER_TOKEN",
     "PLUGIN_DIR",
     "VOLUME_TOKEN",
+    "go_codegen_bin",
+    "go_langhost_bin",
     "import_legacy",
     "legacy_cluster",
     "native_pulumi_env",
@@ -71,6 +73,16 @@ def yaml_langhost_bin() -> Path:
 def nodejs_langhost_bin() -> Path:
     """The directory holding our `pulumi-language-nodejs` (tools/nodejs-langhost/build.sh)."""
     return tool_bin("nodejs-langhost")
+
+
+def go_langhost_bin() -> Path:
+    """The directory holding our `pulumi-language-go` (tools/go-langhost/build.sh)."""
+    return tool_bin("go-langhost")
+
+
+def go_codegen_bin() -> Path:
+    """The directory holding `go-codegen`, the Go SDK generator (tools/go-codegen)."""
+    return tool_bin("go-codegen")
 
 
 def ts_codegen_bin() -> Path:

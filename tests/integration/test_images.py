@@ -1,7 +1,7 @@
 """The images real nodes run, built with no registry (tools/images/build.sh): each archive carries
 the name and entrypoint a real node's pods use, and each root filesystem really runs: python3 on
-PATH with the worker package, the autoscaler's controller as its non-root user, a pause that
-exits 0 on SIGTERM. Skipped, with the reason, where real nodes cannot run."""
+PATH with the worker library's wheel installed, the autoscaler's controller as its non-root
+user, a pause that exits 0 on SIGTERM. Skipped, with the reason, where real nodes cannot run."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from testkit.images import (
 from testkit.pulumi_env import REPO
 
 VERSION = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+WORKER = tomllib.loads((REPO / "worker" / "pyproject.toml").read_text())["project"]
 EXPECTED = {
     "pause.tar": ("localhost/together-pause:1", ["/pause"]),
     "python.tar": ("localhost/together-python:3.11", ["/usr/bin/python3"]),
@@ -80,18 +81,25 @@ def test_the_python_image_leaves_out_tests_tk_idle_ensurepip_and_bytecode(images
     assert not [f for f in files if "__pycache__" in f or f.endswith(".pyc")]
 
 
-def test_the_python_image_holds_the_worker_package_once_it_exists(
-    unpacked: dict[str, Path],
-) -> None:
+def test_the_python_image_installs_the_worker_librarys_wheel(unpacked: dict[str, Path]) -> None:
+    """The wheel, as `pip install` of it leaves it (the package and its dist-info), and nothing
+    else of this project: the image's launcher runs."""
     rootfs = unpacked["python.tar"]
-    ran = run_in_rootfs(
-        rootfs, "python3", "-c", "import together_worker; print(together_worker.__file__)"
+    probe = (
+        "import importlib.metadata as m, together_worker; "
+        "print(together_worker.__file__); "
+        "print(sorted(d.metadata['Name'] for d in m.distributions()))"
     )
-    if (REPO / "together_worker").is_dir():
-        assert ran.returncode == 0, ran.stderr
-        assert ran.stdout.strip() == f"{SITE_PACKAGES}/together_worker/__init__.py"
-    else:  # the worker branch has not landed: the image goes without it (build.sh)
-        assert "No module named 'together_worker'" in ran.stderr
+    ran = run_in_rootfs(rootfs, "python3", "-c", probe)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.splitlines() == [
+        f"{SITE_PACKAGES}/together_worker/__init__.py",
+        f"[{WORKER['name']!r}]",
+    ]
+    launched = run_in_rootfs(
+        rootfs, "python3", "-m", "together_worker", "run", "--", "sh", "-c", "exit 3"
+    )
+    assert launched.returncode == 3, launched.stderr
 
 
 def test_the_autoscaler_image_runs_its_controller(unpacked: dict[str, Path]) -> None:

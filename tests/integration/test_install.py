@@ -1,4 +1,5 @@
-"""A fresh `pip install .` (no extras) into an empty virtualenv gives the provider alone.
+"""A fresh `pip install ./worker .` (no extras) into an empty virtualenv gives the provider alone
+(and the worker library it depends on, which no index serves).
 
 What a user of the provider gets: `together_provider` imports, and neither the simulator's server
 (starlette, uvicorn) nor pulumi-kubernetes is installed. Slow (a real install, ~1-2 min with a
@@ -51,6 +52,7 @@ def test_a_plain_install_imports_the_provider_without_the_extras(tmp_path: Path)
             "--disable-pip-version-check",
             "-c",
             str(ROOT / "constraints.txt"),
+            str(source / "worker"),
             str(source),
         ],
         check=True,

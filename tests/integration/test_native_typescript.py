@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,17 +21,17 @@ from pulumi import automation as auto
 from testkit.pulumi_env import REPO, PulumiEnv, provider_config
 from testkit.sim import SimulatorProcess
 from tests.clusters import FAST_SIMULATOR, live_clusters, preview_error
+from tests.example_programs import (
+    lives_through_up_target_change_refresh_and_destroy,
+    refuses_zero_standard_as_python_does,
+)
 from tests.native import (
-    CLUSTER_TOKEN,
     PLUGIN_DIR,
-    VOLUME_TOKEN,
     import_legacy,
     legacy_cluster,
     nodejs_langhost_bin,
     pin_plugin,
 )
-from together_api.client import TogetherClient
-from together_api.wire import ClusterUpdateRequest
 
 EXAMPLE = REPO / "examples" / "typescript"
 SDK = REPO / "sdk" / "typescript"
@@ -106,51 +105,13 @@ def _stack(env: PulumiEnv, sim: SimulatorProcess, work: Path) -> auto.Stack:
     return env.stack(work, config=provider_config(sim))
 
 
-@pytest.fixture
-def client(simulator: SimulatorProcess) -> Iterator[TogetherClient]:
-    with TogetherClient(api_key=simulator.api_key, base_url=simulator.base_url) as c:
-        yield c
-
-
 @FAST_SIMULATOR
 def test_typescript_program_up_target_change_refresh_and_destroy(
-    ts_env: PulumiEnv,
-    simulator: SimulatorProcess,
-    client: TogetherClient,
-    installed_example: Path,
+    ts_env: PulumiEnv, simulator: SimulatorProcess, installed_example: Path
 ) -> None:
-    """One stack through a whole life (one stack, so the program's start-up is paid few times)."""
     work = _project(ts_env, installed_example)
     stack = _stack(ts_env, simulator, work)
-    assert stack.preview().change_summary == {auto.OpType.CREATE: 3}
-
-    outputs = stack.up().outputs
-    assert (outputs["status"].value, outputs["standardGpus"].value) == ("Ready", 8)
-    assert outputs["preemptibleTarget"].value == 16
-    assert outputs["kubeconfig"].secret
-    (live,) = live_clusters(simulator)
-    assert live.cluster_id == outputs["clusterId"].value
-    assert [v.volume_id for v in live.volumes] == [outputs["volumeId"].value]
-
-    # A new preemptible target is one PUT, in place: the volume is left alone.
-    stack.set_config("numPreemptibleGpus", auto.ConfigValue("24"))
-    simulator.reset_requests()
-    assert stack.preview().change_summary == {auto.OpType.UPDATE: 1, auto.OpType.SAME: 2}
-    changed = stack.up().outputs
-    writes = [(r["method"], r["status"]) for r in simulator.requests() if r["method"] != "GET"]
-    assert writes == [("PUT", 200)]
-    assert changed["clusterId"].value == outputs["clusterId"].value
-    assert changed["preemptibleTarget"].value == 24
-
-    # Refresh reads the cluster back: a target changed outside Pulumi is drift.
-    client.update_cluster(live.cluster_id, ClusterUpdateRequest(num_preemptible_gpus=32))
-    assert stack.refresh().summary.resource_changes == {"update": 1, "same": 2}
-    (stored,) = ts_env.resource_outputs(work, CLUSTER_TOKEN)
-    assert stored["numPreemptibleGpus"] == 32
-
-    assert stack.destroy().summary.resource_changes == {"delete": 3}
-    assert live_clusters(simulator) == []
-    assert ts_env.resource_outputs(work, VOLUME_TOKEN) == []
+    lives_through_up_target_change_refresh_and_destroy(ts_env, simulator, work, stack)
 
 
 @FAST_SIMULATOR
@@ -158,11 +119,7 @@ def test_typescript_preview_rejects_a_zero_standard_spec_without_api_calls(
     ts_env: PulumiEnv, simulator: SimulatorProcess, installed_example: Path
 ) -> None:
     stack = _stack(ts_env, simulator, _project(ts_env, installed_example))
-    stack.set_config("numGpus", auto.ConfigValue("0"))
-    error = preview_error(stack)
-    assert "num_gpus=0 leaves no standard node" in error
-    assert "Traceback" not in error
-    assert simulator.requests() == []
+    refuses_zero_standard_as_python_does(stack, simulator)
 
 
 @FAST_SIMULATOR

@@ -55,10 +55,11 @@ def users_program(directory: Path) -> Path:
 
 
 def test_the_readmes_requirements_put_this_clone_into_the_virtualenv() -> None:
-    """`-c <clone>/constraints.txt` and `-e <clone>`: the pins and this package, editable."""
+    """`-c <clone>/constraints.txt`, `-e <clone>/worker` and `-e <clone>`: the pins, the worker
+    library this package depends on (no index serves it) and this package, editable."""
     clone = README.parent
     lines = readme_example()["requirements.txt"].replace("<clone>", str(clone)).splitlines()
-    assert lines == [f"-c {clone / 'constraints.txt'}", f"-e {clone}"]
+    assert lines == [f"-c {clone / 'constraints.txt'}", f"-e {clone / 'worker'}", f"-e {clone}"]
     assert (clone / "constraints.txt").is_file() and (clone / "pyproject.toml").is_file()
 
 

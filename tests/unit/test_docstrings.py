@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from testkit.layout import package_dir
+
 REPO = Path(__file__).resolve().parents[2]
 MAX_LINES = 3
 CHECKED = (
@@ -27,7 +29,7 @@ CHECKED = (
 def _modules() -> list[Path]:
     found: list[Path] = []
     for name in CHECKED:
-        path = REPO / name
+        path = package_dir(name)
         found.extend(sorted(path.rglob("*.py")) if path.is_dir() else [path])
     return found
 

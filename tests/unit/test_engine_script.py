@@ -70,20 +70,21 @@ def test_a_cli_without_the_python_host_beside_it_is_not_used(tmp_path: Path) -> 
 # What tools/images/build.sh reads from the repository beside tools/ (its other inputs).
 IMAGE_INPUTS = (
     "Dockerfile.autoscaler", "constraints.txt", "pyproject.toml", "together_facts", "together_api",
-    "together_autoscaler", "together_worker",
+    "together_autoscaler", "worker", "scripts/worker-wheel.sh",
 )  # fmt: skip
 
 
 def copy_tools(destination: Path) -> Path:
     """tools/ with every build script and lib.sh, without build output or logs, and the
     repository files the images build reads beside it."""
-    ignore = shutil.ignore_patterns(".*", "provider-src", "__pycache__")
+    ignore = shutil.ignore_patterns(".*", "provider-src", "__pycache__", "*.egg-info")
     shutil.copytree(TOOLS, destination, ignore=ignore)
     for name in IMAGE_INPUTS:
         source = REPO / name
         if source.is_dir():
             shutil.copytree(source, destination.parent / name, ignore=ignore)
         elif source.exists():
+            (destination.parent / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, destination.parent / name)
     return destination
 
@@ -103,6 +104,8 @@ def key_of(script: Path, cache: Path) -> str:
         "TOGETHER_YAML_CACHE": str(cache),
         "TOGETHER_NODEJS_CACHE": str(cache),
         "TOGETHER_TS_CODEGEN_CACHE": str(cache),
+        "TOGETHER_GO_LANGHOST_CACHE": str(cache),
+        "TOGETHER_GO_CODEGEN_CACHE": str(cache),
         "TOGETHER_KUBE_CACHE": str(cache),
         "TOGETHER_ACT_CACHE": str(cache),
         "TOGETHER_ACTIONLINT_CACHE": str(cache),
@@ -126,19 +129,29 @@ def test_every_language_host_source_keys_the_cache(tmp_path: Path) -> None:
         before = after
 
 
-@pytest.mark.parametrize("build", ["pulumi-engine", "nodejs-langhost"])
-def test_the_shared_language_host_code_keys_both_hosts(tmp_path: Path, build: str) -> None:
-    """Both language hosts compile tools/langhost-common: a change to it rebuilds each of them."""
+@pytest.mark.parametrize(
+    ("common", "build"),
+    [
+        ("langhost-common", "pulumi-engine"),
+        ("langhost-common", "nodejs-langhost"),
+        ("langhost-common", "go-langhost"),
+        ("codegen-common", "ts-codegen"),
+        ("codegen-common", "go-codegen"),
+    ],
+)
+def test_the_shared_code_keys_every_build_of_it(tmp_path: Path, common: str, build: str) -> None:
+    """The language hosts compile tools/langhost-common and the SDK generators
+    tools/codegen-common: a change to the shared module rebuilds each of them."""
     tools = copy_tools(tmp_path / "tools")
     script = tools / build / "build.sh"
-    shared = tools / "langhost-common"
+    shared = tools / common
     sources = [*sorted(shared.glob("*.go")), shared / "go.mod"]
     assert len(sources) > 1, f"no shared Go sources in {shared}"
     before = key_of(script, tmp_path / "c")
     for source in sources:
         source.write_text(source.read_text() + "// changed\n")
         after = key_of(script, tmp_path / "c")
-        assert after != before, f"a change to {source.name} (langhost-common) keeps {build}'s build"
+        assert after != before, f"a change to {source.name} ({common}) keeps {build}'s build"
         before = after
 
 
@@ -179,6 +192,7 @@ def test_every_clone_shares_one_cached_build(tmp_path: Path, build: str) -> None
     [
         ("k8s-provider", "pulumi-resource-kubernetes"),
         ("yaml-langhost", "pulumi-language-yaml"),
+        ("go-langhost", "pulumi-language-go"),
         ("act", "act"),
         ("actionlint", "actionlint"),
     ],
@@ -197,6 +211,7 @@ def test_an_installed_plugin_or_host_is_used_unless_it_is_our_own_cache(
         **os.environ,
         "TOGETHER_K8S_PROVIDER_CACHE": str(tmp_path / "cache"),
         "TOGETHER_YAML_CACHE": str(tmp_path / "cache"),
+        "TOGETHER_GO_LANGHOST_CACHE": str(tmp_path / "cache"),
         "TOGETHER_ACT_CACHE": str(tmp_path / "cache"),
         "TOGETHER_ACTIONLINT_CACHE": str(tmp_path / "cache"),
     }

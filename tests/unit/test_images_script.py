@@ -1,10 +1,9 @@
 """tools/images/build.sh's cache key covers what the images are built from in the repository:
 the autoscaler's Dockerfile, pins, version and packages, the pause source, and the worker
-package together_worker/ from the moment it exists (its bytecode aside)."""
+library's distribution worker/ and the script that builds its wheel (bytecode aside)."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -14,9 +13,7 @@ from tests.unit.test_engine_script import copy_tools, key_of
 
 @pytest.fixture
 def tools(tmp_path: Path) -> Path:
-    copied = copy_tools(tmp_path / "repo" / "tools")
-    shutil.rmtree(copied.parent / "together_worker", ignore_errors=True)
-    return copied
+    return copy_tools(tmp_path / "repo" / "tools")
 
 
 def script_of(tools: Path) -> Path:
@@ -33,6 +30,9 @@ def script_of(tools: Path) -> Path:
         "together_facts/prices.json",
         "together_autoscaler/controller.py",
         "tools/images/pause/main.go",
+        "worker/pyproject.toml",
+        "worker/together_worker/launcher.py",
+        "scripts/worker-wheel.sh",
     ],
 )
 def test_every_repository_input_keys_the_images(tools: Path, tmp_path: Path, changed: str) -> None:
@@ -48,17 +48,18 @@ def test_the_version_in_pyproject_names_the_build(tools: Path, tmp_path: Path) -
     assert "-autoscaler9" in key_of(script_of(tools), tmp_path / "cache")
 
 
-def test_the_worker_package_keys_the_images_once_it_exists(tools: Path, tmp_path: Path) -> None:
+def test_a_new_worker_module_keys_the_images_and_its_bytecode_does_not(
+    tools: Path, tmp_path: Path
+) -> None:
     cache = tmp_path / "cache"
-    without = key_of(script_of(tools), cache)
-    worker = tools.parent / "together_worker"
-    worker.mkdir()
-    (worker / "__init__.py").write_text('"""The worker."""\n')
-    with_worker = key_of(script_of(tools), cache)
-    assert with_worker != without
-    (worker / "checkpoint.py").write_text("STEP = 1\n")
-    changed = key_of(script_of(tools), cache)
-    assert changed != with_worker
-    (worker / "__pycache__").mkdir()
-    (worker / "__pycache__" / "checkpoint.cpython-311.pyc").write_bytes(b"\0")
-    assert key_of(script_of(tools), cache) == changed, "bytecode rebuilds the images"
+    before = key_of(script_of(tools), cache)
+    package = tools.parent / "worker" / "together_worker"
+    (package / "extra.py").write_text("STEP = 1\n")
+    added = key_of(script_of(tools), cache)
+    assert added != before
+    (package / "__pycache__").mkdir(exist_ok=True)
+    (package / "__pycache__" / "extra.cpython-311.pyc").write_bytes(b"\0")
+    egg_info = tools.parent / "worker" / "together_gpu_clusters_worker.egg-info"
+    egg_info.mkdir()
+    (egg_info / "PKG-INFO").write_text("Name: x\n")
+    assert key_of(script_of(tools), cache) == added, "bytecode or build metadata rebuilds images"

@@ -12,6 +12,8 @@ from typing import Final
 
 import pytest
 
+from testkit.layout import package_dir
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -19,7 +21,9 @@ def _imports(package: str, *, skip: tuple[str, ...] = ()) -> set[str]:
     """Every module an absolute import statement in the package names (relative ones skipped),
     but in the files ``skip`` names (paths from the repository's root)."""
     found: set[str] = set()
-    sources = [s for s in (ROOT / package).rglob("*.py") if str(s.relative_to(ROOT)) not in skip]
+    sources = [
+        s for s in package_dir(package).rglob("*.py") if str(s.relative_to(ROOT)) not in skip
+    ]
     assert sources, f"no package {package!r}: a renamed layer must not pass unchecked"
     for source in sources:
         for node in ast.walk(ast.parse(source.read_text())):
@@ -227,9 +231,11 @@ def _module_graph(*packages: str) -> dict[str, set[str]]:
     """Each module of the packages and the packages' modules it imports anywhere: at run time,
     inside a function, or under `if TYPE_CHECKING:` (a cycle there is still a tangle)."""
     modules = {
-        ".".join(source.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): source
+        ".".join(
+            source.relative_to(package_dir(package).parent).with_suffix("").parts
+        ).removesuffix(".__init__"): source
         for package in packages
-        for source in (ROOT / package).rglob("*.py")
+        for source in package_dir(package).rglob("*.py")
     }
     graph: dict[str, set[str]] = {}
     for module, source in modules.items():

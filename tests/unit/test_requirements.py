@@ -47,9 +47,28 @@ def test_every_requirement_is_pinned_or_constrained() -> None:
     assert loose == [], "every requirement is name==version"
 
 
+WORKER = tomllib.loads((REPO / "worker" / "pyproject.toml").read_text())["project"]
+
+
 def test_every_runtime_dependency_is_pinned() -> None:
+    """Each from the index at its requirements.txt pin; the worker library from the repository."""
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     names = {
         canonical(re.split(r"[<>=!~\[; ]", dep, maxsplit=1)[0]) for dep in project["dependencies"]
     }
-    assert names - set(pins(REPO / "requirements.txt")) == set()
+    from_the_repository = {canonical(WORKER["name"])}
+    assert names - set(pins(REPO / "requirements.txt")) == from_the_repository
+
+
+def test_the_worker_library_is_installed_from_the_repository_at_the_pinned_version() -> None:
+    """The project pins its worker distribution exactly at the version worker/ holds, and every
+    install of the project installs that directory first (no index serves it)."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert f"{WORKER['name']}=={WORKER['version']}" in project["dependencies"]
+    assert WORKER["dependencies"] == []
+    lines = requirement_lines()
+    assert lines.index("-e ./worker") < lines.index("-e .")
+    makefile = (REPO / "Makefile").read_text()
+    for install in re.findall(r"pip install [^\n]*(?:\\\n[^\n]*)*", makefile):
+        if "-e '." in install:
+            assert "-e ./worker" in install, install

@@ -8,7 +8,7 @@
 # The directory holds one docker-archive tar per image (what `ctr -n k8s.io images import` and
 # `docker load` take) and images.txt, one "<archive> <image name>" line per image:
 #   pause.tar       localhost/together-pause:1               the pods' sandbox (pause/main.go)
-#   python.tar      localhost/together-python:3.11           python3 + the worker package
+#   python.tar      localhost/together-python:3.11           python3 + the worker library's wheel
 #   autoscaler.tar  localhost/together-autoscaler:<version>  Dockerfile.autoscaler, built FROM
 #                                                            the python image by buildah
 # (the simulator's real nodes import every *.tar here; pause.tar is their sandbox image)
@@ -18,9 +18,10 @@
 # the Go tools (../lib.sh):
 #   ${TOGETHER_IMAGES_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/together-gpu-clusters/images}/<key>/bin
 # The key covers every input below, including the host's python3.11 and busybox binaries (a
-# Debian update of either rebuilds) and the worker package together_worker/ (the code pods run
-# with; another branch adds it: while it is absent the python image goes without it, and once it
-# exists its files are inputs, so a change to them rebuilds).
+# Debian update of either rebuilds) and the worker library's sources in worker/ (the code pods run
+# with): the python image installs its wheel, built by scripts/worker-wheel.sh, as a user's
+# image would (`pip install` of the wheel, here with the host's pip into the image's
+# site-packages, since the image carries no pip).
 # Needs root and the Debian packages of scripts/node-deps.sh (which make runs first).
 set -euo pipefail
 
@@ -39,20 +40,21 @@ PAUSE_IMAGE="localhost/together-pause:1"
 PYTHON_IMAGE="localhost/together-python:3.11"
 AUTOSCALER_IMAGE="localhost/together-autoscaler:$AUTOSCALER_VERSION"
 SITE_PACKAGES=/usr/local/lib/python3.11/dist-packages  # Debian python's site dir for local installs
-# The packages of the repository each image holds (together_worker only once it exists).
-PACKAGES=(together_facts together_api together_autoscaler)
-[ -d "$REPO_DIR/together_worker" ] && PACKAGES+=(together_worker)
+# The packages of the repository the autoscaler image holds, and the worker library's
+# distribution (its pyproject.toml, README and package) the python image installs.
+PACKAGES=(together_facts together_api together_autoscaler worker)
 
 # Every file the images are built from, relative to this directory (lib.sh hashes them).
 repo_files() {
   local package
   (cd "$REPO_DIR" && for package in "${PACKAGES[@]}"; do
-    find "$package" -type f ! -path '*/__pycache__/*' ! -name '*.pyc'
+    find "$package" -type f ! -path '*/__pycache__/*' ! -name '*.pyc' ! -path '*.egg-info/*' \
+      ! -path 'worker/build/*'
   done) | LC_ALL=C sort | sed 's|^|../../|'
 }
 mapfile -t PACKAGE_FILES < <(repo_files)
 INPUTS=(go.mod pause/main.go ../../Dockerfile.autoscaler ../../constraints.txt ../../pyproject.toml
-  "${PACKAGE_FILES[@]}")
+  ../../scripts/worker-wheel.sh "${PACKAGE_FILES[@]}")
 LIBC=/lib/x86_64-linux-gnu/libc.so.6  # stands for the glibc the images copy (Debian's libc6)
 for host_binary in "$PYTHON" "$BUSYBOX" "$LIBC"; do
   [ -f "$host_binary" ] && INPUTS+=("$host_binary")
@@ -142,7 +144,7 @@ copy_manylinux_libraries() {
 # Debian's python3.11 and its stdlib without tests, IDLE, Tk, ensurepip, build files, bytecode
 # or Debian's EXTERNALLY-MANAGED marker (this image has no apt whose packages pip could break),
 # the libraries ldd names for it and its extension modules and those of MANYLINUX_LIBS, busybox for a shell, and the
-# repository's worker package in site-packages.
+# worker library's wheel installed into site-packages (its package and its dist-info).
 fill_python() {
   ROOT="$1"
   fill_busybox "$ROOT"
@@ -160,10 +162,12 @@ fill_python() {
     usr/lib/python3.11 | tar -C "$ROOT" -xf -
   copy_libraries "$PYTHON" "$ROOT"/usr/lib/python3.11/lib-dynload/*.so
   copy_manylinux_libraries
-  if [ -d "$REPO_DIR/together_worker" ]; then
-    (cd "$REPO_DIR" && tar -cf - --exclude=__pycache__ --exclude='*.pyc' together_worker) \
-      | tar -C "$ROOT$SITE_PACKAGES" -xf -
-  fi
+  local wheel
+  wheel="$(PIP="$PIP" "$REPO_DIR/scripts/worker-wheel.sh" "$WORK/wheels")" \
+    || die "could not build the worker library's wheel (scripts/worker-wheel.sh)"
+  "$PIP" install --quiet --disable-pip-version-check --no-index --no-deps --no-compile \
+    --target "$ROOT$SITE_PACKAGES" "$wheel" >&2 || die "pip could not install $wheel into the python image"
+  say "the python image installs $(basename "$wheel")"
   "$PYTHON" -I - "$ROOT" <<'PY'
 import sys
 from pathlib import Path

@@ -4,7 +4,8 @@
 #   build.sh           build if needed (progress on stderr), then print the bin directory
 #   build.sh --where   print the bin directory it is (or would be) in; build nothing
 #
-# Built from ./main.go with this directory's go.mod as its module: the code generators of
+# Built from ./main.go and the code it shares with tools/go-codegen, ../codegen-common (a module
+# go.mod reaches by `replace`), with this directory's go.mod as its module: the code generators of
 # github.com/pulumi/pulumi/pkg/v3 at v3.248.0, the version of the @pulumi/pulumi npm package the
 # SDK runs on (the last that accepts Node 20), NOT the engine's v3.274.1: generator and runtime
 # are released together, and newer generators emit calls older runtimes lack (v3.274.1's uses
@@ -18,7 +19,7 @@ set -euo pipefail
 NAME="ts-codegen"
 VERSION="3.248.0"  # pulumi's pkg/v3 = the @pulumi/pulumi pin in main.go
 CACHE_ROOT="${TOGETHER_TS_CODEGEN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/together-gpu-clusters/ts-codegen}"
-INPUTS=(go.mod go.sum '*.go')
+INPUTS=(go.mod go.sum '*.go' ../codegen-common/go.mod '../codegen-common/*.go')
 
 # Ours alone: no release ships this generator.
 installed() { return 1; }

@@ -3,7 +3,7 @@ module local.invalid/ts-codegen
 go 1.26.6
 
 require (
-	github.com/blang/semver v3.5.1+incompatible
+	github.com/blang/semver v3.5.1+incompatible // indirect
 	github.com/pulumi/pulumi/pkg/v3 v3.248.0
 )
 
@@ -122,3 +122,7 @@ require (
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	lukechampine.com/frand v1.5.1 // indirect
 )
+
+require local.invalid/codegen-common v0.0.0
+
+replace local.invalid/codegen-common => ../codegen-common

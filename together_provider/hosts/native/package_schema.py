@@ -36,6 +36,12 @@ tools/ts-codegen). It is in the schema because every TypeScript generator reads 
 SDK's package.json, and the `import` statements `pulumi import` writes into a TypeScript program.
 Not under @pulumi/: the SDK installs from the repository, it is never published."""
 
+GO_IMPORT_PATH: Final = "local.invalid/together-gpu-clusters/sdk/go/together"
+"""The Go import path of the Go SDK (sdk/go/together, generated from this schema by
+tools/go-codegen; its module is the path's parent, sdk/go). In the schema for the same reason as
+NPM_PACKAGE: Go generators read it there. The `.invalid` host says it is fetched from nowhere: a
+program reaches it with a `replace` directive to a clone's sdk/go (examples/go/go.mod)."""
+
 _SCALARS: Final[dict[Any, str]] = {str: "string", int: "integer", float: "number", bool: "boolean"}
 
 
@@ -126,7 +132,10 @@ def package_schema() -> dict[str, Any]:
         "config": {"variables": CONFIG},
         "provider": {"inputProperties": CONFIG},
         "resources": {kind.token: resource_schema(kind) for kind in KINDS},
-        "language": {"nodejs": {"packageName": NPM_PACKAGE}},
+        "language": {
+            "nodejs": {"packageName": NPM_PACKAGE},
+            "go": {"importBasePath": GO_IMPORT_PATH},
+        },
     }
 
 
@@ -135,6 +144,7 @@ def package_schema_json() -> str:
 
 
 __all__ = [
+    "GO_IMPORT_PATH",
     "NPM_PACKAGE",
     "PACKAGE",
     "package_schema",
