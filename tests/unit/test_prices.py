@@ -55,3 +55,28 @@ def test_the_bundled_rates_are_marked_as_placeholders() -> None:
     assert table.placeholder and table.file == "together_facts/prices.json"
     assert table.is_placeholder(GPU)
     assert not table.with_overrides({GPU: 1.0}).is_placeholder(GPU)
+
+
+def test_an_override_keeps_the_placeholder_mark_on_every_other_gpu_types_rate() -> None:
+    """A stack that overrides one GPU type's rate has a real figure for it; every other type's
+    rate is still the file's placeholder, and is still marked (†) where it is shown."""
+    table = PriceTable(
+        rates={GPU: 2.0, "H200_SXM": 1.0},
+        source="placeholder file",
+        as_of="2026-01-01",
+        storage_per_tib_month=20.0,
+        placeholder=True,
+        file="together_facts/prices.json",
+    )
+    overridden = table.with_overrides({GPU: 3.0})
+    assert overridden.is_placeholder("H200_SXM")
+    assert not overridden.is_placeholder(GPU)
+    assert overridden.rates == {GPU: 3.0, "H200_SXM": 1.0}
+    # Everything else the table says of where its figures came from is kept.
+    assert (overridden.source, overridden.as_of, overridden.file) == (
+        "placeholder file",
+        "2026-01-01",
+        "together_facts/prices.json",
+    )
+    assert overridden.storage_per_tib_month == 20.0
+    assert table.with_overrides({}) is table

@@ -1,0 +1,83 @@
+"""What `make mutate` prints, and its section of BENCHMARKS.md (which `make bench` keeps when it
+rewrites the rest of the file)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from mutate.modules import FLOOR, Module
+from mutate.results import Mutant, Tally
+
+__all__ = [
+    "HEADING",
+    "benchmarks_section",
+    "module_line",
+    "replace_section",
+    "section_of",
+    "survivor_line",
+]
+
+HEADING: Final = "## Mutation testing"
+
+
+def module_line(module: Module, counted: Tally, seconds: float) -> str:
+    verdict = "ok" if counted.rate >= FLOOR else f"BELOW {FLOOR:.0%}"
+    return (
+        f"  {module.key:<15} {counted.killed:>4}/{counted.judged:<4} killed "
+        f"{counted.rate:7.1%}  ({counted.total} mutants, {counted.equivalent} equivalent, "
+        f"{len(counted.survivors)} surviving, {seconds:.0f} s)  {verdict}"
+    )
+
+
+def survivor_line(module: Module, mutant: Mutant) -> str:
+    where = f"{module.path}:{mutant.line}" if mutant.line else module.path
+    return (
+        f"  {mutant.status}: {where} in {mutant.function}: {mutant.before!r} -> {mutant.after!r}"
+        f"\n      {mutant.name}"
+    )
+
+
+def benchmarks_section(
+    rows: Sequence[tuple[Module, Tally, float]],
+    tool: str,
+    when: str,
+    total_seconds: float,
+    load: tuple[float, float],
+) -> str:
+    lines = [
+        HEADING,
+        "",
+        f"`make mutate` ({tool}), {when}: every module against the unit tests that cover it "
+        f"(`mutate/modules.py`), 2 workers. Total {total_seconds:.0f} s; load average "
+        f"{load[0]:.2f} before, {load[1]:.2f} after (a shared machine: other work ran beside "
+        "it). Equivalent mutants are listed, each with its reason, in "
+        "`tests/mutation-equivalent.txt`; the floor is "
+        f"{FLOOR:.0%} of the rest killed in each module.",
+        "",
+        "| Module | File | Mutants | Equivalent | Killed | Kill rate | Seconds |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for module, counted, seconds in rows:
+        lines.append(
+            f"| {module.key} | `{module.path}` | {counted.total} | {counted.equivalent} | "
+            f"{counted.killed} | {counted.rate:.1%} | {seconds:.0f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def section_of(text: str) -> str | None:
+    """The mutation section of a BENCHMARKS.md text, if it has one."""
+    start = text.find(f"\n{HEADING}\n")
+    if start < 0:
+        return None
+    end = text.find("\n## ", start + 1)
+    return text[start + 1 : end + 1 if end >= 0 else len(text)]
+
+
+def replace_section(text: str, section: str) -> str:
+    """`text` with its mutation section replaced by `section` (appended when it has none)."""
+    old = section_of(text)
+    if old is None:
+        return text.rstrip("\n") + "\n\n" + section
+    return text.replace(old, section if text.endswith(old) else section + "\n", 1)
