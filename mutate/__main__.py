@@ -23,7 +23,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--module",
         metavar="KEY",
-        help=f"mutate one module: {', '.join(m.key for m in MODULES)} (or its path)",
+        help=f"mutate one module (or several, comma-separated): {', '.join(m.key for m in MODULES)}"
+        " (or its path)",
     )
     parser.add_argument(
         "--write-benchmarks-md",
@@ -32,7 +33,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     try:
-        modules: tuple[Module, ...] = (by_key(args.module),) if args.module else MODULES
+        modules: tuple[Module, ...] = (
+            tuple(by_key(key) for key in args.module.split(",")) if args.module else MODULES
+        )
     except KeyError as error:
         parser.error(str(error.args[0]))
     if args.write_benchmarks_md and args.module:

@@ -8,6 +8,7 @@ import select
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -69,12 +70,30 @@ def _env(tmp_path: Path, pod: str) -> dict[str, str]:
     }
 
 
+_STARTED: list[subprocess.Popen[bytes]] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_process_left() -> Iterator[None]:
+    """A test that fails half-way leaves no process running, nor one ended but unreaped: a
+    zombie would be reaped by whoever in this process waits for any child next (a test
+    runner's own worker pool, under `make mutate`)."""
+    yield
+    while _STARTED:
+        proc = _STARTED.pop()
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+
+
 def _start(args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
     """Unbuffered pipes: a line the process printed is never held in this side's buffer, where
     `select` would not see it."""
-    return subprocess.Popen(
+    proc = subprocess.Popen(
         args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0, env=env, cwd=ROOT
     )
+    _STARTED.append(proc)
+    return proc
 
 
 def _line(proc: subprocess.Popen[bytes]) -> str:
