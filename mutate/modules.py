@@ -73,10 +73,22 @@ MODULES: Final[tuple[Module, ...]] = (
         "together_facts/prices.py",
         _unit("test_prices", "test_preview_render", "test_policy_checks", "test_counts"),
     ),
-    Module("preview-prices", "together_provider/preview/prices.py", _unit("test_preview_render")),
+    Module(
+        "preview-prices",
+        "together_provider/preview/prices.py",
+        _unit("test_prices", "test_preview_render"),
+    ),
     Module("plan", "together_provider/preview/plan.py", _PREVIEW_TESTS),
-    Module("guardrails", "together_provider/preview/guardrails.py", _PREVIEW_TESTS),
-    Module("verdict", "together_sim/drill/verdict.py", _unit("test_drill_verdict")),
+    Module(
+        "guardrails",
+        "together_provider/preview/guardrails.py",
+        (*_unit("test_preview_guardrails"), *_PREVIEW_TESTS),
+    ),
+    Module(
+        "verdict",
+        "together_sim/drill/verdict.py",
+        _unit("test_drill_verdict", "test_drill_verdict_messages"),
+    ),
     Module(
         "checkpoints",
         "together_worker/checkpoints.py",
