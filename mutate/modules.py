@@ -78,7 +78,11 @@ MODULES: Final[tuple[Module, ...]] = (
         "together_provider/preview/prices.py",
         _unit("test_prices", "test_preview_render"),
     ),
-    Module("plan", "together_provider/preview/plan.py", _PREVIEW_TESTS),
+    Module(
+        "plan",
+        "together_provider/preview/plan.py",
+        (*_unit("test_preview_plan"), *_PREVIEW_TESTS),
+    ),
     Module(
         "guardrails",
         "together_provider/preview/guardrails.py",
