@@ -24,10 +24,10 @@ class Module:
     """The unit test files run against its mutants (mutmut runs, per mutant, only the tests of
     these files that called the mutated function)."""
     through_processes: tuple[str, ...] = ()
-    """Test files among `tests` that run the module in a child process (`python -m ...`). mutmut
-    sees which tests call a function only in its own process, so the functions no test calls in
-    process are given every test of these files: the child process imports the mutated copy and
-    inherits the mutant's name, so those tests do judge the mutant."""
+    """The tests (node-id prefixes: a file, or `file::test_name_start`) among `tests` that run the
+    module in a child process (`python -m ...`). mutmut sees which tests call a function only in
+    its own process, so the functions no test calls in process are given these tests: the child
+    process imports the mutated copy and inherits the mutant's name, so they do judge it."""
 
     @property
     def dotted(self) -> str:
@@ -41,6 +41,8 @@ def _unit(*names: str) -> tuple[str, ...]:
 _PREVIEW_TESTS: Final = _unit(
     "test_preview_render", "test_preview_policy", "test_preview_ranges", "test_preview_volumes"
 )
+
+_WORKER_PROCESSES: Final = "tests/unit/test_worker_processes.py"
 
 MODULES: Final[tuple[Module, ...]] = (
     Module(
@@ -97,13 +99,16 @@ MODULES: Final[tuple[Module, ...]] = (
         "checkpoints",
         "together_worker/checkpoints.py",
         _unit("test_worker", "test_worker_processes"),
-        through_processes=_unit("test_worker_processes"),
+        through_processes=(
+            f"{_WORKER_PROCESSES}::test_a_kill_9",
+            f"{_WORKER_PROCESSES}::test_sigterm_checkpoints",
+        ),
     ),
     Module(
         "launcher",
         "together_worker/launcher.py",
         _unit("test_worker_processes"),
-        through_processes=_unit("test_worker_processes"),
+        through_processes=(f"{_WORKER_PROCESSES}::test_the_launcher_",),
     ),
 )
 

@@ -115,17 +115,14 @@ def _mutmut(work: Path, workers: int, out: IO[str]) -> None:
 
 
 def _give_process_tests(work: Path, module: Module) -> bool:
-    """Give every test of the module's child-process test files to each of its functions that
-    no test called in process, and clear those mutants' "no tests" verdicts so the next `mutmut
+    """Give the module's child-process tests to each of its functions that no test called in
+    process, and clear those mutants' "no tests" verdicts so the next `mutmut
     run` judges them. False when there was none."""
     mutants = work / "mutants"
     stats_file = mutants / "mutmut-stats.json"
     stats = json.loads(stats_file.read_text(encoding="utf-8"))
-    tests = [
-        test
-        for test in stats["duration_by_test"]
-        if test.partition("::")[0] in module.through_processes
-    ]
+    prefixes = module.through_processes
+    tests = [test for test in stats["duration_by_test"] if test.startswith(prefixes)]
     meta_file = mutants / f"{module.path}.meta"
     meta = json.loads(meta_file.read_text(encoding="utf-8"))
     by_function = stats["tests_by_mangled_function_name"]

@@ -46,7 +46,11 @@ def test_the_table_names_files_that_exist_and_keys_that_are_unique() -> None:
     for module in MODULES:
         assert (ROOT / module.path).is_file(), module.path
         assert module.tests and all((ROOT / t).is_file() for t in module.tests), module.key
-        assert set(module.through_processes) <= set(module.tests), module.key
+        files = {prefix.partition("::")[0] for prefix in module.through_processes}
+        assert files <= set(module.tests), module.key
+        for prefix in module.through_processes:  # each names at least one test of its file
+            file, _, start = prefix.partition("::")
+            assert f"def {start}" in (ROOT / file).read_text(), prefix
     assert by_key("together_facts/prices.py") == by_key("prices") == by_key("together_facts.prices")
     with pytest.raises(KeyError, match="choose one of: rules, "):
         by_key("nope")
