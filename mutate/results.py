@@ -163,7 +163,9 @@ def _changed_line(orig: list[str], mutant: list[str]) -> tuple[int | None, str, 
 
 
 def _from_def(lines: list[str]) -> list[str]:
-    while lines and not lines[0].strip():
+    """From the `def` line on: mutmut's copy of a function starts with the blank lines and
+    comments that stood before it."""
+    while lines and not lines[0].lstrip().startswith(("def ", "async def ")):
         lines = lines[1:]
     return lines
 

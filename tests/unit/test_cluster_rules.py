@@ -186,7 +186,9 @@ def test_converting_standard_to_preemptible_gives_the_safe_path() -> None:
         "drops while the new nodes provision."
     )
     assert "Raise num_preemptible_gpus to 16 first, then lower num_gpus to 8" in failure.reason
-    assert "change cluster_name" in failure.reason
+    assert failure.reason.endswith(
+        "in a later update once work has drained, or replace the cluster (e.g. change cluster_name)"
+    )
 
 
 def test_converting_preemptible_to_standard_gives_the_safe_path() -> None:
@@ -591,3 +593,10 @@ def test_the_replacement_order_for_the_preview_follows_the_name() -> None:
     assert not replacement_deletes_first({"cluster_name": "a"}, {"cluster_name": "b"})
     assert replacement_deletes_first({"cluster_name": "a"}, {"cluster_name": UNKNOWN})
     assert not replacement_deletes_first({"cluster_name": UNKNOWN}, {"cluster_name": "a"})
+
+
+def test_a_single_preemptible_gpu_is_still_a_preemptible_ask() -> None:
+    reasons = [
+        f.reason for f in failures_for(PRE | {"cluster_type": "SLURM", "num_preemptible_gpus": 1})
+    ]
+    assert any("num_preemptible_gpus=1 on a SLURM cluster" in r for r in reasons), reasons

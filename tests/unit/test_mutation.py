@@ -91,7 +91,7 @@ def test_a_survivor_is_shown_at_its_line_in_the_real_file(tmp_path: Path) -> Non
     source = "import os\n\n\ndef f(a):\n    b = a + 1\n    return b * 2\n"
     copy = [
         "def f(a): pass",
-        "",
+        "# a comment that stood before f",
         "def x_f__mutmut_orig(a):",
         "    b = a + 1",
         "    return b * 2",
