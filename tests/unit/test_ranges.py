@@ -189,3 +189,15 @@ def test_a_rulebook_is_its_table_its_rules_and_its_name_field() -> None:
         "cluster 'adopted': num_gpus=0 leaves no standard node; Together needs at least one "
         "8-GPU standard node (num_gpus >= 8)"
     ]
+
+
+def test_adoption_failures_weigh_the_live_cluster_too() -> None:
+    """What adoption refuses compares the spec with the live cluster: a conversion of node
+    classes is only one against what is live."""
+    live_spec = CLUSTER.parse(RANGE | {"num_gpus": 16, "max_preemptible_gpus": None})[0]
+    spec = CLUSTER.parse(RANGE | {"num_gpus": 8, "num_preemptible_gpus": 16})[0]
+    (failure,) = RULEBOOK.failures("adopted", spec, live_spec)
+    assert failure.reason.startswith(
+        "cluster 'adopted': num_gpus 16 -> 8 with num_preemptible_gpus 8 -> 16 converts"
+    )
+    assert RULEBOOK.failures("adopted", spec, None) == []
