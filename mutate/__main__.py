@@ -10,6 +10,7 @@ import time
 from datetime import UTC, datetime
 from importlib.metadata import version
 
+from mutate.load import LoadSampler
 from mutate.modules import FLOOR, MODULES, Module, by_key
 from mutate.report import benchmarks_section, module_line, replace_section, survivor_line
 from mutate.results import Tally, parse_equivalents, tally
@@ -44,34 +45,30 @@ def main(argv: list[str] | None = None) -> int:
         EQUIVALENTS.read_text(encoding="utf-8"), str(EQUIVALENTS.relative_to(REPO))
     )
     tool = f"mutmut {version('mutmut')}"
-    load_before = os.getloadavg()
     print(f"{tool}; work copies under {WORK.relative_to(REPO)}/ (the real tree is never mutated)")
     started = time.monotonic()
     rows: list[tuple[Module, Tally, float]] = []
-    for module in modules:
-        print(f"\n{module.key}: {module.path} against {len(module.tests)} test file(s) ...")
-        outcome = mutate_module(module)
-        counted = tally(outcome.mutants, equivalents, f"{module.dotted}.")
-        rows.append((module, counted, outcome.seconds))
-        print(module_line(module, counted, outcome.seconds))
-        for mutant in counted.survivors:
-            print(survivor_line(module, mutant))
-        for name in counted.stale_equivalents:
-            print(f"  stale entry in {EQUIVALENTS.name} (gone, or killed now): {name}")
-        print(f"  log: {outcome.log.relative_to(REPO)}")
+    with LoadSampler() as load:
+        for module in modules:
+            print(f"\n{module.key}: {module.path} against {len(module.tests)} test file(s) ...")
+            outcome = mutate_module(module)
+            counted = tally(outcome.mutants, equivalents, f"{module.dotted}.")
+            rows.append((module, counted, outcome.seconds))
+            print(module_line(module, counted, outcome.seconds))
+            for mutant in counted.survivors:
+                print(survivor_line(module, mutant))
+            for name in counted.stale_equivalents:
+                print(f"  stale entry in {EQUIVALENTS.name} (gone, or killed now): {name}")
+            print(f"  log: {outcome.log.relative_to(REPO)}")
     total = time.monotonic() - started
-    load_after = os.getloadavg()
     print("\nKill rate per module (killed / non-equivalent mutants):")
     for module, counted, seconds in rows:
         print(module_line(module, counted, seconds))
-    print(
-        f"total {total:.0f} s on {os.cpu_count()} cores; load average "
-        f"{load_before[0]:.2f} before, {load_after[0]:.2f} after"
-    )
+    print(f"total {total:.0f} s on {os.cpu_count()} cores; {load.words()}")
     below = [module.key for module, counted, _ in rows if counted.rate < FLOOR]
     if args.write_benchmarks_md:
         when = datetime.now(UTC).strftime("%Y-%m-%d")
-        section = benchmarks_section(rows, tool, when, total, (load_before[0], load_after[0]))
+        section = benchmarks_section(rows, tool, when, total, load.words())
         path = REPO / "BENCHMARKS.md"
         path.write_text(replace_section(path.read_text(encoding="utf-8"), section))
         print(f"wrote {path.relative_to(REPO)}")

@@ -3,6 +3,7 @@ rewrites the rest of the file)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Final
 
@@ -43,14 +44,14 @@ def benchmarks_section(
     tool: str,
     when: str,
     total_seconds: float,
-    load: tuple[float, float],
+    load: str,
 ) -> str:
     lines = [
         HEADING,
         "",
         f"`make mutate` ({tool}), {when}: every module against the unit tests that cover it "
-        f"(`mutate/modules.py`), 2 workers. Total {total_seconds:.0f} s; load average "
-        f"{load[0]:.2f} before, {load[1]:.2f} after (a shared machine: other work ran beside "
+        f"(`mutate/modules.py`), 2 workers, on {os.cpu_count()} cores. Total "
+        f"{total_seconds:.0f} s, under a {load} (a shared machine: other work ran beside "
         "it). Equivalent mutants are listed, each with its reason, in "
         "`tests/mutation-equivalent.txt`; the floor is "
         f"{FLOOR:.0%} of the rest killed in each module.",
