@@ -90,11 +90,7 @@ MODULES: Final[tuple[Module, ...]] = (
         "together_provider/preview/guardrails.py",
         (*_unit("test_preview_guardrails"), *_PREVIEW_TESTS),
     ),
-    Module(
-        "verdict",
-        "together_sim/drill/verdict.py",
-        _unit("test_drill_verdict", "test_drill_verdict_messages"),
-    ),
+    Module("verdict", "together_sim/drill/verdict.py", _unit("test_drill_verdict")),
     Module(
         "checkpoints",
         "together_worker/checkpoints.py",
