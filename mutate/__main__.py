@@ -12,8 +12,14 @@ from importlib.metadata import version
 
 from mutate.load import LoadSampler
 from mutate.modules import FLOOR, MODULES, Module, by_key
-from mutate.report import benchmarks_section, module_line, replace_section, survivor_line
-from mutate.results import Tally, parse_equivalents, tally
+from mutate.report import (
+    Row,
+    benchmarks_section,
+    module_line,
+    replace_section,
+    survivor_line,
+)
+from mutate.results import parse_equivalents, tally
 from mutate.run import REPO, WORK, mutate_module
 
 EQUIVALENTS = REPO / "tests" / "mutation-equivalent.txt"
@@ -47,14 +53,15 @@ def main(argv: list[str] | None = None) -> int:
     tool = f"mutmut {version('mutmut')}"
     print(f"{tool}; work copies under {WORK.relative_to(REPO)}/ (the real tree is never mutated)")
     started = time.monotonic()
-    rows: list[tuple[Module, Tally, float]] = []
+    rows: list[Row] = []
     with LoadSampler() as load:
         for module in modules:
             print(f"\n{module.key}: {module.path} against {len(module.tests)} test file(s) ...")
             outcome = mutate_module(module)
             counted = tally(outcome.mutants, equivalents, f"{module.dotted}.")
-            rows.append((module, counted, outcome.seconds))
-            print(module_line(module, counted, outcome.seconds))
+            row = Row(module, counted, outcome.seconds, outcome.cpu_seconds)
+            rows.append(row)
+            print(module_line(row))
             for mutant in counted.survivors:
                 print(survivor_line(module, mutant))
             for name in counted.stale_equivalents:
@@ -62,10 +69,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  log: {outcome.log.relative_to(REPO)}")
     total = time.monotonic() - started
     print("\nKill rate per module (killed / non-equivalent mutants):")
-    for module, counted, seconds in rows:
-        print(module_line(module, counted, seconds))
-    print(f"total {total:.0f} s on {os.cpu_count()} cores; {load.words()}")
-    below = [module.key for module, counted, _ in rows if counted.rate < FLOOR]
+    for row in rows:
+        print(module_line(row))
+    cpu = sum(row.cpu_seconds for row in rows)
+    print(
+        f"total {total:.0f} s on {os.cpu_count()} cores ({cpu:.0f} s of CPU: "
+        f"{cpu / (os.cpu_count() or 1):.0f} s on idle cores); {load.words()}"
+    )
+    below = [row.module.key for row in rows if row.counted.rate < FLOOR]
     if args.write_benchmarks_md:
         when = datetime.now(UTC).strftime("%Y-%m-%d")
         section = benchmarks_section(rows, tool, when, total, load.words())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Final
 
 from mutate.modules import FLOOR, Module
@@ -12,6 +13,7 @@ from mutate.results import Mutant, Tally
 
 __all__ = [
     "HEADING",
+    "Row",
     "benchmarks_section",
     "module_line",
     "replace_section",
@@ -22,12 +24,24 @@ __all__ = [
 HEADING: Final = "## Mutation testing"
 
 
-def module_line(module: Module, counted: Tally, seconds: float) -> str:
+@dataclass(frozen=True)
+class Row:
+    """One module's figures: its tally, the wall time and the CPU time of its run."""
+
+    module: Module
+    counted: Tally
+    seconds: float
+    cpu_seconds: float
+
+
+def module_line(row: Row) -> str:
+    counted = row.counted
     verdict = "ok" if counted.rate >= FLOOR else f"BELOW {FLOOR:.0%}"
     return (
-        f"  {module.key:<15} {counted.killed:>4}/{counted.judged:<4} killed "
+        f"  {row.module.key:<15} {counted.killed:>4}/{counted.judged:<4} killed "
         f"{counted.rate:7.1%}  ({counted.total} mutants, {counted.equivalent} equivalent, "
-        f"{len(counted.survivors)} surviving, {seconds:.0f} s)  {verdict}"
+        f"{len(counted.survivors)} surviving; {row.seconds:.0f} s, {row.cpu_seconds:.0f} s CPU)"
+        f"  {verdict}"
     )
 
 
@@ -40,29 +54,30 @@ def survivor_line(module: Module, mutant: Mutant) -> str:
 
 
 def benchmarks_section(
-    rows: Sequence[tuple[Module, Tally, float]],
-    tool: str,
-    when: str,
-    total_seconds: float,
-    load: str,
+    rows: Sequence[Row], tool: str, when: str, total_seconds: float, load: str
 ) -> str:
+    cores = os.cpu_count() or 1
+    cpu = sum(row.cpu_seconds for row in rows)
     lines = [
         HEADING,
         "",
         f"`make mutate` ({tool}), {when}: every module against the unit tests that cover it "
-        f"(`mutate/modules.py`), 2 workers, on {os.cpu_count()} cores. Total "
-        f"{total_seconds:.0f} s, under a {load} (a shared machine: other work ran beside "
-        "it). Equivalent mutants are listed, each with its reason, in "
-        "`tests/mutation-equivalent.txt`; the floor is "
+        f"(`mutate/modules.py`), 2 workers, on {cores} cores. Total {total_seconds:.0f} s of "
+        f"wall time under a {load}: a shared machine, other work ran beside it. The run "
+        f"itself took {cpu:.0f} s of CPU (mutmut and every process under it), "
+        f"{cpu / cores:.0f} s on {cores} idle cores. Equivalent mutants are listed, each with "
+        "its reason, in `tests/mutation-equivalent.txt`; the floor is "
         f"{FLOOR:.0%} of the rest killed in each module.",
         "",
-        "| Module | File | Mutants | Equivalent | Killed | Kill rate | Seconds |",
-        "|---|---|---|---|---|---|---|",
+        "| Module | File | Mutants | Equivalent | Killed | Kill rate | Wall s | CPU s |",
+        "|---|---|---|---|---|---|---|---|",
     ]
-    for module, counted, seconds in rows:
+    for row in rows:
+        counted = row.counted
         lines.append(
-            f"| {module.key} | `{module.path}` | {counted.total} | {counted.equivalent} | "
-            f"{counted.killed} | {counted.rate:.1%} | {seconds:.0f} |"
+            f"| {row.module.key} | `{row.module.path}` | {counted.total} | "
+            f"{counted.equivalent} | {counted.killed} | {counted.rate:.1%} | {row.seconds:.0f} | "
+            f"{row.cpu_seconds:.0f} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -43,12 +44,15 @@ class Outcome:
     module: Module
     mutants: tuple[Mutant, ...]
     seconds: float
+    cpu_seconds: float
+    """User and system time of mutmut and every process under it: what the run cost whatever
+    else the machine was doing (divided by the cores, the wall time it takes on an idle one)."""
     log: Path
 
 
 def mutate_module(module: Module, *, workers: int = WORKERS) -> Outcome:
     """Copy the tree, mutate `module`, run its tests on each mutant; the verdict of each."""
-    started = time.monotonic()
+    started, cpu_before = time.monotonic(), _children_cpu()
     work = WORK / module.key
     if work.exists():
         shutil.rmtree(work)
@@ -61,7 +65,13 @@ def mutate_module(module: Module, *, workers: int = WORKERS) -> Outcome:
             _mutmut(work, workers, out)
     source = (REPO / module.path).read_text(encoding="utf-8")
     mutants = tuple(read_mutants(work / "mutants", module.path, source))
-    return Outcome(module, mutants, time.monotonic() - started, log)
+    cpu = _children_cpu() - cpu_before
+    return Outcome(module, mutants, time.monotonic() - started, cpu, log)
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _copy_tree(work: Path) -> None:
