@@ -54,10 +54,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{tool}; work copies under {WORK.relative_to(REPO)}/ (the real tree is never mutated)")
     started = time.monotonic()
     rows: list[Row] = []
+    broken: list[str] = []
     with LoadSampler() as load:
         for module in modules:
             print(f"\n{module.key}: {module.path} against {len(module.tests)} test file(s) ...")
-            outcome = mutate_module(module)
+            try:
+                outcome = mutate_module(module)
+            except RuntimeError as error:  # its clean test run failed, or mutmut itself
+                print(f"  {module.key}: no figures: {error}")
+                broken.append(module.key)
+                continue
             counted = tally(outcome.mutants, equivalents, f"{module.dotted}.")
             row = Row(module, counted, outcome.seconds, outcome.cpu_seconds)
             rows.append(row)
@@ -77,6 +83,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{cpu / (os.cpu_count() or 1):.0f} s on idle cores); {load.words()}"
     )
     below = [row.module.key for row in rows if row.counted.rate < FLOOR]
+    if broken:
+        print(f"FAILED: no figures for {', '.join(broken)} (see above)")
+        return 1
     if args.write_benchmarks_md:
         when = datetime.now(UTC).strftime("%Y-%m-%d")
         section = benchmarks_section(rows, tool, when, total, load.words())

@@ -323,10 +323,11 @@ def test_a_scale_down_reads_in_full_and_forgets_the_nodes_it_named() -> None:
 def test_each_reason_to_keep_the_target_reads_in_full_and_keeps_the_memory(
     kwargs: dict[str, Any], reason: str, message: str
 ) -> None:
-    nodes = kwargs.pop("nodes", (NodeState("a", 8),))
+    # The parameters are shared by every run of the test in this process: read, never popped.
+    kwargs = {"nodes": (NodeState("a", 8),), **kwargs}
     memory = Memory(idle_since={"a": 0.0}) if reason != "NoChange" else Memory()
     now = 700 if reason != "NoChange" else 100
-    decision = decide(observed(16, nodes=nodes, now=now, memory=memory, **kwargs))
+    decision = decide(observed(16, now=now, memory=memory, **kwargs))
     assert (decision.reason, decision.message, decision.target) == (reason, message, 16)
     assert decision.action is (
         Action.NONE if reason in ("NoChange", "ScaleDownMinimum") else Action.HOLD
