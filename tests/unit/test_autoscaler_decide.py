@@ -266,8 +266,8 @@ def test_cordoned_marked_and_busy_nodes_are_never_named() -> None:
 
 def test_a_scale_down_reads_in_full_and_forgets_the_nodes_it_named() -> None:
     idle, other = NodeState("idle", 8), NodeState("later", 8)
-    memory = Memory(idle_since={"idle": 0.0, "later": 500.0})
-    decision = decide(observed(16, nodes=(idle, other), now=650, memory=memory))
+    memory = Memory(idle_since={"idle": 50.0, "later": 500.0})
+    decision = decide(observed(16, nodes=(idle, other), now=700, memory=memory))
     message = "1 preemptible node(s) without workload pods for 650 s: target 16 -> 8"
     assert (decision.action, decision.reason, decision.message) == (
         Action.SCALE_DOWN,
@@ -281,7 +281,7 @@ def test_a_scale_down_reads_in_full_and_forgets_the_nodes_it_named() -> None:
     )
     assert decision.memory.idle_since == {"later": 500.0}
     # Events of pods too big for a node come first, and stay.
-    with_big = decide(observed(16, nodes=(idle, other), pending=(pod(9, 16),), now=650,
+    with_big = decide(observed(16, nodes=(idle, other), pending=(pod(9, 16),), now=700,
                                memory=memory))  # fmt: skip
     assert [e.kind for e in with_big.events] == ["Pod", "Node"]
 
@@ -324,7 +324,10 @@ def test_each_reason_to_keep_the_target_reads_in_full_and_keeps_the_memory(
     kwargs: dict[str, Any], reason: str, message: str
 ) -> None:
     # The parameters are shared by every run of the test in this process: read, never popped.
+    # A pod too big for any node is told so whatever else is decided.
+    too_big = pod(9, 16)
     kwargs = {"nodes": (NodeState("a", 8),), **kwargs}
+    kwargs["pending"] = (*kwargs.get("pending", ()), too_big)
     memory = Memory(idle_since={"a": 0.0}) if reason != "NoChange" else Memory()
     now = 700 if reason != "NoChange" else 100
     decision = decide(observed(16, now=now, memory=memory, **kwargs))
@@ -332,7 +335,7 @@ def test_each_reason_to_keep_the_target_reads_in_full_and_keeps_the_memory(
     assert decision.action is (
         Action.NONE if reason in ("NoChange", "ScaleDownMinimum") else Action.HOLD
     )
-    assert decision.events == ()
+    assert [(e.name, e.reason) for e in decision.events] == [("job-9", "NotTriggerScaleUp")]
     assert decision.memory.idle_since == {"a": 0.0 if reason != "NoChange" else 100}
 
 
@@ -435,3 +438,11 @@ def test_marked_nodes_are_neither_room_nor_shown_and_full_nodes_give_no_room() -
     assert nodes_missing([pod(0), pod(1)], (full, marked), 16) == 1
     assert nodes_missing([pod(0, 1)], (overfull,), 8) == 1
     assert nodes_missing([pod(0, 1)], (), 7) == 1  # 7 GPUs of target make no node
+
+
+def test_a_pending_pod_of_a_whole_node_that_may_use_it_keeps_the_idle_node() -> None:
+    memory = Memory(idle_since={"a": 0.0})
+    either = pod(1, 8, needs=False, may=True)
+    decision = decide(observed(8, nodes=(NodeState("a", 8),), pending=(either,), now=700,
+                               memory=memory))  # fmt: skip
+    assert (decision.reason, decision.target) == ("ScaleDownPendingPods", 8)
