@@ -6,6 +6,7 @@ placeholder rates, and every word of the callouts."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -143,3 +144,9 @@ def test_the_legend_and_the_opt_in_key_name_the_project(project: str | None, sho
     assert (
         f"set `{shown}:failOnPlaceholderPrices` to `true`" in guardrail_lines(plan, [warned], [])[1]
     )
+
+
+def test_a_change_that_says_nothing_of_placeholder_rates_is_on_real_ones() -> None:
+    """A kind whose changes carry no `placeholder_price` prices on real rates."""
+    plan = Plan(hourly=(SimpleNamespace(old_cost=0.0, new_cost=1.0),))
+    assert [b.placeholder for b in breaches(plan, 0.5, 1.0)] == [False, False]
