@@ -4,10 +4,12 @@ copy inside that, so no mutant is ever written into the real tree."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -60,9 +62,14 @@ def mutate_module(module: Module, *, workers: int = WORKERS) -> Outcome:
     _write_config(work, module)
     log = work / "mutmut.log"
     with log.open("w", encoding="utf-8") as out:
-        _mutmut(work, workers, out)
-        if module.through_processes and _give_process_tests(work, module):
+        try:
             _mutmut(work, workers, out)
+            if module.through_processes and _give_process_tests(work, module):
+                _mutmut(work, workers, out)
+        finally:
+            left = _stop_leftovers(work)
+            if left:
+                print(f"  {left} process(es) a mutant left running in the copy: killed")
     source = (REPO / module.path).read_text(encoding="utf-8")
     mutants = tuple(read_mutants(work / "mutants", module.path, source))
     cpu = _children_cpu() - cpu_before
@@ -122,6 +129,26 @@ def _mutmut(work: Path, workers: int, out: IO[str]) -> None:
     if done.returncode != 0:
         tail = (work / "mutmut.log").read_text(encoding="utf-8", errors="replace")[-3000:]
         raise RuntimeError(f"mutmut run failed in {work} (exit {done.returncode}):\n{tail}")
+
+
+def _stop_leftovers(work: Path) -> int:
+    """Kill what mutants left behind: a mutant launcher that never exits, or a command it never
+    stopped, outlives the test that mutmut killed at its timeout. Each runs in the copy (the
+    tests start their processes there), so a process whose working directory is under `work`
+    is one of this run's, and nothing else is touched."""
+    killed = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cwd = Path(os.readlink(entry / "cwd"))
+        except OSError:  # gone already, or not ours to read
+            continue
+        if cwd == work or work in cwd.parents:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(entry.name), signal.SIGKILL)
+                killed += 1
+    return killed
 
 
 def _give_process_tests(work: Path, module: Module) -> bool:

@@ -209,9 +209,14 @@ def test_the_launcher_passes_sigterm_through_a_shell_wrapper_and_waits_for_its_c
     assert run["exit_reason"] == "reclaimed"  # written just before the worker exited
 
 
+PAUSES = "import signal; print('up', flush=True); signal.alarm(60); signal.pause()"
+"""Waits for the reclaim signal; never for more than a minute, should a broken launcher never
+forward it (the process is in a session of its own: nothing else would stop it)."""
+
+
 def test_the_launcher_turns_a_child_stopped_by_sigterm_into_143(tmp_path: Path) -> None:
     proc = _start(
-        _launcher(sys.executable, "-c", "import signal; print('up', flush=True); signal.pause()"),
+        _launcher(sys.executable, "-c", PAUSES),
         _env(tmp_path, "p"),
     )
     assert _line(proc) == "up"
@@ -224,6 +229,7 @@ def test_the_launcher_never_reports_0_after_a_forwarded_sigterm(tmp_path: Path) 
         "import signal, sys\n"
         "signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))\n"
         "print('up', flush=True)\n"
+        "signal.alarm(60)\n"
         "signal.pause()"
     )
     proc = _start(_launcher(sys.executable, "-c", exits_zero), _env(tmp_path, "p"))
