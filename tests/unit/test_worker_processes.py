@@ -300,11 +300,12 @@ def test_the_launcher_becomes_a_subreaper_and_says_so(tmp_path: Path) -> None:
 LEAVES_A_HELPER = """
 import os, signal, sys, time
 
-marker, code, ignores = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "ignores"
+marker, code, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 ready_r, ready_w = os.pipe()
 if os.fork() == 0:  # a helper the command leaves behind in its process group
-    if ignores:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.alarm(60)  # never outlives a broken launcher by more than a minute
+    if mode == "holds":  # says so, and goes on
+        signal.signal(signal.SIGTERM, lambda *_: print("got SIGTERM", flush=True))
     else:
         def stop(*_):
             with open(marker, "w") as file:
@@ -312,12 +313,8 @@ if os.fork() == 0:  # a helper the command leaves behind in its process group
             os._exit(0)
         signal.signal(signal.SIGTERM, stop)
     os.write(ready_w, b"x")
-    parent = os.getppid()
-    while os.getppid() == parent:  # until the command has exited
-        time.sleep(0.01)
-    print("orphaned", flush=True)
-    time.sleep(60)
-    os._exit(1)
+    while True:
+        time.sleep(60)
 os.read(ready_r, 1)
 sys.exit(code)
 """
@@ -327,7 +324,7 @@ import sys
 import together_worker.launcher as launcher
 from together_worker.__main__ import main
 
-launcher.LEFTOVER_GRACE_SECONDS = 1
+launcher.LEFTOVER_GRACE_SECONDS = 3
 sys.exit(main(sys.argv[1:]))
 """
 
@@ -353,14 +350,15 @@ def test_the_launcher_kills_a_leftover_that_ignores_sigterm_when_its_grace_ends(
     tmp_path: Path,
 ) -> None:
     """A reclaim signal that comes while a finished command's helper is still being stopped is
-    passed on, but the command had finished: its 0 stands."""
+    passed on, but the command had finished: its 0 stands, and the helper that goes on after
+    SIGTERM is killed when the (here 3 s) grace ends."""
     helper = tmp_path / "helper.py"
     helper.write_text(LEAVES_A_HELPER)
-    command = [sys.executable, str(helper), str(tmp_path / "m"), "0", "ignores"]
+    command = [sys.executable, str(helper), str(tmp_path / "m"), "0", "holds"]
     proc = _start([sys.executable, "-c", SHORT_GRACE, "run", "--", *command], _env(tmp_path, "p"))
-    assert _line(proc) == "orphaned"  # the command has exited; its helper ignores SIGTERM
+    assert _line(proc) == "got SIGTERM"  # the command ended; the launcher stopped its group
     proc.send_signal(signal.SIGTERM)
-    assert _exit(proc) == 0  # killed at the (1 s) grace end, not waited for
+    assert _exit(proc) == 0
 
 
 SETSID_HELPER = """
