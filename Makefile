@@ -47,7 +47,7 @@ DEMO_ENV = $(if $(BACKEND),DEMO_BACKEND=$(BACKEND))
 POLICY_VENV := policy/venv
 POLICY_STAMP := $(POLICY_VENV)/.installed
 
-.PHONY: help venv policy engine images worker-wheel sdk-python sdk-typescript sdk-go lint typecheck unit test demo demo-down bench constraints clean postgres postgres-down
+.PHONY: help venv policy engine images worker-wheel sdk-python sdk-typescript sdk-go lint typecheck unit test demo demo-down bench mutate constraints clean postgres postgres-down
 
 help:
 	@echo "make demo       run the main job: a real 'pulumi up' of the dev stack against the local Together simulator"
@@ -69,6 +69,9 @@ help:
 	@echo "make sdk-go     regenerate sdk/go from the native plugin's schema"
 	@echo "make bench      run the benchmarks (not part of make test); BENCH_ARGS=--write-benchmarks-md"
 	@echo "                also rewrites BENCHMARKS.md, BENCH_ARGS='--only real_nodes' runs one section"
+	@echo "make mutate     mutation testing of the pure cores (not part of make test): each module's kill rate and"
+	@echo "                its surviving mutants; MODULE=KEY runs one (mutate/modules.py), MUTATE_ARGS=--write-benchmarks-md"
+	@echo "                also rewrites the mutation section of BENCHMARKS.md"
 	@echo "make policy     create the policy pack's virtualenv (policy/venv): pulumi preview --policy-pack policy"
 
 # The virtualenv, with every Python dependency at the exact version in constraints.txt.
@@ -166,6 +169,12 @@ postgres-down:
 
 bench: $(STAMP)
 	@$(with_real_nodes) $(call with_builds,$(ENGINE) $(KUBE)) $(PY) -m bench $(BENCH_ARGS)
+
+# Mutation testing of the pure cores with mutmut (docs/benchmarks.md#mutation-testing): each module
+# of mutate/modules.py against the unit tests that cover it, in a copy of the tree under
+# .build/mutate/; fails when a module kills fewer than 90% of its non-equivalent mutants.
+mutate: $(STAMP)
+	$(PY) -m mutate $(if $(MODULE),--module $(MODULE)) $(MUTATE_ARGS)
 
 # Re-pin every Python dependency after changing pyproject.toml, from a fresh virtualenv so that
 # nothing left over in .venv is pinned.

@@ -26,6 +26,7 @@ from bench import (
     scaling,
 )
 from bench.harness import REPO
+from mutate.report import replace_section, section_of
 
 OUT = Path(__file__).resolve().parent / "out"
 # Not multiples of the 30 s poll cap, so the lag shows its spread (it is 0..30 s past the cap).
@@ -109,7 +110,11 @@ def main(argv: list[str] | None = None) -> int:
     json_path, md_path = report.write(result, OUT)
     print(f"report: {md_path}\n        {json_path}")
     if args.write_benchmarks_md:
-        (REPO / "BENCHMARKS.md").write_text(report.markdown(result))
+        path = REPO / "BENCHMARKS.md"
+        # make mutate writes its own section of the file: kept as it was.
+        mutation = section_of(path.read_text()) if path.exists() else None
+        text = report.markdown(result)
+        path.write_text(text if mutation is None else replace_section(text, mutation))
         print(f"        {REPO / 'BENCHMARKS.md'}")
     return 0
 

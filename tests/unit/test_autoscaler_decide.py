@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
+
+import pytest
 
 from together_autoscaler.decide import budget_ceiling, decide, nodes_missing
 from together_autoscaler.model import (
     Action,
     ClusterState,
+    Explanation,
     Limits,
     Memory,
     NodeState,
     Observed,
     PendingPod,
+    Reason,
 )
 
 LIMITS = Limits(min_gpus=0, max_gpus=64, unneeded_seconds=600, provision_timeout_seconds=900)
@@ -254,3 +259,190 @@ def test_cordoned_marked_and_busy_nodes_are_never_named() -> None:
     memory = idle_history(*nodes, desired=32)
     decision = decide(observed(32, nodes=nodes, now=10_000, memory=memory))
     assert decision.scale_down_nodes == () and decision.target == 32
+
+
+# --- whole decisions: the message, the memory and every Event a scan hands on -------------------
+
+
+def test_a_scale_down_reads_in_full_and_forgets_the_nodes_it_named() -> None:
+    idle, other = NodeState("idle", 8), NodeState("later", 8)
+    memory = Memory(idle_since={"idle": 50.0, "later": 500.0})
+    decision = decide(observed(16, nodes=(idle, other), now=700, memory=memory))
+    message = "1 preemptible node(s) without workload pods for 650 s: target 16 -> 8"
+    assert (decision.action, decision.reason, decision.message) == (
+        Action.SCALE_DOWN,
+        "ScaleDown",
+        message,
+    )
+    assert decision.events == (
+        Explanation(
+            "Node", "idle", Reason.SCALE_DOWN, f"{message}; cordoned for targeted scale-down"
+        ),
+    )
+    assert decision.memory.idle_since == {"later": 500.0}
+    # Events of pods too big for a node come first, and stay.
+    with_big = decide(observed(16, nodes=(idle, other), pending=(pod(9, 16),), now=700,
+                               memory=memory))  # fmt: skip
+    assert [e.kind for e in with_big.events] == ["Pod", "Node"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "reason", "message"),
+    [
+        ({}, "NoChange", "nothing to do"),
+        (
+            {"pending": (pod(1, 4, needs=False),)},
+            "ScaleDownPendingPods",
+            "1 pending pod(s) would fit on the idle node(s); keeping them",
+        ),
+        (
+            {"allocated": 8},
+            "ScaleDownShortfall",
+            "Together is short of the target (8 of 16): lowering it would not remove the idle "
+            "node(s)",
+        ),
+        (
+            {
+                "nodes": (
+                    NodeState("a", 8),
+                    NodeState("r1", 8, cordoned=True, reclaimed=True),
+                    NodeState("r2", 8, cordoned=True, reclaimed=True),
+                )
+            },
+            "ScaleDownReclaim",
+            "a reclaim is draining r1, r2: Together refills toward the target, and lowering it "
+            "now would cancel the refill, not remove the idle node(s)",
+        ),
+        (
+            {"limits": replace(LIMITS, min_gpus=16)},
+            "ScaleDownMinimum",
+            "idle node(s) kept: the target 16 is at the minimum",
+        ),
+    ],
+)
+def test_each_reason_to_keep_the_target_reads_in_full_and_keeps_the_memory(
+    kwargs: dict[str, Any], reason: str, message: str
+) -> None:
+    # The parameters are shared by every run of the test in this process: read, never popped.
+    # A pod too big for any node is told so whatever else is decided.
+    too_big = pod(9, 16)
+    kwargs = {"nodes": (NodeState("a", 8),), **kwargs}
+    kwargs["pending"] = (*kwargs.get("pending", ()), too_big)
+    memory = Memory(idle_since={"a": 0.0}) if reason != "NoChange" else Memory()
+    now = 700 if reason != "NoChange" else 100
+    decision = decide(observed(16, now=now, memory=memory, **kwargs))
+    assert (decision.reason, decision.message, decision.target) == (reason, message, 16)
+    assert decision.action is (
+        Action.NONE if reason in ("NoChange", "ScaleDownMinimum") else Action.HOLD
+    )
+    assert [(e.name, e.reason) for e in decision.events] == [("job-9", "NotTriggerScaleUp")]
+    assert decision.memory.idle_since == {"a": 0.0 if reason != "NoChange" else 100}
+
+
+def test_pods_are_told_the_decision_with_their_namespace_and_uid() -> None:
+    decision = decide(observed(pending=(pod(0),)))
+    assert decision.events == (
+        Explanation(
+            "Pod",
+            "job-0",
+            Reason.TRIGGERED_SCALE_UP,
+            "1 pending pod(s) need 1 more preemptible node(s): target 0 -> 8",
+            namespace="default",
+            uid="uid-0",
+            warning=False,
+        ),
+    )
+    too_big = decide(observed(pending=(pod(1, 16),))).events[0]
+    assert (too_big.namespace, too_big.uid, too_big.warning) == ("default", "uid-1", True)
+
+
+def test_a_raise_capped_short_of_the_need_says_by_what() -> None:
+    limits = replace(LIMITS, max_gpus=16)
+    decision = decide(observed(pending=tuple(pod(i) for i in range(3)), limits=limits))
+    assert decision.message == (
+        "3 pending pod(s) need 3 more preemptible node(s): target 0 -> 16 "
+        "(capped: --max-preemptible-gpus is 16)"
+    )
+    at_max = decide(observed(16, pending=tuple(pod(i) for i in range(3)), limits=limits))
+    assert at_max.message == (
+        "1 more preemptible node(s) needed, but the target 16 may not grow: "
+        "--max-preemptible-gpus is 16"
+    )
+    assert {(e.message, e.warning) for e in at_max.events} == {(at_max.message, True)}
+
+
+def test_a_raise_to_exactly_the_maximum_or_the_budget_is_not_capped() -> None:
+    exact = decide(observed(pending=(pod(0), pod(1)), limits=replace(LIMITS, max_gpus=16)))
+    assert (exact.target, exact.message) == (
+        16,
+        "2 pending pod(s) need 2 more preemptible node(s): target 0 -> 16",
+    )
+    budget = replace(LIMITS, max_hourly_usd=40.0, on_demand_rate=2.0)  # room for 24
+    assert "capped" not in decide(observed(pending=(pod(0), pod(1), pod(2)), limits=budget)).message
+
+
+def test_a_budget_spent_by_the_standard_gpus_holds_the_target_where_it_is() -> None:
+    # $16/h of standard GPUs alone use a $20 budget: the ceiling is 0, the minimum 8, desired 16.
+    limits = replace(LIMITS, min_gpus=8, max_hourly_usd=20.0, on_demand_rate=2.0)
+    held = decide(observed(16, nodes=BUSY[:2], pending=(pod(0),), limits=limits))
+    assert (held.action, held.reason, held.target) == (Action.HOLD, "MaxHourlyUsdReached", 16)
+    assert held.message.endswith("may not grow: --max-hourly-usd is 20.0")
+    assert budget_ceiling(observed(limits=replace(LIMITS, on_demand_rate=2.0))) is None
+    assert budget_ceiling(observed(limits=replace(LIMITS, max_hourly_usd=40.0))) is None
+
+
+def test_a_scarcity_hold_reads_in_full_and_restarts_the_shortfall_clock_at_its_end() -> None:
+    memory = Memory(shortfall_since=0.0)
+    held = decide(observed(24, 8, nodes=BUSY[:1], pending=(pod(0), pod(1), pod(2)), now=1000,
+                           memory=memory))  # fmt: skip
+    assert held.message == (
+        "Together has allocated 8 of the 24 preemptible GPUs asked for, for over 900 s (scarce "
+        "capacity): not raising the target; 8 more GPUs would be needed; retrying in 900 s"
+    )
+    assert held.memory.hold_until == 1900.0 and held.memory.shortfall_since == 1900.0
+    assert all(e.warning and e.message == held.message for e in held.events)
+    # Nothing missing: no GPUs named. The hold lasts until its end, and not a second more.
+    covered = decide(observed(24, 8, nodes=BUSY[:1], pending=(pod(0),), now=1000, memory=memory))
+    assert covered.message.endswith("not raising the target; retrying in 900 s")
+    during = decide(observed(24, 8, nodes=BUSY[:1], pending=(pod(0),), now=1899,
+                             memory=held.memory))  # fmt: skip
+    assert during.reason == "ScaleUpScarcity" and during.message.endswith("retrying in 1 s")
+    ended = decide(observed(24, 8, nodes=BUSY[:1], pending=(pod(0), pod(1), pod(2)), now=1900,
+                            memory=held.memory))  # fmt: skip
+    assert ended.reason == "TriggeredScaleUp"
+
+
+def test_a_shortfall_exactly_as_long_as_the_timeout_is_not_yet_scarcity() -> None:
+    memory = Memory(shortfall_since=100.0)
+    pending = (pod(0), pod(1), pod(2))
+    at = decide(observed(24, 8, nodes=BUSY[:1], pending=pending, now=1000, memory=memory))
+    assert at.reason == "TriggeredScaleUp"
+    past = decide(observed(24, 8, nodes=BUSY[:1], pending=pending, now=1001, memory=memory))
+    assert past.reason == "ScaleUpScarcity"
+
+
+def test_raising_to_the_minimum_says_so_and_keeps_the_memory() -> None:
+    memory = Memory(idle_since={"a": 5.0})
+    decision = decide(observed(0, nodes=(NodeState("a", 8),), now=10, memory=memory,
+                               limits=replace(LIMITS, min_gpus=16)))  # fmt: skip
+    assert decision.message == "target 0 is below the minimum 16"
+    assert decision.memory.idle_since == {"a": 5.0}
+
+
+def test_marked_nodes_are_neither_room_nor_shown_and_full_nodes_give_no_room() -> None:
+    marked = NodeState("m", 8, cordoned=True, marked=True)
+    full = NodeState("f", 8, used_gpus=8, workload_pods=1)
+    overfull = NodeState("o", 8, used_gpus=9, workload_pods=1)
+    # desired 16 with a marked node and a full one: one node of the target is still to come.
+    assert nodes_missing([pod(0), pod(1)], (marked, full), 16) == 1
+    assert nodes_missing([pod(0), pod(1)], (full, marked), 16) == 1
+    assert nodes_missing([pod(0, 1)], (overfull,), 8) == 1
+    assert nodes_missing([pod(0, 1)], (), 7) == 1  # 7 GPUs of target make no node
+
+
+def test_a_pending_pod_of_a_whole_node_that_may_use_it_keeps_the_idle_node() -> None:
+    memory = Memory(idle_since={"a": 0.0})
+    either = pod(1, 8, needs=False, may=True)
+    decision = decide(observed(8, nodes=(NodeState("a", 8),), pending=(either,), now=700,
+                               memory=memory))  # fmt: skip
+    assert (decision.reason, decision.target) == ("ScaleDownPendingPods", 8)

@@ -10,7 +10,13 @@ import pytest
 from tests.specs import ENGINE_PROPS as BASE
 from together_provider import docs
 from together_provider.cluster.provider import ClusterProvider
-from together_provider.cluster.rules import FIELD_POLICIES, RULEBOOK, RULES, Plan
+from together_provider.cluster.rules import (
+    FIELD_POLICIES,
+    RULEBOOK,
+    RULES,
+    Plan,
+    replacement_deletes_first,
+)
 from together_provider.cluster.table import CLUSTER
 from together_provider.docs import policy_table_markdown
 from together_provider.framework.schema import UNKNOWN, Failure, Policy
@@ -180,7 +186,9 @@ def test_converting_standard_to_preemptible_gives_the_safe_path() -> None:
         "drops while the new nodes provision."
     )
     assert "Raise num_preemptible_gpus to 16 first, then lower num_gpus to 8" in failure.reason
-    assert "change cluster_name" in failure.reason
+    assert failure.reason.endswith(
+        "in a later update once work has drained, or replace the cluster (e.g. change cluster_name)"
+    )
 
 
 def test_converting_preemptible_to_standard_gives_the_safe_path() -> None:
@@ -448,3 +456,147 @@ def test_in_place_update_never_asks_for_delete_first() -> None:
 def test_changed_fields_follow_the_policy_table_order() -> None:
     new = BASE | {"volume_id": "v", "num_gpus": 16, "region": "us-west-2"}
     assert RULEBOOK.plan(outputs(BASE), new).changed == ("region", "num_gpus", "volume_id")
+
+
+# --- whole messages: a user reads every word of a rejection, so every word is asserted ---------
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "reason"),
+    [
+        (
+            {"auto_scale": True},
+            "auto_scale_max_gpus",
+            "auto_scale is true but auto_scale_max_gpus is not set; Together scales between "
+            "num_gpus and auto_scale_max_gpus (set auto_scale_max_gpus, a multiple of 8 >= "
+            "num_gpus)",
+        ),
+        (
+            {"auto_scale_max_gpus": 16},
+            "auto_scale_max_gpus",
+            "auto_scale_max_gpus=16 without auto_scale; the ceiling only means something to "
+            "Together's autoscaler (set auto_scale=true, or remove auto_scale_max_gpus)",
+        ),
+        (
+            {"billing_type": "RESERVED"},
+            "duration_days",
+            "duration_days is not set but billing_type='RESERVED'; a reservation needs a length "
+            "(set duration_days between 1 and 90)",
+        ),
+        (
+            {"duration_days": 7},
+            "duration_days",
+            "duration_days=7 with billing_type='ON_DEMAND'; only RESERVED clusters have a length "
+            "(remove duration_days or set billing_type='RESERVED')",
+        ),
+        (
+            {"num_gpus": 12},
+            "num_gpus",
+            "num_gpus=12 is not a multiple of 8; Together nodes have 8 GPUs each (use 8 or 16)",
+        ),
+        (
+            {"num_gpus": 8, "auto_scale": True, "auto_scale_max_gpus": 20},
+            "auto_scale_max_gpus",
+            "auto_scale_max_gpus=20 is not a multiple of 8; Together nodes have 8 GPUs each "
+            "(use 16 or 24)",
+        ),
+        (
+            {"num_gpus": 16, "auto_scale": True, "auto_scale_max_gpus": 8},
+            "auto_scale_max_gpus",
+            "auto_scale_max_gpus=8 is below num_gpus=16, the floor of the range; set "
+            "auto_scale_max_gpus to at least 16 (a multiple of 8), or set auto_scale=false and "
+            "remove auto_scale_max_gpus",
+        ),
+        (
+            {"num_preemptible_gpus": 16, "max_preemptible_gpus": 8, "project_id": "p"},
+            "max_preemptible_gpus",
+            "max_preemptible_gpus=8 is below num_preemptible_gpus=16, the floor of the range; set "
+            "max_preemptible_gpus to at least 16 (a multiple of 8), or remove "
+            "max_preemptible_gpus to hold the target at num_preemptible_gpus",
+        ),
+        (
+            {"max_preemptible_gpus": 16, "project_id": "p", "cluster_type": "SLURM"},
+            "num_preemptible_gpus",
+            "max_preemptible_gpus=16 on a SLURM cluster; Slurm clusters cannot use preemptible "
+            "capacity yet (set max_preemptible_gpus=0 or cluster_type='KUBERNETES')",
+        ),
+    ],
+)
+def test_each_rejection_reads_in_full(change: dict[str, Any], field: str, reason: str) -> None:
+    assert only(BASE | {"billing_type": "ON_DEMAND"} | change) == Failure(
+        field, f"cluster 'train': {reason}"
+    )
+
+
+def test_a_preemptible_ceiling_without_a_project_names_the_field_to_zero() -> None:
+    failure = only(BASE | {"max_preemptible_gpus": 16})
+    assert failure.field == "project_id"
+    assert failure.reason.endswith("(set project_id, or max_preemptible_gpus=0)")
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"num_preemptible_gpus": 0, "max_preemptible_gpus": 16},  # a range from 0 is an ask too
+        {"num_preemptible_gpus": 8, "max_preemptible_gpus": 0},
+    ],
+)
+def test_the_largest_preemptible_ask_is_the_one_named(change: dict[str, Any]) -> None:
+    (failure,) = [f for f in failures_for(BASE | change) if f.field == "project_id"]
+    name = "max_preemptible_gpus" if change["max_preemptible_gpus"] else "num_preemptible_gpus"
+    value = max(change.values())
+    assert failure.reason == (
+        f"cluster 'train': project_id is not set but {name}={value}; Together requires a project "
+        f"for a preemptible target (set project_id, or {name}=0)"
+    )
+
+
+def test_a_count_below_one_node_is_reported_once_and_other_counts_each_by_its_own_rule() -> None:
+    # num_gpus=4 is the standard-node rule's alone; a preemptible target of 4 is not a multiple.
+    assert [f.field for f in failures_for(PRE | {"num_gpus": 4})] == ["num_gpus"]
+    target = failures_for(PRE | {"num_preemptible_gpus": 4})
+    assert [f.field for f in target] == ["num_preemptible_gpus"]
+    assert target[0].reason.endswith("(use 8)")
+    ceiling = failures_for(PRE | {"max_preemptible_gpus": 4})
+    assert [f.field for f in ceiling] == ["max_preemptible_gpus"]  # not also below the floor
+    assert failures_for(PRE | {"num_gpus": 8, "num_preemptible_gpus": 8}) == []
+
+
+def test_a_single_preemptible_gpu_alone_is_still_no_cluster() -> None:
+    assert (
+        "a preemptible target alone"
+        in failures_for(PRE | {"num_gpus": 0, "num_preemptible_gpus": 1})[0].reason
+    )
+
+
+def test_a_ceiling_equal_to_its_floor_is_a_range_of_one_value() -> None:
+    assert failures_for(PRE | {"num_preemptible_gpus": 16, "max_preemptible_gpus": 16}) == []
+    auto = BASE | {"num_gpus": 16, "auto_scale": True, "auto_scale_max_gpus": 16}
+    assert failures_for(auto) == []
+
+
+def test_an_unknown_bound_skips_the_range_rule() -> None:
+    assert failures_for(PRE | {"max_preemptible_gpus": UNKNOWN}) == []
+    assert failures_for(PRE | {"num_preemptible_gpus": UNKNOWN, "max_preemptible_gpus": 8}) == []
+
+
+def test_raising_num_gpus_while_the_live_target_stays_inside_its_range_is_no_conversion() -> None:
+    """The conversion rule compares what would be PUT: a lowered floor leaves the live target of
+    24 where it is (inside [16, 32]), so raising num_gpus converts nothing."""
+    old = PRE | {"num_preemptible_gpus": 24, "max_preemptible_gpus": 32}
+    new = old | {"num_gpus": 24, "num_preemptible_gpus": 16}
+    assert failures_for(new, old) == []
+
+
+def test_the_replacement_order_for_the_preview_follows_the_name() -> None:
+    assert replacement_deletes_first({"cluster_name": "a"}, {"cluster_name": "a"})
+    assert not replacement_deletes_first({"cluster_name": "a"}, {"cluster_name": "b"})
+    assert replacement_deletes_first({"cluster_name": "a"}, {"cluster_name": UNKNOWN})
+    assert not replacement_deletes_first({"cluster_name": UNKNOWN}, {"cluster_name": "a"})
+
+
+def test_a_single_preemptible_gpu_is_still_a_preemptible_ask() -> None:
+    reasons = [
+        f.reason for f in failures_for(PRE | {"cluster_type": "SLURM", "num_preemptible_gpus": 1})
+    ]
+    assert any("num_preemptible_gpus=1 on a SLURM cluster" in r for r in reasons), reasons

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from tests.specs import ENGINE_PROPS as BASE
-from together_provider.cluster.rules import RULEBOOK, Plan
+from together_provider.cluster.rules import RULEBOOK, RULES, Plan
 from together_provider.cluster.table import CLUSTER
+from together_provider.framework.rulebook import Rulebook, wanted
 
 RANGE: dict[str, Any] = BASE | {
     "num_preemptible_gpus": 8,
@@ -140,3 +141,63 @@ def test_the_outputs_echo_the_live_value_of_a_floor_whose_ceiling_is_set() -> No
     assert CLUSTER.with_live_ranges(AUTO, cluster)["num_gpus"] == 16
     fixed = RANGE | {"max_preemptible_gpus": None}
     assert CLUSTER.with_live_ranges(fixed, cluster)["num_preemptible_gpus"] == 8
+
+
+def test_a_live_value_that_is_not_a_count_is_as_good_as_unknown() -> None:
+    """Older state may hold no live count, or a boolean where a count belongs: the floor is
+    wanted, never `min(max(True, ...))`."""
+    old = CLUSTER.parse(RANGE)[0]
+    for live_value in (True, None, "24"):
+        vars(old)["num_preemptible_gpus"] = live_value
+        assert (
+            wanted(
+                CLUSTER,
+                old,
+                CLUSTER.parse(RANGE | {"num_preemptible_gpus": 16})[0],
+                "num_preemptible_gpus",
+            )
+            == 16
+        )
+
+
+def test_a_replacement_puts_nothing_even_when_a_count_changes_too() -> None:
+    new = RANGE | {"gpu_type": "H200_SXM", "num_gpus": 16}
+    result = RULEBOOK.plan(live(RANGE, num_preemptible_gpus=8), new)
+    assert result.replaces == ("gpu_type",) and "num_gpus" in result.changed
+    assert result.update == {}
+
+
+def test_a_rulebook_is_its_table_its_rules_and_its_name_field() -> None:
+    """Built anew (not the module's): each part a Rulebook is given is the one it uses."""
+    book = Rulebook(CLUSTER, RULES[:1], name_field="cluster_name")
+    assert book.schema is CLUSTER and book.rules == RULES[:1]
+    assert [
+        f.reason for f in book.validate("t", BASE | {"num_gpus": 0, "num_gpus_x": 1}, None)
+    ] == [
+        "cluster 't': unknown property 'num_gpus_x'; did you mean 'num_gpus'?",
+        "cluster 't': num_gpus=0 leaves no standard node; Together needs at least one 8-GPU "
+        "standard node (num_gpus >= 8)",
+    ]
+    assert book.check_resource({}, RANGE | {"num_gpus": 0.0})[1][0].reason.startswith(
+        "cluster 'train': "
+    )
+    # Without a deletes-first rule a replacement creates first.
+    replaced = book.plan(live(RANGE), RANGE | {"cluster_name": "train", "gpu_type": "H200_SXM"})
+    assert replaced.replaces == ("gpu_type",) and not replaced.delete_before_replace
+    spec = CLUSTER.parse(BASE | {"num_gpus": 0})[0]
+    assert [f.reason for f in book.failures("adopted", spec, None)] == [
+        "cluster 'adopted': num_gpus=0 leaves no standard node; Together needs at least one "
+        "8-GPU standard node (num_gpus >= 8)"
+    ]
+
+
+def test_adoption_failures_weigh_the_live_cluster_too() -> None:
+    """What adoption refuses compares the spec with the live cluster: a conversion of node
+    classes is only one against what is live."""
+    live_spec = CLUSTER.parse(RANGE | {"num_gpus": 16, "max_preemptible_gpus": None})[0]
+    spec = CLUSTER.parse(RANGE | {"num_gpus": 8, "num_preemptible_gpus": 16})[0]
+    (failure,) = RULEBOOK.failures("adopted", spec, live_spec)
+    assert failure.reason.startswith(
+        "cluster 'adopted': num_gpus 16 -> 8 with num_preemptible_gpus 8 -> 16 converts"
+    )
+    assert RULEBOOK.failures("adopted", spec, None) == []

@@ -14,7 +14,7 @@ import pytest
 
 from tests.fake_time import FakeTime
 from together_worker import CheckpointStore, Reclaim, StatusFile, Worker, grace_from_env
-from together_worker.checkpoints import index_directory
+from together_worker.checkpoints import Checkpoint, index_directory
 
 
 @pytest.fixture
@@ -258,3 +258,54 @@ def test_a_save_fsyncs_the_file_before_the_rename_and_the_directory_after(
     else:
         store.save_to_path(1, lambda path: path.write_bytes(b"x"))
     assert calls == ["fsync file", "rename", "fsync directory"]
+
+
+def test_a_store_from_the_environment_is_this_indexs_directory_keeping_three(
+    tmp_path: Path,
+) -> None:
+    env = {"CHECKPOINT_DIR": str(tmp_path), "JOB_COMPLETION_INDEX": "5"}
+    store = CheckpointStore.from_env(environ=env)
+    assert store.directory == tmp_path / "5" and store.directory.is_dir()
+    for step in range(5):
+        store.save(step, b"x")
+    assert [c.step for c in store.checkpoints()] == [2, 3, 4]  # three kept by default
+    assert CheckpointStore.from_env(keep=1, environ=env).keep == 1
+    assert [c.step for c in CheckpointStore(tmp_path / "d").checkpoints()] == []
+    default = CheckpointStore(tmp_path / "default")
+    for step in range(4):
+        default.save(step, b"x")
+    assert [c.step for c in default.checkpoints()] == [1, 2, 3]
+
+
+def test_a_store_makes_its_whole_path_and_may_keep_only_the_latest(tmp_path: Path) -> None:
+    store = CheckpointStore(tmp_path / "a" / "b" / "c", keep=1)
+    assert store.directory.is_dir()
+    assert store.save(0, b"zero") == Checkpoint(0, store.directory / "step-000000000000.ckpt")
+    saved = store.save_to_path(7, lambda path: path.write_bytes(b"seven"))
+    assert saved == Checkpoint(7, store.directory / "step-000000000007.ckpt")
+    assert store.checkpoints() == [saved] and saved.read_bytes() == b"seven"
+    with pytest.raises(ValueError, match=r"^step=-1: a checkpoint holds a number of steps done"):
+        store.save(-1, b"x")
+
+
+def test_a_writer_that_fails_before_writing_anything_gets_its_own_error_back(
+    tmp_path: Path,
+) -> None:
+    """The partial file was never created: cleaning it up must not hide why the save failed."""
+    store = CheckpointStore(tmp_path)
+
+    def fails(path: Path) -> None:
+        raise RuntimeError("the framework could not serialise the model")
+
+    with pytest.raises(RuntimeError, match="could not serialise"):
+        store.save_to_path(1, fails)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_without_a_checkpoint_directory_the_error_says_where_it_must_point() -> None:
+    with pytest.raises(ValueError) as caught:
+        index_directory({})
+    assert str(caught.value) == (
+        "CHECKPOINT_DIR is not set: it names the directory on the shared volume that outlives "
+        "the node; CheckpointingWorker sets it, elsewhere set it to such a directory"
+    )

@@ -8,6 +8,7 @@ import select
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,10 @@ from together_worker.launcher import exit_code
 
 ROOT = Path(__file__).resolve().parents[2]
 LINE_BOUND_SECONDS = 30
+"""A bound on waiting for a process's next line or its exit, not a timing: a broken worker or
+launcher that hangs fails its test instead of hanging the run (each step takes well under a
+second, but a loaded machine stretches a process start many times; `make mutate` pays the bound
+for every mutant that hangs)."""
 
 SLOW_SAVE = """
 import sys
@@ -69,11 +74,40 @@ def _env(tmp_path: Path, pod: str) -> dict[str, str]:
     }
 
 
+_STARTED: list[subprocess.Popen[bytes]] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_process_left() -> Iterator[None]:
+    """A test that fails half-way leaves no process running, nor one ended but unreaped: a
+    zombie would be reaped by whoever in this process waits for any child next (a test
+    runner's own worker pool, under `make mutate`)."""
+    yield
+    while _STARTED:
+        proc = _STARTED.pop()
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+
+
 def _start(args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
     """Unbuffered pipes: a line the process printed is never held in this side's buffer, where
     `select` would not see it."""
-    return subprocess.Popen(
+    proc = subprocess.Popen(
         args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0, env=env, cwd=ROOT
+    )
+    _STARTED.append(proc)
+    return proc
+
+
+def _exit(proc: subprocess.Popen[bytes]) -> int:
+    """The process's exit status, once it has exited: a bound, like `_line`."""
+    return proc.wait(timeout=LINE_BOUND_SECONDS)
+
+
+def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        args, env=env, cwd=ROOT, capture_output=True, text=True, timeout=LINE_BOUND_SECONDS
     )
 
 
@@ -100,7 +134,7 @@ def test_a_kill_9_in_the_middle_of_a_save_leaves_the_previous_checkpoint_latest(
     proc = _start([sys.executable, "-c", SLOW_SAVE, str(tmp_path)], _env(tmp_path, "p"))
     assert _line(proc) == "mid-write"
     proc.kill()
-    assert proc.wait() == -signal.SIGKILL
+    assert _exit(proc) == -signal.SIGKILL
     (partial,) = [p for p in tmp_path.iterdir() if p.name.startswith(".partial-")]
     assert partial.stat().st_size == 2048  # the kill did land mid-write
     latest = CheckpointStore(tmp_path).latest()
@@ -118,7 +152,7 @@ def test_sigterm_checkpoints_then_exits_143_and_the_next_pod_resumes(tmp_path: P
     assert _line(first) == "got SIGTERM"
     _send(first)
     assert _line(first) == "saving"
-    assert first.wait() == 143
+    assert _exit(first) == 143
     store = CheckpointStore(tmp_path / "3")
     latest = store.latest()
     assert latest is not None and (latest.step, latest.read_bytes()) == (6, b"6")
@@ -134,7 +168,7 @@ def test_sigterm_checkpoints_then_exits_143_and_the_next_pod_resumes(tmp_path: P
         assert _line(second) == f"step {step}"
         _send(second)
     assert _line(second) == "saving"
-    assert second.wait() == 0
+    assert _exit(second) == 0
     latest = store.latest()
     assert latest is not None and (latest.step, latest.read_bytes()) == (8, b"8")
     runs = StatusFile(tmp_path / "3").runs()
@@ -165,7 +199,7 @@ def test_the_launcher_passes_sigterm_through_a_shell_wrapper_and_waits_for_its_c
     assert _line(proc) == "got SIGTERM"  # forwarded through the shell's group
     _send(proc)  # ends step 0 in the worker: it saw the flag, checkpoints and exits 143
     assert _line(proc) == "saving"
-    assert proc.wait() == 143
+    assert _exit(proc) == 143
     with pytest.raises(ProcessLookupError):  # nothing of the group outlived the launcher
         os.killpg(group, 0)
     assert proc.stdout is not None and b"the-shell-went-on" not in proc.stdout.read()
@@ -175,14 +209,19 @@ def test_the_launcher_passes_sigterm_through_a_shell_wrapper_and_waits_for_its_c
     assert run["exit_reason"] == "reclaimed"  # written just before the worker exited
 
 
+PAUSES = "import signal; print('up', flush=True); signal.alarm(60); signal.pause()"
+"""Waits for the reclaim signal; never for more than a minute, should a broken launcher never
+forward it (the process is in a session of its own: nothing else would stop it)."""
+
+
 def test_the_launcher_turns_a_child_stopped_by_sigterm_into_143(tmp_path: Path) -> None:
     proc = _start(
-        _launcher(sys.executable, "-c", "import signal; print('up', flush=True); signal.pause()"),
+        _launcher(sys.executable, "-c", PAUSES),
         _env(tmp_path, "p"),
     )
     assert _line(proc) == "up"
     proc.send_signal(signal.SIGTERM)
-    assert proc.wait() == 143
+    assert _exit(proc) == 143
 
 
 def test_the_launcher_never_reports_0_after_a_forwarded_sigterm(tmp_path: Path) -> None:
@@ -190,23 +229,22 @@ def test_the_launcher_never_reports_0_after_a_forwarded_sigterm(tmp_path: Path) 
         "import signal, sys\n"
         "signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))\n"
         "print('up', flush=True)\n"
+        "signal.alarm(60)\n"
         "signal.pause()"
     )
     proc = _start(_launcher(sys.executable, "-c", exits_zero), _env(tmp_path, "p"))
     assert _line(proc) == "up"
     proc.send_signal(signal.SIGTERM)
-    assert proc.wait() == 143
+    assert _exit(proc) == 143
 
 
 def test_the_launcher_keeps_a_commands_own_exit_code(tmp_path: Path) -> None:
     env = _env(tmp_path, "p")
-    assert subprocess.run(_launcher("sh", "-c", "exit 3"), env=env, cwd=ROOT).returncode == 3
-    assert subprocess.run(_launcher("true"), env=env, cwd=ROOT).returncode == 0
-    missing = subprocess.run(
-        _launcher("no-such-command-here"), env=env, cwd=ROOT, capture_output=True, text=True
-    )
+    assert _run(_launcher("sh", "-c", "exit 3"), env).returncode == 3
+    assert _run(_launcher("true"), env).returncode == 0
+    missing = _run(_launcher("no-such-command-here"), env)
     assert missing.returncode == 127 and "cannot start 'no-such-command-here'" in missing.stderr
-    empty = subprocess.run(_launcher(), env=env, cwd=ROOT, capture_output=True, text=True)
+    empty = _run(_launcher(), env)
     assert empty.returncode == 2 and "no command given" in empty.stderr
 
 
@@ -243,5 +281,122 @@ def test_a_command_that_ends_on_its_own_has_its_leftovers_stopped_with_sigterm(
     proc = _start(_launcher("sh", "-c", command, helper), _env(tmp_path, "p"))
     assert _line(proc) == "helper up"  # its handler is installed
     _send(proc)  # the shell reads its line and exits 0, leaving the helper running
-    assert proc.wait() == 0
+    assert _exit(proc) == 0
     assert marker.read_text() == "term"
+
+
+def test_the_launcher_cannot_run_a_file_that_is_not_executable(tmp_path: Path) -> None:
+    """126, as a shell says for a command found but not runnable (127 is for one not found)."""
+    script = tmp_path / "train.sh"
+    script.write_text("#!/bin/sh\nexit 0\n")
+    script.chmod(0o644)
+    ran = _run(_launcher(str(script)), _env(tmp_path, "p"))
+    assert ran.returncode == 126 and f"cannot start {str(script)!r}" in ran.stderr
+
+
+SUBREAPER = """
+import ctypes, sys
+from together_worker.launcher import become_subreaper
+
+became = become_subreaper()
+flag = ctypes.c_int(0)
+ctypes.CDLL(None).prctl(37, ctypes.byref(flag), 0, 0, 0)  # PR_GET_CHILD_SUBREAPER
+
+
+def no_libc(*args, **kwargs):
+    raise OSError("no C library here")
+
+
+ctypes.CDLL = no_libc  # where there is no prctl (not Linux) it says it could not
+print(became, flag.value, become_subreaper())
+"""
+
+
+def test_the_launcher_becomes_a_subreaper_and_says_so(tmp_path: Path) -> None:
+    """In a process of its own: a subreaper inherits the orphans of everything it starts."""
+    ran = _run([sys.executable, "-c", SUBREAPER], _env(tmp_path, "p"))
+    assert ran.stdout.split() == ["True", "1", "False"]
+
+
+LEAVES_A_HELPER = """
+import os, signal, sys, time
+
+marker, code, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+ready_r, ready_w = os.pipe()
+if os.fork() == 0:  # a helper the command leaves behind in its process group
+    signal.alarm(60)  # never outlives a broken launcher by more than a minute
+    if mode == "holds":  # says so, and goes on
+        signal.signal(signal.SIGTERM, lambda *_: print("got SIGTERM", flush=True))
+    else:
+        def stop(*_):
+            with open(marker, "w") as file:
+                file.write("SIGTERM")
+            os._exit(0)
+        signal.signal(signal.SIGTERM, stop)
+    os.write(ready_w, b"x")
+    while True:
+        time.sleep(60)
+os.read(ready_r, 1)
+sys.exit(code)
+"""
+
+SHORT_GRACE = """
+import sys
+import together_worker.launcher as launcher
+from together_worker.__main__ import main
+
+launcher.LEFTOVER_GRACE_SECONDS = 3
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("code", [0, 3])
+def test_the_launcher_stops_what_a_command_left_and_keeps_its_exit_code(
+    tmp_path: Path, code: int
+) -> None:
+    """The command ended on its own: a helper it left in its group gets SIGTERM (not the end of
+    the grace period), and the launcher exits with the command's own code, 0 included."""
+    marker = tmp_path / "helper-got"
+    helper = tmp_path / "helper.py"
+    helper.write_text(LEAVES_A_HELPER)
+    ran = _run(
+        _launcher(sys.executable, str(helper), str(marker), str(code), "stops"),
+        _env(tmp_path, "p"),
+    )
+    assert ran.returncode == code
+    assert marker.read_text() == "SIGTERM"
+
+
+def test_the_launcher_kills_a_leftover_that_ignores_sigterm_when_its_grace_ends(
+    tmp_path: Path,
+) -> None:
+    """A reclaim signal that comes while a finished command's helper is still being stopped is
+    passed on, but the command had finished: its 0 stands, and the helper that goes on after
+    SIGTERM is killed when the (here 3 s) grace ends."""
+    helper = tmp_path / "helper.py"
+    helper.write_text(LEAVES_A_HELPER)
+    command = [sys.executable, str(helper), str(tmp_path / "m"), "0", "holds"]
+    proc = _start([sys.executable, "-c", SHORT_GRACE, "run", "--", *command], _env(tmp_path, "p"))
+    assert _line(proc) == "got SIGTERM"  # the command ended; the launcher stopped its group
+    proc.send_signal(signal.SIGTERM)
+    assert _exit(proc) == 0
+
+
+SETSID_HELPER = """
+import os, sys, time
+
+if os.fork() == 0:
+    os.setsid()  # a session, and so a process group, of its own
+    time.sleep(0.5)
+    os._exit(0)
+sys.exit(0)
+"""
+
+
+def test_the_launcher_waits_for_a_helper_that_left_the_group(tmp_path: Path) -> None:
+    """The command's group is empty, but an orphan of it is still running: there is no group to
+    signal (not an error), and the launcher waits for that orphan, then exits 0."""
+    helper = tmp_path / "helper.py"
+    helper.write_text(SETSID_HELPER)
+    ran = _run(_launcher(sys.executable, str(helper)), _env(tmp_path, "p"))
+    assert (ran.returncode, ran.stderr) == (0, "")

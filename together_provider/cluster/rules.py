@@ -5,6 +5,7 @@ so check, diff, update, adoption, the PR preview and docs/reference.md answer al
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any, Final
 
 from together_provider.cluster.table import CLUSTER, ClusterSpec
@@ -43,19 +44,19 @@ def _standard_node(new: ClusterDraft, _old: ClusterDraft | None) -> str | None:
     )
 
 
-def _multiple_of_8(name: str) -> Check:
-    def check(new: ClusterDraft, _old: ClusterDraft | None) -> str | None:
-        n = getattr(new, name)
-        if n is None or isinstance(n, Unknown) or n % NODE_GPUS == 0:
-            return None
-        if name == "num_gpus" and n < NODE_GPUS:
-            return None  # a num_gpus below 8 is reported once, by the standard-node rule
-        return (
-            f"{name}={n} is not a multiple of 8; Together nodes have 8 GPUs each "
-            f"(use {_nearest_multiples(n)})"
-        )
-
-    return check
+def _not_multiple_of_8(name: str, new: ClusterDraft, _old: ClusterDraft | None) -> str | None:
+    """Field `name` is not whole 8-GPU nodes (bound to one field in `RULES` with `partial`: a
+    plain function called on each check, not a closure made once at import, so a test of the
+    rule exercises this code)."""
+    n = getattr(new, name)
+    if n is None or isinstance(n, Unknown) or n % NODE_GPUS == 0:
+        return None
+    if name == "num_gpus" and n < NODE_GPUS:
+        return None  # a num_gpus below 8 is reported once, by the standard-node rule
+    return (
+        f"{name}={n} is not a multiple of 8; Together nodes have 8 GPUs each "
+        f"(use {_nearest_multiples(n)})"
+    )
 
 
 def _preemptible_ask(new: ClusterDraft) -> tuple[str, int] | None:
@@ -87,21 +88,19 @@ def _preemptible_project(new: ClusterDraft, _old: ClusterDraft | None) -> str | 
     )
 
 
-def _ceiling_below_floor(floor: str, ceiling: str, unset: str) -> Check:
-    """A declared range whose ceiling is below its floor."""
-
-    def check(new: ClusterDraft, _old: ClusterDraft | None) -> str | None:
-        low, high = getattr(new, floor), getattr(new, ceiling)
-        if not isinstance(low, int) or not isinstance(high, int) or high >= low:
-            return None
-        if high % NODE_GPUS:
-            return None  # reported once, by the multiple-of-8 rule
-        return (
-            f"{ceiling}={high} is below {floor}={low}, the floor of the range; set {ceiling} "
-            f"to at least {low} (a multiple of 8), or {unset}"
-        )
-
-    return check
+def _ceiling_below_floor(
+    floor: str, ceiling: str, unset: str, new: ClusterDraft, _old: ClusterDraft | None
+) -> str | None:
+    """A declared range whose ceiling is below its floor (bound to one range in `RULES`)."""
+    low, high = getattr(new, floor), getattr(new, ceiling)
+    if not isinstance(low, int) or not isinstance(high, int) or high >= low:
+        return None
+    if high % NODE_GPUS:
+        return None  # reported once, by the multiple-of-8 rule
+    return (
+        f"{ceiling}={high} is below {floor}={low}, the floor of the range; set {ceiling} "
+        f"to at least {low} (a multiple of 8), or {unset}"
+    )
 
 
 def _auto_scale_pair(new: ClusterDraft, _old: ClusterDraft | None) -> str | None:
@@ -200,25 +199,26 @@ RULES: Final[tuple[Rule[ClusterSpec], ...]] = (
         "num_gpus",
         "`num_gpus` not a multiple of 8",
         "nodes have 8 GPUs each",
-        _multiple_of_8("num_gpus"),
+        partial(_not_multiple_of_8, "num_gpus"),
     ),
     Rule(
         "num_preemptible_gpus",
         "`num_preemptible_gpus` not a multiple of 8",
         "nodes have 8 GPUs each",
-        _multiple_of_8("num_preemptible_gpus"),
+        partial(_not_multiple_of_8, "num_preemptible_gpus"),
     ),
     Rule(
         "max_preemptible_gpus",
         "`max_preemptible_gpus` not a multiple of 8",
         "the live target moves in whole 8-GPU nodes",
-        _multiple_of_8("max_preemptible_gpus"),
+        partial(_not_multiple_of_8, "max_preemptible_gpus"),
     ),
     Rule(
         "max_preemptible_gpus",
         "`max_preemptible_gpus` < `num_preemptible_gpus`",
         "a range's ceiling cannot be below its floor",
-        _ceiling_below_floor(
+        partial(
+            _ceiling_below_floor,
             "num_preemptible_gpus",
             "max_preemptible_gpus",
             "remove max_preemptible_gpus to hold the target at num_preemptible_gpus",
@@ -234,14 +234,17 @@ RULES: Final[tuple[Rule[ClusterSpec], ...]] = (
         "auto_scale_max_gpus",
         "`auto_scale_max_gpus` not a multiple of 8",
         "nodes have 8 GPUs each",
-        _multiple_of_8("auto_scale_max_gpus"),
+        partial(_not_multiple_of_8, "auto_scale_max_gpus"),
     ),
     Rule(
         "auto_scale_max_gpus",
         "`auto_scale_max_gpus` < `num_gpus`",
         "a range's ceiling cannot be below its floor",
-        _ceiling_below_floor(
-            "num_gpus", "auto_scale_max_gpus", "set auto_scale=false and remove auto_scale_max_gpus"
+        partial(
+            _ceiling_below_floor,
+            "num_gpus",
+            "auto_scale_max_gpus",
+            "set auto_scale=false and remove auto_scale_max_gpus",
         ),
     ),
     Rule(

@@ -1,0 +1,118 @@
+"""The one table of what `make mutate` mutates: each pure core, the unit test files that cover it,
+and the test files that reach it only through a child process. A module that moves (the drill's
+verdict is bound for `together_drill/verdict.py`) is one edited row here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = ["FLOOR", "MODULES", "Module", "by_key"]
+
+FLOOR: Final = 0.90
+"""The share of non-equivalent mutants each module's tests must kill (issue 43)."""
+
+
+@dataclass(frozen=True)
+class Module:
+    """One mutated module: `key` is what `make mutate MODULE=...` takes."""
+
+    key: str
+    path: str
+    """The file mutated, relative to the repository root."""
+    tests: tuple[str, ...]
+    """The unit test files run against its mutants (mutmut runs, per mutant, only the tests of
+    these files that called the mutated function)."""
+    through_processes: tuple[str, ...] = ()
+    """The tests (node-id prefixes: a file, or `file::test_name_start`) among `tests` that run the
+    module in a child process (`python -m ...`). mutmut sees which tests call a function only in
+    its own process, so the functions no test calls in process are given these tests: the child
+    process imports the mutated copy and inherits the mutant's name, so they do judge it."""
+
+    @property
+    def dotted(self) -> str:
+        return self.path.removesuffix(".py").replace("/", ".")
+
+
+def _unit(*names: str) -> tuple[str, ...]:
+    return tuple(f"tests/unit/{name}.py" for name in names)
+
+
+_PREVIEW_TESTS: Final = _unit(
+    "test_preview_render", "test_preview_policy", "test_preview_ranges", "test_preview_volumes"
+)
+
+_WORKER_PROCESSES: Final = "tests/unit/test_worker_processes.py"
+
+MODULES: Final[tuple[Module, ...]] = (
+    Module(
+        "rules",
+        "together_provider/cluster/rules.py",
+        _unit("test_cluster_rules", "test_ranges", "test_counts", "test_spec", "test_volume_rules"),
+    ),
+    Module(
+        "rulebook",
+        "together_provider/framework/rulebook.py",
+        _unit("test_cluster_rules", "test_ranges", "test_counts", "test_spec", "test_volume_rules"),
+    ),
+    Module(
+        "decide",
+        "together_autoscaler/decide.py",
+        _unit("test_autoscaler_decide", "test_autoscaler_soak"),
+    ),
+    Module(
+        "placement",
+        "together_facts/placement.py",
+        _unit(
+            "test_placement",
+            "test_autoscaler_pods",
+            "test_kubernetes_helpers",
+            "test_policy_checks",
+        ),
+    ),
+    Module(
+        "prices",
+        "together_facts/prices.py",
+        _unit("test_prices", "test_preview_render", "test_policy_checks", "test_counts"),
+    ),
+    Module(
+        "preview-prices",
+        "together_provider/preview/prices.py",
+        _unit("test_prices", "test_preview_render"),
+    ),
+    Module(
+        "plan",
+        "together_provider/preview/plan.py",
+        (*_unit("test_preview_plan"), *_PREVIEW_TESTS),
+    ),
+    Module(
+        "guardrails",
+        "together_provider/preview/guardrails.py",
+        (*_unit("test_preview_guardrails"), *_PREVIEW_TESTS),
+    ),
+    Module("verdict", "together_drill/verdict.py", _unit("test_drill_verdict")),
+    Module(
+        "checkpoints",
+        "together_worker/checkpoints.py",
+        _unit("test_worker", "test_worker_processes"),
+        through_processes=(
+            f"{_WORKER_PROCESSES}::test_a_kill_9",
+            f"{_WORKER_PROCESSES}::test_sigterm_checkpoints",
+        ),
+    ),
+    Module(
+        "launcher",
+        "together_worker/launcher.py",
+        _unit("test_worker_processes"),
+        through_processes=(f"{_WORKER_PROCESSES}::test_the_launcher_",),
+    ),
+)
+
+
+def by_key(key: str) -> Module:
+    """The row named `key` (or by its path or dotted name); a clear error naming the choices."""
+    for module in MODULES:
+        if key in (module.key, module.path, module.dotted):
+            return module
+    choices = ", ".join(m.key for m in MODULES)
+    raise KeyError(f"MODULE={key!r} is not in mutate/modules.py; choose one of: {choices}")
