@@ -246,17 +246,17 @@ def real_nodes(monkeypatch: pytest.MonkeyPatch, _demo_env: None) -> None:
     monkeypatch.setenv("REAL_NODES", "1")
 
 
-@pytest.fixture(params=["real", "kwok"])
-def nodes(request: pytest.FixtureRequest) -> str:
-    """The node kind the pages run on: real nodes (the autoscaler a pod), or KWOK nodes."""
-    if request.param == "real":
-        request.getfixturevalue("real_nodes")
-    return str(request.param)
-
-
 def test_the_walkthroughs_compose_in_one_shell_against_one_demo(
-    project: Path, nodes: str, tmp_path: Path
+    project: Path, tmp_path: Path
 ) -> None:
+    """With KWOK nodes; with real nodes: test_demo_autoscaler_pod.py (a file of its own, so
+    that make test's workers run the two at once)."""
+    walk_the_pages(project, "kwok", tmp_path)
+
+
+def walk_the_pages(project: Path, nodes: str, tmp_path: Path) -> None:
+    """The pages' blocks run as written in one shell, on `nodes` ("real" or "kwok"): every
+    promise of theirs kept, and what holds between the lines."""
     # The autoscaler's log as each page begins (.demo/autoscaler.before-<page>.log).
     script = PRELUDE + "".join(
         f"cp .demo/autoscaler.log .demo/autoscaler.before-{name}.log 2>/dev/null\n"

@@ -1,7 +1,8 @@
 """`make demo` with real nodes: the preemptible autoscaler is a pod on the dev cluster's real
 standard node, deployed by the stack's PreemptibleAutoscaler from the locally built image, with
 its ServiceAccount and RBAC; it reads its range from the stack, a `pulumi up` that moves the
-floor rolls it, and it scales a burst up and back down, as its log and Events show."""
+floor rolls it, and it scales a burst up and back down, as its log and Events show. And the
+pages test_demo.py walks with KWOK nodes, walked with real nodes."""
 
 from __future__ import annotations
 
@@ -14,7 +15,13 @@ from typing import Any
 
 import pytest
 
-from tests.integration.test_demo import _demo_env, _run, project, real_nodes  # noqa: F401 (fixtures)
+from tests.integration.test_demo import (  # noqa: F401 (fixtures)
+    _demo_env,
+    _run,
+    project,
+    real_nodes,
+    walk_the_pages,
+)
 
 # Real nodes on again, after test_demo's environment turned them off for its pages.
 pytestmark = [pytest.mark.engine, pytest.mark.usefixtures("real_nodes")]
@@ -102,3 +109,12 @@ def test_the_demo_runs_the_autoscaler_as_a_pod_on_the_real_standard_node(
 
     down = _run(project, "bash scripts/demo.sh down")
     assert "simulator stopped" in down.stdout
+
+
+def test_the_walkthroughs_compose_with_real_nodes(
+    project: Path,  # noqa: F811 (the fixture imported above)
+    tmp_path: Path,
+) -> None:
+    """docs/walkthrough.md, Workloads, Policy and docs/burst.md as test_demo.py runs them, with
+    the demo's default real nodes: the autoscaler a pod, 13 resources in the stack."""
+    walk_the_pages(project, "real", tmp_path)
