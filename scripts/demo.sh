@@ -180,7 +180,8 @@ start_simulator() {
     --time-scale 60 --admin --kubernetes "${real[@]}" \
     >"$DEMO/simulator.log" 2>&1 &
   echo $! >"$DEMO/simulator.pid"
-  for _ in $(seq 1 100); do
+  # Up to 30 s: with real nodes on a busy 2-core machine it has taken more than 10.
+  for _ in $(seq 1 300); do
     sim_up && { echo "simulator ready (1 real second = 1 simulated minute)"; return; }
     sleep 0.1
   done
