@@ -28,13 +28,14 @@ with_builds = $(foreach b,$(1),$(word 2,$(subst :, ,$(b)))="$$(tools/$(word 1,$(
 # missing (scripts/node-deps.sh), then builds the images real nodes run (tools/images/build.sh,
 # no registry) and exports the directory of their archives as TOGETHER_IMAGES_DIR. Where real
 # nodes cannot run (not root, no apt-get), node-deps.sh says why in one line (exit 3) and
-# REAL_NODES=0 is exported instead: the rest goes on with KWOK nodes. REAL_NODES=0 skips both.
+# REAL_NODES=0 is exported instead, with REAL_NODES_UNAVAILABLE=1 (scripts/demo.sh then does not
+# say again that they are off): the rest goes on with KWOK nodes. REAL_NODES=0 skips both.
 # Where they can run, TOGETHER_REAL_NODES_REQUIRED=1 makes a real-node test that cannot start
 # fail instead of skipping (testkit/realnodes.py).
 with_real_nodes = if [ "$${REAL_NODES:-1}" != 0 ]; then deps=0; bash scripts/node-deps.sh || deps=$$?; \
   case $$deps in 0) TOGETHER_IMAGES_DIR="$$(tools/images/build.sh)" && export TOGETHER_IMAGES_DIR \
   TOGETHER_REAL_NODES_REQUIRED=1 ;; \
-  3) export REAL_NODES=0 ;; *) exit $$deps ;; esac; fi &&
+  3) export REAL_NODES=0 REAL_NODES_UNAVAILABLE=1 ;; *) exit $$deps ;; esac; fi &&
 
 # Where `make demo` keeps the Pulumi state: file (.demo/state) or postgres (a throwaway local
 # PostgreSQL server, scripts/postgres.sh). `make demo-down` uses whatever `make demo` used.

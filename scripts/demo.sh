@@ -12,7 +12,7 @@
 # puts kubectl on PATH with KUBECONFIG pointing at the stack's first cluster (.demo/kubeconfig).
 # The Kubernetes provider plugin is linked into the demo's Pulumi home (.demo/pulumi-home/plugins).
 # Real nodes are on (REAL_NODES=1, the default; make demo turns them off, saying why in one line,
-# where they cannot run): the simulator backs DEMO_REAL_NODES node(s) (default 1: the dev
+# where they cannot run; REAL_NODES=0 from the user turns them off, and up says so in one line): the simulator backs DEMO_REAL_NODES node(s) (default 1: the dev
 # cluster's standard node) with a real kubelet and containerd, and the preemptible autoscaler
 # runs there as a pod, deployed by the stack's PreemptibleAutoscaler from the image
 # tools/images/build.sh built (.demo/env names it). With REAL_NODES=0 every node is a KWOK node,
@@ -34,6 +34,10 @@ DEMO_REAL_NODES="${DEMO_REAL_NODES:-1}"
 IMAGES_DIR=""
 if [ "${1:-up}" != up ]; then
   REAL_NODES=0  # down: nothing to start
+elif [ "$REAL_NODES" = 0 ]; then
+  # Set by the user (make sets REAL_NODES_UNAVAILABLE too when it turned them off, having said why).
+  [ -n "${REAL_NODES_UNAVAILABLE:-}" ] \
+    || echo "real nodes are off by request (REAL_NODES=0): KWOK nodes only, the autoscaler runs as a local process"
 elif [ "$REAL_NODES" != 0 ]; then
   # The packages (make demo checked them already: instant), then the simulator's own check
   # (cgroups, the kubelet): where real nodes cannot run, one line says why and KWOK goes on.
@@ -176,7 +180,8 @@ start_simulator() {
     --time-scale 60 --admin --kubernetes "${real[@]}" \
     >"$DEMO/simulator.log" 2>&1 &
   echo $! >"$DEMO/simulator.pid"
-  for _ in $(seq 1 100); do
+  # Up to 30 s: with real nodes on a busy 2-core machine it has taken more than 10.
+  for _ in $(seq 1 300); do
     sim_up && { echo "simulator ready (1 real second = 1 simulated minute)"; return; }
     sleep 0.1
   done

@@ -1,12 +1,12 @@
 """`make demo` with real nodes: the preemptible autoscaler is a pod on the dev cluster's real
 standard node, deployed by the stack's PreemptibleAutoscaler from the locally built image, with
 its ServiceAccount and RBAC; it reads its range from the stack, a `pulumi up` that moves the
-floor rolls it, and it scales a burst up and back down, as its log and Events show."""
+floor rolls it, and it scales a burst up and back down, as its log and Events show. And the
+pages test_demo.py walks with KWOK nodes, walked with real nodes."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 from collections.abc import Callable
@@ -15,12 +15,16 @@ from typing import Any
 
 import pytest
 
-from testkit.images import images_dir_or_skip
-from testkit.realnodes import real_nodes_or_skip
-from tests.integration.test_demo import _demo_env, _run, project  # noqa: F401 (fixtures)
-from tests.kube_helpers import demo_bins_env
+from tests.integration.test_demo import (  # noqa: F401 (fixtures)
+    _demo_env,
+    _run,
+    project,
+    real_nodes,
+    walk_the_pages,
+)
 
-pytestmark = pytest.mark.engine
+# Real nodes on again, after test_demo's environment turned them off for its pages.
+pytestmark = [pytest.mark.engine, pytest.mark.usefixtures("real_nodes")]
 
 NS = "together-autoscaler"
 SELECTOR = "app.kubernetes.io/name=together-autoscaler"
@@ -44,22 +48,6 @@ spec:
           image: example.invalid/train:1
           resources: {limits: {nvidia.com/gpu: 8}}
 """
-
-
-OUTER_REAL_NODES = os.environ.get("REAL_NODES")
-"""As make test set it (0 where real nodes cannot run), before test_demo's fixture sets 0."""
-
-
-@pytest.fixture(autouse=True)
-def _real_nodes(monkeypatch: pytest.MonkeyPatch, _demo_env: None) -> None:  # noqa: F811
-    """Real nodes on again, after test_demo's environment turned them off for its pages."""
-    if OUTER_REAL_NODES == "0":
-        pytest.skip("REAL_NODES=0: real nodes are off (make test printed why)")
-    monkeypatch.delenv("REAL_NODES")
-    images = images_dir_or_skip()  # built when needed; skipped where real nodes cannot run
-    monkeypatch.setenv("TOGETHER_IMAGES_DIR", str(images))
-    real_nodes_or_skip(Path(demo_bins_env()["TOGETHER_KUBE_BIN"]))
-    monkeypatch.setenv("REAL_NODES", "1")
 
 
 def _kubectl_json(work: Path, args: str) -> Any:
@@ -121,3 +109,12 @@ def test_the_demo_runs_the_autoscaler_as_a_pod_on_the_real_standard_node(
 
     down = _run(project, "bash scripts/demo.sh down")
     assert "simulator stopped" in down.stdout
+
+
+def test_the_walkthroughs_compose_with_real_nodes(
+    project: Path,  # noqa: F811 (the fixture imported above)
+    tmp_path: Path,
+) -> None:
+    """docs/walkthrough.md, Workloads, Policy and docs/burst.md as test_demo.py runs them, with
+    the demo's default real nodes: the autoscaler a pod, 13 resources in the stack."""
+    walk_the_pages(project, "real", tmp_path)

@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
+from testkit.promises import bash_block
+
 REPO = Path(__file__).parents[2]
 STACK_FILE = "stacks/Pulumi.dev.yaml"
 PROJECT = "together-gpu-clusters"
@@ -24,8 +26,7 @@ def _committed() -> dict[str, Any]:
 
 
 def _bash_block(page: str, marker: str) -> str:
-    after = (REPO / "docs" / page).read_text().split(f"<!-- walkthrough:{marker} -->", 1)[1]
-    return after.split("```bash\n", 1)[1].split("```", 1)[0]
+    return bash_block(REPO / "docs" / page, marker)[0]
 
 
 def _next_steps() -> str:

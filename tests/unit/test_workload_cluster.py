@@ -93,7 +93,7 @@ def test_each_hosts_cluster_has_every_member_the_helpers_read(mocks: Recorder, h
     members = vars(WorkloadCluster).items()
     outputs = [name for name, member in members if isinstance(member, property)]
     outputs.remove("has_volume")
-    assert len(outputs) == 6
+    assert len(outputs) == 7
     for name in outputs:
         assert isinstance(getattr(cluster, name), pulumi.Output), name
 

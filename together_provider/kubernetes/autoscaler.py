@@ -4,6 +4,7 @@ reclaim must never take the autoscaler with the capacity it manages. Re-exported
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -113,9 +114,7 @@ class PreemptibleAutoscaler(pulumi.ComponentResource):
             string_data={"TOGETHER_API_KEY": pulumi.Output.secret(args.api_key)},
             opts=child,
         )
-        command = pulumi.Output.all(args.cluster.cluster_id, floor, ceiling).apply(
-            lambda v: _command(name, args, v[0], v[1], v[2])
-        )
+        command = _command(name, args, args.cluster.id, floor, ceiling)
         env: list[dict[str, Any]] = [
             {"name": "TOGETHER_API_KEY", "valueFrom": {"secretKeyRef": {
                 "name": secret.metadata.name, "key": "TOGETHER_API_KEY"}}},
@@ -170,17 +169,30 @@ def _no_ceiling(name: str) -> SpecError:
 
 
 def _command(
-    name: str, args: PreemptibleAutoscalerArgs, cluster_id: Any, floor: Any, ceiling: Any
-) -> list[str]:
-    """The container's command; a ceiling the Cluster leaves unset is refused here (the
-    Cluster's output resolves to None)."""
-    if ceiling is None:
-        raise _no_ceiling(name)
-    command = [
+    name: str,
+    args: PreemptibleAutoscalerArgs,
+    cluster_id: pulumi.Input[str],
+    floor: pulumi.Input[int | None],
+    ceiling: pulumi.Input[int | None],
+) -> list[pulumi.Input[str]]:
+    """The container's command, one element per argument: a range the program gives as plain
+    values stays plain, so a preview that moves the floor shows that one argument changing.
+    (Built as one Output of the whole list, the list was unknown whenever any part was: the
+    Cluster's `cluster_id` output is unknown while the Cluster is being updated, because a
+    dynamic provider's preview hands back only its inputs. The Cluster's id, the same
+    cluster id, stays known through an in-place update.) A ceiling left unset is refused: at
+    once when it is a plain value, once it resolves when it is the Cluster's output."""
+
+    def ceiling_arg(value: Any) -> str:
+        if value is None:
+            raise _no_ceiling(name)
+        return str(int(value))
+
+    command: list[pulumi.Input[str]] = [
         "python", "-m", "together_autoscaler",
-        "--cluster-id", str(cluster_id),
-        "--min-preemptible-gpus", str(int(floor or 0)),
-        "--max-preemptible-gpus", str(int(ceiling)),
+        "--cluster-id", cluster_id,
+        "--min-preemptible-gpus", _arg(floor, lambda value: str(int(value or 0))),
+        "--max-preemptible-gpus", _arg(ceiling, ceiling_arg),
         "--scan-interval-seconds", f"{args.scan_interval_seconds:g}",
         "--scale-down-unneeded-seconds", f"{args.scale_down_unneeded_seconds:g}",
         "--metrics-port", str(METRICS_PORT),
@@ -188,3 +200,11 @@ def _command(
     if args.max_hourly_usd is not None:
         command += ["--max-hourly-usd", f"{args.max_hourly_usd:g}"]
     return command
+
+
+def _arg(value: pulumi.Input[Any], render: Callable[[Any], str]) -> pulumi.Input[str]:
+    """`value` rendered as a command-line argument: a plain value at once, an Output or an
+    awaitable once it resolves."""
+    if value is None or isinstance(value, (int, float, str)):
+        return render(value)
+    return pulumi.Output.from_input(value).apply(render)

@@ -57,12 +57,17 @@ class WorkloadCluster(Protocol):
     either host's cluster. A host that lacks a member fails mypy where its cluster is passed
     (tests/unit/test_workload_cluster.py passes both), not silently at `pulumi up`.
 
+    ``id`` is the Pulumi id, which both hosts set to ``cluster_id``: unlike that output, it
+    stays known while a preview updates the cluster in place.
+
     ``has_volume`` is known when the program runs (from ``ClusterArgs.volume_id``, even while
     the volume's id is unknown), because the shape of a checkpoint claim is decided then.
     """
 
     @property
     def cluster_name(self) -> pulumi.Output[str]: ...
+    @property
+    def id(self) -> pulumi.Output[str]: ...
     @property
     def cluster_id(self) -> pulumi.Output[str]: ...
     @property
