@@ -32,8 +32,9 @@ PROGRAMS = Path(__file__).parent / "programs"
 def _real_nodes_beside_others(request: pytest.FixtureRequest) -> Iterator[None]:
     """A test of a module that runs real nodes (it imports ``real_nodes_or_skip``) holds the
     tests' real-node lock shared, whatever starts its simulator (the drill, make demo): a test
-    that kills a simulator holds it exclusively, and any start would sweep what it left."""
-    if not hasattr(request.module, "real_nodes_or_skip"):
+    that kills a simulator holds it exclusively, and any start would sweep what it left. A test
+    that asks for test_demo's ``real_nodes`` fixture (make demo with real nodes) holds it too."""
+    if not (hasattr(request.module, "real_nodes_or_skip") or "real_nodes" in request.fixturenames):
         yield
         return
     fd = real_nodes_beside_others()
