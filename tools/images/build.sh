@@ -134,7 +134,8 @@ MANYLINUX_LIBS=(libc.so.6 libm.so.6 libdl.so.2 librt.so.1 libpthread.so.0 libuti
 copy_manylinux_libraries() {
   local lib path
   for lib in "${MANYLINUX_LIBS[@]}"; do
-    path="$(/sbin/ldconfig -p | awk -v lib="$lib" '$1 == lib && /x86-64/ { print $NF; exit }')"
+    # awk reads to the end: leaving early would SIGPIPE ldconfig, a failure under pipefail
+    path="$(/sbin/ldconfig -p | awk -v lib="$lib" '$1 == lib && /x86-64/ && !found { print $NF; found = 1 }')"
     [ -n "$path" ] || die "no $lib on this host (ldconfig -p): the python image needs it"
     mkdir -p "$ROOT$(dirname "$path")"
     [ -e "$ROOT$path" ] || cp -L "$path" "$ROOT$path"
