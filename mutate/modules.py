@@ -105,6 +105,8 @@ MODULES: Final[tuple[Module, ...]] = (
         (*_unit("test_preview_guardrails"), *_PREVIEW_TESTS),
     ),
     Module("verdict", "together_drill/verdict.py", _unit("test_drill_verdict")),
+    Module("evidence", "together_drill/evidence.py", _unit("test_drill_evidence")),
+    Module("targets", "together_drill/targets.py", _unit("test_drill_targets")),
     Module(
         "checkpoints",
         "worker/together_worker/checkpoints.py",
