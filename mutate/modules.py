@@ -1,6 +1,6 @@
 """The one table of what `make mutate` mutates: each pure core, the unit test files that cover it,
-and the test files that reach it only through a child process. A module that moves (the drill's
-verdict is bound for `together_drill/verdict.py`) is one edited row here."""
+and the test files that reach it only through a child process. A module that moves (as the worker
+did, into its own distribution under `worker/`) is one edited row here."""
 
 from __future__ import annotations
 
@@ -28,10 +28,24 @@ class Module:
     module in a child process (`python -m ...`). mutmut sees which tests call a function only in
     its own process, so the functions no test calls in process are given these tests: the child
     process imports the mutated copy and inherits the mutant's name, so they do judge it."""
+    root: str = "."
+    """The directory its package is imported from (`worker` for the worker's own distribution,
+    whose `worker/together_worker/` is imported as `together_worker`)."""
+
+    @property
+    def inner(self) -> str:
+        """`path` relative to `root`: what the import system sees."""
+        if self.root == ".":
+            return self.path
+        prefix = f"{self.root.rstrip('/')}/"
+        if not self.path.startswith(prefix):
+            raise ValueError(f"{self.key}: path {self.path!r} is not under its root {self.root!r}")
+        return self.path.removeprefix(prefix)
 
     @property
     def dotted(self) -> str:
-        return self.path.removesuffix(".py").replace("/", ".")
+        """The module's import name, which prefixes each of its mutants' names."""
+        return self.inner.removesuffix(".py").replace("/", ".")
 
 
 def _unit(*names: str) -> tuple[str, ...]:
@@ -91,20 +105,24 @@ MODULES: Final[tuple[Module, ...]] = (
         (*_unit("test_preview_guardrails"), *_PREVIEW_TESTS),
     ),
     Module("verdict", "together_drill/verdict.py", _unit("test_drill_verdict")),
+    Module("evidence", "together_drill/evidence.py", _unit("test_drill_evidence")),
+    Module("targets", "together_drill/targets.py", _unit("test_drill_targets")),
     Module(
         "checkpoints",
-        "together_worker/checkpoints.py",
+        "worker/together_worker/checkpoints.py",
         _unit("test_worker", "test_worker_processes"),
         through_processes=(
             f"{_WORKER_PROCESSES}::test_a_kill_9",
             f"{_WORKER_PROCESSES}::test_sigterm_checkpoints",
         ),
+        root="worker",
     ),
     Module(
         "launcher",
-        "together_worker/launcher.py",
+        "worker/together_worker/launcher.py",
         _unit("test_worker_processes"),
         through_processes=(f"{_WORKER_PROCESSES}::test_the_launcher_",),
+        root="worker",
     ),
 )
 

@@ -31,12 +31,16 @@ SOURCE_PACKAGES: Final = (
     "together_provider",
     "together_sim",
     "together_autoscaler",
-    "together_worker",
+    "together_drill",
     "together_policy",
 )
 """What mutmut copies as source (and imports from its copy); only the module is mutated. Every
 package a test may import is here, so no test imports the real tree by way of the editable
 install."""
+SOURCE_ROOT: Final = "src"
+"""Where a module whose package is not at the top (`Module.root`) is put in the copy: mutmut
+imports from, and strips from its mutants' names, only `.`, `src/` or `source/`, so a copy of the
+root under `src/` is imported first and its mutants are named as the package is imported."""
 WORKERS: Final = 2
 """mutmut's forked test runners: the 2 cores of the team's machines and CI."""
 
@@ -59,19 +63,20 @@ def mutate_module(module: Module, *, workers: int = WORKERS) -> Outcome:
     if work.exists():
         shutil.rmtree(work)
     _copy_tree(work)
-    _write_config(work, module)
+    mutated = _place_root(work, module)
+    _write_config(work, module, mutated)
     log = work / "mutmut.log"
     with log.open("w", encoding="utf-8") as out:
         try:
             _mutmut(work, workers, out)
-            if module.through_processes and _give_process_tests(work, module):
+            if module.through_processes and _give_process_tests(work, module, mutated):
                 _mutmut(work, workers, out)
         finally:
             left = _stop_leftovers(work)
             if left:
                 print(f"  {left} process(es) a mutant left running in the copy: killed")
     source = (REPO / module.path).read_text(encoding="utf-8")
-    mutants = tuple(read_mutants(work / "mutants", module.path, source))
+    mutants = tuple(read_mutants(work / "mutants", mutated, source))
     cpu = _children_cpu() - cpu_before
     return Outcome(module, mutants, time.monotonic() - started, cpu, log)
 
@@ -97,14 +102,27 @@ def _copy_tree(work: Path) -> None:
         shutil.copy2(source, target)
 
 
-def _write_config(work: Path, module: Module) -> None:
+def _place_root(work: Path, module: Module) -> str:
+    """The mutated file's path in the copy: `module.path`, or for a module under another root
+    that root's copy under `src/` (the root itself stays, unmutated, for tests that read it)."""
+    if module.root == ".":
+        return module.path
+    target = work / SOURCE_ROOT
+    if target.exists():
+        raise RuntimeError(f"{target} exists: the copy has no room for {module.root}/")
+    shutil.copytree(work / module.root, target)
+    return f"{SOURCE_ROOT}/{module.inner}"
+
+
+def _write_config(work: Path, module: Module, mutated: str) -> None:
     """The repository's pyproject.toml (pytest reads its markers and options from it in the
     copy) with a `[tool.mutmut]` table for this module."""
-    also_copy = sorted(p.name for p in work.iterdir() if p.name not in SOURCE_PACKAGES)
+    sources = [*SOURCE_PACKAGES, *([SOURCE_ROOT] if module.root != "." else [])]
+    also_copy = sorted(p.name for p in work.iterdir() if p.name not in sources)
     table = {
-        "source_paths": list(SOURCE_PACKAGES),
+        "source_paths": sources,
         "also_copy": also_copy,
-        "only_mutate": [module.path],
+        "only_mutate": [mutated],
         "pytest_add_cli_args_test_selection": list(module.tests),
         # No cache directory; the xdist plugin stays loaded but idle (no -n).
         "pytest_add_cli_args": ["-p", "no:cacheprovider"],
@@ -151,7 +169,7 @@ def _stop_leftovers(work: Path) -> int:
     return killed
 
 
-def _give_process_tests(work: Path, module: Module) -> bool:
+def _give_process_tests(work: Path, module: Module, mutated: str) -> bool:
     """Give the module's child-process tests to each of its functions that no test called in
     process, and clear those mutants' "no tests" verdicts so the next `mutmut
     run` judges them. False when there was none."""
@@ -160,7 +178,7 @@ def _give_process_tests(work: Path, module: Module) -> bool:
     stats = json.loads(stats_file.read_text(encoding="utf-8"))
     prefixes = module.through_processes
     tests = [test for test in stats["duration_by_test"] if test.startswith(prefixes)]
-    meta_file = mutants / f"{module.path}.meta"
+    meta_file = mutants / f"{mutated}.meta"
     meta = json.loads(meta_file.read_text(encoding="utf-8"))
     by_function = stats["tests_by_mangled_function_name"]
     untested = {

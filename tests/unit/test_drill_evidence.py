@@ -21,6 +21,7 @@ from together_drill.evidence import (
     shrunk_in_place,
     snapshot,
     status_runs,
+    temporary,
 )
 from together_drill.verdict import Save
 
@@ -167,3 +168,86 @@ def test_only_a_file_cut_short_in_place_counts_as_partial(tmp_path: Path) -> Non
     after = snapshot(tmp_path)
     assert after["0/status.json"].size < before["0/status.json"].size  # it did shrink
     assert shrunk_in_place(before, after) == ("0/model.ckpt",)
+
+
+def test_a_name_is_temporary_by_its_last_part_only() -> None:
+    assert temporary("0/run.d/.lock") and temporary("0/run.d/model.ckpt.tmp")
+    assert not temporary("0/.cache/model.ckpt") and not temporary("0/x.tmp/model.ckpt")
+
+
+def test_the_volume_names_every_file_of_the_save_it_saw() -> None:
+    left = {**OLD, "0/a.tmp": _f(1, 20, 1001.0), "0/b.tmp": _f(1, 21, 1001.0)}
+    assert save_from_files(OLD, left, RECLAIM, index="0") == (
+        Save.CUT_SHORT,
+        "the volume: 0/a.tmp, 0/b.tmp left unfinished",
+    )
+    written = {**OLD, "0/a.ckpt": _f(1, 22, 1001.0), "0/b.ckpt": _f(1, 23, 1001.0)}
+    assert save_from_files(OLD, written, RECLAIM, index="0") == (
+        Save.COMPLETED,
+        "the volume: 0/a.ckpt, 0/b.ckpt written after SIGTERM",
+    )
+
+
+def test_a_file_written_at_the_reclaims_very_second_is_this_saves() -> None:
+    """`since` is the reclaim's time: a file stamped with it was written after SIGTERM."""
+    at = {**OLD, "0/a.tmp": _f(1, 20, RECLAIM)}
+    assert save_from_files(OLD, at, RECLAIM, index="0")[0] is Save.CUT_SHORT
+    whole = {**OLD, "0/a.ckpt": _f(1, 22, RECLAIM)}
+    assert save_from_files(OLD, whole, RECLAIM, index="0")[0] is Save.COMPLETED
+    untouched = {"0/step-10.ckpt": _f(100, 1, RECLAIM)}  # the same file seen before and after
+    assert save_from_files(untouched, untouched, RECLAIM, index="0") == (Save.UNSEEN, None)
+
+
+def test_an_index_directory_holds_subdirectories() -> None:
+    after = {"0/run/a.ckpt": _f(1, 30, 1001.0), "1/run/b.ckpt": _f(1, 31, 1001.0)}
+    assert save_from_files({}, after, RECLAIM, index="0") == (
+        Save.COMPLETED,
+        "the volume: 0/run/a.ckpt written after SIGTERM",
+    )
+    # a directory named like the status file does not hide the checkpoints in it
+    inside = {"0/status.json.d/a.ckpt": _f(1, 32, 1001.0)}
+    assert save_from_files({}, inside, RECLAIM, index="0")[0] is Save.COMPLETED
+
+
+@pytest.mark.parametrize(
+    ("run", "sentence"),
+    [
+        (
+            {**RUN, "exit_reason": "saving", "save_began_at": 1000.5},
+            (Save.CUT_SHORT, "status.json: a save begun after SIGTERM never recorded done"),
+        ),
+        (
+            {**RUN, "exit_reason": "reclaimed", "save_began_at": 1000.5},
+            (Save.COMPLETED, "status.json: a save begun after SIGTERM recorded done"),
+        ),
+        (
+            {**RUN, "exit_reason": "reclaimed", "seconds_left_after_save": 5.0},
+            (Save.COMPLETED, "status.json: a save recorded done after SIGTERM"),
+        ),
+    ],
+    ids=["cut-short", "completed", "older-library-completed"],
+)
+def test_the_status_file_says_what_it_recorded(
+    run: dict[str, Any], sentence: tuple[Save, str]
+) -> None:
+    """A save begun at the very time of the signal counts as begun after it."""
+    assert save_from_status(run) == sentence
+
+
+def test_a_status_file_without_runs_or_unreadable_is_skipped(tmp_path: Path) -> None:
+    for index in range(10):
+        (tmp_path / f"bad{index}").mkdir()
+        (tmp_path / f"bad{index}" / "status.json").write_text("{not json")
+        (tmp_path / f"ok{index}").mkdir()
+        (tmp_path / f"ok{index}" / "status.json").write_text('{"runs": [{"pod": "p"}]}')
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "status.json").write_text("{}")
+    found = status_runs(tmp_path)
+    assert found == {"empty": [], **{f"ok{i}": [{"pod": "p"}] for i in range(10)}}
+
+
+def test_a_run_signalled_within_five_seconds_of_the_reclaim_is_the_pods() -> None:
+    assert run_of([{"signal_at": 100.0}], "x", reclaimed_at=100.0) == 0
+    assert run_of([{"signal_at": 104.9}], "x", reclaimed_at=100.0) == 0
+    assert run_of([{"signal_at": 105.0}], "x", reclaimed_at=100.0) is None
+    assert run_of([{"signal_at": 99.9}], "x", reclaimed_at=100.0) is None

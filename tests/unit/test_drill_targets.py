@@ -56,3 +56,5 @@ def test_a_job_that_ended_early_is_one_sentence_naming_the_fix() -> None:
         "workload that runs longer"
     )
     assert text.count(". ") == 0
+    unknown = ended_early("train", 41.96, 1, 1, None, "Failed: BackoffLimitExceeded")
+    assert "before reclaim 1 of 1 was due, so there was nothing" in unknown  # no time to show

@@ -18,7 +18,9 @@ from together_drill.verdict import (
     PodSeen,
     ReclaimSeen,
     Save,
+    job_problems,
     pod_problems,
+    unseen_save,
     verdict,
 )
 
@@ -426,4 +428,71 @@ def test_a_drill_that_stopped_no_pod_says_what_to_change() -> None:
     assert result.notes == (
         "no reclaim stopped a running pod, so the drill proved nothing; use --at with earlier "
         "times, or a longer-running workload",
+    )
+
+
+@pytest.mark.parametrize(
+    ("seconds", "took"),
+    [(2.7, "ended 2.7 s after SIGTERM, before"), (None, "ended before")],
+)
+def test_a_save_cut_short_names_when_and_what_killed_it(seconds: float | None, took: str) -> None:
+    pod = replace(CUT_SHORT, sigterm_to_exit_seconds=seconds)
+    assert _message(pod, Code.SAVE_CUT_SHORT) == (
+        f"sweep-0-aaaa {took} its 300 s grace period with exit code 1, while the save it began "
+        "after SIGTERM was unfinished (seen in the volume: 0/state.json.tmp left unfinished): "
+        "something killed the trainer early, most likely its launcher or process supervisor"
+    )
+
+
+def test_a_reclaim_counted_as_a_failure_says_what_it_costs() -> None:
+    assert _message(COUNTED, Code.RECLAIM_COUNTED_AS_FAILURE) == (
+        "sweep-0-aaaa's reclaim raised the Job's failed count, so every reclaim uses up "
+        "backoffLimit and enough of them fail the Job although nothing crashed"
+    )
+
+
+HOW_TO_SEE = (
+    "; to let it see, use together_worker's Worker (its status.json), or write checkpoints to "
+    "the Job's claimed volume (run the drill where that volume is mounted)"
+)
+
+
+@pytest.mark.parametrize(
+    ("pod", "where"),
+    [
+        (
+            replace(GOOD, save=Save.UNSEEN),
+            "its together_worker status file records no save begun after SIGTERM",
+        ),
+        (
+            replace(POD, save=Save.UNSEEN, volume_readable=False),
+            "the Job's checkpoint volume is not readable from where the drill runs, and the pod "
+            "left no together_worker status file the drill could read",
+        ),
+        (
+            replace(POD, save=Save.UNSEEN),
+            "it left no together_worker status file, and the drill found no checkpoint file "
+            "written after the reclaim on the volume",
+        ),
+    ],
+    ids=["library", "volume-unreadable", "nothing-on-the-volume"],
+)
+def test_an_unseen_save_says_where_the_drill_looked(pod: PodSeen, where: str) -> None:
+    assert unseen_save(pod) == (
+        f"the drill could not see sweep-0-aaaa save after SIGTERM: {where}{HOW_TO_SEE}"
+    )
+
+
+def test_only_a_failed_job_blames_the_reclaims_counted_against_it() -> None:
+    fix = f" (fix: {FIXES[Code.JOB_FAILED]})"
+    failed = JobSeen("train", 1, 0, failed_reason="BackoffLimitExceeded")
+    (problem,) = job_problems(failed, ["train-0-aaaa", "train-0-bbbb"])
+    assert problem.message == (
+        "the Job train failed (BackoffLimitExceeded) because the reclaim of train-0-aaaa, "
+        f"train-0-bbbb counted against its backoffLimit (RECLAIM_COUNTED_AS_FAILURE){fix}"
+    )
+    late = JobSeen("train", 2, 1, timed_out=True)
+    (problem,) = job_problems(late, ["train-0-aaaa"])
+    assert problem.message == (
+        f"the Job train did not complete in the drill's time (1 of 2 done){fix}"
     )

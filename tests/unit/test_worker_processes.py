@@ -13,10 +13,14 @@ from pathlib import Path
 
 import pytest
 
+import together_worker
 from together_worker import CheckpointStore, StatusFile
 from together_worker.launcher import exit_code
 
 ROOT = Path(__file__).resolve().parents[2]
+WORKER_ROOT = Path(together_worker.__file__).resolve().parents[1]
+"""Where this test's `together_worker` was imported from (`worker/`, or the mutated copy under
+`make mutate`): the child processes import the very same code."""
 LINE_BOUND_SECONDS = 30
 """A bound on waiting for a process's next line or its exit, not a timing: a broken worker or
 launcher that hangs fails its test instead of hanging the run (each step takes well under a
@@ -66,7 +70,7 @@ for step in worker.steps(total, start=latest.step if latest else 0, every=1000, 
 def _env(tmp_path: Path, pod: str) -> dict[str, str]:
     return {
         **os.environ,
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": os.pathsep.join((str(WORKER_ROOT), str(ROOT))),
         "CHECKPOINT_DIR": str(tmp_path),
         "JOB_COMPLETION_INDEX": "3",
         "DRAIN_WINDOW_SECONDS": "120",
