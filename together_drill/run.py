@@ -176,6 +176,13 @@ class _State:
                 return f"{condition['type']}{f': {reason}' if reason else ''}"
         return None
 
+    @property
+    def failure(self) -> str | None:
+        """Why the Job failed (its Failed condition's reason, or "Failed" when the condition gives
+        none, as a Job controller may), None when it did not fail."""
+        kind, _, reason = str(self.ended).partition(": ")
+        return (reason or kind) if kind == "Failed" else None
+
 
 class _Drill:
     """The observe/act loop of one drill: everything it acts on goes through ``cluster``."""
@@ -307,15 +314,11 @@ class _Drill:
             return JobSeen(
                 self.job.name, self.job.completions, int(status.get("succeeded", 0)), timed_out=True
             )
-        ended = str(state.ended)
-        reason = ended.split(": ", 1)[1] if ended.startswith("Failed") else None
-        if ended.startswith("Failed") and reason is None:
-            reason = "Failed"
         return JobSeen(
             self.job.name,
             self.job.completions,
             int(state.status.get("succeeded", 0)),
-            reason,
+            state.failure,
         )
 
     def pod_seen(self, reclaimed: Reclaimed, name: str, rise: int, position: int) -> PodSeen:

@@ -58,3 +58,22 @@ def test_a_job_that_ended_early_is_one_sentence_naming_the_fix() -> None:
     assert text.count(". ") == 0
     unknown = ended_early("train", 41.96, 1, 1, None, "Failed: BackoffLimitExceeded")
     assert "before reclaim 1 of 1 was due, so there was nothing" in unknown  # no time to show
+
+
+def test_how_a_job_ended_is_read_from_its_conditions_with_or_without_a_reason() -> None:
+    """A Failed condition with no reason (the API allows it) is still a failure, named "Failed";
+    a Complete Job or a running one has no failure."""
+    from together_drill.run import _State
+
+    def state(*conditions: dict[str, str]) -> _State:
+        return _State({"conditions": list(conditions)}, {}, 0.0)
+
+    limit = "BackoffLimitExceeded"
+    failed = state({"type": "Failed", "status": "True", "reason": limit})
+    assert (failed.ended, failed.failure) == (f"Failed: {limit}", limit)
+    bare = state({"type": "Failed", "status": "True"})
+    assert (bare.ended, bare.failure) == ("Failed", "Failed")
+    done = state({"type": "Complete", "status": "True", "reason": "Completed"})
+    assert (done.ended, done.failure) == ("Complete: Completed", None)
+    running = state({"type": "Failed", "status": "False"})
+    assert (running.ended, running.failure) == (None, None)
