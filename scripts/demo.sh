@@ -38,7 +38,7 @@ elif [ "$REAL_NODES" = 0 ]; then
   # Set by the user (make sets REAL_NODES_UNAVAILABLE too when it turned them off, having said why).
   [ -n "${REAL_NODES_UNAVAILABLE:-}" ] \
     || echo "real nodes are off by request (REAL_NODES=0): KWOK nodes only, the autoscaler runs as a local process"
-elif [ "$REAL_NODES" != 0 ]; then
+else
   # The packages (make demo checked them already: instant), then the simulator's own check
   # (cgroups, the kubelet): where real nodes cannot run, one line says why and KWOK goes on.
   if ! bash "$REPO/scripts/node-deps.sh" --check; then
