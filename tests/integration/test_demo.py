@@ -265,16 +265,25 @@ def walk_the_pages(project: Path, nodes: str, tmp_path: Path) -> None:
     )
     # Not `set -e`: some steps fail on purpose (the previews the provider refuses). Every wait in
     # the pages is bounded, and so is this run. Both streams in one, as a terminal shows them.
-    result = subprocess.run(
-        ["bash", "-c", script],
-        cwd=project,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        timeout=1500,
-    )
-    out = result.stdout
     screen = tmp_path / f"screen-{nodes}.txt"
+    try:
+        out = subprocess.run(
+            ["bash", "-c", script],
+            cwd=project,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=1500,
+        ).stdout
+    except subprocess.TimeoutExpired as timeout:
+        # What the shell printed so far says which step it was in: kept, and its end shown.
+        partial = timeout.output or b""
+        out = partial.decode(errors="replace") if isinstance(partial, bytes) else partial
+        screen.write_text(out)
+        pytest.fail(
+            f"the pages ran over {timeout.timeout} s; the screen ({screen}), "
+            f"its end:\n{out[-8000:]}"
+        )
     screen.write_text(out)
     pages = _pages(out)
     context = f"\n--- the screen ({screen}), its end ---\n{out[-8000:]}"
