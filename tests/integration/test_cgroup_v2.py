@@ -4,6 +4,7 @@ the kernel enforces (delegation, processes only in leaves, removal of a busy cgr
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import subprocess
@@ -16,7 +17,12 @@ from testkit.realnodes import done_beside_others, real_nodes_beside_others
 from together_sim.nodes.host import cgroups, processes
 from together_sim.nodes.host.journal import Journal, Owner
 
-NODE = "together-sim/tsim9-n0"
+NODE = f"together-sim/cgroup-v2-test-{os.getpid()}"
+"""The test's own node cgroup, under the parent every real node shares, with a name no
+simulator gives a node (theirs are tsim<index>-n<slot>): the second cgroup2 mount is the host's
+own unified tree, where the real nodes of simulators running beside this test live too."""
+NEIGHBOUR = f"together-sim/cgroup-v2-test-{os.getpid()}-neighbour"
+"""Another node's cgroup beside it, whose process must outlive every undo of the test's."""
 _MNT_DETACH = 2
 
 
@@ -58,6 +64,11 @@ def test_a_nodes_cgroup_on_cgroup_v2_delegates_runs_its_processes_in_a_leaf_and_
         assert set((level / "cgroup.subtree_control").read_text().split()) == have
         if level.parent == cgroup2:
             assert have == available & delegated
+    # Another node's process (another simulator's, as make test runs them side by side).
+    cgroups.make_cgroup(f"{NEIGHBOUR}/runtime", leaf=True)
+    neighbour = subprocess.Popen(
+        cgroups.in_cgroup(f"{NEIGHBOUR}/runtime", ["sleep", "60"]), start_new_session=True
+    )
     # A process joins the leaf before its program runs, and its children are in it too.
     child = subprocess.Popen(
         cgroups.in_cgroup(f"{NODE}/runtime", ["sh", "-c", "sleep 60 & sleep 60"]),
@@ -86,6 +97,15 @@ def test_a_nodes_cgroup_on_cgroup_v2_delegates_runs_its_processes_in_a_leaf_and_
         assert not (cgroup2 / NODE).exists() and (cgroup2 / "together-sim").is_dir()
         assert Journal.create(tmp_path / "pool-2.jsonl").undo().left == []
     finally:
+        # Only what this test made: killing "together-sim" here killed every real node on the
+        # machine (a make test worker's demo lost its node's containerd and kubelet mid-page).
         child.kill()
-        cgroups.kill_cgroup("together-sim")
-        cgroups.remove_cgroup("together-sim")
+        cgroups.kill_cgroup(NODE)
+        cgroups.remove_cgroup(NODE)
+        alive = neighbour.poll() is None
+        neighbour.kill()
+        neighbour.wait(5)
+        cgroups.remove_cgroup(NEIGHBOUR)
+        with contextlib.suppress(OSError):  # the shared parent, when no simulator uses it
+            (cgroup2 / "together-sim").rmdir()
+    assert alive, "the undo of one node's cgroup killed another node's process"
