@@ -39,6 +39,9 @@ examples:
   python -m together_provider.preview --stack dev=dev.json --github-pr 42
   python -m together_provider.preview drift-issue --stack dev --report report.md
       (opens or comments on the drift check's issue; see drift-issue --help)
+  python -m together_provider.preview --drill drill.json --drill-stack dev --github-pr 42
+      (edits the drill's verdict, from python -m together_drill --json drill.json, into dev's
+      comment; its preview stays)
 
 exit codes (the most severe stack's; 2 and 13 win over the others):
   0   no changes
