@@ -104,7 +104,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
 
     split = drill.index("--command") if "--command" in drill else len(drill)
     before, command = [*drill[:split], "--json", str(args.json)], drill[split:]
-    with tempfile.TemporaryDirectory(prefix="together-drill-ci-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="drill-kubeconfig-") as scratch:
         if choice.mode is Mode.CLUSTER:
             kubeconfig = Path(scratch, "kubeconfig")
             kubeconfig.touch(mode=0o600)  # a secret: never readable by another user

@@ -109,3 +109,18 @@ def test_bad_input_still_writes_the_report(tmp_path: Path) -> None:
     written = json.loads(report.read_text())
     assert written["verdict"] == "not_drilled" and written["exit_code"] == 2
     assert written["reason"] == f"--manifest {missing}: no such file or directory"
+
+
+def test_a_drill_that_cannot_start_writes_why_in_its_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Refused after parsing (here: no kube binaries named), before anything starts."""
+    from together_drill.cli import parse
+    from together_drill.run import run
+
+    monkeypatch.delenv("TOGETHER_KUBE_BIN", raising=False)
+    report = tmp_path / "drill.json"
+    assert run(parse(["--image", "i:1", "--json", str(report), "--command", "true"])) == 2
+    written = json.loads(report.read_text())
+    assert written["verdict"] == "not_drilled"
+    assert written["reason"].startswith("the drill needs the Kubernetes binaries and a kubelet")
