@@ -172,6 +172,8 @@ def test_a_report_with_many_long_problems_stays_short() -> None:
         ('{"verdict": "ok"}', "--drill {path}: not a drill report: its verdict is 'ok'"),
         ("[1]", "not a drill report: its verdict is None"),
         ('{"verdict": "unsafe", "problems": [{"pod": "p"}]}', "problems[0] has no code"),
+        ('{"verdict": "unsafe", "problems": [{"code": "X"}]}', "problems[0] has no sentence"),
+        ('{"verdict": "unsafe", "problems": {}}', "problems is not a list"),
     ],
 )
 def test_a_missing_or_invalid_report_names_the_flag_and_the_fix(

@@ -78,14 +78,13 @@ def drill_report(raw: Any, where: str) -> DrillReport:
     """The report's fields the section shows, checked; a file that is not a drill's JSON report
     is a `PreviewInputError` naming `--drill`, the file and the fix."""
     verdict = raw.get("verdict") if isinstance(raw, Mapping) else None
-    if verdict not in _VERDICTS:
+    if not isinstance(raw, Mapping) or verdict not in _VERDICTS:
         raise PreviewInputError(
             where,
             f"not a drill report: its verdict is {verdict!r}, not one of "
             f"{', '.join(sorted(_VERDICTS))}",
             fix=FIX,
         )
-    assert isinstance(raw, Mapping)
     problems = raw.get("problems") or []
     if not isinstance(problems, list):
         raise PreviewInputError(where, "problems is not a list", fix=FIX)
