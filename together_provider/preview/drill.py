@@ -85,7 +85,8 @@ def drill_report(raw: Any, where: str) -> DrillReport:
             f"{', '.join(sorted(_VERDICTS))}",
             fix=FIX,
         )
-    problems = raw.get("problems") or []
+    problems = raw.get("problems")
+    problems = [] if problems is None else problems  # a not-drilled report has none
     if not isinstance(problems, list):
         raise PreviewInputError(where, "problems is not a list", fix=FIX)
     job = raw.get("job")
