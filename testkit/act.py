@@ -43,16 +43,23 @@ class ActRun:
     records: list[dict[str, Any]]
     stderr: str
 
+    @staticmethod
+    def _key(record: dict[str, Any]) -> str | None:
+        """The matrix stack a record is of, or its job's id for a job without that matrix."""
+        stack = (record.get("matrix") or {}).get("stack")
+        return str(stack) if stack is not None else record.get("jobID")
+
     def _of(self, stack: str) -> list[dict[str, Any]]:
-        return [r for r in self.records if (r.get("matrix") or {}).get("stack") == stack]
+        return [r for r in self.records if self._key(r) == stack]
 
     def jobs(self) -> dict[str, str]:
-        """Matrix stack -> its job's result: failure when a step failed, success when the job
-        completed without one. (act's own `jobResult` is one for the whole matrix: once an
-        entry fails, the entries finishing after it report failure too.)"""
+        """Matrix stack (or, for a job without a stack matrix, its id) -> its job's result:
+        failure when a step failed, success when the job completed without one. (act's own
+        `jobResult` is one for the whole matrix: once an entry fails, the entries finishing
+        after it report failure too.)"""
         results: dict[str, str] = {}
         for record in self.records:
-            stack = (record.get("matrix") or {}).get("stack")
+            stack = self._key(record)
             if stack is None or "stepResult" not in record:
                 continue
             if record["stepResult"] == "failure":
@@ -62,7 +69,7 @@ class ActRun:
         return results
 
     def steps(self, stack: str) -> dict[str, str]:
-        """The named top-level steps of `stack`'s job -> their results."""
+        """The named top-level steps of `stack`'s job (or of the job of that id) -> results."""
         return {
             r["step"]: r["stepResult"]
             for r in self._of(stack)
@@ -105,7 +112,8 @@ def run_act(
 
     `env` is the environment act (and so every step) runs with; `github_env` goes to act's
     ``--env`` (GITHUB_REPOSITORY, GITHUB_API_URL, ...); `matrix` restricts the matrix
-    (``stack:dev``). Secrets and variables go through files, not the command line.
+    (``stack:dev``). Secrets and variables go through files, not the command line. The
+    upload-artifact stand-in puts the artifacts in `root`/artifacts/<name>/.
 
     Host mode (``-P ubuntu-latest=-self-hosted``) runs each job's steps as processes on this
     machine, each job in a fresh workspace under act's cache directory, with the environment act
@@ -151,7 +159,12 @@ def run_act(
         args,
         cwd=root,
         # ACT_DISABLE_VERSION_CHECK: act would otherwise ask its project's server for notices.
-        env={**env, "TOGETHER_ACT_CHECKOUT": str(checkout), "ACT_DISABLE_VERSION_CHECK": "1"},
+        env={
+            **env,
+            "TOGETHER_ACT_CHECKOUT": str(checkout),
+            "TOGETHER_ACT_ARTIFACTS": str(root / "artifacts"),  # the upload-artifact stand-in's
+            "ACT_DISABLE_VERSION_CHECK": "1",
+        },
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -3,19 +3,40 @@ input (a message naming the flag and the fix, and nothing left running)."""
 
 from __future__ import annotations
 
+import json
 import sys
+from pathlib import Path
 
 from together_drill.cli import parse
 from together_drill.manifest import DrillInputError
+from together_drill.report import not_drilled_json
 
 BAD_INPUT = 2
 
 
+def _json_path(argv: list[str]) -> Path | None:
+    """``--json FILE`` of arguments that did not parse (before ``--command``), if any."""
+    head = argv[: argv.index("--command")] if "--command" in argv else argv
+    for number, word in enumerate(head):
+        if word == "--json" and number + 1 < len(head):
+            return Path(head[number + 1])
+        if word.startswith("--json="):
+            return Path(word.removeprefix("--json="))
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = parse(argv)
     except DrillInputError as error:
         print(f"together_drill: {error}", file=sys.stderr)
+        path = _json_path(argv)
+        if path is not None:  # CI reads a report for every outcome, bad input included
+            try:
+                path.write_text(json.dumps(not_drilled_json(str(error)), indent=2) + "\n")
+            except OSError as failed:
+                print(f"together_drill: --json {path}: {failed.strerror}", file=sys.stderr)
         return BAD_INPUT
     from together_drill.run import run  # the simulator and real nodes: only for a real run
 

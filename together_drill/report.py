@@ -55,7 +55,8 @@ def as_json(
     window_seconds: float,
     warnings: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """The JSON report: ``verdict``, ``completed``, ``problems`` [{code, pod, message}],
+    """The JSON report: ``verdict``, ``completed``, ``problems`` [{code, pod, sentence, fix,
+    message}] (``message`` is the sentence and its fix in one line),
     ``reclaims`` [{node, pods: [{pod, exit_code, sigterm_to_exit_seconds, forced_kill, ...}]}]."""
     return {
         "verdict": verdict.outcome.value,
@@ -64,7 +65,14 @@ def as_json(
         "unverified": list(verdict.unverified),
         "warnings": list(warnings),
         "problems": [
-            {"code": p.code.value, "pod": p.pod, "message": p.message} for p in verdict.problems
+            {
+                "code": p.code.value,
+                "pod": p.pod,
+                "sentence": p.sentence,
+                "fix": p.fix,
+                "message": p.message,
+            }
+            for p in verdict.problems
         ],
         "reclaims": [
             {

@@ -97,23 +97,18 @@ def run(args: DrillArgs) -> int:
         cluster = _open(args, say)
         report, code = _drill(cluster, args, say, created)
         print(report)
-    except DrillInputError as error:
+    except (DrillInputError, EndedEarly) as error:
         print(f"together_drill: {error}", file=sys.stderr)
-        code = COULD_NOT_DRILL
-    except EndedEarly as error:
-        print(f"together_drill: {error}", file=sys.stderr)
-        if args.json_path is not None:
-            args.json_path.write_text(json.dumps(not_drilled_json(str(error)), indent=2) + "\n")
-        code = COULD_NOT_DRILL
+        code = _not_drilled(args, str(error))
     except (CouldNotDrill, httpx.HTTPError) as error:
         print(f"together_drill: could not drill: {error}", file=sys.stderr)
         log = getattr(cluster, "log_path", None)
         if log is not None:
             print(f"the simulator's last lines:\n{_tail(log)}", file=sys.stderr)
-        code = COULD_NOT_DRILL
+        code = _not_drilled(args, f"could not drill: {error}")
     except KeyboardInterrupt:
         print("together_drill: interrupted; leaving the cluster as found", file=sys.stderr)
-        code = COULD_NOT_DRILL
+        code = _not_drilled(args, "interrupted (Ctrl-C or SIGTERM)")
     finally:
         # The cleanup runs to its end: a second Ctrl-C or SIGTERM is ignored (SIGKILL is not).
         interrupt = signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -128,6 +123,14 @@ def run(args: DrillArgs) -> int:
             signal.signal(signal.SIGINT, interrupt)
             signal.signal(signal.SIGTERM, previous)
     return code
+
+
+def _not_drilled(args: DrillArgs, reason: str) -> int:
+    """Exit 2, with the JSON report saying why when ``--json`` was given: CI reads a report for
+    every outcome (a PR comment shows this reason)."""
+    if args.json_path is not None:
+        args.json_path.write_text(json.dumps(not_drilled_json(reason), indent=2) + "\n")
+    return COULD_NOT_DRILL
 
 
 def _open(args: DrillArgs, say: Say) -> Cluster:

@@ -192,9 +192,20 @@ class JobSeen:
 
 @dataclass(frozen=True)
 class Problem:
+    """One thing a pod or the Job did wrong: its sentence, and the fix of its code (`FIXES`),
+    kept apart so a PR comment can show them apart; ``message`` joins them for the report."""
+
     code: Code
     pod: str | None
-    message: str
+    sentence: str
+
+    @property
+    def fix(self) -> str:
+        return FIXES[self.code]
+
+    @property
+    def message(self) -> str:
+        return f"{self.sentence} (fix: {self.fix})"
 
 
 @dataclass(frozen=True)
@@ -295,7 +306,7 @@ def pod_problems(pod: PodSeen, window_seconds: float) -> list[Problem]:
                 "backoffLimit and enough of them fail the Job although nothing crashed",
             )
         )
-    return [Problem(code, pod.pod, f"{text} (fix: {FIXES[code]})") for code, text in found]
+    return [Problem(code, pod.pod, text) for code, text in found]
 
 
 def unseen_save(pod: PodSeen) -> str:
@@ -337,7 +348,7 @@ def job_problems(job: JobSeen, counted: Sequence[str] = ()) -> list[Problem]:
         Problem(
             Code.JOB_FAILED,
             None,
-            f"the Job {job.name} {what} (fix: {FIXES[Code.JOB_FAILED]})",
+            f"the Job {job.name} {what}",
         )
     ]
 

@@ -70,6 +70,12 @@ def _die_with_parent(parent: int) -> Callable[[], None]:
     return arm
 
 
+def host_unavailable() -> str:
+    """Why this machine cannot run the local world's real nodes ("" when it can): root and the
+    node packages (the kubelet is checked once TOGETHER_KUBE_BIN names it, in `check_host`)."""
+    return real_nodes_unavailable(None)
+
+
 def _kube_bin() -> Path:
     where = os.environ.get("TOGETHER_KUBE_BIN")
     if not where:

@@ -1,16 +1,19 @@
-"""The three GitOps workflows (examples/gitops/workflows), run by a real Actions runner.
+"""The four GitOps workflows (examples/gitops/workflows), run by a real Actions runner.
 
 nektos/act (tools/act) runs each workflow in host mode (testkit/act.py) against one simulator and
 the GitHub REST contract server (testkit/github_server.py), with the local stand-ins of
 tests/gitops/actions for checkout, setup-python, setup-go and cache. Every job checks out a tree
 of this repository: `main` as it is, or `pr`, where dev raises its preemptible target (an
-in-place update) and staging moves to CUDA 12.9 (a replacement). The tests run in order, each on
-what the one before left (act runs cost engine time, so there are four):
+in-place update) and staging moves to CUDA 12.9 (a replacement), or `drill`, where the PR
+renders a Job that ignores SIGTERM. The tests run in order, each on what the one before left
+(act runs cost engine time, so there are five):
 
 1. apply on main (dev and staging): both stacks come up from their saved plans;
 2. preview of the PR: one comment per stack with its figures; staging fails the gate;
 3. the same PR with the approval label: staging passes, its comment edited in place;
-4. drift after dev's target was moved through the API: the job fails and opens an issue.
+4. drift after dev's target was moved through the API: the job fails and opens an issue;
+5. the drill of the PR's Job, on real nodes where this machine can run them (else the line why
+   not): its verdict is edited into dev's comment, whose preview stays.
 
 Each job's `make venv policy` finds the virtualenvs in place: the tree carries two tiny
 virtualenvs that load this checkout's .venv and policy/venv (see `_overlay_venv`), so no job
@@ -19,6 +22,7 @@ installs packages.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -33,11 +37,15 @@ import yaml
 from testkit.act import ActRun, run_act
 from testkit.github_server import GitHubServer
 from testkit.pulumi_env import REPO, PulumiEnv, fresh_clone
+from testkit.realnodes import done_beside_others, real_nodes_beside_others
 from testkit.sim import SimulatorProcess
 from tests.clusters import live_clusters
 from together_api.client import TogetherClient
 from together_api.wire import Cluster, ClusterUpdateRequest
-from together_provider.gitops.post import MARKER
+from together_drill.ci import choose
+from together_drill.manifest import checkpointing_job
+from together_drill.world import host_unavailable
+from together_provider.gitops.post import MARKER, split_drill
 from together_provider.preview import load_price_table
 
 pytestmark = pytest.mark.engine
@@ -267,3 +275,63 @@ def test_drift_fails_the_job_and_opens_an_issue(gitops: GitOps) -> None:
     assert issue["title"] == "Together clusters drifted: dev"
     assert [label["name"] for label in issue["labels"]] == ["drift"]
     assert "pulumi exit 7" in issue["body"] and "num_preemptible_gpus" in issue["body"]
+
+
+PYTHON_IMAGE = "localhost/together-python:3.11"  # tools/images/build.sh, from worker/
+JOB_GRACE = 6  # seconds: the Job ignores SIGTERM, so each reclaim costs this much
+
+
+def _drill_tree(root: Path) -> Path:
+    """The PR's tree with a Job in rendered/, as renderYamlTo writes it: CheckpointingWorker's
+    Job (built by the same functions) whose command ignores SIGTERM."""
+    tree = _tree(root)
+    script = (REPO / "tests" / "integration" / "drill" / "ignores_sigterm.py").read_text()
+    job = checkpointing_job(PYTHON_IMAGE, ["python3", "-u", "-c", script], JOB_GRACE, local=False)
+    manifest = {**job.manifest, "metadata": {**job.manifest["metadata"], "name": "train"}}
+    path = tree / "rendered" / "1-manifest" / "batch_v1-job-default-train.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text(yaml.safe_dump(manifest, sort_keys=False))
+    return tree
+
+
+def test_the_drill_adds_its_verdict_to_the_stacks_comment(gitops: GitOps) -> None:
+    """Real nodes here when this machine can run them (root, the node packages): the Job is
+    unsafe (SIGTERM_IGNORED), the gate fails, and dev's comment, edited in place, keeps its
+    preview and gains the drill's section with the problem's sentence and fix. Elsewhere the
+    workflow says in one line why it did not drill, and the comment says the same."""
+    before = _comments(gitops)["dev"]
+    unavailable = host_unavailable()
+    tree = _drill_tree(gitops.root / "drill")
+    held = None if unavailable else real_nodes_beside_others()
+    try:
+        run = gitops.run("together-drill.yml", "pull_request", gitops.pull_request([]), tree)
+    finally:
+        if held is not None:
+            done_beside_others(held)
+    (run_root,) = sorted(gitops.root.glob("runs/together-drill.yml-*"))[-1:]
+    report = json.loads((run_root / "artifacts" / "drill-report" / "drill.json").read_text())
+    after = _comments(gitops)["dev"]
+    assert after["id"] == before["id"]  # one comment per stack, edited in place
+    head, drill = split_drill(after["body"])
+    assert head == split_drill(before["body"])[0]  # the preview stays as it was
+    assert drill is not None, after["body"]
+    assert "/acme/gpu/actions/runs/" in drill and "/artifacts/1)" in drill  # the full report
+    output = run.output("drill")
+    if unavailable:
+        why = choose(unavailable, kubeconfig_given=False).why
+        assert run.jobs() == {"drill": "success"}, run.log()
+        assert why in output, output
+        assert report == {"verdict": "not_drilled", "exit_code": 2, "reason": why}
+        assert "**could not drill**" in drill and why in drill
+        return
+    assert "drilling on real nodes: this runner is root" in output, output
+    assert run.jobs() == {"drill": "failure"}, run.log()
+    steps = run.steps("drill")
+    assert steps["Add the verdict to the stack's comment"] == "success", output
+    assert steps["Gate on the drill"] == "failure", output
+    assert "the Job loses work when its node is reclaimed" in output
+    assert report["verdict"] == "unsafe", report
+    (problem,) = report["problems"]
+    assert problem["code"] == "SIGTERM_IGNORED"
+    assert "### Reclaim drill of Job `train`: :x: **unsafe**" in drill
+    assert problem["sentence"] in drill and problem["fix"] in drill

@@ -290,13 +290,19 @@ def test_the_json_report_has_the_fields_ci_reads() -> None:
     result = verdict(reclaims, DONE, WINDOW)
     report = json.loads(json.dumps(as_json(result, reclaims, DONE, {"image": "x"}, WINDOW)))
     assert report["verdict"] == "unsafe" and report["completed"] is True
+    (problem,) = pod_problems(IGNORES, WINDOW)
     assert report["problems"] == [
         {
             "code": "SIGTERM_IGNORED",
             "pod": "sweep-0-aaaa",
-            "message": pod_problems(IGNORES, WINDOW)[0].message,
+            "sentence": problem.sentence,
+            "fix": FIXES[Code.SIGTERM_IGNORED],
+            "message": f"{problem.sentence} (fix: {FIXES[Code.SIGTERM_IGNORED]})",
         }
     ]
+    assert problem.sentence.startswith("sweep-0-aaaa was killed by force") and (
+        "fix" not in problem.sentence
+    )
     (reclaim,) = report["reclaims"]
     assert reclaim["node"] == "gpu-preemptible-1" and reclaim["refill_seconds"] == 31.0
     first, second = reclaim["pods"]

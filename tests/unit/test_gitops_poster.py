@@ -24,6 +24,7 @@ from together_provider.cluster.table import CLUSTER_TYPE
 from together_provider.gitops.post import MARKER
 from together_provider.preview import load_price_table
 from together_provider.preview.__main__ import main
+from together_provider.preview.drill import DRILL_SECTION_LIMIT
 
 REPO, PR, TOKEN = "acme/gpu", 42, "ghs-secret-token-0123456789"
 PROJECT = "together-gpu-clusters"
@@ -195,7 +196,8 @@ def test_an_oversized_comment_is_trimmed_and_keeps_its_summary(
     (comment,) = github.comments(REPO, PR)
     body = comment["body"]
     rows = [line for line in body.splitlines() if line.startswith("| `train-")]
-    assert 60_000 < len(body) <= 65_536
+    # Trimmed to leave room for the drill's section (at most DRILL_SECTION_LIMIT characters).
+    assert 55_000 < len(body) <= 65_536 - DRILL_SECTION_LIMIT
     assert 0 < len(rows) < 600
     assert f"{len(rows)} of 600 clusters" in body
     assert f"Δ +${600 * 4 * RATE:,.2f}†/h" in body  # the totals cover every cluster
@@ -404,7 +406,8 @@ def test_a_failure_comment_with_a_huge_error_is_cut_to_githubs_limit(
     assert code == 2
     assert "(:x: preview failed)" in comment["body"]
     assert "pricesPerGpuHour is not a map of GPU type to USD" in comment["body"]
-    assert GITHUB_LIMIT - 100 < len(comment["body"]) <= GITHUB_LIMIT
+    room = GITHUB_LIMIT - DRILL_SECTION_LIMIT  # what the drill's section may add still fits
+    assert room - 100 < len(comment["body"]) <= room
     assert comment["body"].endswith(CUT_ENDING)
 
 

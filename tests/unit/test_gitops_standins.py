@@ -110,3 +110,27 @@ def test_checkout_without_a_tree_to_copy_says_what_to_set(tmp_path: Path) -> Non
     done, _, _ = run_standin(tmp_path, "checkout", **env)
     assert done.returncode == 1
     assert "TOGETHER_ACT_CHECKOUT is not set: set it to a tree of the repository" in done.stdout
+
+
+def test_upload_artifact_keeps_the_files_and_gives_the_runs_artifact_url(tmp_path: Path) -> None:
+    store, report = tmp_path / "artifacts", tmp_path / "drill.json"
+    report.write_text("{}")
+    env = {
+        "TOGETHER_ACT_ARTIFACTS": str(store),
+        "ARTIFACT_NAME": "drill-report",
+        "ARTIFACT_PATHS": f"{report}\n",
+        "GITHUB_SERVER_URL": "https://github.example",
+        "GITHUB_REPOSITORY": "acme/gpu",
+        "GITHUB_RUN_ID": "7",
+    }
+    done, outputs, _ = run_standin(tmp_path, "upload-artifact", **env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (store / "drill-report" / "drill.json").read_text() == "{}"
+    assert outputs == {
+        "artifact-id": "1",
+        "artifact-url": "https://github.example/acme/gpu/actions/runs/7/artifacts/1",
+    }
+    done, _, _ = run_standin(tmp_path, "upload-artifact", **{**env, "ARTIFACT_PATHS": "nope"})
+    assert done.returncode == 1 and "no file at nope" in done.stdout
+    done, _, _ = run_standin(tmp_path, "upload-artifact", **{**env, "TOGETHER_ACT_ARTIFACTS": ""})
+    assert done.returncode == 1 and "TOGETHER_ACT_ARTIFACTS is not set" in done.stdout

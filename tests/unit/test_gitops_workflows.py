@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
+from together_drill.ci import _parser as drill_ci_parser
 from together_provider.gitops.commands import GITHUB_ERROR_EXIT, _drift_parser
 from together_provider.preview.__main__ import _parser
 from together_provider.preview.plan import BAD_INPUT_EXIT, Outcome
@@ -42,11 +43,12 @@ def _triggers(document: dict[Any, Any]) -> dict[str, Any]:
     return triggers
 
 
-def test_there_is_a_workflow_for_preview_apply_and_drift() -> None:
+def test_there_is_a_workflow_for_preview_apply_drift_and_drill() -> None:
     triggers = {w.name: set(_triggers(_load(w))) for w in WORKFLOWS}
     assert triggers == {
         "together-apply.yml": {"push", "workflow_dispatch"},
         "together-drift.yml": {"schedule", "workflow_dispatch"},
+        "together-drill.yml": {"pull_request"},
         "together-preview.yml": {"pull_request"},
     }
 
@@ -67,8 +69,11 @@ def test_make_targets_exist(workflow: Path) -> None:
     assert called <= targets
 
 
-def _preview_calls(workflow: Path) -> list[list[str]]:
-    """The argument lists every `python -m together_provider.preview` line passes."""
+def _preview_calls(
+    workflow: Path, module_name: str = "together_provider.preview"
+) -> list[list[str]]:
+    """The argument lists every `python -m <module_name>` line passes (every `python -m` line
+    runs either the preview or the drill's CI entry point)."""
     calls = []
     for run in _runs(workflow):
         for line in run.replace("\\\n", " ").splitlines():
@@ -80,8 +85,9 @@ def _preview_calls(workflow: Path) -> list[list[str]]:
                 list(itertools.takewhile(lambda w: w not in _SHELL_OPS, words[1:])),
             )
             assert importlib.util.find_spec(module), module
-            assert module == "together_provider.preview"
-            calls.append(args)
+            assert module in ("together_provider.preview", "together_drill.ci"), module
+            if module == module_name:
+                calls.append(args)
     return calls
 
 
@@ -97,6 +103,11 @@ def test_the_preview_module_accepts_every_call(workflow: Path) -> None:
             _parser().parse_args(args)
 
 
+USERS_PATHS = {"rendered/**"}
+"""Path filters that name the user's own files, not this repository's: the drill workflow's
+Job manifests (the directory the program's renderYamlTo writes, committed)."""
+
+
 @pytest.mark.parametrize("workflow", WORKFLOWS, ids=IDS)
 def test_repository_paths_exist(workflow: Path) -> None:
     text = workflow.read_text()
@@ -109,6 +120,8 @@ def test_repository_paths_exist(workflow: Path) -> None:
     triggers = _triggers(_load(workflow))
     for event in ("push", "pull_request"):
         for pattern in (triggers.get(event) or {}).get("paths", []):
+            if pattern in USERS_PATHS:
+                continue
             assert list(REPO.glob(pattern)), pattern
 
 
@@ -120,7 +133,13 @@ def test_no_step_runs_a_script_from_outside_the_repository(workflow: Path) -> No
         for step in job["steps"]
         if "uses" in step
     }
-    assert used <= {"actions/checkout", "actions/setup-python", "actions/setup-go", "actions/cache"}
+    assert used <= {
+        "actions/checkout",
+        "actions/setup-python",
+        "actions/setup-go",
+        "actions/cache",
+        "actions/upload-artifact",
+    }
 
 
 @pytest.mark.parametrize(
@@ -128,6 +147,7 @@ def test_no_step_runs_a_script_from_outside_the_repository(workflow: Path) -> No
     [
         ("together-preview.yml", "--github-pr", "pull-requests"),
         ("together-drift.yml", "drift-issue", "issues"),
+        ("together-drill.yml", "--github-pr", "pull-requests"),
     ],
 )
 def test_github_is_called_by_the_poster_with_the_jobs_token(
@@ -181,5 +201,28 @@ def test_drift_check_expects_no_changes() -> None:
 def test_readme_lists_the_secrets_the_workflows_use() -> None:
     readme = (REPO / "examples" / "gitops" / "README.md").read_text()
     used = {n for w in WORKFLOWS for n in re.findall(r"(?:secrets|vars)\.(\w+)", w.read_text())}
-    assert used == {"PULUMI_BACKEND_URL", "PULUMI_CONFIG_PASSPHRASE", "TOGETHER_API_KEY"}
+    assert used == {
+        "PULUMI_BACKEND_URL",
+        "PULUMI_CONFIG_PASSPHRASE",
+        "TOGETHER_API_KEY",
+        "TOGETHER_DRILL_KUBECONFIG",
+    }
     assert all(f"`{name}`" in readme for name in used)
+
+
+def test_the_drill_workflow_calls_its_entry_point_as_it_parses() -> None:
+    workflow = REPO / "examples" / "gitops" / "workflows" / "together-drill.yml"
+    calls = _preview_calls(workflow, "together_drill.ci")
+    assert [call[0] for call in calls] == ["choose", "run"]
+    for call in calls:
+        drill_ci_parser().parse_args(call)
+    assert "--drill" in _preview_calls(workflow)[0]
+
+
+def test_the_drill_gate_handles_every_exit_code_of_the_drill() -> None:
+    (job,) = _load(REPO / "examples" / "gitops" / "workflows" / "together-drill.yml")[
+        "jobs"
+    ].values()
+    (gate,) = [s for s in job["steps"] if s.get("name") == "Gate on the drill"]
+    handled = {int(code) for code in re.findall(r"^\s*(\d+)\)", gate["run"], re.M)}
+    assert handled == {0, 1, 3}  # 2, could not drill, is the catch-all that refuses

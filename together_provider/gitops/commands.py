@@ -16,6 +16,7 @@ from together_provider.gitops.github import GitHubClient, GitHubError, GitHubSet
 from together_provider.gitops.post import (
     COMMENT_LIMIT,
     DRIFT_LABEL,
+    DRILL_ROOM,
     LOG_CUT,
     CommentBehavior,
     Section,
@@ -24,10 +25,13 @@ from together_provider.gitops.post import (
     open_or_update_drift_issue,
     post_comments,
     trim_for,
+    with_drill,
     with_marker,
 )
 from together_provider.preview.inputs import (
     STDIN,
+    drill_only,
+    drill_section,
     input_pairs,
     judge,
     named_files,
@@ -80,9 +84,12 @@ def post_to_pr(
     except GitHubError as error:
         print(f"error: {error}", file=sys.stderr)
         return GITHUB_ERROR_EXIT
+    if drill_only(args):
+        return _post_drill(args, environ, settings, sleep, clock)
     try:
         prices, logs = load_price_table(args.prices), named_files(args.preview_log, "--preview-log")
         read = [_read_stack(name, path, prices) for name, path in input_pairs(args)]
+        drill = drill_section(args, [item.stack for item in read])
         good = [plan for plan in read if isinstance(plan, StackPlan)]
         events = {
             k: v
@@ -98,10 +105,42 @@ def post_to_pr(
         print(f"{verdict.stack}: {outcome.name.lower()} (exit {outcome.value})", file=sys.stderr)
     with GitHubClient(settings, sleep=sleep, clock=clock) as client:
         try:
-            return _render_and_post(args, environ, client, read, verdicts, logs)
+            return _render_and_post(args, environ, client, read, verdicts, logs, drill)
         except GitHubError as error:
             print(f"error: the comment was not posted: {error}", file=sys.stderr)
             return GITHUB_ERROR_EXIT
+
+
+def _post_drill(
+    args: argparse.Namespace,
+    environ: Mapping[str, str],
+    settings: GitHubSettings,
+    sleep: Sleep,
+    clock: Clock,
+) -> int:
+    """`--drill FILE --github-pr N` without a preview: edit the drill's section into the stack's
+    comment (its preview kept, `merged`), or create the comment with the section alone."""
+    try:
+        stack, drill = drill_section(args, []) or ("", "")
+    except PreviewInputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return BAD_INPUT_EXIT
+    if environ.get("GITHUB_STEP_SUMMARY"):
+        try:
+            with open(environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as summary:
+                summary.write(drill + "\n")
+        except OSError as error:
+            print(f"error: cannot write {error.filename}: {error.strerror}", file=sys.stderr)
+            return BAD_INPUT_EXIT
+    section = Section(stack, with_drill(with_marker(stack, ""), drill), has_diff=True)
+    with GitHubClient(settings, sleep=sleep, clock=clock) as client:
+        try:
+            done = post_comments(client, args.github_pr, [section], CommentBehavior.UPDATE)
+        except GitHubError as error:
+            print(f"error: the drill's section was not posted: {error}", file=sys.stderr)
+            return GITHUB_ERROR_EXIT
+    print("\n".join(done), file=sys.stderr)
+    return 0
 
 
 def _render_and_post(
@@ -111,8 +150,10 @@ def _render_and_post(
     read: Sequence[StackPlan | _Unreadable],
     verdicts: Sequence[Verdict],
     logs: Mapping[str, Path],
+    drill: tuple[str, str] | None,
 ) -> int:
-    """Render every stack, write --output and the step summary, then post the comments."""
+    """Render every stack (the drill's section after its stack's), write --output and the step
+    summary, then post the comments."""
     replaced = any(verdict.outcome is Outcome.REPLACEMENT for verdict in verdicts)
     approved = replaced and args.approval_label in client.labels(args.github_pr)
     sections: list[Section] = []
@@ -120,21 +161,22 @@ def _render_and_post(
     label = args.approval_label
     by_stack = iter(verdicts)
     for item in read:
+        section = drill[1] if drill is not None and drill[0] == item.stack else None
         if isinstance(item, _Unreadable):
             failed = render_failure(item.stack, item.error, _log(logs, item.stack))
-            body = fit(with_marker(item.stack, failed), note=LOG_CUT)
-            sections.append(Section(item.stack, body, has_diff=True))
-            whole.append((item.stack, failed))
+            body = fit(with_marker(item.stack, failed), COMMENT_LIMIT - DRILL_ROOM, LOG_CUT)
+            sections.append(Section(item.stack, with_drill(body, section), has_diff=True))
+            whole.append((item.stack, with_drill(failed, section)))
             continue
         verdict = next(by_stack)
         rendered = render_stack(verdict, label, approved=approved)
-        whole.append((verdict.stack, rendered))
+        whole.append((verdict.stack, with_drill(rendered, section)))
         body = with_marker(verdict.stack, rendered)
-        if len(body) > COMMENT_LIMIT:  # rendered again only to trim its lists, cut at last
+        if len(body) > COMMENT_LIMIT - DRILL_ROOM:  # rendered again only to trim its lists
             trimmed = render_stack(verdict, label, trim_for(verdict.stack), approved=approved)
-            body = fit(with_marker(verdict.stack, trimmed))
+            body = fit(with_marker(verdict.stack, trimmed), COMMENT_LIMIT - DRILL_ROOM)
         changed = verdict.outcome is not Outcome.NO_CHANGES
-        sections.append(Section(verdict.stack, body, changed))
+        sections.append(Section(verdict.stack, with_drill(body, section), changed))
     text = comment(whole)
     try:
         if args.output is not None:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from together_provider.gitops.github import GitHubClient
+from together_provider.preview.drill import DRILL_SECTION_LIMIT
 from together_provider.preview.markdown import Trim
 
 COMMENT_LIMIT: Final = 65_536
@@ -17,6 +18,12 @@ long")."""
 MARKER: Final = "<!-- together-gpu-clusters-preview stack={stack} -->"
 """Hidden first line of a stack's comment; the poster (and workflows) match it to edit the
 previous comment."""
+DRILL_MARKER: Final = "<!-- together-gpu-clusters-drill -->"
+"""Hidden first line of the drill's section in a stack's comment: the poster keeps the section
+when the preview edits the comment, and replaces only it when the drill does (`merged`)."""
+DRILL_ROOM: Final = len(DRILL_MARKER) + 2 + DRILL_SECTION_LIMIT
+"""What a stack's preview leaves of GitHub's limit for the drill's marked section:
+the preview is trimmed to ``COMMENT_LIMIT - DRILL_ROOM``, so the two always fit together."""
 CUT: Final = "cut at GitHub's comment limit"
 """The note ending a stack's comment cut to fit when even its summary is over the limit."""
 LOG_CUT: Final = "cut at GitHub's comment limit; the job's log has the rest"
@@ -36,10 +43,35 @@ def comment(sections: Sequence[tuple[str, str]]) -> str:
     return "\n---\n\n".join(with_marker(stack, section) for stack, section in sections)
 
 
+def split_drill(body: str) -> tuple[str, str | None]:
+    """A comment's body as (everything before the drill's section, the section or None)."""
+    head, found, drill = body.partition(f"\n{DRILL_MARKER}\n")
+    return (head, drill) if found else (body, None)
+
+
+def with_drill(body: str, drill: str | None) -> str:
+    """``body`` (a marked stack section, or the marker alone) followed by the drill's section,
+    marked."""
+    return body if drill is None else f"{body}\n{DRILL_MARKER}\n{drill}"
+
+
+def merged(old: str, new: str) -> str:
+    """What a stack's comment becomes when ``new`` is posted over ``old``: each of its two parts,
+    the preview and the drill's section, from ``new`` when it has that part, else kept from
+    ``old``. So the preview workflow keeps the drill's verdict, and the drill workflow (whose
+    body is the marker and its section only) keeps the preview."""
+    old_head, old_drill = split_drill(old)
+    new_head, new_drill = split_drill(new)
+    marker_only = "\n" not in new_head.strip()
+    head = old_head if marker_only else new_head
+    return with_drill(head, new_drill if new_drill is not None else old_drill)
+
+
 def trim_for(stack: str) -> Trim:
-    """What the stack's section must keep to so that, marked, it fits one GitHub comment."""
+    """What the stack's section must keep to so that, marked, it fits one GitHub comment with
+    room left for the drill's section (at most `DRILL_SECTION_LIMIT`)."""
     return Trim(
-        limit=COMMENT_LIMIT - len(with_marker(stack, "")),
+        limit=COMMENT_LIMIT - len(with_marker(stack, "")) - DRILL_ROOM,
         why=f"fit GitHub's {COMMENT_LIMIT:,}-character comment limit",
         whole="The job's step summary has the whole comment.",
     )
@@ -63,7 +95,8 @@ class CommentBehavior(enum.StrEnum):
 
     - ``update`` (default): edit the stack's comment in place (no edit when its body is the
       same), or create it; any further comment with the same marker (an older `new`, a create
-      GitHub made but answered 5xx) is deleted, so one stays.
+      GitHub made but answered 5xx) is deleted, so one stays. The edit keeps the part of the
+      comment the new body does not carry (`merged`): the drill's section, or the preview.
     - ``new``: always add a comment; earlier ones stay (the PR's comments are not even listed).
     - ``delete-and-new``: delete the stack's comments, then add one (it lands at the bottom).
     """
@@ -110,10 +143,11 @@ def post_comments(
         for comment in mine:
             if comment is not keep:
                 client.delete_comment(int(comment["id"]))
-        if keep is not None and keep.get("body") == section.body:
+        body = section.body if keep is None else merged(str(keep.get("body") or ""), section.body)
+        if keep is not None and keep.get("body") == body:
             done.append(f"{section.stack}: comment unchanged {keep.get('html_url')}")
         elif keep is not None:
-            url = client.update_comment(int(keep["id"]), section.body).get("html_url")
+            url = client.update_comment(int(keep["id"]), body).get("html_url")
             done.append(f"{section.stack}: edited comment {url}")
         elif skip_no_diff and not section.has_diff:
             gone = f"; deleted {len(mine)} earlier" if mine else ""

@@ -12,8 +12,10 @@ from pathlib import Path
 
 from together_api.retry import Clock, Sleep
 from together_provider.gitops.commands import drift_issue, post_to_pr
-from together_provider.gitops.post import CommentBehavior, comment
+from together_provider.gitops.post import CommentBehavior, comment, with_drill, with_marker
 from together_provider.preview.inputs import (
+    drill_only,
+    drill_section,
     input_pairs,
     judge,
     load_plans,
@@ -37,6 +39,9 @@ examples:
   python -m together_provider.preview --stack dev=dev.json --github-pr 42
   python -m together_provider.preview drift-issue --stack dev --report report.md
       (opens or comments on the drift check's issue; see drift-issue --help)
+  python -m together_provider.preview --drill drill.json --drill-stack dev --github-pr 42
+      (edits the drill's verdict, from python -m together_drill --json drill.json, into dev's
+      comment; its preview stays)
 
 exit codes (the most severe stack's; 2 and 13 win over the others):
   0   no changes
@@ -148,6 +153,27 @@ def _parser() -> argparse.ArgumentParser:
         help="pulumi's stderr of stack NAME: when its preview JSON cannot be read, the "
         "comment shows the end of it (repeatable)",
     )
+    drill = parser.add_argument_group(
+        "the reclaim drill's verdict (python -m together_drill --json REPORT.json; "
+        "docs/drill.md): a short section at the end of the stack's comment"
+    )
+    drill.add_argument(
+        "--drill",
+        type=Path,
+        metavar="REPORT.json",
+        help="the drill's JSON report; without any preview, only the drill's section is "
+        "rendered, or with --github-pr edited into the stack's comment (its preview kept)",
+    )
+    drill.add_argument(
+        "--drill-stack",
+        metavar="NAME",
+        help="the stack whose comment gets the section (default: the one stack previewed)",
+    )
+    drill.add_argument(
+        "--drill-url",
+        metavar="URL",
+        help="where the full report is (the workflow's artifact), linked from the section",
+    )
     return parser
 
 
@@ -184,10 +210,22 @@ def main(
     if args.github_pr is not None:
         return post_to_pr(args, env, sleep, clock)
     try:
-        prices = load_price_table(args.prices)
-        verdicts = judge(load_plans(input_pairs(args), prices), args, policy_events(args))
-        sections = [(v.stack, render_stack(v, args.approval_label)) for v in verdicts]
-        text = comment(sections)
+        if drill_only(args):
+            verdicts = []
+            stack, drill = drill_section(args, []) or ("", "")
+            text = with_drill(with_marker(stack, ""), drill)
+        else:
+            prices = load_price_table(args.prices)
+            verdicts = judge(load_plans(input_pairs(args), prices), args, policy_events(args))
+            found = drill_section(args, [v.stack for v in verdicts])
+            sections = [
+                (
+                    v.stack,
+                    with_drill(render_stack(v, args.approval_label), _drill_of(v.stack, found)),
+                )
+                for v in verdicts
+            ]
+            text = comment(sections)
         if args.output is None:
             sys.stdout.write(text)
         else:
@@ -205,6 +243,10 @@ def main(
             file=sys.stderr,
         )
     return int(outcome)
+
+
+def _drill_of(stack: str, found: tuple[str, str] | None) -> str | None:
+    return found[1] if found is not None and found[0] == stack else None
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from together_provider.preview.drill import read_drill_report, render_drill
 from together_provider.preview.guardrails import breaches
 from together_provider.preview.plan import StackPlan, build_plan
 from together_provider.preview.policy import read_policy_events
@@ -109,3 +110,41 @@ def write_atomically(path: Path, text: str) -> None:
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
+
+
+def drill_only(args: argparse.Namespace) -> bool:
+    """`--drill` without any preview: only the drill's section is rendered (or posted, edited
+    into the stack's comment, whose preview stays), and stdin is not read."""
+    return args.drill is not None and not args.stack and not args.files
+
+
+def drill_section(args: argparse.Namespace, stacks: Sequence[str]) -> tuple[str, str] | None:
+    """(the stack whose comment gets it, the drill's section) for `--drill FILE`, or None.
+
+    The stack is `--drill-stack`, or the one stack previewed; anything else is bad input that
+    names the flag and the fix."""
+    if args.drill is None:
+        extra = [
+            f
+            for f, v in (("--drill-stack", args.drill_stack), ("--drill-url", args.drill_url))
+            if v
+        ]
+        if extra:
+            raise PreviewInputError(
+                " and ".join(extra), "goes with --drill FILE (the drill's JSON report)"
+            )
+        return None
+    if args.drill_stack is not None and stacks and args.drill_stack not in stacks:
+        raise PreviewInputError(
+            "--drill-stack",
+            f"{args.drill_stack!r} is not a stack previewed here ({', '.join(stacks)})",
+            fix="name one of them, or leave out the previews to post the drill's section alone",
+        )
+    stack = args.drill_stack or (stacks[0] if len(stacks) == 1 else None)
+    if stack is None:
+        raise PreviewInputError(
+            "--drill",
+            f"which stack's comment gets the drill's verdict? {len(stacks)} previews were given",
+            fix="add --drill-stack NAME",
+        )
+    return stack, render_drill(read_drill_report(args.drill), args.drill_url)
