@@ -104,6 +104,7 @@ MODULES: Final[tuple[Module, ...]] = (
         "together_provider/preview/guardrails.py",
         (*_unit("test_preview_guardrails"), *_PREVIEW_TESTS),
     ),
+    Module("preview-drill", "together_provider/preview/drill.py", _unit("test_preview_drill")),
     Module("verdict", "together_drill/verdict.py", _unit("test_drill_verdict")),
     Module("evidence", "together_drill/evidence.py", _unit("test_drill_evidence")),
     Module("targets", "together_drill/targets.py", _unit("test_drill_targets")),

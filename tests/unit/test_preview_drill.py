@@ -283,3 +283,87 @@ def test_the_drill_and_the_preview_share_one_comment_edited_in_place(
     (after,) = github.comments(REPO, PR)
     assert after["id"] == created["id"] and "`train`" in after["body"]
     assert ":white_check_mark: **safe**" in after["body"] and IGNORED_SENTENCE not in after["body"]
+
+
+def test_the_section_reads_exactly_as_a_reviewer_sees_it() -> None:
+    """Every line of one section: the headline, the meaning (no reclaim count when none was
+    made), the reason, a problem with its pod and fix, one without either (no empty "Fix"), the
+    pods whose save was not seen, the pointer to the log, each block set apart by one blank line."""
+    from together_provider.preview.drill import DrillProblem
+
+    report = DrillReport(
+        verdict="unsafe",
+        job=None,
+        problems=(
+            DrillProblem("SIGTERM_IGNORED", "p-0", "The pod ignored SIGTERM in BOX...", "trap it"),
+            DrillProblem("OTHER", None, "No fix is known", ""),
+        ),
+        unverified=("pod p-1: no save seen",),
+        reason="the   world\nwas slow",
+    )
+    assert render_drill(report).split("\n") == [
+        "### Reclaim drill of the Job: :x: **unsafe**",
+        "",
+        "A reclaim would lose work.",
+        "",
+        "> the world was slow",
+        "",
+        "- **`SIGTERM_IGNORED`** (`p-0`): The pod ignored SIGTERM in BOX.<br>**Fix:** trap it",
+        "- **`OTHER`**: No fix is known.",
+        "",
+        "- pod p-1: no save seen",
+        "",
+        "<sub>Every pod, reclaim and figure: the drill job's log.</sub>",
+        "",
+    ]
+
+
+def test_long_text_is_cut_at_its_bound_and_a_fifth_problem_is_counted() -> None:
+    from together_provider.preview.drill import SHOWN_PROBLEMS, TEXT_CUT, DrillProblem
+
+    def section(sentences: list[str]) -> list[str]:
+        problems = tuple(DrillProblem(f"C{n}", None, s, "") for n, s in enumerate(sentences))
+        return render_drill(DrillReport("unsafe", "j", problems)).split("\n")
+
+    at_bound, over = "a" * (TEXT_CUT - 1) + "b", "a" * TEXT_CUT + "b"
+    assert f"- **`C0`**: {at_bound}." in section([at_bound])
+    assert f"- **`C0`**: {'a' * (TEXT_CUT - 1)}…." in section([over])
+    exactly = section(["s"] * SHOWN_PROBLEMS)
+    assert not any("more problem(s)" in line for line in exactly)
+    one_more = section(["s"] * (SHOWN_PROBLEMS + 1))
+    assert "- … and 1 more problem(s) in the full report" in one_more
+
+
+def test_each_refusal_of_a_report_names_the_file_and_what_is_wrong() -> None:
+    where = "--drill out/r.json"
+
+    def refusal(raw: Any) -> str:
+        with pytest.raises(PreviewInputError) as error:
+            drill_report(raw, where)
+        assert where in str(error.value), str(error.value)
+        return str(error.value)
+
+    assert "not one of not_drilled, safe, unsafe, unverified" in refusal({"verdict": "ok"})
+    assert "problems is not a list" in refusal({"verdict": "unsafe", "problems": "x"})
+    assert "problems[0] has no code" in refusal({"verdict": "unsafe", "problems": [{}]})
+    no_sentence = {"verdict": "unsafe", "problems": [{"code": "C", "fix": "f"}]}
+    assert "problems[0] has no sentence" in refusal(no_sentence)
+
+
+def test_odd_fields_of_a_report_are_read_as_absent() -> None:
+    """A report of an older drill (the sentence and fix only in `message`, a fix that ends in a
+    parenthesis) and fields of the wrong type: nothing made up."""
+    report = drill_report(
+        {
+            "verdict": "unsafe",
+            "job": {"name": 5},
+            "reclaims": "x",
+            "problems": [
+                {"code": "C", "pod": 7, "sentence": "half", "message": "S (fix: use f (now))"}
+            ],
+        },
+        "--drill r.json",
+    )
+    assert (report.job, report.reclaims) == (None, 0)
+    (problem,) = report.problems
+    assert (problem.pod, problem.sentence, problem.fix) == (None, "S", "use f (now)")
