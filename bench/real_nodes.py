@@ -209,6 +209,9 @@ def measure(root: Path, quick: bool = False) -> dict[str, Any]:
                 "node_start_s": round(status["real_nodes"][name]["start_seconds"], 2)
                 if name in status["real_nodes"]
                 else None,
+                "node_phases_s": status["real_nodes"][name].get("phases")
+                if name in status["real_nodes"]
+                else None,
                 "pod_start_s": round(pod_start[name], 2),
                 "memory_mib": round(memory[name], 1),
                 "reclaim_to_sigterm_s": round(sigterm[name], 3) if name in sigterm else None,

@@ -18,9 +18,10 @@ from typing import Any, ClassVar, Final
 from together_sim.kube.client import KubeApi
 from together_sim.kube.pki import ClusterPki, node_credential_paths, node_credentials, write_private
 from together_sim.kube.pods import grace_seconds, terminal
-from together_sim.kube.processes import _die_with_parent, wait_ready
+from together_sim.kube.processes import wait_ready
 from together_sim.nodes import drain_node
 from together_sim.nodes.host import cgroups, processes, shared
+from together_sim.nodes.host.image_seed import ImageSeed
 from together_sim.nodes.host.images import NodeImages
 from together_sim.nodes.host.journal import Journal
 from together_sim.nodes.host.network import Network
@@ -57,6 +58,8 @@ class RealNodeSpec:
     network: Network
     apiserver_port: int
     pki: ClusterPki
+    seed: ImageSeed
+    """The images, unpacked once for every node: the node's containerd root starts as a copy."""
 
 
 @dataclass(frozen=True)
@@ -200,6 +203,10 @@ class RealNode:
     """The mirror saw its Node (the kubelet registered it)."""
     start_seconds: float | None = field(default=None, init=False)
     """Process start to kubelet running (the Node's registration is seen by the mirror)."""
+    phases: dict[str, float] = field(default_factory=dict, init=False)
+    """Seconds from :attr:`started_at` at which each step of the start ended (``files``,
+    ``network``, ``cgroups``, ``containerd``, ``images``, ``kubelet``, ``registered``): where a
+    start's seconds go, shown by ``GET /_sim/kubernetes`` and the bench."""
     journal: Journal
     """Where each change to the host is written before it is made (a child of the pool's)."""
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict, init=False)
@@ -261,6 +268,9 @@ class RealNode:
                     self.on_crash(self, name, proc.returncode)
                     break
 
+    def _phase(self, name: str) -> None:
+        self.phases[name] = round(time.monotonic() - self.started_at, 3)
+
     def _spawn(
         self, name: str, args: list[str], *, log_to: Path | None = None
     ) -> subprocess.Popen[bytes]:
@@ -280,7 +290,7 @@ class RealNode:
                 stdout=out,
                 stderr=out,
                 start_new_session=True,
-                preexec_fn=_die_with_parent,  # only prctl runs between fork and exec
+                preexec_fn=processes.die_with_parent,  # only prctl runs between fork and exec
             )
             started = processes.process_started(proc.pid)
             if started is not None:
@@ -301,13 +311,18 @@ class RealNode:
             journal.record("file", path=str(path))
         cert, key = node_credentials(spec.pki, spec.name)
         write_private(self.node_dir / "kubeconfig", _kubeconfig(spec, cert, key))
+        self._phase("files")
         spec.network.add_node(journal, spec.slot, spec.slots, spec.apiserver_port)
+        self._phase("network")
         # Mounts are made by containerd and the kubelet (pod sandboxes, volumes, overlays):
         # undone after their processes, before any directory (never a removal through a mount).
         journal.record("mounts", paths=[str(self.run_dir), str(self.node_dir)])
         journal.record("cgroup", relative=rec.cgroup)
         cgroups.make_cgroup(rec.cgroup)  # the kubelet's cgroupRoot: kubepods goes below
         cgroups.make_cgroup(self.runtime_cgroup, leaf=True)
+        self._phase("cgroups")
+        spec.seed.copy_to(self.node_dir / "containerd", self._stopping)
+        self._phase("images")
         socket = self.run_dir / "containerd.sock"
         config = self.node_dir / "containerd.toml"
         self._spawn("containerd", ["containerd", "--config", str(config)])
@@ -319,22 +334,9 @@ class RealNode:
             self.node_dir / "logs",
             self._stopping,
             f"start of real node {self.name} cancelled",
-            interval=0.05,
+            interval=0.02,
         )
-        imports = [  # at once: each is mostly waiting on containerd's unpacking
-            (archive, self._spawn(
-                f"import-{n}",
-                ["ctr", "-a", str(socket), "-n", "k8s.io", "images", "import", str(archive)],
-                log_to=self.node_dir / "logs" / "images.log",
-            ))
-            for n, archive in enumerate(spec.images.archives)
-        ]  # fmt: skip
-        for archive, proc in imports:
-            if proc.wait() != 0:
-                log_tail = (self.node_dir / "logs" / "images.log").read_text()[-400:].strip()
-                raise RuntimeError(f"image archive {archive} does not import: {log_tail}")
-        for n in range(len(imports)):
-            self.processes.pop(f"import-{n}", None)  # ended: not a process the node watches
+        self._phase("containerd")
         self._spawn("kubelet", [
             str(spec.kube_bin / "kubelet"),
             f"--config={self.node_dir / 'kubelet.yaml'}",
@@ -346,6 +348,7 @@ class RealNode:
             f"--node-labels={self.labels}",
             "-v=1",
         ])  # fmt: skip
+        self._phase("kubelet")
 
     # ------------------------------------------------------------------ removal
 
@@ -372,8 +375,9 @@ class RealNode:
 
     def ready(self, k8s: Obj | None) -> bool:
         """Once its kubelet registered the Node (remembered: ``ready(None)`` asks only that)."""
-        if k8s is not None:
+        if k8s is not None and not self.registered:
             self.registered = True
+            self._phase("registered")
         return self.registered
 
     @property
@@ -395,6 +399,7 @@ class RealNode:
             "state": self.state,
             "error": self.error,
             "start_seconds": self.start_seconds,
+            "phases": dict(self.phases),
             "registered": self.registered,
             "pids": pids,
             "ip": self.spec.network.node_ip(self.spec.slot),
