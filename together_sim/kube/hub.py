@@ -84,6 +84,7 @@ class KubeHub:
         self._mirrors: dict[str, ClusterMirror] = {}
         self._lock = threading.Lock()
         self._stopping = threading.Event()
+        self._wake = threading.Event()
         self._thread = threading.Thread(target=self._run, name="kube-hub", daemon=True)
 
     @property
@@ -156,6 +157,12 @@ class KubeHub:
             mirrors = dict(self._mirrors)
         return {cid: asdict(m.status()) for cid, m in mirrors.items()}
 
+    def poke(self) -> None:
+        """The world changed (a request's transaction): pass now rather than at the next tick,
+        so a reclaim reaches the mirror at once. The hub's own transactions do not poke."""
+        if threading.current_thread() is not self._thread:
+            self._wake.set()
+
     def close(self, timeout: float = 10.0) -> None:
         """Stop every control plane and wait for their processes to end, then remove the files
         of clusters that are gone.
@@ -165,6 +172,7 @@ class KubeHub:
         rather than by each mirror thread once its pass is over: the mirror threads then fail
         fast against stopped API servers. The wait is one deadline for all of them."""
         self._stopping.set()
+        self._wake.set()
         deadline = time.monotonic() + timeout
         mirrors = self._signal_all()
         for mirror in mirrors:
@@ -196,7 +204,11 @@ class KubeHub:
     # ------------------------------------------------------------------- thread
 
     def _run(self) -> None:
-        while not self._stopping.wait(_POLL_SECONDS):
+        while not self._stopping.is_set():
+            self._wake.wait(_POLL_SECONDS)
+            self._wake.clear()
+            if self._stopping.is_set():
+                return
             try:
                 self._pass()
             except Exception:  # keep mirroring the other clusters
