@@ -11,6 +11,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Final
@@ -249,6 +250,7 @@ class RealNode:
     def _run(self) -> None:
         try:
             self._start_processes()
+            self._start_runtime()
             self.state = "running"
             self.start_seconds = time.monotonic() - self.started_at
         except Exception as exc:
@@ -307,22 +309,46 @@ class RealNode:
         (self.node_dir / "containerd.toml").write_text(_containerd_toml(spec, rec))
         (self.run_dir / "cni" / "10-together-sim.conflist").write_text(_cni_conflist(spec, rec))
         (self.node_dir / "kubelet.yaml").write_text(_kubelet_yaml(spec, rec))
-        for path in node_credential_paths(spec.pki, spec.name):
-            journal.record("file", path=str(path))
-        cert, key = node_credentials(spec.pki, spec.name)
-        write_private(self.node_dir / "kubeconfig", _kubeconfig(spec, cert, key))
-        self._phase("files")
-        spec.network.add_node(journal, spec.slot, spec.slots, spec.apiserver_port)
-        self._phase("network")
         # Mounts are made by containerd and the kubelet (pod sandboxes, volumes, overlays):
         # undone after their processes, before any directory (never a removal through a mount).
         journal.record("mounts", paths=[str(self.run_dir), str(self.node_dir)])
-        journal.record("cgroup", relative=rec.cgroup)
-        cgroups.make_cgroup(rec.cgroup)  # the kubelet's cgroupRoot: kubepods goes below
+        # Three independent steps at once (each journals its own changes before it makes
+        # them; an undo of one never needs another's): what is left is the longest of them.
+        with ThreadPoolExecutor(3, thread_name_prefix=f"start-{rec.name}") as steps:
+            started = [
+                steps.submit(step)
+                for step in (
+                    self._make_credentials,
+                    self._make_network,
+                    self._make_cgroups_and_images,
+                )
+            ]
+            for step in started:
+                step.result()  # the first failure, once every step has ended (the with)
+
+    def _make_credentials(self) -> None:
+        spec = self.spec
+        for path in node_credential_paths(spec.pki, spec.name):
+            self.journal.record("file", path=str(path))
+        cert, key = node_credentials(spec.pki, spec.name)
+        write_private(self.node_dir / "kubeconfig", _kubeconfig(spec, cert, key))
+        self._phase("files")
+
+    def _make_network(self) -> None:
+        spec = self.spec
+        spec.network.add_node(self.journal, spec.slot, spec.slots, spec.apiserver_port)
+        self._phase("network")
+
+    def _make_cgroups_and_images(self) -> None:
+        self.journal.record("cgroup", relative=self.record.cgroup)
+        cgroups.make_cgroup(self.record.cgroup)  # the kubelet's cgroupRoot: kubepods goes below
         cgroups.make_cgroup(self.runtime_cgroup, leaf=True)
         self._phase("cgroups")
-        spec.seed.copy_to(self.node_dir / "containerd", self._stopping)
+        self.spec.seed.copy_to(self.node_dir / "containerd", self._stopping)
         self._phase("images")
+
+    def _start_runtime(self) -> None:
+        spec = self.spec
         socket = self.run_dir / "containerd.sock"
         config = self.node_dir / "containerd.toml"
         self._spawn("containerd", ["containerd", "--config", str(config)])
