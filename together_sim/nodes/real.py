@@ -206,8 +206,9 @@ class RealNode:
     """Process start to kubelet running (the Node's registration is seen by the mirror)."""
     phases: dict[str, float] = field(default_factory=dict, init=False)
     """Seconds from :attr:`started_at` at which each step of the start ended (``files``,
-    ``network``, ``cgroups``, ``containerd``, ``images``, ``kubelet``, ``registered``): where a
-    start's seconds go, shown by ``GET /_sim/kubernetes`` and the bench."""
+    ``network``, ``cgroups``, ``seed``: the pool's images were unpacked, ``images``: copied,
+    ``containerd``, ``kubelet``, ``registered``): where a start's seconds go, shown by
+    ``GET /_sim/kubernetes`` and the bench."""
     journal: Journal
     """Where each change to the host is written before it is made (a child of the pool's)."""
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict, init=False)
@@ -344,6 +345,8 @@ class RealNode:
         cgroups.make_cgroup(self.record.cgroup)  # the kubelet's cgroupRoot: kubepods goes below
         cgroups.make_cgroup(self.runtime_cgroup, leaf=True)
         self._phase("cgroups")
+        self.spec.seed.wait(self._stopping)  # built once, while the control plane started
+        self._phase("seed")
         self.spec.seed.copy_to(self.node_dir / "containerd", self._stopping)
         self._phase("images")
 

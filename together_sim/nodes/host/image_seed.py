@@ -101,11 +101,9 @@ class ImageSeed:
         if self._thread.ident is not None:
             self._thread.join(timeout)
 
-    def copy_to(
-        self, dest: Path, cancelled: threading.Event, timeout: float = _IMPORT_WAIT
-    ) -> None:
-        """Make ``dest`` a containerd root holding every image, once the seed is built (a
-        ``cancelled`` wait or a seed that failed raises, naming why)."""
+    def wait(self, cancelled: threading.Event, timeout: float = _IMPORT_WAIT) -> None:
+        """Return once the seed is built; a ``cancelled`` wait or a seed that failed raises,
+        naming why."""
         deadline = time.monotonic() + timeout
         while not self._done.wait(0.05):
             if cancelled.is_set():
@@ -114,6 +112,10 @@ class ImageSeed:
                 raise RuntimeError(f"the node images are not unpacked after {timeout:.0f} s")
         if self.error:
             raise RuntimeError(self.error)
+
+    def copy_to(self, dest: Path, cancelled: threading.Event) -> None:
+        """Make ``dest`` a containerd root holding every image, once the seed is built."""
+        self.wait(cancelled)
         copy_store(self.root, dest)
 
     # ------------------------------------------------------------------ the seed's thread
