@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from together_sim.nodes.host import cgroups, journal, shared, sysctls
-from together_sim.nodes.host.image_seed import ImageSeed
+from together_sim.nodes.host.image_seed import ImageSeed, seed_run_dir
 from together_sim.nodes.host.images import NodeImages
 from together_sim.nodes.host.journal import Journal, Owner
 from together_sim.nodes.host.network import MAX_SLOTS, Network, claim_network
@@ -100,7 +100,7 @@ class RealNodePool:
             if self.temporary:
                 self.journal.record("directory", path=str(self.root))
             self.network = claim_network(self.journal, self._previous_index())
-        seed_run = shared.RUN_DIR / f"{self.network.bridge}-images"
+        seed_run = seed_run_dir(self.network.bridge)
         self.seed = ImageSeed(self.images, self.root, seed_run, self.journal).start()
         shared.save_json(
             self.record_path, {"network": self.network.index, "journal": str(self.journal.path)}

@@ -14,12 +14,12 @@ import time
 from pathlib import Path
 from typing import Final
 
-from together_sim.nodes.host import processes
+from together_sim.nodes.host import processes, shared
 from together_sim.nodes.host.images import NodeImages
 from together_sim.nodes.host.journal import Journal
 from together_sim.nodes.host.mounts import remove_tree
 
-__all__ = ["ImageSeed", "copy_store"]
+__all__ = ["ImageSeed", "copy_store", "seed_run_dir"]
 
 SEED_DIR: Final = "image-seed"
 """``<pool root>/image-seed``: the seed's containerd root (same filesystem as the nodes' roots,
@@ -29,6 +29,12 @@ _CONTAINERD_WAIT: Final = 30.0
 _IMPORT_WAIT: Final = 600.0
 
 log = logging.getLogger("together_sim.kube")
+
+
+def seed_run_dir(bridge: str) -> Path:
+    """The seed containerd's socket, state, configuration and log, under the simulator's bridge
+    name (each simulator on the machine has its own)."""
+    return shared.RUN_DIR / f"{bridge}-images"
 
 
 def _containerd_toml(root: Path, state: Path) -> str:
