@@ -269,6 +269,18 @@ def markdown(found: dict[str, Any]) -> list[str]:
             f"{row['pod_start_s']} | {row['memory_mib']} | "
             f"{row['reclaim_to_sigterm_s'] if row['reclaim_to_sigterm_s'] is not None else '-'} |"
         )
+    phases = [(r["node"], r.get("node_phases_s")) for r in found["nodes"] if r.get("node_phases_s")]
+    if phases:
+        out += [
+            "",
+            "Each real node's start, seconds at which each step ended (`phases` in "
+            "`GET /_sim/kubernetes`; `seed` and `images` run beside `files` and `network`):",
+            "",
+        ]
+        out += [
+            f"- {node}: " + ", ".join(f"{k} {v}" for k, v in sorted(p.items(), key=lambda i: i[1]))
+            for node, p in phases
+        ]
     load = found.get("load_average")
     if load:
         out += [
