@@ -101,3 +101,15 @@ def test_a_changed_cluster_wakes_its_mirror_and_the_clock_alone_does_not() -> No
     assert not mirror._wake.is_set()  # the next tick is soon enough for the clock
     mirror.offer(_view(102.0, draining_since=101.5))  # a reclaim began
     assert mirror._wake.is_set()
+
+
+def test_the_image_seed_and_the_volumes_are_never_taken_for_a_gone_clusters_files(
+    sim: Sim, tmp_path: Path
+) -> None:
+    """Why: the real nodes' images are being unpacked beside the clusters' directories while
+    the hub removes those of gone clusters; removing the seed would leave nodes without images."""
+    root = tmp_path / "kube"
+    for name in ("image-seed", "volumes", "gone-cluster"):
+        (root / name).mkdir(parents=True)
+    KubeHub(sim.app.state.runtime.transaction, tmp_path / "bin", root)._remove_orphans()
+    assert sorted(p.name for p in root.iterdir()) == ["image-seed", "volumes"]
