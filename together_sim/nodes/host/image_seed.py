@@ -82,7 +82,9 @@ class ImageSeed:
     in place (a container writes to its own upper directory), and only the two bolt databases,
     which containerd rewrites, are copied rather than linked. Every change is
     in the pool's journal before it is made: the seed's directories, its mounts and each
-    process (containerd, one ``ctr images import`` per archive)."""
+    process (containerd, one ``ctr images import`` per archive; a process is written down as
+    pid and start time once it runs, and a kill between the two is covered by
+    ``PR_SET_PDEATHSIG``, as for a node's processes)."""
 
     def __init__(self, images: NodeImages, root: Path, run_dir: Path, journal: Journal) -> None:
         self.images = images
