@@ -306,30 +306,3 @@ def test_a_v1_cpuset_another_thread_made_but_left_empty_gets_its_parents_cpus(
     for level in (cpuset / "together-sim", cpuset / "together-sim" / "tsim0-n1"):
         assert (level / "cpuset.cpus").read_text() == "0-1"
         assert (level / "cpuset.mems").read_text() == "0"
-
-
-def test_a_started_process_is_in_the_journal_in_a_session_of_its_own_and_its_undo_ends_it(
-    tmp_path: Path,
-) -> None:
-    """What a node's containerd and kubelet and the image seed's processes are started with: a
-    session of their own (a signal to the simulator's group does not reach them; the journal's
-    undo does), the output in the given file, and an entry of pid and start time."""
-    j = Journal.create(tmp_path / "pool-1.jsonl", Owner.me())
-    with (tmp_path / "out.log").open("ab") as out:
-        proc = j.start_process("sleeper", ["sh", "-c", "echo up; exec sleep 30"], out)
-    try:
-        assert os.getsid(proc.pid) == proc.pid
-        entry = json.loads((tmp_path / "pool-1.jsonl").read_text().splitlines()[-1])
-        assert entry == {
-            "seq": entry["seq"],
-            "kind": "process",
-            "pid": proc.pid,
-            "started": processes.process_started(proc.pid),
-            "name": "sleeper",
-        }
-        assert j.undo().left == []
-        assert proc.wait(5) == -9
-        assert (tmp_path / "out.log").read_text() == "up\n"
-    finally:
-        proc.kill()
-        proc.wait(5)

@@ -21,7 +21,7 @@ from together_sim.kube.pki import ClusterPki, node_credential_paths, node_creden
 from together_sim.kube.pods import grace_seconds, terminal
 from together_sim.kube.processes import wait_ready
 from together_sim.nodes import drain_node
-from together_sim.nodes.host import cgroups, shared
+from together_sim.nodes.host import cgroups, processes, shared
 from together_sim.nodes.host.image_seed import ImageSeed
 from together_sim.nodes.host.images import NodeImages
 from together_sim.nodes.host.journal import Journal
@@ -287,9 +287,17 @@ class RealNode:
             if self._stopping.is_set():
                 raise RuntimeError(f"real node {self.name} is being removed")
             netns = f"--net={self.spec.network.netns_path(self.spec.slot)}"
-            proc = self.journal.start_process(
-                name, cgroups.in_cgroup(self.runtime_cgroup, ["nsenter", netns, "--", *args]), out
+            proc = subprocess.Popen(
+                cgroups.in_cgroup(self.runtime_cgroup, ["nsenter", netns, "--", *args]),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=out,
+                start_new_session=True,
+                preexec_fn=processes.die_with_parent,  # only prctl runs between fork and exec
             )
+            started = processes.process_started(proc.pid)
+            if started is not None:
+                self.journal.record("process", pid=proc.pid, started=started, name=name)
             self.processes[name] = proc
         return proc
 

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Final
 
-from together_sim.nodes.host import shared
+from together_sim.nodes.host import processes, shared
 from together_sim.nodes.host.images import NodeImages
 from together_sim.nodes.host.journal import Journal
 from together_sim.nodes.host.mounts import remove_tree
@@ -142,7 +142,18 @@ class ImageSeed:
 
     def _spawn(self, name: str, args: list[str], out: Path) -> subprocess.Popen[bytes]:
         with out.open("ab") as log_file:
-            return self.journal.start_process(name, args, log_file)
+            proc = subprocess.Popen(
+                args,
+                stdin=subprocess.DEVNULL,
+                stdout=log_file,
+                stderr=log_file,
+                start_new_session=True,
+                preexec_fn=processes.die_with_parent,  # only prctl runs between fork and exec
+            )
+        started = processes.process_started(proc.pid)
+        if started is not None:
+            self.journal.record("process", pid=proc.pid, started=started, name=name)
+        return proc
 
     def _import_all(self) -> None:
         state = self.run_dir

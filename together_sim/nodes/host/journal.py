@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import Any, Final
 
 from together_sim.nodes.host import cgroups, mounts, processes, shared, sysctls
 
@@ -118,25 +118,6 @@ class Journal:
         path = self.path.with_name(f"{self.path.stem}.{name}-{next(_sequence)}.jsonl")
         self.record("journal", path=str(path))
         return Journal.create(path, self.owner)
-
-    def start_process(self, name: str, args: list[str], out: IO[bytes]) -> subprocess.Popen[bytes]:
-        """Start a host process (a node's containerd or kubelet, the image seed's containerd and
-        imports) in a session of its own, its output to ``out``, SIGKILLed when the thread that
-        started it ends (:func:`processes.die_with_parent`), and write it down as pid and start
-        time. Its pid exists only once it runs: a kill between the two is covered by the cgroup's
-        or the directory's entry made before, and by the parent-death signal."""
-        proc = subprocess.Popen(
-            args,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=out,
-            start_new_session=True,
-            preexec_fn=processes.die_with_parent,  # only prctl runs between fork and exec
-        )
-        started = processes.process_started(proc.pid)
-        if started is not None:
-            self.record("process", pid=proc.pid, started=started, name=name)
-        return proc
 
     def record(self, kind: str, **args: Any) -> Change:
         """Append a change, durably, before the caller makes it."""
