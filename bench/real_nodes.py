@@ -38,11 +38,6 @@ from together_sim.nodes.host.cgroups import cgroup_pids
 from together_sim.nodes.host.images import IMAGES_ENV
 from together_sim.nodes.pool import RECORD_FILE, real_nodes_unavailable
 
-PREVIOUS: Final = {"start_to_ready_s": 3.93, "reclaim_to_sigterm_s": 0.596, "memory_mib": 155.0}
-"""A real node's figures before issue 42's speed-up (the slowest real node of the BENCHMARKS.md
-run at a load average of about 1: every node imported every image archive itself)."""
-TARGETS: Final = {"start_to_ready_s": 3.0, "reclaim_to_sigterm_s": 0.5, "memory_mib": 200.0}
-"""Issue 42's targets: at most 3 s to Ready, 0.5 s reclaim to SIGTERM, 200 MiB per node."""
 TIME_SCALE: Final = 60.0
 NODES: Final = 3
 POLL_S: Final = 0.05
@@ -108,30 +103,12 @@ def real_nodes_here() -> tuple[Path | None, str, str]:
     return binaries, images, why
 
 
-def against_previous(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each figure of issue 42 for the real nodes of one run (the worst of them) beside its
-    :data:`PREVIOUS` figure and its :data:`TARGET <TARGETS>`: whether it is met."""
-    real = [r for r in rows if r["kind"] == "real"]
-    out: list[dict[str, Any]] = []
-    for key, target in TARGETS.items():
-        figures = [r[key] for r in real if r.get(key) is not None]
-        if not figures:
-            continue
-        worst = max(figures)
-        out.append({
-            "figure": key, "now": worst, "previous": PREVIOUS[key], "target": target,
-            "met": worst <= target,
-        })  # fmt: skip
-    return out
-
-
 def measure(root: Path, quick: bool = False) -> dict[str, Any]:
     binaries, images, why = real_nodes_here()
     if why:
         print(f"  real_nodes skipped: {why}", flush=True)
         return {"skipped": why}
     assert binaries is not None
-    load_before = os.getloadavg()[0]
     state = root / "real-nodes"
     sim = SimulatorProcess(
         state,
@@ -232,22 +209,13 @@ def measure(root: Path, quick: bool = False) -> dict[str, Any]:
                 "node_start_s": round(status["real_nodes"][name]["start_seconds"], 2)
                 if name in status["real_nodes"]
                 else None,
-                "node_phases_s": status["real_nodes"][name].get("phases")
-                if name in status["real_nodes"]
-                else None,
                 "pod_start_s": round(pod_start[name], 2),
                 "memory_mib": round(memory[name], 1),
                 "reclaim_to_sigterm_s": round(sigterm[name], 3) if name in sigterm else None,
             }
             for name in sorted(ready)
         ]
-    return {
-        "time_scale": TIME_SCALE,
-        "nodes": rows,
-        "against_previous": against_previous(rows),
-        "load_average": [round(load_before, 1), round(os.getloadavg()[0], 1)],
-        "quick": quick,
-    }
+    return {"time_scale": TIME_SCALE, "nodes": rows, "quick": quick}
 
 
 def markdown(found: dict[str, Any]) -> list[str]:
@@ -269,36 +237,4 @@ def markdown(found: dict[str, Any]) -> list[str]:
             f"{row['pod_start_s']} | {row['memory_mib']} | "
             f"{row['reclaim_to_sigterm_s'] if row['reclaim_to_sigterm_s'] is not None else '-'} |"
         )
-    phases = [(r["node"], r.get("node_phases_s")) for r in found["nodes"] if r.get("node_phases_s")]
-    if phases:
-        out += [
-            "",
-            "Each real node's start, seconds at which each step ended (`phases` in "
-            "`GET /_sim/kubernetes`; `seed` and `images` run beside `files` and `network`):",
-            "",
-        ]
-        out += [
-            f"- {node}: " + ", ".join(f"{k} {v}" for k, v in sorted(p.items(), key=lambda i: i[1]))
-            for node, p in phases
-        ]
-    load = found.get("load_average")
-    if load:
-        out += [
-            "",
-            f"Load average (1 min) at the start and the end of the run: {load[0]}, {load[1]}.",
-        ]
-    comparison = found.get("against_previous") or []
-    if comparison:
-        out += [
-            "",
-            "Against the previous figures (the slowest real node; issue 42's targets):",
-            "",
-            "| Figure | Now | Previous | Target | Met |",
-            "|---|---|---|---|---|",
-        ]
-        out += [
-            f"| {c['figure']} | {c['now']} | {c['previous']} | at most {c['target']} | "
-            f"{'yes' if c['met'] else 'no'} |"
-            for c in comparison
-        ]
     return [*out, ""]

@@ -287,22 +287,3 @@ def test_cgroup_v2_delegates_its_controllers_down_to_the_nodes_cgroup(run_dir: P
     lost = subprocess.run(cgroups.in_cgroup("together-sim/gone", ["echo", "ran"]),
                           capture_output=True, text=True)  # fmt: skip
     assert lost.returncode == 121 and "ran" not in lost.stdout
-
-
-def test_a_v1_cpuset_another_thread_made_but_left_empty_gets_its_parents_cpus(
-    tmp_path: Path,
-) -> None:
-    """Two nodes start at once: one makes ``together-sim`` and, before it writes its CPUs, the
-    other finds it there. An empty cpuset admits no process (the join would fail with 121), so
-    the second fills it from its parent rather than skip it. Plain files stand in for v1's."""
-    cpuset = tmp_path / "cpuset"
-    cpuset.mkdir()
-    for name, value in (("cgroup.procs", ""), ("cpuset.cpus", "0-1"), ("cpuset.mems", "0")):
-        (cpuset / name).write_text(value)
-    (cpuset / "together-sim").mkdir()
-    for knob in ("cpuset.cpus", "cpuset.mems"):
-        (cpuset / "together-sim" / knob).write_text("\n")  # made, not yet written
-    cgroups.make_cgroup("together-sim/tsim0-n1", tmp_path)
-    for level in (cpuset / "together-sim", cpuset / "together-sim" / "tsim0-n1"):
-        assert (level / "cpuset.cpus").read_text() == "0-1"
-        assert (level / "cpuset.mems").read_text() == "0"

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
 
 from tests.sim_app import Sim
 from together_sim.kube.hub import KUBE_BIN_ENV, KubeHub, find_kube_bin
-from together_sim.kube.mirror import ClusterMirror
 from together_sim.kube.processes import BINARIES
-from together_sim.kube.views import ClusterView, NodeView
 
 
 class _Plane:
@@ -66,50 +63,3 @@ def test_the_binaries_are_where_the_setting_says_and_nowhere_else(
     with pytest.raises(SystemExit, match="no kwok in"):
         (tmp_path / "kwok").unlink()
         find_kube_bin()
-
-
-def test_a_requests_change_wakes_the_hub_and_the_hubs_own_pass_does_not(
-    sim: Sim, tmp_path: Path
-) -> None:
-    """Why: a reclaim reaches the kubelet one hub pass sooner when the request wakes the hub;
-    the hub's own transaction must not, or it would pass again at once, forever."""
-    runtime = sim.app.state.runtime
-    hub = KubeHub(runtime.transaction, tmp_path / "bin", tmp_path / "kube")  # not started
-    runtime.kube = hub
-    try:
-        with runtime.transaction():
-            pass
-        assert hub._wake.is_set()
-        hub._wake.clear()
-        own = threading.Thread(target=hub.poke)
-        hub._thread = own
-        own.start()
-        own.join()
-        assert not hub._wake.is_set()
-    finally:
-        runtime.kube = None
-
-
-def _view(now: float, draining_since: float | None = None) -> ClusterView:
-    node = NodeView("gpu-preemptible-dp-a-b", True, True, False, draining_since, "", "")
-    return ClusterView("c1", "train", "H100_SXM", now, True, False, True, (node,), ())
-
-
-def test_a_changed_cluster_wakes_its_mirror_and_the_clock_alone_does_not() -> None:
-    mirror = ClusterMirror(cast(Any, _Plane()), _view(100.0))  # its thread never starts
-    mirror.offer(_view(101.0))
-    assert not mirror._wake.is_set()  # the next tick is soon enough for the clock
-    mirror.offer(_view(102.0, draining_since=101.5))  # a reclaim began
-    assert mirror._wake.is_set()
-
-
-def test_the_image_seed_and_the_volumes_are_never_taken_for_a_gone_clusters_files(
-    sim: Sim, tmp_path: Path
-) -> None:
-    """Why: the real nodes' images are being unpacked beside the clusters' directories while
-    the hub removes those of gone clusters; removing the seed would leave nodes without images."""
-    root = tmp_path / "kube"
-    for name in ("image-seed", "volumes", "gone-cluster"):
-        (root / name).mkdir(parents=True)
-    KubeHub(sim.app.state.runtime.transaction, tmp_path / "bin", root)._remove_orphans()
-    assert sorted(p.name for p in root.iterdir()) == ["image-seed", "volumes"]

@@ -24,7 +24,6 @@ from together_sim.kube.pods import RUN_SECONDS, Act, PodClock, next_step
 from together_sim.kube.views import VolumeView
 from together_sim.nodes import SimNode
 from together_sim.nodes import pool as nodepool
-from together_sim.nodes.host.image_seed import ImageSeed, copy_store
 from together_sim.nodes.host.images import NodeImages, archive_names, find_images
 from together_sim.nodes.host.journal import Journal, Owner
 from together_sim.nodes.host.network import MAX_SLOTS, Network
@@ -96,7 +95,6 @@ def test_the_shared_volume_is_a_host_path_when_real_nodes_mount_it(tmp_path: Pat
 
 
 def _spec(tmp_path: Path, preemptible: bool = True) -> RealNodeSpec:
-    images = NodeImages(archives=(), sandbox="localhost/pause:test")
     return RealNodeSpec(
         name=NODE,
         slot=3,
@@ -105,11 +103,10 @@ def _spec(tmp_path: Path, preemptible: bool = True) -> RealNodeSpec:
         gpu_type="H100_SXM",
         cluster_dir=tmp_path,
         kube_bin=tmp_path,
-        images=images,
+        images=NodeImages(archives=(), sandbox="localhost/pause:test"),
         network=Network(7),
         apiserver_port=2345,
         pki=ClusterPki(tmp_path / "pki"),
-        seed=ImageSeed(images, tmp_path, tmp_path / "run", Journal(tmp_path / "j", Owner(1, 1))),
     )
 
 
@@ -238,39 +235,3 @@ def test_a_kwok_node_and_a_real_node_are_both_a_sim_node(tmp_path: Path) -> None
     assert (kwok.kind, real.kind) == ("kwok", "real")
     assert kwok.may_go([], None, 0.0) and real.may_go([], None, 0.0)
     assert not real.ready(None) and real.ready({"metadata": {"name": NODE}}) and real.ready(None)
-
-
-def _store(root: Path) -> Path:
-    """A containerd root as the seed leaves it: a blob, a committed snapshot, two databases."""
-    blob = root / "io.containerd.content.v1.content" / "blobs" / "sha256" / "ab12"
-    layer = root / "io.containerd.snapshotter.v1.overlayfs" / "snapshots" / "1" / "fs" / "home"
-    for path in (blob.parent, layer):
-        path.mkdir(parents=True)
-    layer.chmod(0o750)
-    blob.write_bytes(b"layer")
-    (layer / "file").write_text("lower")
-    (root / "io.containerd.metadata.v1.bolt").mkdir()
-    (root / "io.containerd.metadata.v1.bolt" / "meta.db").write_bytes(b"images")
-    (root / "io.containerd.snapshotter.v1.overlayfs" / "metadata.db").write_bytes(b"snapshots")
-    return blob
-
-
-def test_a_nodes_image_store_links_the_seeds_files_and_owns_its_databases(tmp_path: Path) -> None:
-    seed, dest = tmp_path / "seed", tmp_path / "node" / "containerd"
-    blob = _store(seed)
-    (dest / "stale").mkdir(parents=True)  # a killed run's store: replaced, never copied into
-    copy_store(seed, dest)
-    copied = dest / blob.relative_to(seed)
-    assert copied.stat().st_ino == blob.stat().st_ino  # the same file: no unpack, no disk
-    layer = "io.containerd.snapshotter.v1.overlayfs/snapshots/1/fs/home"
-    assert (dest / layer / "file").read_text() == "lower"
-    assert (dest / layer).stat().st_mode & 0o777 == 0o750
-    assert not (dest / "stale").exists() and not (dest / "seed").exists()
-    for db in (
-        "io.containerd.metadata.v1.bolt/meta.db",
-        "io.containerd.snapshotter.v1.overlayfs/metadata.db",
-    ):
-        assert (dest / db).stat().st_ino != (seed / db).stat().st_ino
-        before = (seed / db).read_bytes()
-        (dest / db).write_bytes(b"the node's own")  # its containerd writes there
-        assert (seed / db).read_bytes() == before

@@ -18,7 +18,6 @@ from together_sim.kube.mirror import ClusterMirror
 from together_sim.kube.processes import BINARIES, ControlPlane
 from together_sim.kube.views import views_of
 from together_sim.model import World
-from together_sim.nodes.host.image_seed import SEED_DIR
 from together_sim.nodes.host.mounts import remove_tree
 from together_sim.nodes.pool import RealNodePool
 
@@ -32,9 +31,6 @@ KUBE_BIN_ENV: Final = "TOGETHER_KUBE_BIN"
 VOLUMES_DIR: Final = "volumes"
 """``<root>/volumes/<volume id>``: each shared volume's files, mounted by real nodes' pods."""
 _POLL_SECONDS: Final = 0.2
-_NOT_CLUSTERS: Final = (VOLUMES_DIR, SEED_DIR)
-"""What else lives beside the clusters' directories: the volumes and the real nodes' image seed
-(being unpacked while the hub starts: never an orphan cluster's directory)."""
 
 log = logging.getLogger("together_sim.kube")
 
@@ -88,7 +84,6 @@ class KubeHub:
         self._mirrors: dict[str, ClusterMirror] = {}
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._wake = threading.Event()
         self._thread = threading.Thread(target=self._run, name="kube-hub", daemon=True)
 
     @property
@@ -112,7 +107,7 @@ class KubeHub:
         with self.transaction() as world:
             names = {c.cluster_id: c.spec.cluster_name for c in world.clusters.values()}
         for entry in self.root.iterdir() if self.root.is_dir() else ():
-            if entry.is_dir() and entry.name not in names and entry.name not in _NOT_CLUSTERS:
+            if entry.is_dir() and entry.name not in names and entry.name != VOLUMES_DIR:
                 log.info("removing the control-plane files of gone cluster %s", entry.name)
                 remove_tree(entry)
         return names
@@ -161,12 +156,6 @@ class KubeHub:
             mirrors = dict(self._mirrors)
         return {cid: asdict(m.status()) for cid, m in mirrors.items()}
 
-    def poke(self) -> None:
-        """The world changed (a request's transaction): pass now rather than at the next tick,
-        so a reclaim reaches the mirror at once. The hub's own transactions do not poke."""
-        if threading.current_thread() is not self._thread:
-            self._wake.set()
-
     def close(self, timeout: float = 10.0) -> None:
         """Stop every control plane and wait for their processes to end, then remove the files
         of clusters that are gone.
@@ -176,7 +165,6 @@ class KubeHub:
         rather than by each mirror thread once its pass is over: the mirror threads then fail
         fast against stopped API servers. The wait is one deadline for all of them."""
         self._stopping.set()
-        self._wake.set()
         deadline = time.monotonic() + timeout
         mirrors = self._signal_all()
         for mirror in mirrors:
@@ -208,11 +196,7 @@ class KubeHub:
     # ------------------------------------------------------------------- thread
 
     def _run(self) -> None:
-        while not self._stopping.is_set():
-            self._wake.wait(_POLL_SECONDS)
-            self._wake.clear()
-            if self._stopping.is_set():
-                return
+        while not self._stopping.wait(_POLL_SECONDS):
             try:
                 self._pass()
             except Exception:  # keep mirroring the other clusters

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -191,8 +191,6 @@ class ClusterMirror:
         self._view = view
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._wake = threading.Event()
-        """Set by :meth:`offer` when the world changed (a drain, a node): pass at once."""
         self._state = "starting"
         self._error = ""
         self._remove = False
@@ -209,19 +207,13 @@ class ClusterMirror:
         return self
 
     def offer(self, view: ClusterView) -> None:
-        """The cluster as the world has it now; a change beyond the clock (a node drains,
-        comes or goes) wakes the mirror's thread for a pass now, not at its next tick."""
         with self._lock:
-            changed = replace(view, now=0.0) != replace(self._view, now=0.0)
             self._view = view
-        if changed:
-            self._wake.set()
 
     def stop(self, *, remove: bool = False) -> None:
         """Ask the thread to stop its processes; ``remove`` also deletes the cluster's files."""
         self._remove = self._remove or remove
         self._stopping.set()
-        self._wake.set()
         self.plane.cancelled.set()
         if remove and self._thread.ident is not None and not self._thread.is_alive():
             remove_tree(self.plane.root)
@@ -296,11 +288,7 @@ class ClusterMirror:
             with self.plane.http_client() as http:
                 api = KubeApi(http)
                 pods = PodClock(api)
-                while not self._stopping.is_set():
-                    self._wake.wait(PASS_SECONDS)
-                    self._wake.clear()
-                    if self._stopping.is_set():
-                        break
+                while not self._stopping.wait(PASS_SECONDS):
                     with self._lock:
                         view = self._view
                     try:

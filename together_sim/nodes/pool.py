@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, Final
 
 from together_sim.nodes.host import cgroups, journal, shared, sysctls
-from together_sim.nodes.host.image_seed import ImageSeed, seed_run_dir
 from together_sim.nodes.host.images import NodeImages
 from together_sim.nodes.host.journal import Journal, Owner
 from together_sim.nodes.host.network import MAX_SLOTS, Network, claim_network
@@ -73,7 +72,6 @@ class RealNodePool:
         self.images = images
         self.network: Network | None = None
         self.journal: Journal | None = None
-        self.seed: ImageSeed | None = None
         self._nodes: dict[int, RealNode] = {}
         self._holding = False
         """Whether this pool holds the machine's kernel settings (sysctls.hold_sysctls)."""
@@ -100,8 +98,6 @@ class RealNodePool:
             if self.temporary:
                 self.journal.record("directory", path=str(self.root))
             self.network = claim_network(self.journal, self._previous_index())
-        seed_run = seed_run_dir(self.network.bridge)
-        self.seed = ImageSeed(self.images, self.root, seed_run, self.journal).start()
         shared.save_json(
             self.record_path, {"network": self.network.index, "journal": str(self.journal.path)}
         )
@@ -133,7 +129,6 @@ class RealNodePool:
         """A started real node for ``name`` in a free slot, or None when every slot is held
         (the caller then makes a KWOK node)."""
         assert self.network is not None and self.journal is not None, "the pool is not started"
-        assert self.seed is not None, "the pool is not started"
         with self._lock:
             free = [s for s in range(self.slots) if s not in self._nodes]
             if not free:
@@ -150,7 +145,6 @@ class RealNodePool:
                 network=self.network,
                 apiserver_port=apiserver_port,
                 pki=pki,
-                seed=self.seed,
             )
             if not self._holding:
                 before = sysctls.read_sysctls()
@@ -191,8 +185,6 @@ class RealNodePool:
             t.start()
         for t in threads:
             t.join(30.0)
-        if self.seed is not None:
-            self.seed.stop()  # before the undo: the seed writes nothing to the journal after it
         with self._lock:
             left: list[str] = []
             if self.journal is not None:

@@ -11,7 +11,6 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Final
@@ -19,10 +18,9 @@ from typing import Any, ClassVar, Final
 from together_sim.kube.client import KubeApi
 from together_sim.kube.pki import ClusterPki, node_credential_paths, node_credentials, write_private
 from together_sim.kube.pods import grace_seconds, terminal
-from together_sim.kube.processes import wait_ready
+from together_sim.kube.processes import _die_with_parent, wait_ready
 from together_sim.nodes import drain_node
 from together_sim.nodes.host import cgroups, processes, shared
-from together_sim.nodes.host.image_seed import ImageSeed
 from together_sim.nodes.host.images import NodeImages
 from together_sim.nodes.host.journal import Journal
 from together_sim.nodes.host.network import Network
@@ -59,8 +57,6 @@ class RealNodeSpec:
     network: Network
     apiserver_port: int
     pki: ClusterPki
-    seed: ImageSeed
-    """The images, unpacked once for every node: the node's containerd root starts as a copy."""
 
 
 @dataclass(frozen=True)
@@ -204,11 +200,6 @@ class RealNode:
     """The mirror saw its Node (the kubelet registered it)."""
     start_seconds: float | None = field(default=None, init=False)
     """Process start to kubelet running (the Node's registration is seen by the mirror)."""
-    phases: dict[str, float] = field(default_factory=dict, init=False)
-    """Seconds from :attr:`started_at` at which each step of the start ended (``files``,
-    ``network``, ``cgroups``, ``seed``: the pool's images were unpacked, ``images``: copied,
-    ``containerd``, ``kubelet``, ``registered``): where a start's seconds go, shown by
-    ``GET /_sim/kubernetes`` and the bench."""
     journal: Journal
     """Where each change to the host is written before it is made (a child of the pool's)."""
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict, init=False)
@@ -251,7 +242,6 @@ class RealNode:
     def _run(self) -> None:
         try:
             self._start_processes()
-            self._start_runtime()
             self.state = "running"
             self.start_seconds = time.monotonic() - self.started_at
         except Exception as exc:
@@ -270,9 +260,6 @@ class RealNode:
                     log.error("real node %s: %s", self.name, self.error)
                     self.on_crash(self, name, proc.returncode)
                     break
-
-    def _phase(self, name: str) -> None:
-        self.phases[name] = round(time.monotonic() - self.started_at, 3)
 
     def _spawn(
         self, name: str, args: list[str], *, log_to: Path | None = None
@@ -293,7 +280,7 @@ class RealNode:
                 stdout=out,
                 stderr=out,
                 start_new_session=True,
-                preexec_fn=processes.die_with_parent,  # only prctl runs between fork and exec
+                preexec_fn=_die_with_parent,  # only prctl runs between fork and exec
             )
             started = processes.process_started(proc.pid)
             if started is not None:
@@ -310,48 +297,17 @@ class RealNode:
         (self.node_dir / "containerd.toml").write_text(_containerd_toml(spec, rec))
         (self.run_dir / "cni" / "10-together-sim.conflist").write_text(_cni_conflist(spec, rec))
         (self.node_dir / "kubelet.yaml").write_text(_kubelet_yaml(spec, rec))
+        for path in node_credential_paths(spec.pki, spec.name):
+            journal.record("file", path=str(path))
+        cert, key = node_credentials(spec.pki, spec.name)
+        write_private(self.node_dir / "kubeconfig", _kubeconfig(spec, cert, key))
+        spec.network.add_node(journal, spec.slot, spec.slots, spec.apiserver_port)
         # Mounts are made by containerd and the kubelet (pod sandboxes, volumes, overlays):
         # undone after their processes, before any directory (never a removal through a mount).
         journal.record("mounts", paths=[str(self.run_dir), str(self.node_dir)])
-        # Three independent steps at once (each journals its own changes before it makes
-        # them; an undo of one never needs another's): what is left is the longest of them.
-        with ThreadPoolExecutor(3, thread_name_prefix=f"start-{rec.name}") as steps:
-            started = [
-                steps.submit(step)
-                for step in (
-                    self._make_credentials,
-                    self._make_network,
-                    self._make_cgroups_and_images,
-                )
-            ]
-            for step in started:
-                step.result()  # the first failure, once every step has ended (the with)
-
-    def _make_credentials(self) -> None:
-        spec = self.spec
-        for path in node_credential_paths(spec.pki, spec.name):
-            self.journal.record("file", path=str(path))
-        cert, key = node_credentials(spec.pki, spec.name)
-        write_private(self.node_dir / "kubeconfig", _kubeconfig(spec, cert, key))
-        self._phase("files")
-
-    def _make_network(self) -> None:
-        spec = self.spec
-        spec.network.add_node(self.journal, spec.slot, spec.slots, spec.apiserver_port)
-        self._phase("network")
-
-    def _make_cgroups_and_images(self) -> None:
-        self.journal.record("cgroup", relative=self.record.cgroup)
-        cgroups.make_cgroup(self.record.cgroup)  # the kubelet's cgroupRoot: kubepods goes below
+        journal.record("cgroup", relative=rec.cgroup)
+        cgroups.make_cgroup(rec.cgroup)  # the kubelet's cgroupRoot: kubepods goes below
         cgroups.make_cgroup(self.runtime_cgroup, leaf=True)
-        self._phase("cgroups")
-        self.spec.seed.wait(self._stopping)  # built once, while the control plane started
-        self._phase("seed")
-        self.spec.seed.copy_to(self.node_dir / "containerd", self._stopping)
-        self._phase("images")
-
-    def _start_runtime(self) -> None:
-        spec = self.spec
         socket = self.run_dir / "containerd.sock"
         config = self.node_dir / "containerd.toml"
         self._spawn("containerd", ["containerd", "--config", str(config)])
@@ -363,9 +319,22 @@ class RealNode:
             self.node_dir / "logs",
             self._stopping,
             f"start of real node {self.name} cancelled",
-            interval=0.02,
+            interval=0.05,
         )
-        self._phase("containerd")
+        imports = [  # at once: each is mostly waiting on containerd's unpacking
+            (archive, self._spawn(
+                f"import-{n}",
+                ["ctr", "-a", str(socket), "-n", "k8s.io", "images", "import", str(archive)],
+                log_to=self.node_dir / "logs" / "images.log",
+            ))
+            for n, archive in enumerate(spec.images.archives)
+        ]  # fmt: skip
+        for archive, proc in imports:
+            if proc.wait() != 0:
+                log_tail = (self.node_dir / "logs" / "images.log").read_text()[-400:].strip()
+                raise RuntimeError(f"image archive {archive} does not import: {log_tail}")
+        for n in range(len(imports)):
+            self.processes.pop(f"import-{n}", None)  # ended: not a process the node watches
         self._spawn("kubelet", [
             str(spec.kube_bin / "kubelet"),
             f"--config={self.node_dir / 'kubelet.yaml'}",
@@ -377,7 +346,6 @@ class RealNode:
             f"--node-labels={self.labels}",
             "-v=1",
         ])  # fmt: skip
-        self._phase("kubelet")
 
     # ------------------------------------------------------------------ removal
 
@@ -404,9 +372,8 @@ class RealNode:
 
     def ready(self, k8s: Obj | None) -> bool:
         """Once its kubelet registered the Node (remembered: ``ready(None)`` asks only that)."""
-        if k8s is not None and not self.registered:
+        if k8s is not None:
             self.registered = True
-            self._phase("registered")
         return self.registered
 
     @property
@@ -428,7 +395,6 @@ class RealNode:
             "state": self.state,
             "error": self.error,
             "start_seconds": self.start_seconds,
-            "phases": dict(self.phases),
             "registered": self.registered,
             "pids": pids,
             "ip": self.spec.network.node_ip(self.spec.slot),

@@ -69,14 +69,12 @@ def make_cgroup(relative: str, root: Path | None = None, *, leaf: bool = False) 
                     parent, current = current, current / part
                     if v2 and parent != hierarchy:
                         delegate_controllers(parent)
+                    if current.is_dir():
+                        continue
                     current.mkdir(exist_ok=True)
                     for knob in ("cpuset.cpus", "cpuset.mems"):
-                        # Also when it exists: another node's thread may have made it a moment
-                        # ago and not yet written its CPUs (an empty cpuset admits no process).
-                        mine = current / knob
-                        empty = not mine.exists() or not mine.read_text().strip()
-                        if (parent / knob).exists() and not v2 and empty:
-                            mine.write_text((parent / knob).read_text())
+                        if (parent / knob).exists() and not v2:
+                            (current / knob).write_text((parent / knob).read_text())
                 if v2 and not leaf:
                     delegate_controllers(current)
             return

@@ -3,21 +3,9 @@ whether it has ended."""
 
 from __future__ import annotations
 
-import ctypes
-import signal
 from pathlib import Path
-from typing import Final
 
-__all__ = ["die_with_parent", "process_started", "zombie"]
-
-_PR_SET_PDEATHSIG: Final = 1
-_prctl = ctypes.CDLL(None, use_errno=True).prctl  # resolved here: the child must not dlopen
-
-
-def die_with_parent() -> None:
-    """A child's ``preexec_fn``: SIGKILL it when the thread that started it ends (only prctl
-    runs between fork and exec), so no process outlives the simulator, even one killed."""
-    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+__all__ = ["process_started", "zombie"]
 
 
 def process_started(pid: int) -> int | None:
