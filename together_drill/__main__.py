@@ -3,13 +3,12 @@ input (a message naming the flag and the fix, and nothing left running)."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 from together_drill.cli import parse
 from together_drill.manifest import DrillInputError
-from together_drill.report import not_drilled_json
+from together_drill.report import write_not_drilled
 
 BAD_INPUT = 2
 
@@ -34,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
         path = _json_path(argv)
         if path is not None:  # CI reads a report for every outcome, bad input included
             try:
-                path.write_text(json.dumps(not_drilled_json(str(error)), indent=2) + "\n")
+                write_not_drilled(path, str(error))
             except OSError as failed:
                 print(f"together_drill: --json {path}: {failed.strerror}", file=sys.stderr)
         return BAD_INPUT

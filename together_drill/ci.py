@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import enum
-import json
 import os
 import sys
 import tempfile
@@ -24,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from together_drill.report import not_drilled_json
+from together_drill.report import write_not_drilled
 
 KUBECONFIG_ENV: Final = "TOGETHER_DRILL_KUBECONFIG"
 """The secret (passed as this variable) holding the kubeconfig of the cluster to drill on."""
@@ -79,10 +78,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _write(path: Path, reason: str) -> None:
-    path.write_text(json.dumps(not_drilled_json(reason), indent=2) + "\n")
-
-
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
     args = _parser().parse_args(argv)
     env = os.environ if environ is None else environ
@@ -98,7 +93,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         return 2
     args.json.unlink(missing_ok=True)
     if choice.mode is Mode.SKIP:
-        _write(args.json, choice.why)
+        write_not_drilled(args.json, choice.why)
         return 0
     from together_drill.__main__ import main as drill_main
 
@@ -112,7 +107,8 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
             before += ["--kubeconfig", str(kubeconfig)]
         code = drill_main([*before, *command])
     if not args.json.exists():  # an argparse refusal, before the drill could write one
-        _write(args.json, f"the drill refused its arguments (exit {code}); see the job's log")
+        refused = f"the drill refused its arguments (exit {code}); see the job's log"
+        write_not_drilled(args.json, refused)
     return code
 
 

@@ -3,7 +3,9 @@ from the same verdict and observations, so they never disagree."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from together_drill.verdict import COULD_NOT_DRILL, JobSeen, PodSeen, ReclaimSeen, Verdict
@@ -45,6 +47,12 @@ def by_index(reclaims: Sequence[ReclaimSeen]) -> dict[str, list[PodSeen]]:
 def not_drilled_json(reason: str) -> dict[str, Any]:
     """The JSON report of a drill that could not run the workload (exit 2)."""
     return {"verdict": "not_drilled", "exit_code": COULD_NOT_DRILL, "reason": reason}
+
+
+def write_not_drilled(path: Path, reason: str) -> None:
+    """Write :func:`not_drilled_json` to ``path`` (``--json``): CI reads a report for every
+    outcome, a drill that could not run included, and a PR comment shows its reason."""
+    path.write_text(json.dumps(not_drilled_json(reason), indent=2) + "\n")
 
 
 def as_json(

@@ -30,7 +30,7 @@ from together_drill.evidence import (
 )
 from together_drill.kube import Kube, Obj, PodWatch, terminated
 from together_drill.manifest import DrillInputError, DrillJob, warnings
-from together_drill.report import as_json, not_drilled_json, readable
+from together_drill.report import as_json, readable, write_not_drilled
 from together_drill.targets import Running, choose, ended_early, random_due, running_now
 from together_drill.verdict import (
     COULD_NOT_DRILL,
@@ -129,7 +129,7 @@ def _not_drilled(args: DrillArgs, reason: str) -> int:
     """Exit 2, with the JSON report saying why when ``--json`` was given: CI reads a report for
     every outcome (a PR comment shows this reason)."""
     if args.json_path is not None:
-        args.json_path.write_text(json.dumps(not_drilled_json(reason), indent=2) + "\n")
+        write_not_drilled(args.json_path, reason)
     return COULD_NOT_DRILL
 
 
