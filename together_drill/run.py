@@ -171,20 +171,28 @@ class _State:
     at: float
 
     @property
-    def ended(self) -> str | None:
-        """How the Job ended (Complete, Failed: reason), None while it runs."""
+    def _end(self) -> tuple[str, str] | None:
+        """The Job's end as (Complete or Failed, its reason or ""), None while it runs."""
         for condition in self.status.get("conditions") or []:
             if condition["status"] == "True" and condition["type"] in ("Complete", "Failed"):
-                reason = condition.get("reason")
-                return f"{condition['type']}{f': {reason}' if reason else ''}"
+                return condition["type"], condition.get("reason") or ""
         return None
+
+    @property
+    def ended(self) -> str | None:
+        """How the Job ended (Complete, Failed: reason), None while it runs."""
+        if self._end is None:
+            return None
+        kind, reason = self._end
+        return f"{kind}: {reason}" if reason else kind
 
     @property
     def failure(self) -> str | None:
         """Why the Job failed (its Failed condition's reason, or "Failed" when the condition gives
         none, as a Job controller may), None when it did not fail."""
-        kind, _, reason = str(self.ended).partition(": ")
-        return (reason or kind) if kind == "Failed" else None
+        if self._end is None or self._end[0] != "Failed":
+            return None
+        return self._end[1] or "Failed"
 
 
 class _Drill:
