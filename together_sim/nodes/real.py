@@ -225,7 +225,7 @@ class RealNode:
 
     @property
     def runtime_cgroup(self) -> str:
-        """Where the kubelet, containerd and the image imports run, beside ``kubepods``: on
+        """Where the kubelet and containerd run, beside ``kubepods``: on
         cgroup v2 a process may only be in a cgroup that delegates nothing."""
         return f"{self.record.cgroup}/runtime"
 
