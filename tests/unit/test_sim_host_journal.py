@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -307,8 +308,11 @@ def test_a_started_process_is_in_the_journal_in_its_own_session_and_undone(
             "name": "sleeper",
         }
         assert os.getsid(proc.pid) == proc.pid != os.getsid(0)
-        procs = (cgroups.CGROUP_ROOT / "together-sim" / "test" / "cgroup.procs").read_text()
-        assert str(proc.pid) in procs.split()  # joined before `sleep` ran
+        procs = cgroups.CGROUP_ROOT / "together-sim" / "test" / "cgroup.procs"
+        deadline = time.monotonic() + 10
+        while not procs.exists() or str(proc.pid) not in procs.read_text().split():
+            assert proc.poll() is None and time.monotonic() < deadline, "it never joined"
+            time.sleep(0.01)
         assert j.undo().removed == [f"process {proc.pid} sleeper"]
         assert proc.wait(5) == -9
     finally:

@@ -123,7 +123,7 @@ def test_the_hub_keeps_the_seed_and_the_volumes_when_it_removes_gone_clusters(
             "c-kept": SimpleNamespace(
                 cluster_id="c-kept", spec=SimpleNamespace(cluster_name="kept")
             )
-        }  # fmt: skip
+        }
     )
 
     @contextmanager

@@ -1,14 +1,5 @@
 """The images every real node runs, unpacked once per simulator into an *image seed*: a containerd
-root that each node's own root is hard-linked from.
-
-Why: importing the image archives (pause, python, the autoscaler: about 110 MB) took a node 3 to
-10 s of its start, most of it containerd decompressing and unpacking layers, and two nodes
-starting together did it twice at once. The seed does it once, while the first control plane
-boots, with a containerd of its own that then stops. A node's root is then a tree of hard links to
-the seed's files (content blobs and unpacked layers are never written in place: a container
-writes to its own upper directory), except containerd's databases, which each node's containerd
-writes and so gets copies of. Every directory, mount and process of the seed is in the pool's
-journal before it is made, like a node's."""
+root that each node's own root is hard-linked from (:class:`ImageSeed` says why)."""
 
 from __future__ import annotations
 
@@ -82,6 +73,15 @@ def copy_root(seed: Path, dest: Path) -> None:
 
 class ImageSeed:
     """One containerd root holding every archive of ``images``, made in a thread of its own.
+
+    Why: importing the image archives (pause, python, the autoscaler: about 110 MB) took a node 3
+    to 10 s of its start, most of it containerd decompressing and unpacking layers, and two nodes
+    starting together did it twice at once. The seed does it once, while the first control plane
+    boots, with a containerd of its own that then stops. A node's root is then a tree of hard
+    links to the seed's files (content blobs and unpacked layers are never written in place: a
+    container writes to its own upper directory), except containerd's databases, which each
+    node's containerd writes and so gets copies of (:func:`copy_root`). Every directory, mount
+    and process of the seed is in the pool's journal before it is made, like a node's.
 
     :meth:`start` begins the import and returns; :meth:`copy_to` waits for it (or for its error,
     which it raises for every node that asks) and copies the seed into a node's root."""
