@@ -5,6 +5,7 @@ test, compared in full (testkit/hostsnap.py)."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -107,6 +108,12 @@ def _crash(
         finally:
             kube.close()
         _wait_gone(pid)
+    _cleaned_up(before, sim, pid, index, tmp_path)
+
+
+def _cleaned_up(before: Any, sim: SimulatorProcess, pid: int, index: int, tmp_path: Path) -> None:
+    """After the SIGKILL: one cleanup removes the killed run's changes and leaves the host as it
+    was ``before``; a second one finds nothing left."""
     assert sim.returncode == -signal.SIGKILL
     done = _cleanup()
     assert done.returncode == 0, done.stdout + done.stderr
@@ -151,6 +158,36 @@ def test_sigkill_while_nodes_start(tmp_path: Path, kube_bin: Path) -> None:
         os.kill(sim.pid, signal.SIGKILL)
 
     _crash(tmp_path, kube_bin, kill)
+
+
+def test_sigkill_while_the_image_seed_imports(tmp_path: Path, kube_bin: Path) -> None:
+    """The image seed is made as the simulator starts (its own containerd, the archives'
+    imports, a half-unpacked root): killed then, all of it is the cleanup's to remove."""
+    before = snapshot()
+    sim = _sim(tmp_path, kube_bin)
+    with sim:
+        pid, index = sim.pid, bridge_index(sim.pid)
+
+        def importing() -> bool:  # an import of the seed runs (pid and start time)
+            for journal in shared.JOURNALS.glob(f"pool-{pid}-*.jsonl"):
+                for line in journal.read_text().splitlines():
+                    try:
+                        entry = json.loads(line)
+                    except ValueError:  # a line being written
+                        continue
+                    if str(entry.get("name", "")).startswith("seed-import-"):
+                        alive = processes.process_started(entry["pid"]) == entry["started"]
+                        if alive and not processes.zombie(entry["pid"]):
+                            return True
+            return False
+
+        deadline = time.monotonic() + 60
+        while not importing():
+            assert time.monotonic() < deadline, "no import of the image seed was seen running"
+            time.sleep(0.02)
+        os.kill(sim.pid, signal.SIGKILL)
+        _wait_gone(pid)
+    _cleaned_up(before, sim, pid, index, tmp_path)
 
 
 def test_sigkill_in_the_middle_of_the_sigterm_teardown(tmp_path: Path, kube_bin: Path) -> None:

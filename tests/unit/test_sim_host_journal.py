@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -287,3 +288,33 @@ def test_cgroup_v2_delegates_its_controllers_down_to_the_nodes_cgroup(run_dir: P
     lost = subprocess.run(cgroups.in_cgroup("together-sim/gone", ["echo", "ran"]),
                           capture_output=True, text=True)  # fmt: skip
     assert lost.returncode == 121 and "ran" not in lost.stdout
+
+
+def test_a_started_process_is_in_the_journal_in_its_own_session_and_undone(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    """``Journal.start_process``: the one way the simulator starts a host process for a node or
+    the image seed. A process sharing the simulator's session would get its terminal's Ctrl-C
+    before the simulator could stop it in order."""
+    (cgroups.CGROUP_ROOT / "together-sim" / "test").mkdir(parents=True)
+    j = Journal.create(shared.JOURNALS / "pool-1.jsonl")
+    out = tmp_path / "sleep.log"
+    proc = j.start_process("sleeper", ["sleep", "60"], out, cgroup="together-sim/test")
+    try:
+        (entry,) = [c for c in j.changes() if c.kind == "process"]
+        assert entry.args == {
+            "pid": proc.pid,
+            "started": processes.process_started(proc.pid),
+            "name": "sleeper",
+        }
+        assert os.getsid(proc.pid) == proc.pid != os.getsid(0)
+        procs = cgroups.CGROUP_ROOT / "together-sim" / "test" / "cgroup.procs"
+        deadline = time.monotonic() + 10
+        while not procs.exists() or str(proc.pid) not in procs.read_text().split():
+            assert proc.poll() is None and time.monotonic() < deadline, "it never joined"
+            time.sleep(0.01)
+        assert j.undo().removed == [f"process {proc.pid} sleeper"]
+        assert proc.wait(5) == -9
+    finally:
+        if proc.poll() is None:
+            proc.kill()

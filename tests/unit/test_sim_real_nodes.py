@@ -24,6 +24,7 @@ from together_sim.kube.pods import RUN_SECONDS, Act, PodClock, next_step
 from together_sim.kube.views import VolumeView
 from together_sim.nodes import SimNode
 from together_sim.nodes import pool as nodepool
+from together_sim.nodes.host.image_seed import ImageSeed
 from together_sim.nodes.host.images import NodeImages, archive_names, find_images
 from together_sim.nodes.host.journal import Journal, Owner
 from together_sim.nodes.host.network import MAX_SLOTS, Network
@@ -95,6 +96,7 @@ def test_the_shared_volume_is_a_host_path_when_real_nodes_mount_it(tmp_path: Pat
 
 
 def _spec(tmp_path: Path, preemptible: bool = True) -> RealNodeSpec:
+    images = NodeImages(archives=(), sandbox="localhost/pause:test")
     return RealNodeSpec(
         name=NODE,
         slot=3,
@@ -103,7 +105,8 @@ def _spec(tmp_path: Path, preemptible: bool = True) -> RealNodeSpec:
         gpu_type="H100_SXM",
         cluster_dir=tmp_path,
         kube_bin=tmp_path,
-        images=NodeImages(archives=(), sandbox="localhost/pause:test"),
+        images=images,
+        seed=ImageSeed(tmp_path, images, Journal(tmp_path / "journal", Owner.me()), "seed7"),
         network=Network(7),
         apiserver_port=2345,
         pki=ClusterPki(tmp_path / "pki"),

@@ -18,6 +18,7 @@ from together_sim.kube.mirror import ClusterMirror
 from together_sim.kube.processes import BINARIES, ControlPlane
 from together_sim.kube.views import views_of
 from together_sim.model import World
+from together_sim.nodes.host.image_seed import SEED_DIR
 from together_sim.nodes.host.mounts import remove_tree
 from together_sim.nodes.pool import RealNodePool
 
@@ -31,6 +32,9 @@ KUBE_BIN_ENV: Final = "TOGETHER_KUBE_BIN"
 VOLUMES_DIR: Final = "volumes"
 """``<root>/volumes/<volume id>``: each shared volume's files, mounted by real nodes' pods."""
 _POLL_SECONDS: Final = 0.2
+_NOT_CLUSTERS: Final = (VOLUMES_DIR, SEED_DIR)
+"""What else lives in the root beside the clusters' directories: the volumes' files and the real
+nodes' image seed (which the pool's journal removes)."""
 
 log = logging.getLogger("together_sim.kube")
 
@@ -107,7 +111,7 @@ class KubeHub:
         with self.transaction() as world:
             names = {c.cluster_id: c.spec.cluster_name for c in world.clusters.values()}
         for entry in self.root.iterdir() if self.root.is_dir() else ():
-            if entry.is_dir() and entry.name not in names and entry.name != VOLUMES_DIR:
+            if entry.is_dir() and entry.name not in names and entry.name not in _NOT_CLUSTERS:
                 log.info("removing the control-plane files of gone cluster %s", entry.name)
                 remove_tree(entry)
         return names

@@ -3,11 +3,9 @@ kube-scheduler, KWOK) on loopback with ports chosen at run time, none outliving 
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import random
-import signal
 import socket
 import ssl
 import subprocess
@@ -22,6 +20,7 @@ import httpx
 
 from together_sim.kube.pki import ClusterPki, ensure_pki, kubeconfig_yaml, write_private
 from together_sim.nodes.host.network import KUBERNETES_SERVICE_IP
+from together_sim.nodes.host.processes import die_with_parent
 
 __all__ = ["BINARIES", "NODE_LABEL", "ControlPlane", "Ports"]
 
@@ -29,15 +28,7 @@ BINARIES: Final = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-sc
 NODE_LABEL: Final = "together-sim/kwok"
 """Every simulated Node carries ``together-sim/kwok=true``; KWOK manages exactly those."""
 
-_PR_SET_PDEATHSIG: Final = 1
 _STAGES: Final = Path(__file__).parent / "stages"
-
-
-_prctl = ctypes.CDLL(None, use_errno=True).prctl  # resolved here: the child must not dlopen
-
-
-def _die_with_parent() -> None:  # runs in the child between fork and exec
-    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def wait_ready(
@@ -180,7 +171,7 @@ class ControlPlane:
                 stderr=log,
                 cwd=self.root,
                 start_new_session=True,
-                preexec_fn=_die_with_parent,  # only prctl runs between fork and exec
+                preexec_fn=die_with_parent,
                 env={**os.environ, "GOMAXPROCS": "2"},
             )
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from together_sim.nodes.host import cgroups, journal, shared, sysctls
+from together_sim.nodes.host.image_seed import ImageSeed
 from together_sim.nodes.host.images import NodeImages
 from together_sim.nodes.host.journal import Journal, Owner
 from together_sim.nodes.host.network import MAX_SLOTS, Network, claim_network
@@ -72,6 +73,8 @@ class RealNodePool:
         self.images = images
         self.network: Network | None = None
         self.journal: Journal | None = None
+        self.seed: ImageSeed | None = None
+        """The images, unpacked once for every node (:mod:`~together_sim.nodes.host.image_seed`)."""
         self._nodes: dict[int, RealNode] = {}
         self._holding = False
         """Whether this pool holds the machine's kernel settings (sysctls.hold_sysctls)."""
@@ -98,6 +101,10 @@ class RealNodePool:
             if self.temporary:
                 self.journal.record("directory", path=str(self.root))
             self.network = claim_network(self.journal, self._previous_index())
+        # Now, not at the first node: the import then runs while the first control plane boots.
+        self.seed = ImageSeed(
+            self.root, self.images, self.journal, f"seed{self.network.index}"
+        ).start()
         shared.save_json(
             self.record_path, {"network": self.network.index, "journal": str(self.journal.path)}
         )
@@ -129,6 +136,7 @@ class RealNodePool:
         """A started real node for ``name`` in a free slot, or None when every slot is held
         (the caller then makes a KWOK node)."""
         assert self.network is not None and self.journal is not None, "the pool is not started"
+        assert self.seed is not None, "the pool is not started"
         with self._lock:
             free = [s for s in range(self.slots) if s not in self._nodes]
             if not free:
@@ -142,6 +150,7 @@ class RealNodePool:
                 cluster_dir=cluster_dir,
                 kube_bin=self.kube_bin,
                 images=self.images,
+                seed=self.seed,
                 network=self.network,
                 apiserver_port=apiserver_port,
                 pki=pki,
@@ -185,6 +194,8 @@ class RealNodePool:
             t.start()
         for t in threads:
             t.join(30.0)
+        if self.seed is not None:  # an import still running ends before its journal is undone
+            self.seed.cancel()
         with self._lock:
             left: list[str] = []
             if self.journal is not None:

@@ -11,6 +11,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Final
@@ -18,9 +19,10 @@ from typing import Any, ClassVar, Final
 from together_sim.kube.client import KubeApi
 from together_sim.kube.pki import ClusterPki, node_credential_paths, node_credentials, write_private
 from together_sim.kube.pods import grace_seconds, terminal
-from together_sim.kube.processes import _die_with_parent, wait_ready
+from together_sim.kube.processes import wait_ready
 from together_sim.nodes import drain_node
-from together_sim.nodes.host import cgroups, processes, shared
+from together_sim.nodes.host import cgroups, shared
+from together_sim.nodes.host.image_seed import ImageSeed
 from together_sim.nodes.host.images import NodeImages
 from together_sim.nodes.host.journal import Journal
 from together_sim.nodes.host.network import Network
@@ -54,6 +56,7 @@ class RealNodeSpec:
     cluster_dir: Path
     kube_bin: Path
     images: NodeImages
+    seed: ImageSeed
     network: Network
     apiserver_port: int
     pki: ClusterPki
@@ -200,6 +203,11 @@ class RealNode:
     """The mirror saw its Node (the kubelet registered it)."""
     start_seconds: float | None = field(default=None, init=False)
     """Process start to kubelet running (the Node's registration is seen by the mirror)."""
+    phases: dict[str, float] = field(default_factory=dict, init=False)
+    """Seconds of each step of the start: certificate (made while the network and images are),
+    network, images (the copy of the image seed, with any wait for it), containerd (to its
+    socket) and kubelet (to the Node's registration, as the mirror saw it)."""
+    _kubelet_at: float | None = field(default=None, init=False)
     journal: Journal
     """Where each change to the host is written before it is made (a child of the pool's)."""
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict, init=False)
@@ -217,7 +225,7 @@ class RealNode:
 
     @property
     def runtime_cgroup(self) -> str:
-        """Where the kubelet, containerd and the image imports run, beside ``kubepods``: on
+        """Where the kubelet and containerd run, beside ``kubepods``: on
         cgroup v2 a process may only be in a cgroup that delegates nothing."""
         return f"{self.record.cgroup}/runtime"
 
@@ -269,26 +277,24 @@ class RealNode:
         :meth:`delete` began (it holds the lock while it kills, so nothing starts behind its
         back). A kill between the start and the entry is covered by the cgroup's entry and by
         ``PR_SET_PDEATHSIG``."""
-        logs = self.node_dir / "logs"
-        with self._lock, (log_to or logs / f"{name}.log").open("ab") as out:
+        with self._lock:
             if self._stopping.is_set():
                 raise RuntimeError(f"real node {self.name} is being removed")
             netns = f"--net={self.spec.network.netns_path(self.spec.slot)}"
-            proc = subprocess.Popen(
-                cgroups.in_cgroup(self.runtime_cgroup, ["nsenter", netns, "--", *args]),
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=out,
-                start_new_session=True,
-                preexec_fn=_die_with_parent,  # only prctl runs between fork and exec
+            proc = self.journal.start_process(
+                name,
+                ["nsenter", netns, "--", *args],
+                log_to or self.node_dir / "logs" / f"{name}.log",
+                cgroup=self.runtime_cgroup,
             )
-            started = processes.process_started(proc.pid)
-            if started is not None:
-                self.journal.record("process", pid=proc.pid, started=started, name=name)
             self.processes[name] = proc
         return proc
 
     def _start_processes(self) -> None:
+        """The node's start, in steps whose seconds go in :attr:`phases`. The certificate (a
+        few tenths of a second, more on a busy machine) is made while the host is readied: the
+        network, then the cgroups and the node's copy of the image seed, in that order, so the
+        undo (last first) kills what runs in the cgroups before the network goes."""
         spec, rec, journal = self.spec, self.record, self.journal
         journal.record("directory", path=str(self.node_dir))
         journal.record("directory", path=str(self.run_dir))
@@ -297,21 +303,29 @@ class RealNode:
         (self.node_dir / "containerd.toml").write_text(_containerd_toml(spec, rec))
         (self.run_dir / "cni" / "10-together-sim.conflist").write_text(_cni_conflist(spec, rec))
         (self.node_dir / "kubelet.yaml").write_text(_kubelet_yaml(spec, rec))
-        for path in node_credential_paths(spec.pki, spec.name):
-            journal.record("file", path=str(path))
-        cert, key = node_credentials(spec.pki, spec.name)
-        write_private(self.node_dir / "kubeconfig", _kubeconfig(spec, cert, key))
-        spec.network.add_node(journal, spec.slot, spec.slots, spec.apiserver_port)
-        # Mounts are made by containerd and the kubelet (pod sandboxes, volumes, overlays):
-        # undone after their processes, before any directory (never a removal through a mount).
-        journal.record("mounts", paths=[str(self.run_dir), str(self.node_dir)])
-        journal.record("cgroup", relative=rec.cgroup)
-        cgroups.make_cgroup(rec.cgroup)  # the kubelet's cgroupRoot: kubepods goes below
-        cgroups.make_cgroup(self.runtime_cgroup, leaf=True)
+        with ThreadPoolExecutor(1, thread_name_prefix=f"cert-{self.name}") as aside:
+            certificate = aside.submit(self._timed, "certificate", self._make_credentials)
+            try:
+                self._timed("network", lambda: spec.network.add_node(
+                    journal, spec.slot, spec.slots, spec.apiserver_port
+                ))  # fmt: skip
+                # Mounts are made by containerd and the kubelet (pod sandboxes, volumes,
+                # overlays): undone after their processes, before any directory (never a
+                # removal through a mount).
+                journal.record("mounts", paths=[str(self.run_dir), str(self.node_dir)])
+                journal.record("cgroup", relative=rec.cgroup)
+                cgroups.make_cgroup(rec.cgroup)  # the kubelet's cgroupRoot: kubepods goes below
+                cgroups.make_cgroup(self.runtime_cgroup, leaf=True)
+                self._timed("images", lambda: spec.seed.copy_to(
+                    self.node_dir / "containerd", self._stopping
+                ))  # fmt: skip
+            finally:
+                certificate.result()  # its error, if any, once it has ended
         socket = self.run_dir / "containerd.sock"
-        config = self.node_dir / "containerd.toml"
-        self._spawn("containerd", ["containerd", "--config", str(config)])
-        wait_ready(
+        self._spawn(
+            "containerd", ["containerd", "--config", str(self.node_dir / "containerd.toml")]
+        )
+        self._timed("containerd", lambda: wait_ready(
             "containerd",
             socket.exists,
             30.0,
@@ -319,22 +333,9 @@ class RealNode:
             self.node_dir / "logs",
             self._stopping,
             f"start of real node {self.name} cancelled",
-            interval=0.05,
-        )
-        imports = [  # at once: each is mostly waiting on containerd's unpacking
-            (archive, self._spawn(
-                f"import-{n}",
-                ["ctr", "-a", str(socket), "-n", "k8s.io", "images", "import", str(archive)],
-                log_to=self.node_dir / "logs" / "images.log",
-            ))
-            for n, archive in enumerate(spec.images.archives)
-        ]  # fmt: skip
-        for archive, proc in imports:
-            if proc.wait() != 0:
-                log_tail = (self.node_dir / "logs" / "images.log").read_text()[-400:].strip()
-                raise RuntimeError(f"image archive {archive} does not import: {log_tail}")
-        for n in range(len(imports)):
-            self.processes.pop(f"import-{n}", None)  # ended: not a process the node watches
+            interval=0.02,
+        ))  # fmt: skip
+        self._kubelet_at = time.monotonic()
         self._spawn("kubelet", [
             str(spec.kube_bin / "kubelet"),
             f"--config={self.node_dir / 'kubelet.yaml'}",
@@ -346,6 +347,17 @@ class RealNode:
             f"--node-labels={self.labels}",
             "-v=1",
         ])  # fmt: skip
+
+    def _timed(self, phase: str, step: Callable[[], object]) -> None:
+        began = time.monotonic()
+        step()
+        self.phases[phase] = round(time.monotonic() - began, 3)
+
+    def _make_credentials(self) -> None:
+        for path in node_credential_paths(self.spec.pki, self.spec.name):
+            self.journal.record("file", path=str(path))
+        cert, key = node_credentials(self.spec.pki, self.spec.name)
+        write_private(self.node_dir / "kubeconfig", _kubeconfig(self.spec, cert, key))
 
     # ------------------------------------------------------------------ removal
 
@@ -372,8 +384,10 @@ class RealNode:
 
     def ready(self, k8s: Obj | None) -> bool:
         """Once its kubelet registered the Node (remembered: ``ready(None)`` asks only that)."""
-        if k8s is not None:
+        if k8s is not None and not self.registered:
             self.registered = True
+            if self._kubelet_at is not None:
+                self.phases["kubelet"] = round(time.monotonic() - self._kubelet_at, 3)
         return self.registered
 
     @property
@@ -395,6 +409,7 @@ class RealNode:
             "state": self.state,
             "error": self.error,
             "start_seconds": self.start_seconds,
+            "phases": dict(self.phases),
             "registered": self.registered,
             "pids": pids,
             "ip": self.spec.network.node_ip(self.spec.slot),

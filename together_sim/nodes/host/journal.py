@@ -135,6 +135,29 @@ class Journal:
                 os.close(fd)
         return change
 
+    def start_process(
+        self, name: str, args: list[str], out: Path, *, cgroup: str
+    ) -> subprocess.Popen[bytes]:
+        """Start a host process inside ``cgroup`` (made, and in the journal, already) and write
+        it down by pid and start time as soon as it exists. It runs in a session of its own (a
+        Ctrl-C to the simulator's terminal reaches the simulator, which stops its processes in
+        order) and dies with the thread that started it (``PR_SET_PDEATHSIG``); a kill between
+        the start and the entry is covered by the cgroup's entry and that signal. Its output is
+        appended to ``out``."""
+        with out.open("ab") as sink:
+            proc = subprocess.Popen(
+                cgroups.in_cgroup(cgroup, args),
+                stdin=subprocess.DEVNULL,
+                stdout=sink,
+                stderr=sink,
+                start_new_session=True,
+                preexec_fn=processes.die_with_parent,
+            )
+        started = processes.process_started(proc.pid)
+        if started is not None:
+            self.record("process", pid=proc.pid, started=started, name=name)
+        return proc
+
     def forget(self, change: Change) -> None:
         """``change`` was not made after all (e.g. another simulator took that bridge first)."""
         self.record("forget", change=change.seq)

@@ -3,9 +3,22 @@ whether it has ended."""
 
 from __future__ import annotations
 
+import ctypes
+import signal
 from pathlib import Path
+from typing import Final
 
-__all__ = ["process_started", "zombie"]
+__all__ = ["die_with_parent", "process_started", "zombie"]
+
+_PR_SET_PDEATHSIG: Final = 1
+_prctl = ctypes.CDLL(None, use_errno=True).prctl  # resolved here: the child must not dlopen
+
+
+def die_with_parent() -> None:
+    """``preexec_fn`` of every host process the simulator starts: the kernel SIGKILLs it when
+    the thread that started it ends, so not even a SIGKILLed simulator leaves it running (only
+    prctl runs between fork and exec)."""
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def process_started(pid: int) -> int | None:
