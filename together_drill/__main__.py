@@ -4,7 +4,6 @@ input (a message naming the flag and the fix, and nothing left running)."""
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from together_drill.cli import parse
 from together_drill.manifest import DrillInputError
@@ -13,24 +12,13 @@ from together_drill.report import write_not_drilled
 BAD_INPUT = 2
 
 
-def _json_path(argv: list[str]) -> Path | None:
-    """``--json FILE`` of arguments that did not parse (before ``--command``), if any."""
-    head = argv[: argv.index("--command")] if "--command" in argv else argv
-    for number, word in enumerate(head):
-        if word == "--json" and number + 1 < len(head):
-            return Path(head[number + 1])
-        if word.startswith("--json="):
-            return Path(word.removeprefix("--json="))
-    return None
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = parse(argv)
     except DrillInputError as error:
         print(f"together_drill: {error}", file=sys.stderr)
-        path = _json_path(argv)
+        path = error.json_path
         if path is not None:  # CI reads a report for every outcome, bad input included
             try:
                 write_not_drilled(path, str(error))

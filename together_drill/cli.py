@@ -131,6 +131,15 @@ def parse(argv: list[str] | None = None) -> DrillArgs:
         argv, command = argv[:split], argv[split + 1 :]
     args = parser().parse_args(argv)
     args.command = command
+    try:
+        return _checked(args)
+    except DrillInputError as error:
+        error.json_path = args.json_path
+        raise
+
+
+def _checked(args: argparse.Namespace) -> DrillArgs:
+    """What argparse cannot check: the flags together, the cluster's and the Job's."""
     if (args.manifest is None) == (args.image is None):
         raise DrillInputError(
             "give either --manifest FILE (a Job) or --image IMAGE --command ..., one of the two"

@@ -22,6 +22,10 @@ MOUNT_PATH: Final = "/checkpoints"
 class DrillInputError(ValueError):
     """Bad input: the drill exits 2 with this message and starts nothing."""
 
+    json_path: Path | None = None
+    """The run's ``--json`` (set by :func:`together_drill.cli.parse`): CI reads a report for
+    every outcome, so bad input writes one too."""
+
 
 @dataclass(frozen=True)
 class DrillJob:

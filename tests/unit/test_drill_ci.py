@@ -102,10 +102,13 @@ def test_on_the_cluster_the_secret_becomes_a_private_kubeconfig(
     assert not Path(str(kubeconfig)).exists()  # removed with the drill
 
 
-def test_bad_input_still_writes_the_report(tmp_path: Path) -> None:
+@pytest.mark.parametrize("form", ["--json F", "--json=F", "--js F"])
+def test_bad_input_still_writes_the_report(tmp_path: Path, form: str) -> None:
+    """Every spelling argparse takes (a unique prefix too) names the report."""
     report = tmp_path / "drill.json"
     missing = tmp_path / "job.yaml"
-    assert drill_cli.main(["--manifest", str(missing), "--json", str(report)]) == 2
+    flag = [w.replace("F", str(report)) for w in form.split()]
+    assert drill_cli.main(["--manifest", str(missing), *flag]) == 2
     written = json.loads(report.read_text())
     assert written["verdict"] == "not_drilled" and written["exit_code"] == 2
     assert written["reason"] == f"--manifest {missing}: no such file or directory"
