@@ -212,7 +212,9 @@ def main(
     try:
         if drill_only(args):
             verdicts = []
-            stack, drill = drill_section(args, []) or ("", "")
+            section = drill_section(args, [])
+            assert section is not None, "drill_only: --drill was given"
+            stack, drill = section
             text = with_drill(with_marker(stack, ""), drill)
         else:
             prices = load_price_table(args.prices)
