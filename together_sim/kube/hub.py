@@ -56,12 +56,12 @@ def find_kube_bin(explicit: Path | None = None) -> Path:
 class KubeHub:
     """Every cluster's control plane, driven from the simulated world.
 
-    A thread takes a :class:`ClusterView` of every cluster about five times a second (advancing the
-    world to the simulator's clock, as a request would) and hands it to that cluster's
-    :class:`ClusterMirror`. A control plane starts once its cluster's data plane is up, stops when
-    the cluster is being deleted (or failed), and its files go when the cluster is gone. Each
-    cluster's certificates and ports are chosen when the cluster is created, so its ``kube_config``
-    is the same from the first response on.
+    A thread takes a :class:`ClusterView` of every cluster about five times a second, and at once
+    after a request (:meth:`poke`), advancing the world to the simulator's clock as a request
+    would, and hands it to that cluster's :class:`ClusterMirror`. A control plane starts once its
+    cluster's data plane is up, stops when the cluster is being deleted (or failed), and its files
+    go when the cluster is gone. Each cluster's certificates and ports are chosen when the cluster
+    is created, so its ``kube_config`` is the same from the first response on.
 
     A cluster directory holds about 120 MB (etcd's preallocated files, logs), so none outlives its
     cluster: a cluster that went while the simulator was stopped (or killed) has its directory
@@ -74,8 +74,10 @@ class KubeHub:
         bin_dir: Path,
         root: Path,
         pool: RealNodePool | None = None,
+        poll_seconds: float = _POLL_SECONDS,
     ) -> None:
         self.transaction = transaction
+        """The runtime's transaction that does not :meth:`poke` this hub (its own passes)."""
         self.bin_dir = bin_dir
         self.root = root
         self.pool = pool
@@ -84,6 +86,9 @@ class KubeHub:
         self._mirrors: dict[str, ClusterMirror] = {}
         self._lock = threading.Lock()
         self._stopping = threading.Event()
+        self._wake = threading.Event()
+        """Set by :meth:`poke` (and :meth:`close`): the thread passes now, not at its tick."""
+        self._poll_seconds = poll_seconds
         self._thread = threading.Thread(target=self._run, name="kube-hub", daemon=True)
 
     @property
@@ -156,6 +161,13 @@ class KubeHub:
             mirrors = dict(self._mirrors)
         return {cid: asdict(m.status()) for cid, m in mirrors.items()}
 
+    def poke(self) -> None:
+        """The world may have changed (a request's transaction): pass now rather than at the
+        next tick, so a reclaim reaches its mirror at once. Safe at any moment: a poke before
+        :meth:`start` makes the first pass early, one during or after :meth:`close` is ignored
+        (the thread ends on ``_stopping`` alone), and many pokes during a pass make one pass."""
+        self._wake.set()
+
     def close(self, timeout: float = 10.0) -> None:
         """Stop every control plane and wait for their processes to end, then remove the files
         of clusters that are gone.
@@ -165,6 +177,7 @@ class KubeHub:
         rather than by each mirror thread once its pass is over: the mirror threads then fail
         fast against stopped API servers. The wait is one deadline for all of them."""
         self._stopping.set()
+        self._wake.set()  # a thread waiting for its tick sees the stop now
         deadline = time.monotonic() + timeout
         mirrors = self._signal_all()
         for mirror in mirrors:
@@ -196,10 +209,18 @@ class KubeHub:
     # ------------------------------------------------------------------- thread
 
     def _run(self) -> None:
-        while not self._stopping.wait(_POLL_SECONDS):
+        """Pass at every poke, else every ``poll_seconds``, until :meth:`close`; nothing else
+        ends the thread. A hub thread gone unnoticed leaves every new cluster without a control
+        plane, never Ready, and its client waiting forever, so whatever a pass raises is logged
+        and the next pass runs: even SystemExit, which a thread would otherwise end on silently
+        (``threading.excepthook`` ignores it)."""
+        while not self._stopping.is_set():
             try:
-                self._pass()
-            except Exception:  # keep mirroring the other clusters
+                self._wake.wait(self._poll_seconds)
+                self._wake.clear()  # before the pass: a poke during it is one more pass
+                if not self._stopping.is_set():
+                    self._pass()
+            except BaseException:  # keep mirroring the other clusters
                 log.exception("kubernetes pass failed")
 
     def _pass(self) -> None:
