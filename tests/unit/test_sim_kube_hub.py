@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 import httpx
 import pytest
@@ -242,3 +242,44 @@ def test_the_runtimes_hub_is_not_woken_by_its_own_passes(
         assert 1 <= passes <= 10  # the request's pass and the ticks, five a second
     finally:
         runtime.close()
+
+
+class _StartsOnce:
+    """A mirror whose thread cannot start the first time (say, no thread left to the process)."""
+
+    failed: ClassVar[set[str]] = set()
+
+    def __init__(self, plane: Any, view: ClusterView, *_: Any) -> None:
+        self.cluster_id = view.cluster_id
+        self.offered: list[ClusterView] = []
+
+    def start(self) -> _StartsOnce:
+        if self.cluster_id not in self.failed:
+            self.failed.add(self.cluster_id)
+            raise RuntimeError("can't start new thread")
+        return self
+
+    def offer(self, view: ClusterView) -> None:
+        self.offered.append(view)
+
+    def take_demand(self) -> None:
+        return None
+
+
+def test_a_mirror_that_could_not_start_is_made_again_and_the_other_clusters_are_served(
+    sim: Sim, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cluster whose mirror failed is not kept with a mirror that never passes (its cluster
+    never Ready, a client waiting forever), nor does it keep the next cluster from its own."""
+    monkeypatch.setattr("together_sim.kube.hub.ClusterMirror", _StartsOnce)
+    monkeypatch.setattr(_StartsOnce, "failed", set())
+    first, second = sim.create().cluster_id, sim.create(cluster_name="eval").cluster_id
+    sim.advance(120)  # both data planes up
+    runtime = sim.app.state.runtime
+    hub = KubeHub(partial(runtime.transaction, wake=False), tmp_path / "bin", tmp_path / "kube")
+    _StartsOnce.failed.add(second)  # only the first cluster's mirror fails, once
+    hub._pass()
+    assert list(hub._mirrors) == [second]
+    hub._pass()
+    assert set(hub._mirrors) == {first, second}
+    assert [len(cast(_StartsOnce, hub._mirrors[c]).offered) for c in (first, second)] == [1, 2]

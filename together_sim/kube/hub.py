@@ -16,7 +16,7 @@ from typing import Any, Final
 from together_sim import autoscale
 from together_sim.kube.mirror import ClusterMirror
 from together_sim.kube.processes import BINARIES, ControlPlane
-from together_sim.kube.views import views_of
+from together_sim.kube.views import ClusterView, views_of
 from together_sim.model import World
 from together_sim.nodes.host.mounts import remove_tree
 from together_sim.nodes.pool import RealNodePool
@@ -233,20 +233,12 @@ class KubeHub:
             volumes = _kept_volumes(world)
         self._remove_deleted_volumes(volumes)
         for cluster_id, view in views.items():
-            mirror = self._mirrors.get(cluster_id)
             if self._stopping.is_set():  # close() is stopping every control plane
                 return
-            if mirror is None and view.data_plane_up and not view.gone:
-                self.prepare(cluster_id, view.cluster_name)
-                with self._lock:
-                    mirror = self._mirrors[cluster_id] = ClusterMirror(
-                        self._planes[cluster_id], view, self.pool, self.volumes_dir
-                    )
-                mirror.start()
-            elif mirror is not None and view.gone:
-                mirror.stop()
-            if mirror is not None:
-                mirror.offer(view)
+            try:
+                self._offer(cluster_id, view)
+            except Exception:  # the other clusters are still mirrored
+                log.exception("cluster %s: kubernetes pass failed", cluster_id)
         with self._lock:  # a create adds planes meanwhile
             forgotten = set(self._planes) - set(views)
         for cluster_id in forgotten:  # stop, then delete its files
@@ -257,6 +249,22 @@ class KubeHub:
                 mirror.stop(remove=True)
             else:
                 remove_tree(plane.root)
+
+    def _offer(self, cluster_id: str, view: ClusterView) -> None:
+        """Hand the view to the cluster's mirror, made and started once its data plane is up.
+        A mirror is registered only once its thread runs: one whose thread could not start is
+        made again on the next pass, rather than kept, never passing, its cluster never Ready."""
+        mirror = self._mirrors.get(cluster_id)
+        if mirror is None and view.data_plane_up and not view.gone:
+            self.prepare(cluster_id, view.cluster_name)
+            mirror = ClusterMirror(self._planes[cluster_id], view, self.pool, self.volumes_dir)
+            mirror.start()
+            with self._lock:
+                self._mirrors[cluster_id] = mirror
+        elif mirror is not None and view.gone:
+            mirror.stop()
+        if mirror is not None:
+            mirror.offer(view)
 
 
 def _kept_volumes(world: World) -> set[str]:
