@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -85,7 +86,8 @@ class SimulatorRuntime:
         if pool is not None:
             pool.root = root
             pool.temporary = self._kube_tmp is not None
-        self.kube = KubeHub(self.transaction, bin_dir, root, pool).start()
+        # The hub's own transactions do not wake it: it would pass again at once, forever.
+        self.kube = KubeHub(partial(self.transaction, wake=False), bin_dir, root, pool).start()
 
     def _real_node_pool(self, bin_dir: Path) -> RealNodePool | None:
         """``--real-nodes``: checked before anything starts, so a machine that cannot run them
@@ -124,18 +126,36 @@ class SimulatorRuntime:
         self.store.close()
 
     @contextmanager
-    def transaction(self) -> Iterator[World]:
-        """Serialise access, bring the world up to virtual now, persist afterwards."""
-        with self._lock:
-            self.world.advance(self.clock.now())
-            try:
-                yield self.world
-            finally:
-                self.store.save(self.world)
+    def transaction(self, *, wake: bool = True) -> Iterator[World]:
+        """Serialise access, bring the world up to virtual now, persist afterwards.
+
+        ``wake``: a request may have changed the world (a reclaim, a create, or only the clock
+        moving on), so the kube hub passes now rather than at its next tick; a failed request
+        too (the world advanced before it failed). Only the hub's own transactions pass False."""
+        try:
+            with self._lock:
+                self.world.advance(self.clock.now())
+                try:
+                    yield self.world
+                finally:
+                    self.store.save(self.world)
+        finally:
+            if wake:
+                self._wake_kube()
 
     def advance(self, seconds: float) -> float:
-        with self._lock:
-            now = self.clock.advance(seconds)
-            self.world.advance(now)
-            self.store.save(self.world)
-            return now
+        try:
+            with self._lock:
+                now = self.clock.advance(seconds)
+                self.world.advance(now)
+                self.store.save(self.world)
+                return now
+        finally:
+            self._wake_kube()
+
+    def _wake_kube(self) -> None:
+        """After the lock is released, so the hub's pass need not wait for it; ``self.kube`` is
+        read once, as :meth:`close` may set it to None meanwhile."""
+        kube = self.kube
+        if kube is not None:
+            kube.poke()

@@ -125,6 +125,9 @@ class _Hub:
     def kube_config(self, cluster_id: str) -> None:
         return None
 
+    def poke(self) -> None:
+        pass
+
 
 def test_the_marks_are_read_only_when_a_put_lowers_a_count(sim: Sim) -> None:
     """A raise or a PUT of other fields asks the cluster's API server nothing."""

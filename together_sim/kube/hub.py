@@ -16,7 +16,7 @@ from typing import Any, Final
 from together_sim import autoscale
 from together_sim.kube.mirror import ClusterMirror
 from together_sim.kube.processes import BINARIES, ControlPlane
-from together_sim.kube.views import views_of
+from together_sim.kube.views import ClusterView, views_of
 from together_sim.model import World
 from together_sim.nodes.host.image_seed import SEED_DIR
 from together_sim.nodes.host.mounts import remove_tree
@@ -60,12 +60,12 @@ def find_kube_bin(explicit: Path | None = None) -> Path:
 class KubeHub:
     """Every cluster's control plane, driven from the simulated world.
 
-    A thread takes a :class:`ClusterView` of every cluster about five times a second (advancing the
-    world to the simulator's clock, as a request would) and hands it to that cluster's
-    :class:`ClusterMirror`. A control plane starts once its cluster's data plane is up, stops when
-    the cluster is being deleted (or failed), and its files go when the cluster is gone. Each
-    cluster's certificates and ports are chosen when the cluster is created, so its ``kube_config``
-    is the same from the first response on.
+    A thread takes a :class:`ClusterView` of every cluster about five times a second, and at once
+    after a request (:meth:`poke`), advancing the world to the simulator's clock as a request
+    would, and hands it to that cluster's :class:`ClusterMirror`. A control plane starts once its
+    cluster's data plane is up, stops when the cluster is being deleted (or failed), and its files
+    go when the cluster is gone. Each cluster's certificates and ports are chosen when the cluster
+    is created, so its ``kube_config`` is the same from the first response on.
 
     A cluster directory holds about 120 MB (etcd's preallocated files, logs), so none outlives its
     cluster: a cluster that went while the simulator was stopped (or killed) has its directory
@@ -78,8 +78,10 @@ class KubeHub:
         bin_dir: Path,
         root: Path,
         pool: RealNodePool | None = None,
+        poll_seconds: float = _POLL_SECONDS,
     ) -> None:
         self.transaction = transaction
+        """The runtime's transaction that does not :meth:`poke` this hub (its own passes)."""
         self.bin_dir = bin_dir
         self.root = root
         self.pool = pool
@@ -88,6 +90,9 @@ class KubeHub:
         self._mirrors: dict[str, ClusterMirror] = {}
         self._lock = threading.Lock()
         self._stopping = threading.Event()
+        self._wake = threading.Event()
+        """Set by :meth:`poke` (and :meth:`close`): the thread passes now, not at its tick."""
+        self._poll_seconds = poll_seconds
         self._thread = threading.Thread(target=self._run, name="kube-hub", daemon=True)
 
     @property
@@ -160,6 +165,13 @@ class KubeHub:
             mirrors = dict(self._mirrors)
         return {cid: asdict(m.status()) for cid, m in mirrors.items()}
 
+    def poke(self) -> None:
+        """The world may have changed (a request's transaction): pass now rather than at the
+        next tick, so a reclaim reaches its mirror at once. Safe at any moment: a poke before
+        :meth:`start` makes the first pass early, one during or after :meth:`close` is ignored
+        (the thread ends on ``_stopping`` alone), and many pokes during a pass make one pass."""
+        self._wake.set()
+
     def close(self, timeout: float = 10.0) -> None:
         """Stop every control plane and wait for their processes to end, then remove the files
         of clusters that are gone.
@@ -169,6 +181,7 @@ class KubeHub:
         rather than by each mirror thread once its pass is over: the mirror threads then fail
         fast against stopped API servers. The wait is one deadline for all of them."""
         self._stopping.set()
+        self._wake.set()  # a thread waiting for its tick sees the stop now
         deadline = time.monotonic() + timeout
         mirrors = self._signal_all()
         for mirror in mirrors:
@@ -200,10 +213,18 @@ class KubeHub:
     # ------------------------------------------------------------------- thread
 
     def _run(self) -> None:
-        while not self._stopping.wait(_POLL_SECONDS):
+        """Pass at every poke, else every ``poll_seconds``, until :meth:`close`; nothing else
+        ends the thread. A hub thread gone unnoticed leaves every new cluster without a control
+        plane, never Ready, and its client waiting forever, so whatever a pass raises is logged
+        and the next pass runs: even SystemExit, which a thread would otherwise end on silently
+        (``threading.excepthook`` ignores it)."""
+        while not self._stopping.is_set():
             try:
-                self._pass()
-            except Exception:  # keep mirroring the other clusters
+                self._wake.wait(self._poll_seconds)
+                self._wake.clear()  # before the pass: a poke during it is one more pass
+                if not self._stopping.is_set():
+                    self._pass()
+            except BaseException:  # keep mirroring the other clusters
                 log.exception("kubernetes pass failed")
 
     def _pass(self) -> None:
@@ -216,20 +237,12 @@ class KubeHub:
             volumes = _kept_volumes(world)
         self._remove_deleted_volumes(volumes)
         for cluster_id, view in views.items():
-            mirror = self._mirrors.get(cluster_id)
             if self._stopping.is_set():  # close() is stopping every control plane
                 return
-            if mirror is None and view.data_plane_up and not view.gone:
-                self.prepare(cluster_id, view.cluster_name)
-                with self._lock:
-                    mirror = self._mirrors[cluster_id] = ClusterMirror(
-                        self._planes[cluster_id], view, self.pool, self.volumes_dir
-                    )
-                mirror.start()
-            elif mirror is not None and view.gone:
-                mirror.stop()
-            if mirror is not None:
-                mirror.offer(view)
+            try:
+                self._offer(cluster_id, view)
+            except Exception:  # the other clusters are still mirrored
+                log.exception("cluster %s: kubernetes pass failed", cluster_id)
         with self._lock:  # a create adds planes meanwhile
             forgotten = set(self._planes) - set(views)
         for cluster_id in forgotten:  # stop, then delete its files
@@ -240,6 +253,22 @@ class KubeHub:
                 mirror.stop(remove=True)
             else:
                 remove_tree(plane.root)
+
+    def _offer(self, cluster_id: str, view: ClusterView) -> None:
+        """Hand the view to the cluster's mirror, made and started once its data plane is up.
+        A mirror is registered only once its thread runs: one whose thread could not start is
+        made again on the next pass, rather than kept, never passing, its cluster never Ready."""
+        mirror = self._mirrors.get(cluster_id)
+        if mirror is None and view.data_plane_up and not view.gone:
+            self.prepare(cluster_id, view.cluster_name)
+            mirror = ClusterMirror(self._planes[cluster_id], view, self.pool, self.volumes_dir)
+            mirror.start()
+            with self._lock:
+                self._mirrors[cluster_id] = mirror
+        elif mirror is not None and view.gone:
+            mirror.stop()
+        if mirror is not None:
+            mirror.offer(view)
 
 
 def _kept_volumes(world: World) -> set[str]:

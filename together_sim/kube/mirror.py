@@ -191,6 +191,10 @@ class ClusterMirror:
         self._view = view
         self._lock = threading.Lock()
         self._stopping = threading.Event()
+        self._wake = threading.Event()
+        """Set by :meth:`offer` when the cluster changed, and by :meth:`stop`: pass now. Set from
+        the start, so the first pass runs as soon as the control plane is up."""
+        self._wake.set()
         self._state = "starting"
         self._error = ""
         self._remove = False
@@ -207,13 +211,20 @@ class ClusterMirror:
         return self
 
     def offer(self, view: ClusterView) -> None:
+        """The cluster as the world has it now. A change (a node drains, comes or goes, see
+        :meth:`ClusterView.changed_from`) wakes the thread for a pass now; the clock alone waits
+        for the next tick, or every hub pass would be a mirror pass (API-server calls)."""
         with self._lock:
+            changed = view.changed_from(self._view)
             self._view = view
+        if changed:
+            self._wake.set()
 
     def stop(self, *, remove: bool = False) -> None:
         """Ask the thread to stop its processes; ``remove`` also deletes the cluster's files."""
         self._remove = self._remove or remove
         self._stopping.set()
+        self._wake.set()  # a thread waiting for its tick sees the stop now
         self.plane.cancelled.set()
         if remove and self._thread.ident is not None and not self._thread.is_alive():
             remove_tree(self.plane.root)
@@ -288,15 +299,11 @@ class ClusterMirror:
             with self.plane.http_client() as http:
                 api = KubeApi(http)
                 pods = PodClock(api)
-                while not self._stopping.wait(PASS_SECONDS):
-                    with self._lock:
-                        view = self._view
-                    try:
-                        self._mirror(api, pods, view)
-                        self._mirrored = view
-                        self._passes += 1
-                    except (httpx.HTTPError, KubeApiError) as exc:
-                        log.warning("cluster %s: %s", view.cluster_id, exc)
+                while not self._stopping.is_set():
+                    self._wake.wait(PASS_SECONDS)
+                    self._wake.clear()  # before the pass: an offer during it is one more pass
+                    if not self._stopping.is_set():
+                        self._pass(api, pods)
         except Exception as exc:  # a control plane that cannot start must not kill the simulator
             if not self._stopping.is_set():
                 self._state, self._error = "failed", str(exc)
@@ -308,6 +315,22 @@ class ClusterMirror:
                 self._state = "stopped"
             if self._remove:
                 remove_tree(self.plane.root)
+
+    def _pass(self, api: KubeApi, pods: PodClock) -> None:
+        """One pass over the latest view. Only :meth:`stop` ends the loop: a pass that raises
+        is logged and the next one runs (an API server that does not answer is a warning, as
+        it is expected while it stops; anything else with its traceback, SystemExit too, which
+        would end the thread silently)."""
+        with self._lock:
+            view = self._view
+        try:
+            self._mirror(api, pods, view)
+            self._mirrored = view
+            self._passes += 1
+        except (httpx.HTTPError, KubeApiError) as exc:
+            log.warning("cluster %s: %s", view.cluster_id, exc)
+        except BaseException:
+            log.exception("cluster %s: mirroring pass failed", view.cluster_id)
 
     def _mirror(self, api: KubeApi, pods: PodClock, view: ClusterView) -> None:
         live = {n["metadata"]["name"]: n for n in api.nodes(SIM_NODES)}

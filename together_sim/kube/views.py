@@ -3,7 +3,7 @@ lock so the control-plane threads never touch the world itself."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from together_api.wire import ClusterStatus
@@ -53,6 +53,14 @@ class ClusterView:
     volumes: tuple[VolumeView, ...]
     auto_scale: bool = False
     """Created with ``auto_scale``: each pass reads the demand Together's autoscaler steps on."""
+
+    def changed_from(self, previous: ClusterView) -> bool:
+        """Whether the cluster differs from ``previous`` in more than ``now``: every hub pass
+        advances the clock, so counting it would make every view a change. What the clock alone
+        drives (pods' simulated run times) waits for the mirror's next tick, and what it changes
+        in the world (a node becoming ready) is a change of a field. The comparison is the
+        dataclass's field by field, frozen values all the way down: a few dozen at most."""
+        return replace(previous, now=self.now) != self
 
 
 def _node(c: SimCluster, node: SimNode, now: float, *, removed: bool) -> NodeView:
