@@ -18,7 +18,10 @@ the first preemptible one are real, the second preemptible one is a KWOK node):
   containerd, the shims and the pods' processes, with the two pods running), VmRSS from
   /proc/<pid>/status; a KWOK node's share is the cluster's KWOK process RSS over its KWOK nodes;
 - *reclaim -> SIGTERM*: from the reclaim call until the process wrote the time it got SIGTERM
-  (wall clock, on the shared volume); for a KWOK pod (no process) until its pod showed the exit
+  (wall clock, on the shared volume), the pods having run 3 s (`SETTLE_S`: a kubelet that synced
+  a pod within its last PLEG relist, as it does when the pod starts, waits up to 2 s more before
+  it kills; Kubernetes' pod_workers.go says so of every sync-to-terminating transition); for a
+  KWOK pod (no process) until its pod showed the exit
   code the simulator writes (the watch, 50 ms polls).
 """
 
@@ -44,6 +47,8 @@ TIME_SCALE: Final = 60.0
 NODES: Final = 3
 POLL_S: Final = 0.05
 TIMEOUT_S: Final = 180.0
+SETTLE_S: Final = 3.0
+"""Seconds between the last pod's Ready and the reclaim (the kubelet's relist wait, below)."""
 PYTHON: Final = "localhost/together-python:3.11"
 SIGTERM_SCRIPT: Final = """
 import os, signal, sys, time
@@ -180,6 +185,11 @@ def measure(root: Path, quick: bool = False) -> dict[str, Any]:
         kwok_rss = rss_kib(status["pids"]["kwok"]) / 1024
         for name in kwok_nodes:
             memory[name] = kwok_rss / max(1, len(kwok_nodes))
+        # Pods in their steady state, as a reclaim finds them: a kubelet that synced a pod less
+        # than a PLEG relist (1 s) ago waits for the next relist before it kills it (up to 2 s:
+        # pod_workers.go, "this adds ~1s of latency on all transitions from sync to
+        # terminating"), and each pod has just been synced, by its start.
+        time.sleep(SETTLE_S)
         # Reclaim one real and one KWOK preemptible node at the same moment.
         preemptible = [n for n in ready if n.startswith("gpu-preemptible-dp-")]
         wall, began = time.time(), time.monotonic()
