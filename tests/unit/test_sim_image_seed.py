@@ -31,6 +31,7 @@ def _seed_tree(seed: Path) -> None:
     layer.mkdir(parents=True)
     layer.chmod(0o1777)
     (layer.parent / "etc-passwd").write_text("root:x:0:0")
+    (layer.parent / "rpm.db").write_text("a layer's own file")
     (layer.parent / "lib").symlink_to("usr/lib")
     (seed / "io.containerd.snapshotter.v1.overlayfs" / "metadata.db").write_text("snapshots")
     (seed / "io.containerd.metadata.v1.bolt").mkdir()
@@ -44,7 +45,7 @@ def test_a_nodes_root_links_the_seeds_files_and_owns_its_databases(tmp_path: Pat
     copy_root(seed, node)
     blob = Path("io.containerd.content.v1.content/blobs/sha256/abc")
     fs = Path("io.containerd.snapshotter.v1.overlayfs/snapshots/1/fs")
-    for linked in (blob, fs / "etc-passwd"):
+    for linked in (blob, fs / "etc-passwd", fs / "rpm.db"):  # a layer's *.db too
         assert (node / linked).stat().st_ino == (seed / linked).stat().st_ino
     for database in ("io.containerd.snapshotter.v1.overlayfs/metadata.db",
                      "io.containerd.metadata.v1.bolt/meta.db"):  # fmt: skip
@@ -91,7 +92,7 @@ def test_a_seed_that_cannot_be_made_fails_every_node_with_its_reason(host: Path)
     images = NodeImages(archives=(), sandbox="localhost/pause:test")
     seed = ImageSeed(host / "kube", images, journal, "seed9").start()
     for node in ("a", "b"):
-        with pytest.raises(RuntimeError, match="its containerd exited with 3"):
+        with pytest.raises(RuntimeError, match="containerd exited with 3"):
             seed.copy_to(host / node, threading.Event())
         assert not (host / node).exists()
     assert "containerd.log" in seed.error

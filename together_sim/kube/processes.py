@@ -11,7 +11,7 @@ import ssl
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -20,7 +20,7 @@ import httpx
 
 from together_sim.kube.pki import ClusterPki, ensure_pki, kubeconfig_yaml, write_private
 from together_sim.nodes.host.network import KUBERNETES_SERVICE_IP
-from together_sim.nodes.host.processes import die_with_parent
+from together_sim.nodes.host.processes import die_with_parent, wait_ready
 
 __all__ = ["BINARIES", "NODE_LABEL", "ControlPlane", "Ports"]
 
@@ -29,41 +29,6 @@ NODE_LABEL: Final = "together-sim/kwok"
 """Every simulated Node carries ``together-sim/kwok=true``; KWOK manages exactly those."""
 
 _STAGES: Final = Path(__file__).parent / "stages"
-
-
-def wait_ready(
-    what: str,
-    ready: Callable[[], bool],
-    timeout: float,
-    processes: Mapping[str, subprocess.Popen[bytes]],
-    logs: Path,
-    cancelled: threading.Event,
-    cancelled_message: str,
-    *,
-    of: str = "",
-    ignore: tuple[type[Exception], ...] = (),
-    interval: float = 0.1,
-) -> None:
-    """Poll ``ready`` until it holds; a cancel, a started process that exits (the error names its
-    log in ``logs``) or ``timeout`` seconds end the wait with an error. A control plane and a
-    real node start their processes this one way; ``of`` names whose (" of cluster X")."""
-    deadline = time.monotonic() + timeout
-    while True:
-        if cancelled.is_set():
-            raise RuntimeError(cancelled_message)
-        for name, proc in processes.items():
-            if proc.poll() is not None:
-                raise RuntimeError(
-                    f"{name}{of} exited with {proc.returncode}; see {logs / (name + '.log')}"
-                )
-        try:
-            if ready():
-                return
-        except ignore:
-            pass
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{what}{of} not ready after {timeout:.0f} s")
-        time.sleep(interval)
 
 
 def _free_ports(count: int) -> list[int]:

@@ -19,13 +19,13 @@ from typing import Any, ClassVar, Final
 from together_sim.kube.client import KubeApi
 from together_sim.kube.pki import ClusterPki, node_credential_paths, node_credentials, write_private
 from together_sim.kube.pods import grace_seconds, terminal
-from together_sim.kube.processes import wait_ready
 from together_sim.nodes import drain_node
 from together_sim.nodes.host import cgroups, shared
 from together_sim.nodes.host.image_seed import ImageSeed
 from together_sim.nodes.host.images import NodeImages
 from together_sim.nodes.host.journal import Journal
 from together_sim.nodes.host.network import Network
+from together_sim.nodes.host.processes import wait_ready
 
 __all__ = ["KILL_MARGIN_SECONDS", "RUN_ROOT", "NodeLayout", "RealNode", "RealNodeSpec", "removable"]
 

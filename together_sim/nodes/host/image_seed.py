@@ -16,15 +16,19 @@ from typing import Final
 from together_sim.nodes.host import cgroups, shared
 from together_sim.nodes.host.images import NodeImages
 from together_sim.nodes.host.journal import Journal
+from together_sim.nodes.host.mounts import remove_tree
+from together_sim.nodes.host.processes import wait_ready
 
 __all__ = ["SEED_DIR", "ImageSeed", "copy_root"]
 
 SEED_DIR: Final = "image-seed"
 """``<pool root>/image-seed``: on the nodes' filesystem, which hard links need. The hub keeps it
 when it removes gone clusters' directories from the same root."""
-_DATABASE_SUFFIX: Final = ".db"
-"""containerd's bolt databases (metadata, overlayfs snapshots): written by each node's
-containerd through a memory map, so copied, never linked."""
+_DATABASES: Final = "*/*.db"
+"""containerd's bolt databases, each in its plugin's directory (``io.containerd.metadata.v1.bolt/
+meta.db``, ``io.containerd.snapshotter.v1.overlayfs/metadata.db``): written by each node's
+containerd through a memory map, so copied, never linked. Only there: an unpacked layer's own
+``*.db`` file stays a link like the rest of the layer."""
 _READY_TIMEOUT: Final = 30.0
 _IMPORT_TIMEOUT: Final = 300.0
 
@@ -51,24 +55,20 @@ def copy_root(seed: Path, dest: Path) -> None:
     databases is a hard link (``cp -al``: directories with their modes, owners and overlay
     xattrs, files linked), and each database a file of its own. Off the seed's filesystem
     (no hard link possible) it is a plain copy."""
-    if dest.exists():
-        shutil.rmtree(dest)  # a node made again (a restarted simulator): no stale database
+    remove_tree(dest)  # a node made again (a restarted simulator): no stale database
     linked = subprocess.run(
         ["cp", "-a", "--link", str(seed), str(dest)], capture_output=True, text=True
     )
     if linked.returncode != 0:
-        shutil.rmtree(dest, ignore_errors=True)
+        remove_tree(dest)
         copied = subprocess.run(["cp", "-a", str(seed), str(dest)], capture_output=True, text=True)
         if copied.returncode != 0:
             raise RuntimeError(f"cannot copy the image seed to {dest}: {copied.stderr.strip()}")
         return
-    for directory, _, files in os.walk(dest):
-        for name in files:
-            if name.endswith(_DATABASE_SUFFIX):
-                path = Path(directory, name)
-                own = path.with_name(f".{name}.copy")
-                shutil.copy2(path, own)
-                os.replace(own, path)  # the link goes, the copy takes its name
+    for path in dest.glob(_DATABASES):
+        own = path.with_name(f".{path.name}.copy")
+        shutil.copy2(path, own)
+        os.replace(own, path)  # the link goes, the copy takes its name
 
 
 class ImageSeed:
@@ -155,8 +155,7 @@ class ImageSeed:
         journal.record("directory", path=str(self.root))
         journal.record("directory", path=str(self.run_dir))
         journal.record("mounts", paths=[str(self.run_dir), str(self.root)])  # unpacks mount
-        if self.root.exists():  # a state dir's earlier run: the images may have changed since
-            shutil.rmtree(self.root)
+        remove_tree(self.root)  # a state dir's earlier run: the images may have changed since
         for directory in (logs, self.run_dir):
             directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         config = self.root / "containerd.toml"
@@ -170,17 +169,16 @@ class ImageSeed:
             logs / "containerd.log",
             cgroup=self.cgroup,
         )
-        deadline = time.monotonic() + _READY_TIMEOUT
-        while not socket.exists():
-            if self._cancelled.is_set():
-                raise RuntimeError("cancelled")
-            if self._proc.poll() is not None:
-                raise RuntimeError(
-                    f"its containerd exited with {self._proc.returncode}; see {logs}/containerd.log"
-                )
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"its containerd did not start within {_READY_TIMEOUT:.0f} s")
-            time.sleep(0.05)
+        wait_ready(
+            "the image seed's containerd",
+            socket.exists,
+            _READY_TIMEOUT,
+            {"containerd": self._proc},
+            logs,
+            self._cancelled,
+            "cancelled",
+            interval=0.05,
+        )
         imports = [  # at once: each mostly waits on containerd's unpacking
             (archive, journal.start_process(
                 f"seed-import-{n}",

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import ctypes
 import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Final
 
-__all__ = ["die_with_parent", "process_started", "zombie"]
+__all__ = ["die_with_parent", "process_started", "wait_ready", "zombie"]
 
 _PR_SET_PDEATHSIG: Final = 1
 _prctl = ctypes.CDLL(None, use_errno=True).prctl  # resolved here: the child must not dlopen
@@ -38,3 +42,39 @@ def zombie(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
     except (OSError, IndexError):
         return True
+
+
+def wait_ready(
+    what: str,
+    ready: Callable[[], bool],
+    timeout: float,
+    processes: Mapping[str, subprocess.Popen[bytes]],
+    logs: Path,
+    cancelled: threading.Event,
+    cancelled_message: str,
+    *,
+    of: str = "",
+    ignore: tuple[type[Exception], ...] = (),
+    interval: float = 0.1,
+) -> None:
+    """Poll ``ready`` until it holds; a cancel, a started process that exits (the error names its
+    log in ``logs``) or ``timeout`` seconds end the wait with an error. A control plane, a real
+    node and the image seed start their processes this one way; ``of`` names whose (" of
+    cluster X")."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if cancelled.is_set():
+            raise RuntimeError(cancelled_message)
+        for name, proc in processes.items():
+            if proc.poll() is not None:
+                raise RuntimeError(
+                    f"{name}{of} exited with {proc.returncode}; see {logs / (name + '.log')}"
+                )
+        try:
+            if ready():
+                return
+        except ignore:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{what}{of} not ready after {timeout:.0f} s")
+        time.sleep(interval)
