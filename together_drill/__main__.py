@@ -13,17 +13,12 @@ BAD_INPUT = 2
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = parse(argv)
     except DrillInputError as error:
         print(f"together_drill: {error}", file=sys.stderr)
-        path = error.json_path
-        if path is not None:  # CI reads a report for every outcome, bad input included
-            try:
-                write_not_drilled(path, str(error))
-            except OSError as failed:
-                print(f"together_drill: --json {path}: {failed.strerror}", file=sys.stderr)
+        if error.json_path is not None:  # CI reads a report for every outcome, bad input too
+            write_not_drilled(error.json_path, str(error))
         return BAD_INPUT
     from together_drill.run import run  # the simulator and real nodes: only for a real run
 

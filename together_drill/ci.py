@@ -105,7 +105,10 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
             kubeconfig.touch(mode=0o600)  # a secret: never readable by another user
             kubeconfig.write_text(env[KUBECONFIG_ENV])
             before += ["--kubeconfig", str(kubeconfig)]
-        code = drill_main([*before, *command])
+        try:
+            code = drill_main([*before, *command])
+        except SystemExit as stopped:  # argparse's refusal: exit 2, before any report
+            code = stopped.code if isinstance(stopped.code, int) else 2
     if not args.json.exists():  # an argparse refusal, before the drill could write one
         refused = f"the drill refused its arguments (exit {code}); see the job's log"
         write_not_drilled(args.json, refused)

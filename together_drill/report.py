@@ -4,6 +4,7 @@ from the same verdict and observations, so they never disagree."""
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -51,8 +52,12 @@ def not_drilled_json(reason: str) -> dict[str, Any]:
 
 def write_not_drilled(path: Path, reason: str) -> None:
     """Write :func:`not_drilled_json` to ``path`` (``--json``): CI reads a report for every
-    outcome, a drill that could not run included, and a PR comment shows its reason."""
-    path.write_text(json.dumps(not_drilled_json(reason), indent=2) + "\n")
+    outcome, a drill that could not run included, and a PR comment shows its reason. A path that
+    cannot be written is said on stderr, never a traceback over the reason already printed."""
+    try:
+        path.write_text(json.dumps(not_drilled_json(reason), indent=2) + "\n")
+    except OSError as failed:
+        print(f"together_drill: --json {path}: {failed.strerror}", file=sys.stderr)
 
 
 def as_json(

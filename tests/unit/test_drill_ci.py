@@ -127,3 +127,22 @@ def test_a_drill_that_cannot_start_writes_why_in_its_report(
     written = json.loads(report.read_text())
     assert written["verdict"] == "not_drilled"
     assert written["reason"].startswith("the drill needs the Kubernetes binaries and a kubelet")
+
+
+def test_a_flag_the_drill_refuses_still_leaves_a_report(tmp_path: Path) -> None:
+    """argparse refuses with SystemExit before the drill can write anything: the CI step still
+    leaves the report the comment step reads, and exits as the drill did."""
+    report = tmp_path / "drill.json"
+    argv = ["run", "--json", str(report), "--", "--bogus"]
+    assert main(argv, environ={KUBECONFIG_ENV: "apiVersion: v1\n"}) == 2
+    written = json.loads(report.read_text())
+    assert written["verdict"] == "not_drilled"
+    assert written["reason"] == "the drill refused its arguments (exit 2); see the job's log"
+
+
+def test_a_report_path_that_cannot_be_written_is_said_not_raised(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nowhere = tmp_path / "missing" / "drill.json"
+    assert drill_cli.main(["--manifest", str(tmp_path / "job.yaml"), "--json", str(nowhere)]) == 2
+    assert f"--json {nowhere}: No such file or directory" in capsys.readouterr().err
