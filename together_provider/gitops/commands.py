@@ -14,13 +14,13 @@ from typing import Final
 from together_api.retry import Clock, Sleep
 from together_provider.gitops.github import GitHubClient, GitHubError, GitHubSettings
 from together_provider.gitops.post import (
-    COMMENT_LIMIT,
     DRIFT_LABEL,
-    DRILL_ROOM,
     LOG_CUT,
+    STACK_LIMIT,
     CommentBehavior,
     Section,
     comment,
+    drill_alone,
     fit,
     open_or_update_drift_issue,
     post_comments,
@@ -30,7 +30,9 @@ from together_provider.gitops.post import (
 )
 from together_provider.preview.inputs import (
     STDIN,
+    drill_of,
     drill_only,
+    drill_only_section,
     drill_section,
     input_pairs,
     judge,
@@ -121,18 +123,16 @@ def _post_drill(
     """`--drill FILE --github-pr N` without a preview: edit the drill's section into the stack's
     comment (its preview kept, `merged`), or create the comment with the section alone."""
     try:
-        stack, drill = drill_section(args, []) or ("", "")
+        stack, drill = drill_only_section(args)
     except PreviewInputError as error:
         print(f"error: {error}", file=sys.stderr)
         return BAD_INPUT_EXIT
-    if environ.get("GITHUB_STEP_SUMMARY"):
-        try:
-            with open(environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as summary:
-                summary.write(drill + "\n")
-        except OSError as error:
-            print(f"error: cannot write {error.filename}: {error.strerror}", file=sys.stderr)
-            return BAD_INPUT_EXIT
-    section = Section(stack, with_drill(with_marker(stack, ""), drill), has_diff=True)
+    try:
+        _append_summary(environ, drill)
+    except OSError as error:
+        print(f"error: cannot write {error.filename}: {error.strerror}", file=sys.stderr)
+        return BAD_INPUT_EXIT
+    section = Section(stack, drill_alone(stack, drill), has_diff=True)
     with GitHubClient(settings, sleep=sleep, clock=clock) as client:
         try:
             done = post_comments(client, args.github_pr, [section], CommentBehavior.UPDATE)
@@ -141,6 +141,14 @@ def _post_drill(
             return GITHUB_ERROR_EXIT
     print("\n".join(done), file=sys.stderr)
     return 0
+
+
+def _append_summary(environ: Mapping[str, str], text: str) -> None:
+    """Append ``text`` to the job's step summary, where Actions gives one (OSError is the
+    caller's: it names the file and exits as bad input)."""
+    if environ.get("GITHUB_STEP_SUMMARY"):
+        with open(environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as summary:
+            summary.write(text + "\n")
 
 
 def _render_and_post(
@@ -161,10 +169,10 @@ def _render_and_post(
     label = args.approval_label
     by_stack = iter(verdicts)
     for item in read:
-        section = drill[1] if drill is not None and drill[0] == item.stack else None
+        section = drill_of(item.stack, drill)
         if isinstance(item, _Unreadable):
             failed = render_failure(item.stack, item.error, _log(logs, item.stack))
-            body = fit(with_marker(item.stack, failed), COMMENT_LIMIT - DRILL_ROOM, LOG_CUT)
+            body = fit(with_marker(item.stack, failed), STACK_LIMIT, LOG_CUT)
             sections.append(Section(item.stack, with_drill(body, section), has_diff=True))
             whole.append((item.stack, with_drill(failed, section)))
             continue
@@ -172,18 +180,16 @@ def _render_and_post(
         rendered = render_stack(verdict, label, approved=approved)
         whole.append((verdict.stack, with_drill(rendered, section)))
         body = with_marker(verdict.stack, rendered)
-        if len(body) > COMMENT_LIMIT - DRILL_ROOM:  # rendered again only to trim its lists
+        if len(body) > STACK_LIMIT:  # rendered again only to trim its lists
             trimmed = render_stack(verdict, label, trim_for(verdict.stack), approved=approved)
-            body = fit(with_marker(verdict.stack, trimmed), COMMENT_LIMIT - DRILL_ROOM)
+            body = fit(with_marker(verdict.stack, trimmed), STACK_LIMIT)
         changed = verdict.outcome is not Outcome.NO_CHANGES
         sections.append(Section(verdict.stack, with_drill(body, section), changed))
     text = comment(whole)
     try:
         if args.output is not None:
             write_atomically(args.output, text)
-        if environ.get("GITHUB_STEP_SUMMARY"):
-            with open(environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as summary:
-                summary.write(text + "\n")
+        _append_summary(environ, text)
     except OSError as error:
         print(f"error: cannot write {error.filename}: {error.strerror}", file=sys.stderr)
         return BAD_INPUT_EXIT

@@ -24,6 +24,8 @@ when the preview edits the comment, and replaces only it when the drill does (`m
 DRILL_ROOM: Final = len(DRILL_MARKER) + 2 + DRILL_SECTION_LIMIT
 """What a stack's preview leaves of GitHub's limit for the drill's marked section:
 the preview is trimmed to ``COMMENT_LIMIT - DRILL_ROOM``, so the two always fit together."""
+STACK_LIMIT: Final = COMMENT_LIMIT - DRILL_ROOM
+"""What a stack's marked preview may take of its comment: the rest is the drill's room."""
 CUT: Final = "cut at GitHub's comment limit"
 """The note ending a stack's comment cut to fit when even its summary is over the limit."""
 LOG_CUT: Final = "cut at GitHub's comment limit; the job's log has the rest"
@@ -67,11 +69,17 @@ def merged(old: str, new: str) -> str:
     return with_drill(head, new_drill if new_drill is not None else old_drill)
 
 
+def drill_alone(stack: str, drill: str) -> str:
+    """The body the drill posts for ``stack``: its marker and the drill's section, no preview
+    (``merged`` keeps the preview the comment already has)."""
+    return with_drill(with_marker(stack, ""), drill)
+
+
 def trim_for(stack: str) -> Trim:
     """What the stack's section must keep to so that, marked, it fits one GitHub comment with
     room left for the drill's section (at most `DRILL_SECTION_LIMIT`)."""
     return Trim(
-        limit=COMMENT_LIMIT - len(with_marker(stack, "")) - DRILL_ROOM,
+        limit=STACK_LIMIT - len(with_marker(stack, "")),
         why=f"fit GitHub's {COMMENT_LIMIT:,}-character comment limit",
         whole="The job's step summary has the whole comment.",
     )

@@ -12,9 +12,16 @@ from pathlib import Path
 
 from together_api.retry import Clock, Sleep
 from together_provider.gitops.commands import drift_issue, post_to_pr
-from together_provider.gitops.post import CommentBehavior, comment, with_drill, with_marker
+from together_provider.gitops.post import (
+    CommentBehavior,
+    comment,
+    drill_alone,
+    with_drill,
+)
 from together_provider.preview.inputs import (
+    drill_of,
     drill_only,
+    drill_only_section,
     drill_section,
     input_pairs,
     judge,
@@ -212,10 +219,7 @@ def main(
     try:
         if drill_only(args):
             verdicts = []
-            section = drill_section(args, [])
-            assert section is not None, "drill_only: --drill was given"
-            stack, drill = section
-            text = with_drill(with_marker(stack, ""), drill)
+            text = drill_alone(*drill_only_section(args))
         else:
             prices = load_price_table(args.prices)
             verdicts = judge(load_plans(input_pairs(args), prices), args, policy_events(args))
@@ -223,7 +227,7 @@ def main(
             sections = [
                 (
                     v.stack,
-                    with_drill(render_stack(v, args.approval_label), _drill_of(v.stack, found)),
+                    with_drill(render_stack(v, args.approval_label), drill_of(v.stack, found)),
                 )
                 for v in verdicts
             ]
@@ -245,10 +249,6 @@ def main(
             file=sys.stderr,
         )
     return int(outcome)
-
-
-def _drill_of(stack: str, found: tuple[str, str] | None) -> str | None:
-    return found[1] if found is not None and found[0] == stack else None
 
 
 if __name__ == "__main__":

@@ -118,6 +118,19 @@ def drill_only(args: argparse.Namespace) -> bool:
     return args.drill is not None and not args.stack and not args.files
 
 
+def drill_of(stack: str, found: tuple[str, str] | None) -> str | None:
+    """The drill's section if ``stack``'s comment gets it (``found``: :func:`drill_section`)."""
+    return found[1] if found is not None and found[0] == stack else None
+
+
+def drill_only_section(args: argparse.Namespace) -> tuple[str, str]:
+    """(stack, the drill's section) when :func:`drill_only`: ``--drill`` was given, so there
+    is one (bad input raises, as in :func:`drill_section`)."""
+    found = drill_section(args, [])
+    assert found is not None, "drill_only: --drill was given"
+    return found
+
+
 def drill_section(args: argparse.Namespace, stacks: Sequence[str]) -> tuple[str, str] | None:
     """(the stack whose comment gets it, the drill's section) for `--drill FILE`, or None.
 
