@@ -151,15 +151,21 @@ def test_without_a_url_the_section_points_at_the_log() -> None:
 
 
 def test_a_report_with_many_long_problems_stays_short() -> None:
-    long = {"code": "SIGTERM_IGNORED", "pod": "p", "sentence": "x" * 5_000, "fix": "y" * 5_000}
+    """Every field a report gives is bounded, the Job's, pods' and codes' names and the link
+    too, so the section fits the room the preview leaves it whatever the report holds."""
+    long = {"code": "C" * 5_000, "pod": "p" * 5_000, "sentence": "x" * 5_000, "fix": "y" * 5_000}
     report = {
         "verdict": "unverified",
+        "job": {"name": "j" * 5_000},
         "reason": "z" * 5_000,
         "problems": [long] * 50,
         "unverified": ["w" * 5_000] * 50,
     }
     section = render_drill(drill_report(report, "r.json"), "https://example.test/" + "u" * 200)
     assert len(section) <= DRILL_SECTION_LIMIT
+    assert "[the full report](https://example.test/uuu" in section
+    too_long = render_drill(drill_report(report, "r.json"), "https://example.test/" + "u" * 9_000)
+    assert len(too_long) <= DRILL_SECTION_LIMIT and "the drill job's log" in too_long
     assert "- … and 46 more problem(s) in the full report" in section
     assert "- … and 46 more pod(s) whose save was not seen in the full report" in section
 

@@ -19,6 +19,10 @@ SHOWN_PROBLEMS: Final = 4
 """Problems listed; the rest are counted and left to the full report."""
 TEXT_CUT: Final = 500
 """A sentence or fix longer than this is cut (the full report has it whole)."""
+NAME_CUT: Final = 64
+"""A Job's, pod's or problem code's name longer than this is cut (Kubernetes names have 63)."""
+URL_LIMIT: Final = 300
+"""A report link longer than this is left out (cut, it would lead nowhere)."""
 FLAG: Final = "--drill"
 FIX: Final = (
     "give the file `python -m together_drill ... --json REPORT.json` wrote (it writes one for "
@@ -118,9 +122,9 @@ def read_drill_report(path: Path) -> DrillReport:
     return drill_report(raw, where)
 
 
-def _cut(text: str) -> str:
+def _cut(text: str, limit: int = TEXT_CUT) -> str:
     text = " ".join(text.split())  # one line: a list item must not break the Markdown
-    return text if len(text) <= TEXT_CUT else text[: TEXT_CUT - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _listed(items: Sequence[str], what: str) -> list[str]:
@@ -135,15 +139,15 @@ def render_drill(report: DrillReport, report_url: str | None = None) -> str:
     code, pod, sentence and fix), the unverified sentences or the reason it could not drill, and
     the link to the full report. At most `DRILL_SECTION_LIMIT` characters."""
     icon, word, meaning = _VERDICTS[report.verdict]
-    job = f"Job `{report.job}`" if report.job else "the Job"
+    job = f"Job `{_cut(report.job, NAME_CUT)}`" if report.job else "the Job"
     lines = [f"### Reclaim drill of {job}: {icon} **{word}**", ""]
     reclaimed = f" ({report.reclaims} reclaim(s))" if report.reclaims else ""
     lines.append(f"{meaning[0].upper()}{meaning[1:]}{reclaimed}.")
     if report.reason:
         lines += ["", f"> {_cut(report.reason)}"]
     problems = [
-        f"- **`{p.code}`**{f' (`{p.pod}`)' if p.pod else ''}: {_cut(p.sentence).rstrip('.')}."
-        + (f"<br>**Fix:** {_cut(p.fix)}" if p.fix else "")
+        f"- **`{_cut(p.code, NAME_CUT)}`**{f' (`{_cut(p.pod, NAME_CUT)}`)' if p.pod else ''}: "
+        f"{_cut(p.sentence).rstrip('.')}." + (f"<br>**Fix:** {_cut(p.fix)}" if p.fix else "")
         for p in report.problems
     ]
     unseen = [f"- {_cut(sentence)}" for sentence in report.unverified]
@@ -151,6 +155,9 @@ def render_drill(report: DrillReport, report_url: str | None = None) -> str:
         lines += ["", *_listed(problems, "problem(s)")]
     if unseen:
         lines += ["", *_listed(unseen, "pod(s) whose save was not seen")]
-    link = f"[the full report]({report_url})" if report_url else "the drill job's log"
+    linked = report_url is not None and 0 < len(report_url) <= URL_LIMIT
+    link = f"[the full report]({report_url})" if linked else "the drill job's log"
     lines += ["", f"<sub>Every pod, reclaim and figure: {link}.</sub>", ""]
-    return "\n".join(lines)
+    text = "\n".join(lines)
+    assert len(text) <= DRILL_SECTION_LIMIT, "every part above is bounded"
+    return text
