@@ -54,11 +54,13 @@ def _processes() -> dict[tuple[int, int], str]:
 
 
 def _cgroups() -> frozenset[str]:
+    """Every cgroup directory. ``os.walk``, not ``rglob``: another simulator's node may remove
+    its cgroup while the walk is in it, and a walk skips what vanished where rglob raises."""
     found: set[str] = set()
     for hierarchy in cgroups.cgroup_dirs(""):
-        for directory in hierarchy.rglob("*"):
-            if directory.is_dir() and not directory.is_symlink():
-                found.add(str(directory))
+        for directory, _, _ in os.walk(hierarchy):
+            found.add(directory)
+        found.discard(str(hierarchy))
     return frozenset(found)
 
 
