@@ -4,6 +4,7 @@ with the client's own GETs (so its retries) on its clock (fake in tests), each o
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable
 from typing import Any, Final, TypeVar
 
@@ -215,6 +216,23 @@ class Waiters:
             timed_out=self._deadline_exceeded(subject, id_, "deleted"),
             state=lambda now: now,
             first=Known[str | None](ClusterStatus.DELETING),
+        )
+
+    def outlast_faults(self, call: Callable[[], T], *, subject: str) -> T:
+        """`call`'s answer; a call lost to a transient error (after its requests' own retries) is
+        made again after a poll's pause, up to `RetryPolicy.poll_failures` times in a row.
+
+        What a poll does, for the calls a create hangs on: the duplicate guard's name lookup and
+        the POST with its lookups. Each is safe to make again, and losing one would otherwise
+        cost the whole `up` (issue 12's goal: a fault costs a pause, not an `up`). The last
+        error is raised as it came, so an API that stays down still fails with its own words.
+        """
+        return self._poll(
+            call,
+            lambda _answer: True,
+            subject=subject,
+            timeout=math.inf,  # bounded by the skips, and each call by its own retry deadline
+            timed_out=lambda _state: AssertionError("an endless wait timed out"),
         )
 
     def _poll(self, refresh: Callable[[], T], target: Callable[[T], bool], **how: Any) -> T:

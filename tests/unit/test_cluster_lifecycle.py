@@ -50,13 +50,56 @@ def test_a_cluster_that_appears_after_a_502_is_taken_not_created_again() -> None
 
 
 def test_create_retries_are_bounded_by_the_client_policy() -> None:
+    # A round of `attempts` POSTs, made again like a lost poll up to `poll_failures` times.
     api = FakeApi()
     api.on("GET", CLUSTERS, reply(200, NONE))
     api.on("POST", CLUSTERS, reply(500, BOOM))
     life = lifecycle(api)
     with pytest.raises(ServerError, match="HTTP 500"):
         life.create(resolved(SPEC))
-    assert api.seen.count(("POST", CLUSTERS)) == life._client.retry.attempts
+    policy = life._client.retry
+    assert api.seen.count(("POST", CLUSTERS)) == policy.attempts * (1 + policy.poll_failures)
+    posts = [i for i, seen in enumerate(api.seen) if seen == ("POST", CLUSTERS)]
+    for earlier, later in itertools.pairwise(posts):  # rounds too: a name check before each
+        assert ("GET", CLUSTERS) in api.seen[earlier + 1 : later]
+
+
+def test_a_create_outlasts_a_name_lookup_lost_after_its_retries() -> None:
+    # The duplicate guard's list fails a whole retry policy, then answers: the create goes on
+    # (issue 12's goal: a fault costs a pause, not an `up`).
+    api = FakeApi()
+    life = lifecycle(api)
+    lost = [reply(503, BOOM)] * life._client.retry.attempts
+    api.on("GET", CLUSTERS, *lost, reply(200, NONE))
+    api.on("POST", CLUSTERS, reply(200, cluster()))
+    api.on("GET", ONE, reply(200, cluster()))
+    assert life.create(resolved(SPEC)).id == "c-1"
+    assert api.seen.count(("POST", CLUSTERS)) == 1
+
+
+def test_a_name_lookup_that_stays_lost_fails_the_create_before_any_post() -> None:
+    api = FakeApi()
+    api.on("GET", CLUSTERS, reply(503, BOOM))
+    life = lifecycle(api)
+    with pytest.raises(ServerError, match="HTTP 503"):
+        life.create(resolved(SPEC))
+    policy = life._client.retry
+    assert api.seen == [("GET", CLUSTERS)] * (policy.attempts * (1 + policy.poll_failures))
+
+
+def test_a_create_round_whose_lookup_was_lost_begins_the_next_with_a_lookup() -> None:
+    # POST 502, then the lookup before its retry is lost for a whole policy: the next round
+    # looks again and finds the cluster the first POST made, never posting a second.
+    api = FakeApi()
+    life = lifecycle(api)
+    lost = [reply(503, BOOM)] * life._client.retry.attempts
+    api.on("GET", CLUSTERS, reply(200, NONE), *lost, reply(200, {"clusters": [cluster()]}))
+    api.on("POST", CLUSTERS, reply(502, BOOM))
+    api.on("GET", ONE, reply(200, cluster()))
+    said: list[str] = []
+    assert ClusterLifecycle(client_for(api), said.append).create(resolved(SPEC)).id == "c-1"
+    assert api.seen.count(("POST", CLUSTERS)) == 1
+    assert any("the create answer was lost" in line for line in said)
 
 
 def test_create_ints_come_back_as_ints_and_the_host_timeout_wins() -> None:

@@ -80,6 +80,12 @@ class ClusterLifecycle(ResourceLifecycle):
         return spec.ready_timeout_seconds if timeout_seconds is None else timeout_seconds
 
     def _find_live(self, spec: ClusterSpec) -> Cluster | None:
+        """The live cluster with the spec's name, looked up through faults: a create hangs on it."""
+        return self._client.outlast_faults(
+            lambda: self._live_named(spec), subject=f"cluster {spec.cluster_name!r}: name lookup"
+        )
+
+    def _live_named(self, spec: ClusterSpec) -> Cluster | None:
         """The live (not Deleting) cluster with the spec's name in its project, if any."""
         return next(
             (
@@ -114,6 +120,8 @@ class ClusterLifecycle(ResourceLifecycle):
         created (the duplicate guard saw none just before), and only when it is still absent is
         the POST sent again. Never a blind retry that could create a second, billed cluster.
         The retries are `call_with_retry`'s, the one retry loop; the lookups are this method's.
+        A round whose retries are spent with nothing found (or whose lookup was lost) is made
+        again by `outlast_faults`, like a lost poll; each new round begins with a lookup.
         """
         client, policy = self._client, self._client.retry
         request = mapping.create_request(spec)
@@ -121,14 +129,13 @@ class ClusterLifecycle(ResourceLifecycle):
 
         def post_unless_found() -> Cluster:
             if lost:  # a retry: the last POST may have created it after all
-                found = self._find_live(spec)
+                found = self._live_named(spec)
                 if found is not None:
                     self._found_after_lost_answer(spec, found, lost[-1].unsure)
                     return found
                 self._say(
                     f"cluster {spec.cluster_name!r}: create failed ({lost[-1].unsure.message}) "
-                    f"and no cluster of this name exists; retrying "
-                    f"({len(lost)}/{policy.attempts - 1})"
+                    f"and no cluster of this name exists; retrying (lost answer {len(lost)})"
                 )
             try:
                 return client.create_cluster(request)
@@ -136,21 +143,24 @@ class ClusterLifecycle(ResourceLifecycle):
                 lost.append(_LostAnswer(unsure))
                 raise lost[-1] from unsure
 
-        try:
-            return call_with_retry(
-                post_unless_found,
-                policy=policy,
-                classify=lambda exc: RetryDecision() if isinstance(exc, _LostAnswer) else None,
-                sleep=client.sleep,
-                clock=client.clock,
-            )
-        except _LostAnswer as spent:
-            # Out of retries: one last look, then give up with the real cause.
-            found = self._find_live(spec)
-            if found is None:
-                raise spent.unsure from None
-            self._found_after_lost_answer(spec, found, spent.unsure)
-            return found
+        def one_round() -> Cluster:
+            try:
+                return call_with_retry(
+                    post_unless_found,
+                    policy=policy,
+                    classify=lambda exc: RetryDecision() if isinstance(exc, _LostAnswer) else None,
+                    sleep=client.sleep,
+                    clock=client.clock,
+                )
+            except _LostAnswer as spent:
+                # Out of retries: one last look, then give up with the real cause.
+                found = self._live_named(spec)
+                if found is None:
+                    raise spent.unsure from None
+                self._found_after_lost_answer(spec, found, spent.unsure)
+                return found
+
+        return client.outlast_faults(one_round, subject=f"cluster {spec.cluster_name!r}: create")
 
     def _found_after_lost_answer(
         self, spec: ClusterSpec, cluster: Cluster, unsure: TogetherError
