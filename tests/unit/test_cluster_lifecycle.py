@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.fake_api import CLUSTERS, ONE, SPEC, FakeApi, client_for, cluster, reply
-from together_facts.errors import ServerError, SpecError
+from together_facts.errors import ServerError, SpecError, TogetherError
 from together_provider.cluster.lifecycle import ClusterLifecycle
 from together_provider.cluster.table import CLUSTER, ClusterSpec
 
@@ -159,3 +159,12 @@ def test_a_kube_config_that_does_not_decode_keeps_the_new_cluster_in_the_state()
     assert applied.id == "c-1" and applied.outputs["kube_config"] == ""
     assert not any(method == "DELETE" for method, _ in api.seen)
     assert any("kube_config" in line and "get-credentials c-1" in line for line in said)
+
+
+def test_a_refused_name_lookup_is_not_made_again() -> None:
+    # A 401 is no fault to outlast: one request, and the create fails with it.
+    api = FakeApi()
+    api.on("GET", CLUSTERS, reply(401, {"error": {"message": "missing or invalid API key"}}))
+    with pytest.raises(TogetherError, match="HTTP 401"):
+        lifecycle(api).create(resolved(SPEC))
+    assert api.seen == [("GET", CLUSTERS)]
