@@ -21,7 +21,7 @@ import pytest
 
 from testkit.images import images_dir_or_skip
 from testkit.kube import control_plane_processes
-from testkit.promises import Promise, bash_block, broken, promises
+from testkit.promises import Promise, bash_block, broken, marked, promises
 from testkit.pulumi_env import REPO
 from testkit.realnodes import real_nodes_or_skip
 from tests.kube_helpers import demo_bins_env, free_port
@@ -260,7 +260,8 @@ def walk_the_pages(project: Path, nodes: str, tmp_path: Path) -> None:
     # The autoscaler's log as each page begins (.demo/autoscaler.before-<page>.log).
     script = PRELUDE + "".join(
         f"cp .demo/autoscaler.log .demo/autoscaler.before-{name}.log 2>/dev/null\n"
-        f"echo '=== page {name}'\n" + bash_block(REPO / "docs" / page, marker)[0]
+        f"echo '=== page {name}'\n"
+        + marked(*bash_block(REPO / "docs" / page, marker), f"docs/{page}")
         for name, page, marker in PAGES
     )
     # Not `set -e`: some steps fail on purpose (the previews the provider refuses). Every wait in
