@@ -6,6 +6,7 @@ import importlib.util
 import itertools
 import re
 import shlex
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -226,3 +227,21 @@ def test_the_drill_gate_handles_every_exit_code_of_the_drill() -> None:
     (gate,) = [s for s in job["steps"] if s.get("name") == "Gate on the drill"]
     handled = {int(code) for code in re.findall(r"^\s*(\d+)\)", gate["run"], re.M)}
     assert handled == {0, 1, 3}  # 2, could not drill, is the catch-all that refuses
+
+
+def test_the_drill_workflow_installs_the_node_packages_before_it_chooses(tmp_path: Path) -> None:
+    """`choose` checks for root and the node packages: installed after it, they were never there
+    on a fresh root runner, so its real nodes never ran. The install goes on where it cannot
+    install (exit 3: not root, no apt-get), and fails on anything else."""
+    (job,) = _load(REPO / "examples" / "gitops" / "workflows" / "together-drill.yml")[
+        "jobs"
+    ].values()
+    runs = [step.get("run", "") for step in job["steps"]]
+    (install,) = [n for n, run in enumerate(runs) if "scripts/node-deps.sh" in run]
+    (where,) = [n for n, run in enumerate(runs) if "together_drill.ci choose" in run]
+    assert install < where
+    (tmp_path / "scripts").mkdir()
+    for status, passes in ((0, True), (3, True), (2, False), (1, False)):
+        (tmp_path / "scripts" / "node-deps.sh").write_text(f"exit {status}\n")
+        step = subprocess.run(["bash", "-eo", "pipefail", "-c", runs[install]], cwd=tmp_path)
+        assert (step.returncode == 0) is passes, status
