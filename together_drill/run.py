@@ -10,6 +10,7 @@ import signal
 import sys
 import time
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from types import FrameType
 from typing import Any, Final
@@ -170,9 +171,10 @@ class _State:
     now: Running
     at: float
 
-    @property
+    @cached_property
     def _end(self) -> tuple[str, str] | None:
-        """The Job's end as (Complete or Failed, its reason or ""), None while it runs."""
+        """The Job's end as (Complete or Failed, its reason or ""), None while it runs: read
+        once per poll (a state is what one poll saw and never changes)."""
         for condition in self.status.get("conditions") or []:
             if condition["status"] == "True" and condition["type"] in ("Complete", "Failed"):
                 return condition["type"], condition.get("reason") or ""
