@@ -98,7 +98,9 @@ def poll_until(
             lost += 1
             if lost > skips:
                 raise
-            log.warning("%s: failed (%s); trying again after a pause", subject, getattr(exc, "message", exc))
+            log.warning(
+                "%s: failed (%s); trying again after a pause", subject, getattr(exc, "message", exc)
+            )
         else:
             now_state = state(answer)
             if now_state != last_state:
