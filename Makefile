@@ -153,7 +153,7 @@ unit: $(STAMP)
 	$(PY) -m pytest tests/unit -q
 
 test: lint typecheck policy
-	@$(with_real_nodes) $(call with_builds,$(BUILDS)) $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
+	@$(with_real_nodes) $(call with_builds,$(BUILDS)) $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=15
 
 demo: $(STAMP)
 	@$(with_real_nodes) $(call with_builds,$(DEMO_BUILDS)) $(DEMO_ENV) bash scripts/demo.sh up
