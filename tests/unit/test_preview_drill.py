@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -47,25 +48,13 @@ SAVED = PodSeen(
     save=Save.COMPLETED,
     save_source="status.json",
 )
-IGNORES = PodSeen(
-    pod="sweep-0-deaf",
-    node="n",
-    index="0",
-    grace_seconds=6,
-    sigterm_delivered=True,
-    exit_code=137,
-    sigterm_to_exit_seconds=6.2,
-    counted_success=False,
-)
-UNSEEN = PodSeen(
-    pod="sweep-0-mute",
-    node="n",
-    index="0",
-    grace_seconds=6,
-    sigterm_delivered=True,
-    exit_code=143,
-    sigterm_to_exit_seconds=0.5,
-    counted_success=False,
+# The same pod killed at the grace's end (it ignored SIGTERM), and exiting 143 with no save seen.
+IGNORES = replace(
+    SAVED, pod="sweep-0-deaf", exit_code=137, sigterm_to_exit_seconds=6.2, save=Save.UNSEEN,
+    save_source=None,
+)  # fmt: skip
+UNSEEN = replace(
+    SAVED, pod="sweep-0-mute", sigterm_to_exit_seconds=0.5, save=Save.UNSEEN, save_source=None
 )
 
 
