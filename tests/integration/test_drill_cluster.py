@@ -117,9 +117,12 @@ def test_the_drill_on_an_existing_cluster_touches_only_its_own_pods(
 
         for left in world.volume_dir.iterdir():  # the first drill's checkpoints: start afresh
             shutil.rmtree(left) if left.is_dir() else left.unlink()
+        # Ctrl-C reaches it as in a terminal: a test run in a background job (`make test &`)
+        # starts with SIGINT ignored, which a child keeps (and Python then installs no handler).
         interrupted = subprocess.Popen(
             _drill_cmd(config, world.volume_dir, tmp_path / "cut.json", "--at", "4"),
             stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )  # fmt: skip
         assert interrupted.stderr is not None
         seen = []
