@@ -63,24 +63,23 @@ def promises(block: str, first_line: int, label: str) -> list[Promise]:
 
     ``...`` stands for whatever differs from run to run (an id, a time); a trailing
     ``[real nodes]`` or ``[KWOK nodes]`` says that only that node kind prints the line."""
-    found: list[Promise] = []
-    run: list[Promise] = []  # the promises under one command, its `ends` known at the next one
-    for number, line, quoted in _shell_lines(f"{block.rstrip()}\nend", first_line):
-        if quoted:
-            continue
+    runs: list[list[Promise]] = []  # the promises under each command, in the page's order
+    under_command = False  # a command came since the last promise: the next one starts a run
+    for number, line, quoted in _shell_lines(block, first_line):
         stripped = line.lstrip()
-        if not stripped.startswith(PROMPT):
-            if _is_command(line):
-                found += [replace(promise, ends=run[-1].where) for promise in run]
-                run = []
+        if quoted or not stripped.startswith(PROMPT):
+            under_command = under_command or (not quoted and _is_command(line))
             continue
+        if under_command or not runs:
+            runs.append([])
+            under_command = False
         text = stripped[len(PROMPT) :]
         kind = None
         tag = _TAG.search(text)
         if tag:
             kind, text = KINDS[tag[1]], text[: tag.start()]
-        run.append(Promise(f"{label}:{number}", text.strip(), kind))
-    return found
+        runs[-1].append(Promise(f"{label}:{number}", text.strip(), kind))
+    return [replace(promise, ends=run[-1].where) for run in runs for promise in run]
 
 
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1")
@@ -108,24 +107,18 @@ def _is_command(line: str) -> bool:
 
 
 def marked(block: str, first_line: int, label: str) -> str:
-    """The block with, after each run of ``#>`` lines, a command that prints `END` and the run's
-    last line (``$?`` kept for the next command): on the screen, each command's output is then
-    bounded, so a promise is looked for in its own command's output, never in a later one's
-    (where a broken step's promise could be met by chance, and every promise after it be reported
-    broken). Nothing is added inside a here-document."""
+    """The block with, after the last ``#>`` line of each command's run of promises, a command
+    that prints `END` and that line (``$?`` kept for the next command): on the screen, each
+    command's output is then bounded, so a promise is looked for in its own command's output,
+    never in a later one's (where a broken step's promise could be met by chance, and every
+    promise after it be reported broken). The runs are `promises`' own, so never in a
+    here-document."""
+    ends = {promise.ends for promise in promises(block, first_line, label)}
     out: list[str] = []
-    run_end: int | None = None
-    for number, line, quoted in _shell_lines(block, first_line):
-        if quoted:
-            pass
-        elif line.lstrip().startswith(PROMPT):
-            run_end = number
-        elif _is_command(line) and run_end is not None:
-            out.append(f"__rc=$?; echo '{END}{label}:{run_end}'; (exit $__rc)")
-            run_end = None
+    for number, line in enumerate(block.splitlines(), first_line):
         out.append(line)
-    if run_end is not None:
-        out.append(f"echo '{END}{label}:{run_end}'")
+        if f"{label}:{number}" in ends:
+            out.append(f"__rc=$?; echo '{END}{label}:{number}'; (exit $__rc)")
     return "\n".join(out) + "\n"
 
 
