@@ -106,7 +106,9 @@ MODULES: Final[tuple[Module, ...]] = (
     ),
     Module("preview-drill", "together_provider/preview/drill.py", _unit("test_preview_drill")),
     Module("verdict", "together_drill/verdict.py", _unit("test_drill_verdict")),
-    Module("evidence", "together_drill/evidence.py", _unit("test_drill_evidence")),
+    Module(
+        "evidence", "together_drill/evidence.py", _unit("test_drill_evidence", "test_drill_judge")
+    ),
     Module("targets", "together_drill/targets.py", _unit("test_drill_targets")),
     Module(
         "checkpoints",

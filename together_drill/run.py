@@ -9,7 +9,7 @@ import random
 import signal
 import sys
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from types import FrameType
@@ -19,16 +19,7 @@ import httpx
 
 from together_drill.cli import DrillArgs
 from together_drill.cluster import Cluster, Say
-from together_drill.evidence import (
-    Snapshot,
-    run_of,
-    runs_for,
-    save_from_files,
-    save_from_status,
-    shrunk_in_place,
-    snapshot,
-    status_runs,
-)
+from together_drill.evidence import Snapshot, VolumeSeen, judge_save, snapshot, status_runs
 from together_drill.kube import Kube, Obj, PodWatch, terminated
 from together_drill.manifest import DrillInputError, DrillJob, warnings
 from together_drill.report import as_json, readable, write_not_drilled
@@ -38,7 +29,6 @@ from together_drill.verdict import (
     JobSeen,
     PodSeen,
     ReclaimSeen,
-    Save,
     verdict,
 )
 from together_drill.waits import CouldNotDrill, wait_for
@@ -346,14 +336,15 @@ class _Drill:
             p["metadata"].get("deletionTimestamp") for _, p in history
         )
         index = pod["metadata"].get("labels", {}).get(INDEX_LABEL)
-        after = reclaimed.ended_files.get(name, {})
-        readable_volume = self.cluster.volume_dir is not None
-        save, source = (
-            save_from_files(reclaimed.files, after, reclaimed.wall, index)
-            if readable_volume
-            else (Save.UNSEEN, None)
+        volume = self.cluster.volume_dir
+        files = (
+            VolumeSeen(reclaimed.files, reclaimed.ended_files.get(name, {}))
+            if volume is not None
+            else None
         )
-        seen = PodSeen(
+        runs = status_runs(volume) if volume is not None else {}
+        judged = judge_save(name, index, reclaimed.wall, files, runs)
+        return PodSeen(
             pod=name,
             node=reclaimed.node,
             index=index,
@@ -362,35 +353,19 @@ class _Drill:
             exit_code=int(state["exitCode"]) if state else None,
             sigterm_to_exit_seconds=round(ended[0] - reclaimed.at, 1) if ended else None,
             counted_success=pod.get("status", {}).get("phase") == "Succeeded",
-            shrunk_files=shrunk_in_place(reclaimed.files, after),
-            save=save,
-            save_source=source,
-            volume_readable=readable_volume,
             counted_as_failure=position < rise,
+            uses_library=judged.uses_library,
+            checkpointed_step=judged.checkpointed_step,
+            reached_step=judged.reached_step,
+            saving_when_killed=judged.saving_when_killed,
+            next_pod=judged.next_pod,
+            next_resumed_from=judged.next_resumed_from,
+            checkpoint_every=judged.checkpoint_every,
+            shrunk_files=judged.shrunk_files,
+            save=judged.save,
+            save_source=judged.save_source,
+            volume_readable=judged.volume_readable,
         )
-        volume = self.cluster.volume_dir
-        if volume is None:
-            return seen
-        for runs in runs_for(status_runs(volume), index):
-            mine = run_of(runs, name, reclaimed.wall)
-            if mine is None:
-                continue
-            run = runs[mine]
-            following = runs[mine + 1] if mine + 1 < len(runs) else None
-            status_save, status_source = save_from_status(run)
-            return replace(
-                seen,
-                uses_library=True,
-                checkpointed_step=_int(run.get("checkpointed_step")),
-                reached_step=_int(run.get("step")),
-                saving_when_killed=run.get("exit_reason") == "saving",
-                checkpoint_every=_int(run.get("checkpoint_every")),
-                next_pod=str(following["pod"]) if following else None,
-                next_resumed_from=_int(following.get("resumed_from")) if following else None,
-                save=status_save,
-                save_source=status_source,
-            )
-        return seen
 
 
 def _drill(cluster: Cluster, args: DrillArgs, say: Say, created: list[DrillJob]) -> tuple[str, int]:
@@ -426,10 +401,6 @@ def _drill(cluster: Cluster, args: DrillArgs, say: Say, created: list[DrillJob])
         report = as_json(result, seen, job_seen, args.workload, DRAIN_WINDOW_SECONDS, notes)
         args.json_path.write_text(json.dumps(report, indent=2) + "\n")
     return readable(result, seen, job_seen, DRAIN_WINDOW_SECONDS), result.exit_code
-
-
-def _int(value: object) -> int | None:
-    return int(value) if isinstance(value, int | float) else None
 
 
 __all__ = ["EndedEarly", "run"]

@@ -120,12 +120,15 @@ class PodSeen:
     reached_step: int | None = None
     """How far this pod got (library): the work after ``checkpointed_step`` is lost."""
     saving_when_killed: bool = False
+    """The pod was in a save when its container ended (its status run still ``saving``, or the
+    save after SIGTERM cut short): `evidence.judge_save` decides it, as it decides ``save``."""
     next_pod: str | None = None
     next_resumed_from: int | None = None
     """The step the next pod of this index resumed from (library); None: none started yet."""
     checkpoint_every: int | None = None
     shrunk_files: tuple[str, ...] = ()
     save: Save = Save.UNSEEN
+    """The one judgement of the save after SIGTERM (`evidence.judge_save`, from both sources)."""
     save_source: str | None = None
     """Where the drill saw ``save``: ``status.json`` or the files it names on the volume."""
     volume_readable: bool = True
@@ -264,7 +267,7 @@ def pod_problems(pod: PodSeen, window_seconds: float) -> list[Problem]:
     elif pod.forced_kill:
         why = (
             "its save was still running"
-            if pod.saving_when_killed or pod.save is Save.CUT_SHORT
+            if pod.saving_when_killed
             else "it had not exited after SIGTERM"
         )
         took = (
