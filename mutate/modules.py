@@ -126,7 +126,10 @@ MODULES: Final[tuple[Module, ...]] = (
     Module(
         "volume-preview",
         "together_provider/volume/preview.py",
-        (*_unit("test_preview_plan", "test_volume_rules"), *_PREVIEW_TESTS),
+        (
+            *_unit("test_volume_preview_words", "test_preview_plan", "test_volume_rules"),
+            *_PREVIEW_TESTS,
+        ),
     ),
     Module(
         "volume-rules",
