@@ -157,8 +157,7 @@ def test_missing_required_keys_are_listed() -> None:
     assert {
         "clusters.train.region",
         "clusters.train.gpuType",
-        "clusters.train.cudaVersion",
-        "clusters.train.nvidiaDriverVersion",
+        "clusters.train.nvidiaVersionId",  # the driver: by catalogue id, or the CUDA pair
     } <= fields
 
 
