@@ -401,6 +401,9 @@ class SharedVolumeArgs:
     its cluster, so replacing that cluster loses them.
     """
 
+    instance_cluster_id: pulumi.Input[str] | None = None
+    """A cluster whose infrastructure the volume is placed on (its `cluster_id`)."""
+
     ready_timeout_seconds: pulumi.Input[float] = 1800.0
     """How long create waits for the volume to be available (and delete for it to be gone)."""
 
@@ -432,6 +435,9 @@ class SharedVolumeAttributes(Attributes):
     not a cluster's deletion, decide when the checkpoints go; with false Together deletes it with
     its cluster, so replacing that cluster loses them.
     """
+
+    instance_cluster_id: pulumi.Output[str | None]
+    """A cluster whose infrastructure the volume is placed on (its `cluster_id`)."""
 
     ready_timeout_seconds: pulumi.Output[float]
     """How long create waits for the volume to be available (and delete for it to be gone)."""
