@@ -4,24 +4,24 @@ provider's own rulebook and price table, so the pack and the provider never disa
 from __future__ import annotations
 
 import re
-from datetime import datetime
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Final
 
 from together_facts.errors import InputError
 from together_facts.prices import parse_rates
 from together_policy.provider import (
-    Invalid,
-    instant,
-    is_unknown,
-    timestamp,
     CLUSTER_RULEBOOK,
     PRICES_CONFIG_KEY,
+    Invalid,
     PriceTable,
     counts,
     hourly_cost,
+    instant,
+    is_unknown,
     load_price_table,
+    timestamp,
 )
 from together_policy.resources import (
     Res,

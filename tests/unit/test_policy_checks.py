@@ -328,7 +328,7 @@ def test_budget_takes_the_stacks_own_rates_and_says_when_it_priced_at_placeholde
 
 
 NOW = datetime(2027, 3, 25, tzinfo=UTC)
-ENDING = {
+ENDING: dict[str, Any] = {
     "billing_type": "RESERVED",
     "duration_days": 90,
     "reservation_end_time": "2027-03-31T00:00:00Z",
