@@ -11,6 +11,8 @@ from together.types import cluster_create_params, cluster_update_params
 from together.types.clusters import storage_create_params
 
 from tests.fake_api import ONE, SPEC, FakeApi, client_for, cluster, reply
+from tests.sim_app import Sim
+from together_provider.cluster import mapping
 from together_provider.cluster.lifecycle import ClusterLifecycle
 from together_provider.cluster.rules import RULEBOOK
 from together_provider.cluster.table import CLUSTER
@@ -253,3 +255,43 @@ def test_a_reservation_may_be_extended() -> None:
 def test_a_replacement_may_end_earlier() -> None:
     moved = RESERVED | {"region": "us-west-2", "reservation_end_time": "2027-01-10T00:00:00Z"}
     assert _reasons(moved, RESERVED) == []
+
+
+# --- state: a cluster that sets none of the new fields ------------------------------------------
+
+BEFORE_ISSUE_49 = {
+    "allocated_preemptible_gpus",
+    "auto_scale",
+    "billing_type",
+    "cluster_id",
+    "cluster_name",
+    "cluster_type",
+    "control_plane_ready",
+    "created_at",
+    "cuda_version",
+    "desired_preemptible_gpus",
+    "gpu_type",
+    "kube_config",
+    "num_gpus",
+    "num_preemptible_gpus",
+    "nvidia_driver_version",
+    "preemption_events",
+    "project_id",
+    "ready_timeout_seconds",
+    "region",
+    "status",
+    "volume_name",
+}
+"""What a Ready cluster of `SPEC`'s kind stored on 0920a80, before issue 49."""
+
+EVERY_CLUSTER = {"worker_nodes", "first_ready_at"}
+"""The outputs issue 49 asks of every cluster (its nodes, when it was first Ready)."""
+
+
+def test_a_cluster_without_the_new_fields_stores_none_of_them(sim: Sim) -> None:
+    props = {k: v for k, v in SPEC.items() if k != "num_preemptible_gpus"}
+    spec = CLUSTER.resolve(props)
+    live = sim.ready(cluster_name="train", project_id="proj")
+    stored = mapping.outputs(CLUSTER.to_props(spec), live)
+    assert set(stored) == BEFORE_ISSUE_49 | EVERY_CLUSTER
+    assert [n["compute_class"] for n in stored["worker_nodes"]] == ["standard"]
