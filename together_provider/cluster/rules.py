@@ -274,10 +274,12 @@ def _reservation_window(new: ClusterDraft, _old: ClusterDraft | None) -> str | N
 
 def _shortened(new: ClusterDraft, old: ClusterDraft | None) -> str | None:
     """Together extends a running reservation; it never gives back days already bought."""
-    if old is None or replacing_fields(CLUSTER, old, new):
+    if old is None:
         return None
     was, end = old.reservation_end_time, new.reservation_end_time
     if not isinstance(was, str) or not isinstance(end, str) or instant(end) >= instant(was):
+        return None
+    if replacing_fields(CLUSTER, old, new):
         return None
     return (
         f"reservation_end_time {was} -> {end} shortens the running reservation; Together only "
@@ -288,14 +290,14 @@ def _shortened(new: ClusterDraft, old: ClusterDraft | None) -> str | None:
 
 def _add_on_set(new: ClusterDraft, old: ClusterDraft | None) -> str | None:
     """The update request changes an existing add-on's config, by name; it adds or removes none."""
-    if old is None or replacing_fields(CLUSTER, old, new):
+    if old is None:
         return None
     was, now = old.add_ons, new.add_ons
     if was is None or now is None or Unknown.VALUE in (was, now):
         return None  # unsetting is the kept-when-unset rule's
     before = sorted((a["name"], a["add_on_type"]) for a in was)
     after = sorted((a["name"], a["add_on_type"]) for a in now)
-    if before == after:
+    if before == after or replacing_fields(CLUSTER, old, new):
         return None
     return (
         f"add_ons {before} -> {after} adds, removes or retypes an add-on; Together's update "
