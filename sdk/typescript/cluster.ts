@@ -41,7 +41,7 @@ export class Cluster extends pulumi.CustomResource {
     /**
      * Each add-on's state as Together reports it, `{name, state}`; unset without add-ons.
      */
-    declare public /*out*/ readonly addOnStates: pulumi.Output<{[key: string]: any}[]>;
+    declare public /*out*/ readonly addOnStates: pulumi.Output<{[key: string]: any}[] | undefined>;
     /**
      * Add-ons, each `{name, add_on_type, config}` with the SDK's keys; `config` takes `dashboard`, `headlamp`, `ingress` and `slurm_web`, each `{enabled}`.
      */
@@ -109,7 +109,7 @@ export class Cluster extends pulumi.CustomResource {
     /**
      * When the cluster was first Ready (ISO 8601); unset until then.
      */
-    declare public /*out*/ readonly firstReadyAt: pulumi.Output<string>;
+    declare public /*out*/ readonly firstReadyAt: pulumi.Output<string | undefined>;
     /**
      * GPU model of every node. One of: H100_SXM, H200_SXM, RTX_6000_PCI, L40_PCIE, B200_SXM, H100_SXM_INF, B300_SXM, GB200_SXM.
      */
@@ -177,7 +177,7 @@ export class Cluster extends pulumi.CustomResource {
     /**
      * When the reservation ends as Together reports it (ISO 8601, UTC); unset for a cluster with no end.
      */
-    declare public /*out*/ readonly reservationEndsAt: pulumi.Output<string>;
+    declare public /*out*/ readonly reservationEndsAt: pulumi.Output<string | undefined>;
     /**
      * When a `SCHEDULED_CAPACITY` reservation starts (ISO 8601, e.g. `2027-01-01T00:00:00Z`); unset, the cluster provisions at once.
      */

@@ -53,7 +53,7 @@ type Cluster struct {
 	// Length of a `RESERVED` cluster, 1..90 days.
 	DurationDays pulumi.IntPtrOutput `pulumi:"durationDays"`
 	// When the cluster was first Ready (ISO 8601); unset until then.
-	FirstReadyAt pulumi.StringOutput `pulumi:"firstReadyAt"`
+	FirstReadyAt pulumi.StringPtrOutput `pulumi:"firstReadyAt"`
 	// GPU model of every node. One of: H100_SXM, H200_SXM, RTX_6000_PCI, L40_PCIE, B200_SXM, H100_SXM_INF, B300_SXM, GB200_SXM.
 	GpuType pulumi.StringOutput `pulumi:"gpuType"`
 	// Install the Traefik ingress controller (Kubernetes clusters; Together's default: false).
@@ -87,7 +87,7 @@ type Cluster struct {
 	// When the reservation ends and Together decommissions the cluster (ISO 8601, e.g. `2027-01-31T00:00:00Z`); `RESERVED` or `SCHEDULED_CAPACITY` clusters only. A later value extends it in place.
 	ReservationEndTime pulumi.StringPtrOutput `pulumi:"reservationEndTime"`
 	// When the reservation ends as Together reports it (ISO 8601, UTC); unset for a cluster with no end.
-	ReservationEndsAt pulumi.StringOutput `pulumi:"reservationEndsAt"`
+	ReservationEndsAt pulumi.StringPtrOutput `pulumi:"reservationEndsAt"`
 	// When a `SCHEDULED_CAPACITY` reservation starts (ISO 8601, e.g. `2027-01-01T00:00:00Z`); unset, the cluster provisions at once.
 	ReservationStartTime pulumi.StringPtrOutput `pulumi:"reservationStartTime"`
 	// A custom Slurm image (SLURM clusters).
@@ -432,8 +432,8 @@ func (o ClusterOutput) DurationDays() pulumi.IntPtrOutput {
 }
 
 // When the cluster was first Ready (ISO 8601); unset until then.
-func (o ClusterOutput) FirstReadyAt() pulumi.StringOutput {
-	return o.ApplyT(func(v *Cluster) pulumi.StringOutput { return v.FirstReadyAt }).(pulumi.StringOutput)
+func (o ClusterOutput) FirstReadyAt() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Cluster) pulumi.StringPtrOutput { return v.FirstReadyAt }).(pulumi.StringPtrOutput)
 }
 
 // GPU model of every node. One of: H100_SXM, H200_SXM, RTX_6000_PCI, L40_PCIE, B200_SXM, H100_SXM_INF, B300_SXM, GB200_SXM.
@@ -517,8 +517,8 @@ func (o ClusterOutput) ReservationEndTime() pulumi.StringPtrOutput {
 }
 
 // When the reservation ends as Together reports it (ISO 8601, UTC); unset for a cluster with no end.
-func (o ClusterOutput) ReservationEndsAt() pulumi.StringOutput {
-	return o.ApplyT(func(v *Cluster) pulumi.StringOutput { return v.ReservationEndsAt }).(pulumi.StringOutput)
+func (o ClusterOutput) ReservationEndsAt() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Cluster) pulumi.StringPtrOutput { return v.ReservationEndsAt }).(pulumi.StringPtrOutput)
 }
 
 // When a `SCHEDULED_CAPACITY` reservation starts (ISO 8601, e.g. `2027-01-01T00:00:00Z`); unset, the cluster provisions at once.
