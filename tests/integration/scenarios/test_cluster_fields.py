@@ -98,6 +98,9 @@ def test_each_update_field_is_one_update_and_one_put_of_it_alone(
     outputs = stack.up().outputs
     assert outputs["train_status"].value == "Ready"
     first_id = outputs["train_id"].value
+    # An input set in the program reads back; one left unset is an output resolving to None.
+    assert outputs["train_reservation_end_time"].value == "2027-06-30T00:00:00Z"
+    assert outputs.get("train_capacity_pool_id", auto.OutputValue(None, False)).value is None
 
     # What a user checks before acting is stored: nodes, first Ready, add-ons, the end.
     (stored,) = host.stored_clusters(env)
