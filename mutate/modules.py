@@ -121,7 +121,10 @@ MODULES: Final[tuple[Module, ...]] = (
     Module(
         "cluster-preview",
         "together_provider/cluster/preview.py",
-        (*_unit("test_preview_plan", "test_preview_guardrails"), *_PREVIEW_TESTS),
+        (
+            *_unit("test_cluster_preview_words", "test_preview_plan", "test_preview_guardrails"),
+            *_PREVIEW_TESTS,
+        ),
     ),
     Module(
         "volume-preview",
