@@ -7,10 +7,10 @@ here are what the guardrails block a PR on."""
 from __future__ import annotations
 
 from dataclasses import replace
-from dataclasses import replace
 from typing import Any
 
 from together_facts.prices import PriceTable
+from together_provider.cluster.preview import ClusterChange
 from together_provider.cluster.table import CLUSTER_TYPE
 from together_provider.framework.schema import UNKNOWN
 from together_provider.preview import build_plan
@@ -62,7 +62,7 @@ STEPS = [
             num_gpus=8,
             desired_preemptible_gpus=16,
             allocated_preemptible_gpus=12,
-        ),  # fmt: skip
+        ),
         _state("grow", {**RANGED, "labels": {"team": "a"}}),
     ),
     # auto_scale: the standard count moves inside 8-32 by itself, stored at 16
@@ -133,6 +133,10 @@ def _plan(
     return build_plan(document, "dev.json", prices)
 
 
+def _clusters(plan: StackPlan) -> list[ClusterChange]:
+    return [c for c in plan.changes["clusters"] if isinstance(c, ClusterChange)]
+
+
 def _preview() -> Any:
     return preview_of(BY_TYPE[CLUSTER_TYPE])
 
@@ -147,25 +151,26 @@ TABLE = [
     "| Cluster | Action | GPU type | Standard GPUs | Preemptible target | Allocated as of "
     "2026-03-04 05:06 UTC | Est. cost/h | Δ/h |",
     "|---|---|---|--:|--:|--:|--:|--:|",
-    "| `grow` | in-place update | H100_SXM | 8 | 24–32, stored 16 | 12 | $32.00 → $40.00 | +$8.00 |",
-    "| `auto` | unchanged | H100_SXM | 8–32, stored 16 | 16 | 0 | $32.00 | ±$0.00 |",
+    "| `grow` | in-place update | H100_SXM | 8 | 24\u201332, stored 16 | 12 | $32.00 → $40.00 "
+    "| +$8.00 |",
+    "| `auto` | unchanged | H100_SXM | 8\u201332, stored 16 | 16 | 0 | $32.00 | ±$0.00 |",
     "| `move` | **replace** | H100_SXM → B200_SXM | 8 | 16 | 16 | $32.00 → $64.00 | +$32.00 |",
     "| `gone` | **delete** | H100_SXM | 8 → — | 16 → — | 4 | $32.00 → — | -$32.00 |",
     "| `new` | create | H100_SXM | — → ? | — → 16 | — | — → ? | ? |",
     "| `idle` | unchanged | H100_SXM | 8 | 16 | ? | $32.00 | ±$0.00 |",
-    "| `shrink` | in-place update | H100_SXM | 8 | 8–32, stored 16 | ? | $24.00 | ±$0.00 |",
-    "| `autogrow` | in-place update | H100_SXM | 24–32, stored 16 | 16 | ? | $48.00 → $64.00 "
+    "| `shrink` | in-place update | H100_SXM | 8 | 8\u201332, stored 16 | ? | $24.00 | ±$0.00 |",
+    "| `autogrow` | in-place update | H100_SXM | 24\u201332, stored 16 | 16 | ? | $48.00 → $64.00 "
     "| +$16.00 |",
-    "| `unrange` | in-place update | H100_SXM | 8 → 16 | 24–32 → 24, stored 20 | ? | "
+    "| `unrange` | in-place update | H100_SXM | 8 → 16 | 24\u201332 → 24, stored 20 | ? | "
     "$40.00 → $56.00 | +$16.00 |",
     "",
     "Declared ranges (the live value may move inside without a change; costs above are at the "
     "floor):",
-    "- `grow`: preemptible 24–32, stored 16: $40.00/h at the floor, $48.00/h at the ceiling",
-    "- `auto`: standard 8–32, stored 16 (auto_scale): $32.00/h at the floor, $80.00/h at the "
+    "- `grow`: preemptible 24\u201332, stored 16: $40.00/h at the floor, $48.00/h at the ceiling",
+    "- `auto`: standard 8\u201332, stored 16 (auto_scale): $32.00/h at the floor, $80.00/h at the "
     "ceiling",
-    "- `shrink`: preemptible 8–32, stored 16: $24.00/h at the floor, $48.00/h at the ceiling",
-    "- `autogrow`: standard 24–32, stored 16 (auto_scale): $64.00/h at the floor, $80.00/h at "
+    "- `shrink`: preemptible 8\u201332, stored 16: $24.00/h at the floor, $48.00/h at the ceiling",
+    "- `autogrow`: standard 24\u201332, stored 16 (auto_scale): $64.00/h at the floor, $80.00/h at "
     "the ceiling",
     "",
     "Changed fields:",
@@ -191,7 +196,7 @@ def test_the_table_word_for_word() -> None:
 
 
 def test_what_a_deletion_and_a_replacement_take_away() -> None:
-    by_name = {c.name: c for c in _plan().changes["clusters"]}
+    by_name = {c.name: c for c in _clusters(_plan())}
     assert _preview().loss(by_name["move"]) == (
         "`move` is **replaced** (because of `region`, `gpu_type`): its 8 standard GPUs and 16 "
         "allocated preemptible GPUs (as of the last refresh) go away; the old cluster is deleted "
@@ -214,7 +219,7 @@ REFRESHED = [
         "swap",
         _state("swap", BASE, num_gpus=8, allocated_preemptible_gpus=16),
         _state("swap", BASE, num_gpus=8, allocated_preemptible_gpus=16),
-    ),  # fmt: skip
+    ),
     _step(
         "replace",
         "swap",
@@ -226,7 +231,7 @@ REFRESHED = [
 
 def test_a_refreshed_preview_says_so_and_a_create_first_replacement_bills_twice() -> None:
     plan = _plan(REFRESHED)
-    (swap,) = plan.changes["clusters"]
+    (swap,) = _clusters(plan)
     assert swap.op == "refresh/replace" and swap.refreshed
     lines = _preview().table([swap], plan, DESTRUCTIVE)
     assert lines[0] == (
@@ -267,8 +272,8 @@ def test_the_notes_name_where_each_rate_comes_from() -> None:
     both = _plan(prices=placeholder, pricesPerGpuHour={"B200_SXM": 5.0, "H100_SXM": 3.0})
     (note, _) = _preview().notes(both.changes["clusters"], replace(both, project=None))
     assert note == (
-        "On-demand prices: the stack's own rates from `<project>:pricesPerGpuHour`: B200_SXM $5.00, "
-        "H100_SXM $3.00 per GPU-hour."
+        "On-demand prices: the stack's own rates from `<project>:pricesPerGpuHour`: "
+        "B200_SXM $5.00, H100_SXM $3.00 per GPU-hour."
     )
     (note, _) = _preview().notes([], plan)  # no cluster shown: every rate of the table
     assert note.startswith("On-demand prices: B200_SXM, H100_SXM, H200_SXM from `rates.json`")
