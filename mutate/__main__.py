@@ -10,6 +10,7 @@ import time
 from datetime import UTC, datetime
 from importlib.metadata import version
 
+from mutate.equivalents import parse_equivalents
 from mutate.load import LoadSampler
 from mutate.modules import FLOOR, MODULES, Module, by_key
 from mutate.report import (
@@ -19,7 +20,7 @@ from mutate.report import (
     replace_section,
     survivor_line,
 )
-from mutate.results import parse_equivalents, tally
+from mutate.results import tally
 from mutate.run import REPO, WORK, mutate_module
 
 EQUIVALENTS = REPO / "tests" / "mutation-equivalent.txt"

@@ -142,13 +142,15 @@ MODULES: Final[tuple[Module, ...]] = (
     Module("preview-drill", "together_provider/preview/drill.py", _unit("test_preview_drill")),
     Module("verdict", "together_drill/verdict.py", _unit("test_drill_verdict")),
     Module(
-        "evidence", "together_drill/evidence.py", _unit("test_drill_evidence", "test_drill_judge")
+        "evidence",
+        "together_drill/evidence.py",
+        _unit("test_drill_evidence", "test_drill_judge", "test_fault_injection"),
     ),
     Module("targets", "together_drill/targets.py", _unit("test_drill_targets")),
     Module(
         "checkpoints",
         "worker/together_worker/checkpoints.py",
-        _unit("test_worker", "test_worker_processes"),
+        _unit("test_worker", "test_worker_processes", "test_fault_injection"),
         through_processes=(
             f"{_WORKER_PROCESSES}::test_a_kill_9",
             f"{_WORKER_PROCESSES}::test_sigterm_checkpoints",
@@ -158,7 +160,7 @@ MODULES: Final[tuple[Module, ...]] = (
     Module(
         "launcher",
         "worker/together_worker/launcher.py",
-        _unit("test_worker_processes"),
+        _unit("test_worker_processes", "test_fault_injection"),
         through_processes=(f"{_WORKER_PROCESSES}::test_the_launcher_",),
         root="worker",
     ),
