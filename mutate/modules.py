@@ -140,11 +140,18 @@ MODULES: Final[tuple[Module, ...]] = (
         _unit("test_volume_rules", "test_volume_shrink"),
     ),
     Module("preview-drill", "together_provider/preview/drill.py", _unit("test_preview_drill")),
-    Module("verdict", "together_drill/verdict.py", _unit("test_drill_verdict")),
+    Module(
+        "verdict", "together_drill/verdict.py", _unit("test_drill_verdict", "test_drill_constants")
+    ),
     Module(
         "evidence",
         "together_drill/evidence.py",
-        _unit("test_drill_evidence", "test_drill_judge", "test_fault_injection"),
+        _unit(
+            "test_drill_evidence",
+            "test_drill_judge",
+            "test_drill_constants",
+            "test_fault_injection",
+        ),
     ),
     Module("targets", "together_drill/targets.py", _unit("test_drill_targets")),
     Module(
