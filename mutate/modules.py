@@ -141,7 +141,7 @@ MODULES: Final[tuple[Module, ...]] = (
     ),
     Module("preview-drill", "together_provider/preview/drill.py", _unit("test_preview_drill")),
     Module(
-        "verdict", "together_drill/verdict.py", _unit("test_drill_verdict", "test_drill_constants")
+        "verdict", "together_drill/verdict.py", _unit("test_drill_verdict", "test_drill_edges")
     ),
     Module(
         "evidence",
@@ -149,7 +149,7 @@ MODULES: Final[tuple[Module, ...]] = (
         _unit(
             "test_drill_evidence",
             "test_drill_judge",
-            "test_drill_constants",
+            "test_drill_edges",
             "test_fault_injection",
         ),
     ),

@@ -1,6 +1,6 @@
-"""The drill's constants as behaviour (they are what `mutate/constants.py` mutates): which names
+"""The drill's edges: its constants as behaviour (what `mutate/constants.py` mutates: which names
 are a save being written, the exit codes docs/drill.md promises, the kill that is the kubelet's,
-and the second of slack at the grace end."""
+the second of slack at the grace end) and the bounds of "resumed"."""
 
 from __future__ import annotations
 
@@ -70,3 +70,26 @@ def test_137_is_the_kubelets_kill_and_136_is_not() -> None:
 def test_one_second_before_the_grace_end_still_counts_as_its_end(took: float, code: Code) -> None:
     (problem,) = pod_problems(replace(POD, sigterm_to_exit_seconds=took), 300.0)
     assert problem.code is code
+
+
+@pytest.mark.parametrize(
+    ("checkpointed", "resumed_from", "resumed"),
+    [
+        (1, None, False),  # a checkpoint at step 1, the next pod started from scratch
+        (None, None, True),  # no checkpoint: starting from scratch loses nothing saved
+        (None, 0, True),
+        (5, 5, True),
+        (5, 4, False),
+    ],
+)
+def test_resumed_is_from_the_last_checkpoint_or_later(
+    checkpointed: int | None, resumed_from: int | None, resumed: bool
+) -> None:
+    pod = replace(
+        POD,
+        uses_library=True,
+        checkpointed_step=checkpointed,
+        next_pod="p-2",
+        next_resumed_from=resumed_from,
+    )
+    assert pod.resumed is resumed
