@@ -111,7 +111,7 @@ MODULES: Final[tuple[Module, ...]] = (
     Module(
         "plan",
         "together_provider/preview/plan.py",
-        (*_unit("test_preview_plan"), *_PREVIEW_TESTS),
+        (*_unit("test_preview_plan", "test_plan_facts"), *_PREVIEW_TESTS),
     ),
     Module(
         "guardrails",
@@ -140,9 +140,7 @@ MODULES: Final[tuple[Module, ...]] = (
         _unit("test_volume_rules", "test_volume_shrink"),
     ),
     Module("preview-drill", "together_provider/preview/drill.py", _unit("test_preview_drill")),
-    Module(
-        "verdict", "together_drill/verdict.py", _unit("test_drill_verdict", "test_drill_edges")
-    ),
+    Module("verdict", "together_drill/verdict.py", _unit("test_drill_verdict", "test_drill_edges")),
     Module(
         "evidence",
         "together_drill/evidence.py",

@@ -92,3 +92,8 @@ def f() -> float:
     ]
     assert made[0].line == 3 and made[0].before == "SLACK: Final = 1.0"
     assert "return 2.0" in made[0].source and "SLACK: Final = 2.0" in made[0].source
+
+
+def test_a_sentence_split_over_lines_is_prose_as_a_whole() -> None:
+    source = 'FIX = ("handle SIGTERM: checkpoint and exit 143 within the grace "\n    "period")\n'
+    assert constant_mutants(source, "m") == []
