@@ -101,7 +101,13 @@ MODULES: Final[tuple[Module, ...]] = (
     Module(
         "prices",
         "together_facts/prices.py",
-        _unit("test_prices", "test_preview_render", "test_policy_checks", "test_counts"),
+        _unit(
+            "test_prices",
+            "test_preview_render",
+            "test_policy_checks",
+            "test_counts",
+            "test_locale_faults",
+        ),
     ),
     Module(
         "preview-prices",
@@ -139,7 +145,11 @@ MODULES: Final[tuple[Module, ...]] = (
         "together_provider/volume/rules.py",
         _unit("test_volume_rules", "test_volume_shrink"),
     ),
-    Module("preview-drill", "together_provider/preview/drill.py", _unit("test_preview_drill")),
+    Module(
+        "preview-drill",
+        "together_provider/preview/drill.py",
+        _unit("test_preview_drill", "test_locale_faults"),
+    ),
     Module("verdict", "together_drill/verdict.py", _unit("test_drill_verdict", "test_drill_edges")),
     Module(
         "evidence",
