@@ -161,7 +161,7 @@ MODULES: Final[tuple[Module, ...]] = (
             "test_fault_injection",
         ),
     ),
-    Module("targets", "together_drill/targets.py", _unit("test_drill_targets")),
+    Module("targets", "together_drill/targets.py", _unit("test_drill_targets", "test_drill_edges")),
     Module(
         "checkpoints",
         "worker/together_worker/checkpoints.py",

@@ -9,6 +9,7 @@ from dataclasses import replace
 import pytest
 
 from together_drill.evidence import temporary
+from together_drill.targets import random_due
 from together_drill.verdict import (
     COULD_NOT_DRILL,
     Code,
@@ -93,3 +94,19 @@ def test_resumed_is_from_the_last_checkpoint_or_later(
         next_resumed_from=resumed_from,
     )
     assert pod.resumed is resumed
+
+
+class _Bound:
+    """An rng whose `uniform` answers one end of its range: the earliest or the latest reclaim."""
+
+    def __init__(self, end: int) -> None:
+        self.end = end
+
+    def uniform(self, low: float, high: float) -> float:
+        return (low, high)[self.end]
+
+
+def test_a_random_reclaim_comes_2_to_12_seconds_after_the_latest_pod_started() -> None:
+    now = {"n1": [("a", 100.0)], "n2": [("b", 103.0), ("c", 101.0)]}
+    assert random_due(now, _Bound(0)) == 105.0  # type: ignore[arg-type]
+    assert random_due(now, _Bound(1)) == 115.0  # type: ignore[arg-type]
