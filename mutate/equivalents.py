@@ -14,12 +14,15 @@ The file's format, one entry per mutant::
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 import libcst as cst
+from mutmut import configuration
 from mutmut.mutation.file_mutation import combine_mutations_to_source, create_mutations
 
 from mutate.modules import Module
@@ -87,6 +90,24 @@ def format_entry(name: str, reason: str, before: str, after: str) -> str:
     return f"{name}: {reason}\n    {BEFORE}{before}\n    {AFTER}{after}\n"
 
 
+def _load_tool_defaults() -> None:
+    """mutmut's settings with its defaults, loaded once. mutmut reads them from the working
+    directory's pyproject.toml (a real run's copy has its own `[tool.mutmut]` table, written by
+    mutate/run.py); without one it guesses the source directory from the directory's *name*, and
+    fails in a clone whose folder is not named after a package. Making mutants again needs only
+    the defaults (no pattern excluded), so they are read in an empty directory that names one."""
+    if configuration._config is not None:
+        return
+    here = Path.cwd()
+    with tempfile.TemporaryDirectory(prefix="mutmut-defaults-") as empty:
+        Path(empty, "pyproject.toml").write_text('[tool.mutmut]\nsource_paths = ["."]\n')
+        os.chdir(empty)
+        try:
+            configuration.config()
+        finally:
+            os.chdir(here)
+
+
 def regenerate(
     module: Module, root: Path, only: Collection[str] | None = None
 ) -> dict[str, tuple[str, str]]:
@@ -96,6 +117,7 @@ def regenerate(
     (or methods) to make them of; mutmut numbers each function's mutants on their own, so the
     others are left out without renumbering any."""
     source = (root / module.path).read_text(encoding="utf-8")
+    _load_tool_defaults()
     tree, mutations, classes, functions = create_mutations(module.inner, source)
     if only is not None:
         mutations = [

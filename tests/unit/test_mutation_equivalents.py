@@ -96,3 +96,18 @@ def test_an_entry_without_its_reason_or_its_lines_is_refused(
 ) -> None:
     with pytest.raises(ValueError, match=f"equivalent.txt:{where}: .*{re.escape(message)}"):
         parse_equivalents(text, "equivalent.txt")
+
+
+def test_mutants_are_made_again_from_a_clone_of_any_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """mutmut guesses its source directory from the working directory's name when no
+    `[tool.mutmut]` table is there: CI's clone is in a folder named after no package, where a
+    plain `create_mutations` raised FileNotFoundError. The defaults are loaded wherever we are."""
+    from mutmut import configuration
+
+    monkeypatch.setattr(configuration, "_config", None)
+    monkeypatch.chdir(tmp_path)
+    made = regenerate(by_key("volume-rules"), ROOT)
+    assert made and all("__mutmut_" in name for name in made)
+    assert Path.cwd() == tmp_path
