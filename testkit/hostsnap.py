@@ -11,8 +11,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from together_sim.nodes.host import cgroups, processes, shared, sysctls
-from together_sim.nodes.host.journal import Journal
+from together_sim.host import cgroups, processes, shared, sysctls
+from together_sim.host.journal import Journal
 
 __all__ = ["HostSnapshot", "bridge_index", "foreign_journals", "leftovers", "snapshot"]
 

@@ -24,7 +24,7 @@ from together_drill.kube import Kube
 from together_drill.manifest import DrillInputError, DrillJob
 from together_drill.waits import CouldNotDrill, wait_for
 from together_sim.banner import read_banner
-from together_sim.nodes.host.images import IMAGES_ENV, archive_names, find_images
+from together_sim.host.images import IMAGES_ENV, archive_names, find_images
 from together_sim.nodes.pool import real_nodes_unavailable
 
 API_KEY: Final = "drill-key"

@@ -323,7 +323,7 @@ def cleanup(argv: Sequence[str] = ()) -> int:
         "status 1 when something could not be removed.",
     )
     parser.parse_args(list(argv))
-    from together_sim.nodes.host import journal, shared
+    from together_sim.host import journal, shared
 
     if not shared.RUN_DIR.exists():
         print("together_sim cleanup: nothing to remove (no /run/together-sim)")

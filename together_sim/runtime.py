@@ -19,7 +19,7 @@ from together_sim.store import Store
 from together_sim.timings import Timings
 
 if TYPE_CHECKING:
-    from together_sim.kube.hub import KubeHub
+    from together_sim.mirror.hub import KubeHub
     from together_sim.nodes.pool import RealNodePool
 
 __all__ = ["SimulatorConfig", "SimulatorRuntime"]
@@ -73,7 +73,7 @@ class SimulatorRuntime:
     def start_kubernetes(self) -> None:
         """Start the control-plane hub (``--kubernetes``): under ``<state dir>/kube``, or a
         temporary directory removed by :meth:`close` when the state is in memory."""
-        from together_sim.kube.hub import KubeHub, find_kube_bin
+        from together_sim.mirror.hub import KubeHub, find_kube_bin
         from together_sim.nodes.pool import TEMPORARY_PREFIX
 
         bin_dir = find_kube_bin(self.config.kube_bin)
@@ -92,7 +92,7 @@ class SimulatorRuntime:
     def _real_node_pool(self, bin_dir: Path) -> RealNodePool | None:
         """``--real-nodes``: checked before anything starts, so a machine that cannot run them
         gets one message with the fix."""
-        from together_sim.nodes.host.images import NodeImages, find_images
+        from together_sim.host.images import NodeImages, find_images
         from together_sim.nodes.pool import RealNodePool, real_nodes_unavailable
 
         count = self.config.real_nodes
@@ -112,7 +112,7 @@ class SimulatorRuntime:
         """Stop every control plane, then close the store. A temporary root with real nodes is
         in their pool's journal, which removes it last (or keeps it, with whatever a node left
         in it, for the sweep); without real nodes it is removed here."""
-        from together_sim.nodes.host.mounts import remove_tree
+        from together_sim.host.mounts import remove_tree
 
         self.stopping.set()
         journaled = False

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from testkit.hostsnap import HostSnapshot, leftovers, snapshot
-from together_sim.nodes.host import shared, sysctls
-from together_sim.nodes.host.journal import Journal, Owner
+from together_sim.host import shared, sysctls
+from together_sim.host.journal import Journal, Owner
 
 SETTINGS = {"vm/overcommit_memory": "0", "kernel/panic": "1", "kernel/panic_on_oops": "0"}
 BEFORE = HostSnapshot(

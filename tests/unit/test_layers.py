@@ -559,20 +559,10 @@ SIMULATOR_FLOORS: Final = (
             "together_sim.store",
         ),
     ),
-    ("host plumbing", ("together_sim.nodes.host",)),
-    (
-        "control plane",
-        (
-            "together_sim.kube.client",
-            "together_sim.kube.pods",
-            "together_sim.kube.pki",
-            "together_sim.kube.processes",
-            "together_sim.kube.views",
-            "together_sim.kube.demand",
-        ),
-    ),
+    ("host plumbing", ("together_sim.host",)),
+    ("control plane", ("together_sim.kube",)),
     ("nodes", ("together_sim.nodes",)),
-    ("mirror", ("together_sim.kube",)),
+    ("mirror", ("together_sim.mirror",)),
     ("runtime", ("together_sim.runtime",)),
     (
         "api",
@@ -617,12 +607,90 @@ def test_no_module_of_the_simulator_imports_from_a_floor_above_its_own() -> None
 
 
 def test_the_floor_check_sees_an_upward_import() -> None:
-    graph = {"together_sim.nodes.host.journal": {"together_sim.nodes.real"}}
-    assert _upward(graph) == ["together_sim.nodes.host.journal -> together_sim.nodes.real"]
+    graph = {"together_sim.host.journal": {"together_sim.nodes.real"}}
+    assert _upward(graph) == ["together_sim.host.journal -> together_sim.nodes.real"]
 
 
-def test_the_mirror_knows_nodes_only_through_their_protocol() -> None:
-    """The mirror reads no node's internals: only the `SimNode` protocol's calls and the pool."""
-    source = (ROOT / "together_sim" / "kube" / "mirror.py").read_text()
-    for internal in (".spec.", ".registered", ".state ", ".error", ".journal", ".processes"):
-        assert f"real{internal}" not in source and f"node{internal}" not in source, internal
+def test_the_mirror_knows_nodes_only_through_their_provider() -> None:
+    """The mirror makes, finds and deletes nodes only by asking the cluster's node provider: it
+    imports no kind of node, holds no note of which kind a node is, and reads no node's
+    internals (kind's provider model)."""
+    graph = _module_graph("together_sim")
+    nodes = {m for m in graph["together_sim.mirror.cluster"] if m.startswith("together_sim.nodes")}
+    assert nodes == {"together_sim.nodes", "together_sim.nodes.provider"}
+    source = (ROOT / "together_sim" / "mirror" / "cluster.py").read_text()
+    for internal in ("KwokNode", "RealNode", "._real", "kwok_only", ".kind", ".journal"):
+        assert internal not in source, internal
+
+
+def test_the_nodes_import_nothing_of_the_mirror() -> None:
+    """The nodes stand on the control plane and the host plumbing; what they need of the
+    mirror's floor would close a circle through it."""
+    graph = _module_graph("together_sim")
+    upward = {
+        f"{module} -> {imported}"
+        for module, imports in graph.items()
+        if module.startswith("together_sim.nodes")
+        for imported in imports
+        if imported.startswith(("together_sim.mirror", "together_sim.runtime"))
+    }
+    assert upward == set()
+
+
+def _unit_of(folder: str, module: str) -> str | None:
+    """The child of ``folder`` (a module, or a subfolder with everything below it) that holds
+    ``module``; None outside ``folder``."""
+    if not module.startswith(f"{folder}."):
+        return None
+    return f"{folder}.{module[len(folder) + 1 :].split('.')[0]}"
+
+
+def _mutual_pairs(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """Every two children of one folder (modules, or subfolders as one whole) that import each
+    other, directly or through other children of that folder."""
+    folders = {m.rsplit(".", 1)[0] for m in graph if "." in m}
+    pairs: list[tuple[str, str]] = []
+    for folder in sorted(folders):
+        edges: dict[str, set[str]] = {}
+        for module, imports in graph.items():
+            unit = _unit_of(folder, module)
+            if unit is None:
+                continue
+            edges.setdefault(unit, set())
+            edges[unit] |= {u for i in imports if (u := _unit_of(folder, i)) not in (None, unit)}
+        reach: dict[str, set[str]] = {}
+        for unit in edges:
+            seen, todo = set(), [unit]
+            while todo:
+                for nxt in edges.get(todo.pop(), ()):
+                    if nxt not in seen:
+                        seen.add(nxt)
+                        todo.append(nxt)
+            reach[unit] = seen
+        pairs += [
+            (a, b)
+            for a in sorted(edges)
+            for b in sorted(edges)
+            if a < b and b in reach[a] and a in reach[b]
+        ]
+    return pairs
+
+
+@pytest.mark.parametrize("package", ["together_sim", "together_drill"])
+def test_no_two_folders_or_modules_import_each_other(package: str) -> None:
+    """Inside each package, no two modules or folders of one folder import each other, directly
+    or through others: a folder is read as one whole, so its modules may not lean on a sibling
+    that leans back on any of them."""
+    assert _mutual_pairs(_module_graph(package)) == []
+
+
+def test_the_pair_check_sees_two_folders_that_import_each_other() -> None:
+    graph = {
+        "p.a": set(),
+        "p.a.x": {"p.b.y"},
+        "p.b": set(),
+        "p.b.y": {"p.c"},
+        "p.c": {"p.a"},
+        "p.d": {"p.c"},
+    }
+    assert _mutual_pairs(graph) == [("p.a", "p.b"), ("p.a", "p.c"), ("p.b", "p.c")]

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from together_sim.__main__ import cleanup
-from together_sim.nodes.host import cgroups, journal, processes, shared, sysctls
-from together_sim.nodes.host.journal import Journal, Owner, Undone
+from together_sim.host import cgroups, journal, processes, shared, sysctls
+from together_sim.host.journal import Journal, Owner, Undone
 
 
 @pytest.fixture

@@ -14,10 +14,10 @@ import httpx
 import pytest
 
 from tests.sim_app import Sim
-from together_sim.kube.hub import KUBE_BIN_ENV, KubeHub, find_kube_bin
-from together_sim.kube.mirror import ClusterMirror
 from together_sim.kube.processes import BINARIES
 from together_sim.kube.views import ClusterView, NodeView
+from together_sim.mirror.cluster import ClusterMirror
+from together_sim.mirror.hub import KUBE_BIN_ENV, KubeHub, find_kube_bin
 
 
 class _Plane:
@@ -188,7 +188,7 @@ def test_an_offered_change_passes_the_mirror_at_once_and_a_failed_pass_does_not_
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The mirror's tick is a minute here: each pass within seconds was woken by an offer."""
-    monkeypatch.setattr("together_sim.kube.mirror.PASS_SECONDS", LONG)
+    monkeypatch.setattr("together_sim.mirror.cluster.PASS_SECONDS", LONG)
     mirror = ClusterMirror(cast(Any, _Plane()), _view(100.0))
     seen: list[ClusterView] = []
     passed = threading.Semaphore(0)
@@ -271,7 +271,7 @@ def test_a_mirror_that_could_not_start_is_made_again_and_the_other_clusters_are_
 ) -> None:
     """A cluster whose mirror failed is not kept with a mirror that never passes (its cluster
     never Ready, a client waiting forever), nor does it keep the next cluster from its own."""
-    monkeypatch.setattr("together_sim.kube.hub.ClusterMirror", _StartsOnce)
+    monkeypatch.setattr("together_sim.mirror.hub.ClusterMirror", _StartsOnce)
     monkeypatch.setattr(_StartsOnce, "failed", set())
     first, second = sim.create().cluster_id, sim.create(cluster_name="eval").cluster_id
     sim.advance(120)  # both data planes up

@@ -21,9 +21,9 @@ from together_api.wire import (
     Volume,
 )
 from together_facts.values import GPUS_PER_NODE
+from together_sim.clusters.context import Place
 from together_sim.clusters.state import PROVISIONING_PLAN, SimCluster, SimNode
 from together_sim.echo import echoed
-from together_sim.model import World
 from together_sim.timings import Timings
 
 __all__ = ["kube_config_yaml", "render_cluster", "to_datetime"]
@@ -122,7 +122,7 @@ def kube_config_yaml(cluster: SimCluster) -> str:
 
 def render_cluster(
     cluster: SimCluster,
-    world: World,
+    world: Place,
     kube_config: str | None = None,
     *,
     kubernetes_up: bool = True,

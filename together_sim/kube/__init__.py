@@ -1,3 +1,3 @@
-"""A real Kubernetes control plane per simulated cluster (``python -m together_sim --kubernetes``),
-so workloads, drains and the autoscaler are tested against a real API server, not a fake one.
-It uses only ``together_api`` and the simulator's own modules; see docs/kubernetes-sim.md."""
+"""A real Kubernetes control plane per simulated cluster (``--kubernetes``): its processes,
+certificates, API client, pod clock and view of the world. The nodes stand on it, and the mirror
+(:mod:`together_sim.mirror`) on both; see docs/kubernetes-sim.md."""

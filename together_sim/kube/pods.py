@@ -40,7 +40,7 @@ DEFAULT_GRACE_SECONDS: Final = 30  # Kubernetes' default terminationGracePeriodS
 EXIT_SIGTERM: Final = 143
 EXIT_SIGKILL: Final = 137
 
-log = logging.getLogger("together_sim.kube")
+log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 
 

@@ -18,9 +18,9 @@ from typing import Final
 
 import httpx
 
+from together_sim.host.network import KUBERNETES_SERVICE_IP
+from together_sim.host.processes import die_with_parent, wait_ready
 from together_sim.kube.pki import ClusterPki, ensure_pki, kubeconfig_yaml, write_private
-from together_sim.nodes.host.network import KUBERNETES_SERVICE_IP
-from together_sim.nodes.host.processes import die_with_parent, wait_ready
 
 __all__ = ["BINARIES", "NODE_LABEL", "ControlPlane", "Ports"]
 

@@ -16,16 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
-from together_sim.kube.client import KubeApi
+from together_sim.host import cgroups, shared
+from together_sim.host.image_seed import ImageSeed
+from together_sim.host.images import NodeImages
+from together_sim.host.journal import Journal
+from together_sim.host.network import Network
+from together_sim.host.processes import wait_ready
 from together_sim.kube.pki import ClusterPki, node_credential_paths, node_credentials, write_private
 from together_sim.kube.pods import grace_seconds, terminal
-from together_sim.nodes import drain_node
-from together_sim.nodes.host import cgroups, shared
-from together_sim.nodes.host.image_seed import ImageSeed
-from together_sim.nodes.host.images import NodeImages
-from together_sim.nodes.host.journal import Journal
-from together_sim.nodes.host.network import Network
-from together_sim.nodes.host.processes import wait_ready
 
 __all__ = ["KILL_MARGIN_SECONDS", "RUN_ROOT", "NodeLayout", "RealNode", "RealNodeSpec", "removable"]
 
@@ -37,11 +35,14 @@ path has at most 107 bytes (the cluster's directory under a state dir can be lon
 CNI_BIN: Final = Path("/usr/lib/cni")
 RUNC: Final = "/usr/sbin/runc"
 _MONITOR_SECONDS: Final = 0.5
+_START_STEP_SECONDS: Final = 30.0
+"""The longest a step of a node's start runs once the node is being removed: each step checks
+the stop, or is a host command of a few tenths of a second."""
 KILL_MARGIN_SECONDS: Final = 5.0
 """Real seconds a real node outlives its pods' last grace period, so its kubelet reports the
 SIGKILL's exit code (137) before the node goes."""
 
-log = logging.getLogger("together_sim.kube")
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -86,8 +87,8 @@ class NodeLayout:
         )
 
 
-def _containerd_toml(spec: RealNodeSpec, rec: NodeLayout) -> str:
-    run_dir, node_dir = Path(rec.run_dir), Path(rec.node_dir)
+def _containerd_toml(spec: RealNodeSpec, layout: NodeLayout) -> str:
+    run_dir, node_dir = Path(layout.run_dir), Path(layout.node_dir)
     cri = 'plugins."io.containerd.grpc.v1.cri"'
     return f"""version = 2
 root = "{node_dir / "containerd"}"
@@ -119,7 +120,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 """
 
 
-def _cni_conflist(spec: RealNodeSpec, rec: NodeLayout) -> str:
+def _cni_conflist(spec: RealNodeSpec, layout: NodeLayout) -> str:
     return json.dumps({
         "cniVersion": "0.4.0",
         "name": "together-sim",
@@ -130,19 +131,19 @@ def _cni_conflist(spec: RealNodeSpec, rec: NodeLayout) -> str:
                 "type": "host-local",
                 "ranges": [[{"subnet": spec.network.pod_cidr(spec.slot)}]],
                 "routes": [{"dst": "0.0.0.0/0"}],
-                "dataDir": str(Path(rec.run_dir) / "cni-ipam"),
+                "dataDir": str(Path(layout.run_dir) / "cni-ipam"),
             },
         }],
     }, indent=1)  # fmt: skip
 
 
-def _kubelet_yaml(spec: RealNodeSpec, rec: NodeLayout) -> str:
-    run_dir = Path(rec.run_dir)
+def _kubelet_yaml(spec: RealNodeSpec, layout: NodeLayout) -> str:
+    run_dir = Path(layout.run_dir)
     return f"""apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 failCgroupV1: false
 cgroupDriver: cgroupfs
-cgroupRoot: /{rec.cgroup}
+cgroupRoot: /{layout.cgroup}
 containerRuntimeEndpoint: unix://{run_dir / "containerd.sock"}
 podLogsDir: {run_dir / "pod-logs"}
 address: {spec.network.node_ip(spec.slot)}
@@ -211,13 +212,14 @@ class RealNode:
     journal: Journal
     """Where each change to the host is written before it is made (a child of the pool's)."""
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict, init=False)
-    record: NodeLayout = field(init=False)
+    layout: NodeLayout = field(init=False)
+    """Where its things are on the host (its sockets and state, files, cgroup)."""
     _stopping: threading.Event = field(default_factory=threading.Event, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
     _thread: threading.Thread | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
-        self.record = NodeLayout.of(self.spec)
+        self.layout = NodeLayout.of(self.spec)
 
     @property
     def name(self) -> str:
@@ -227,15 +229,15 @@ class RealNode:
     def runtime_cgroup(self) -> str:
         """Where the kubelet and containerd run, beside ``kubepods``: on
         cgroup v2 a process may only be in a cgroup that delegates nothing."""
-        return f"{self.record.cgroup}/runtime"
+        return f"{self.layout.cgroup}/runtime"
 
     @property
     def run_dir(self) -> Path:
-        return Path(self.record.run_dir)
+        return Path(self.layout.run_dir)
 
     @property
     def node_dir(self) -> Path:
-        return Path(self.record.node_dir)
+        return Path(self.layout.node_dir)
 
     def make(self) -> RealNode:
         """Start the node in its own thread (:meth:`ready` once its kubelet registered it)."""
@@ -295,14 +297,14 @@ class RealNode:
         few tenths of a second, more on a busy machine) is made while the host is readied: the
         network, then the cgroups and the node's copy of the image seed, in that order, so the
         undo (last first) kills what runs in the cgroups before the network goes."""
-        spec, rec, journal = self.spec, self.record, self.journal
+        spec, layout, journal = self.spec, self.layout, self.journal
         journal.record("directory", path=str(self.node_dir))
         journal.record("directory", path=str(self.run_dir))
         for directory in (self.node_dir / "logs", self.run_dir / "cni", self.run_dir / "kubelet"):
             directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        (self.node_dir / "containerd.toml").write_text(_containerd_toml(spec, rec))
-        (self.run_dir / "cni" / "10-together-sim.conflist").write_text(_cni_conflist(spec, rec))
-        (self.node_dir / "kubelet.yaml").write_text(_kubelet_yaml(spec, rec))
+        (self.node_dir / "containerd.toml").write_text(_containerd_toml(spec, layout))
+        (self.run_dir / "cni" / "10-together-sim.conflist").write_text(_cni_conflist(spec, layout))
+        (self.node_dir / "kubelet.yaml").write_text(_kubelet_yaml(spec, layout))
         with ThreadPoolExecutor(1, thread_name_prefix=f"cert-{self.name}") as aside:
             certificate = aside.submit(self._timed, "certificate", self._make_credentials)
             try:
@@ -313,8 +315,8 @@ class RealNode:
                 # overlays): undone after their processes, before any directory (never a
                 # removal through a mount).
                 journal.record("mounts", paths=[str(self.run_dir), str(self.node_dir)])
-                journal.record("cgroup", relative=rec.cgroup)
-                cgroups.make_cgroup(rec.cgroup)  # the kubelet's cgroupRoot: kubepods goes below
+                journal.record("cgroup", relative=layout.cgroup)
+                cgroups.make_cgroup(layout.cgroup)  # the kubelet's cgroupRoot: kubepods goes below
                 cgroups.make_cgroup(self.runtime_cgroup, leaf=True)
                 self._timed("images", lambda: spec.seed.copy_to(
                     self.node_dir / "containerd", self._stopping
@@ -349,6 +351,8 @@ class RealNode:
         ])  # fmt: skip
 
     def _timed(self, phase: str, step: Callable[[], object]) -> None:
+        if self._stopping.is_set():  # being removed: no further change to the host
+            raise RuntimeError(f"start of real node {self.name} cancelled")
         began = time.monotonic()
         step()
         self.phases[phase] = round(time.monotonic() - began, 3)
@@ -367,17 +371,20 @@ class RealNode:
         iptables rules, veth, namespace, certificates, files). Safe from any thread and more
         than once (what an earlier call could not undo is tried again); returns what is left."""
         with self._lock:
-            self._stopping.set()
+            self._stopping.set()  # from here no process starts (:meth:`_spawn`)
             for proc in self.processes.values():
                 if proc.poll() is None:
                     proc.kill()
             for proc in self.processes.values():
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     proc.wait(timeout=10)
+        # The start's thread ends first: a step of the start between its journal entry and its
+        # change (a veth, a cgroup) would otherwise make that change after the undo.
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(_START_STEP_SECONDS)
+        with self._lock:
             left = self.journal.undo().left
             self.state = "deleted"
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(5.0)
         if left:
             log.error("real node %s: left on the host: %s", self.name, ", ".join(left))
         return left
@@ -395,9 +402,6 @@ class RealNode:
         """Why the node does not run ("" while it starts or runs): it could not start, or one
         of its processes exited."""
         return self.error if self.state in ("failed", "crashed") else ""
-
-    def drain(self, api: KubeApi, k8s: Obj, since: float, reason: str, message: str) -> None:
-        drain_node(api, k8s, since, reason, message)
 
     def may_go(self, pods: list[Obj], drained_at: float | None, now: float) -> bool:
         return removable(self.name, pods, drained_at, now)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from together_sim.nodes.host import cgroups, mounts, processes, shared, sysctls
+from together_sim.host import cgroups, mounts, processes, shared, sysctls
 
 __all__ = ["Change", "Journal", "Owner", "Undone", "sweep"]
 
@@ -25,7 +25,7 @@ __all__ = ["Change", "Journal", "Owner", "Undone", "sweep"]
 _POOL_GLOB: Final = "pool-*.jsonl"
 _PROCESS_WAIT: Final = 5.0
 
-log = logging.getLogger("together_sim.kube")
+log = logging.getLogger(__name__)
 _journal_locks: dict[Path, threading.Lock] = {}
 _journal_locks_guard = threading.Lock()
 _sequence = itertools.count(1)
