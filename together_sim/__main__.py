@@ -76,6 +76,36 @@ admin endpoints (with --admin; no auth, never faulted, never in the request log)
 """
 
 
+class _EarlySignals:
+    """SIGTERM and SIGINT from the first line of :func:`main` until the server takes them over:
+    noted, not acted on. A stop asked while the simulator starts (its real-node pool writing its
+    journal, claiming the bridge, starting the image seed) lets that start finish, then stops the
+    server at once and undoes the pool like any stop, instead of SIGTERM's default action ending
+    the process with all of it left on the host (or SIGINT's KeyboardInterrupt cutting the start
+    short with nothing to undo it)."""
+
+    def __init__(self) -> None:
+        self.signal: int | None = None
+        self._original: dict[int, Any] = {}
+
+    def install(self) -> None:
+        if threading.current_thread() is threading.main_thread():
+            self._original = {sig: signal.signal(sig, self._note) for sig in _STOP_SIGNALS}
+
+    def _note(self, sig: int, frame: FrameType | None) -> None:
+        self.signal = self.signal or sig
+
+    def restore(self) -> None:
+        """Back to the handlers before :meth:`install`: a signal during the stop that follows
+        takes the default action, a hard stop."""
+        for sig, handler in self._original.items():
+            signal.signal(sig, handler)
+        self._original = {}
+
+
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
 class _Server(uvicorn.Server):
     """uvicorn's server, stopping cleanly on SIGTERM or SIGINT:
 
@@ -85,9 +115,12 @@ class _Server(uvicorn.Server):
       action then ends the process before ``runtime.close()`` has stopped the control planes
       and removed the files of gone clusters."""
 
-    def __init__(self, config: uvicorn.Config, runtime: SimulatorRuntime) -> None:
+    def __init__(
+        self, config: uvicorn.Config, runtime: SimulatorRuntime, early: _EarlySignals
+    ) -> None:
         super().__init__(config)
         self._runtime = runtime
+        self._early = early
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         self._runtime.stopping.set()
@@ -98,8 +131,9 @@ class _Server(uvicorn.Server):
         if threading.current_thread() is not threading.main_thread():
             yield
             return
-        handled = (signal.SIGINT, signal.SIGTERM)
-        original = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+        original = {sig: signal.signal(sig, self.handle_exit) for sig in _STOP_SIGNALS}
+        if self._early.signal is not None:  # asked while the simulator started: stop now
+            self.handle_exit(self._early.signal, None)
         try:
             yield
         finally:  # a second signal during the stop takes the default action: a hard stop
@@ -356,6 +390,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["cleanup"]:
         sys.exit(cleanup(argv[1:]))
+    early = _EarlySignals()
+    early.install()  # before anything is made: a stop from here on undoes what the start made
+    try:
+        _serve(argv, early)
+    finally:
+        early.restore()
+
+
+def _serve(argv: list[str], early: _EarlySignals) -> None:
     args = parse_args(argv)
     keys, key_note = api_keys(args, os.environ)
     for note in (key_note, time_scale_note(args.time_scale, args.provisioning_seconds)):
@@ -377,8 +420,23 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     sock = _listen(args.host, args.port)  # before the app: a taken port leaves no state dir
     app = create_app(config)
-    host, port = sock.getsockname()[:2]
     runtime: SimulatorRuntime = app.state.runtime
+    try:
+        _run_server(app, runtime, sock, early)
+    finally:
+        early.restore()  # a second signal during the stop is a hard stop
+        began = time.monotonic()
+        runtime.close()
+        if config.kubernetes:
+            print(f"together_sim: stopped in {time.monotonic() - began:.1f} s", file=sys.stderr)
+        sys.stdout.flush()
+
+
+def _run_server(
+    app: Any, runtime: SimulatorRuntime, sock: socket.socket, early: _EarlySignals
+) -> None:
+    """Serve on ``sock`` (and the real nodes' bridge) until a signal, the runtime started."""
+    host, port = sock.getsockname()[:2]
     sockets = [sock, *_pod_sockets(runtime, host, port)]
     server = _Server(
         uvicorn.Config(
@@ -390,20 +448,13 @@ def main(argv: Sequence[str] | None = None) -> None:
             timeout_graceful_shutdown=5,  # a request still running after that is cancelled
         ),
         runtime,
+        early,
     )
     # Exactly one line, once the socket accepts connections, so a parent process can read the
     # URL. The host only (no /v1): the form Together's SDK and `tg` read from TOGETHER_BASE_URL.
     print(f"{BANNER}http://{host}:{port}", flush=True)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(server.serve(sockets=sockets))
-    except KeyboardInterrupt:
-        pass
-    finally:
-        began = time.monotonic()
-        runtime.close()
-        if config.kubernetes:
-            print(f"together_sim: stopped in {time.monotonic() - began:.1f} s", file=sys.stderr)
-        sys.stdout.flush()
 
 
 if __name__ == "__main__":
