@@ -85,12 +85,13 @@ class ExportsExtension:
 
 @dataclass(frozen=True)
 class PreviewExtension:
-    """The kind's part of the PR comment (`together_provider.preview`): the class in
-    `<package>.preview` that reads and renders its changes (`preview.kinds.KindPreview`), built
-    with the kind. A kind without one shows none of its changes there (they still count in the
-    engine's change summary)."""
+    """The kind's part of the PR comment (`together_provider.preview`): `preview` builds, for the
+    kind, the object that reads and renders its changes (a `preview.kinds.KindPreview`, as the
+    kind's own function declares: the type checker holds it there), importing it on first call.
+    A kind without one shows none of its changes there (they still count in the engine's change
+    summary)."""
 
-    preview_class: str
+    preview: Callable[[Kind], Any]
 
 
 ID: Final = "id"

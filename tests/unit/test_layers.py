@@ -166,12 +166,19 @@ def test_the_provider_package_and_its_pulumi_free_modules_load_no_pulumi() -> No
 
 
 def test_the_rules_stay_away_from_the_io_lifecycle() -> None:
-    """Each kind's rules are pure: nothing of the API client, the wire models or a lifecycle."""
+    """Each kind's rules are pure: nothing of the API client, the wire models or a lifecycle.
+    Its `__init__` imports its lifecycle only in the function its `Kind` calls on an apply path
+    (so the type checker sees the class, and importing the kind loads no httpx or pydantic)."""
     for package in ("together_provider/cluster", "together_provider/volume"):
-        for rules in ("rules", "table", "__init__"):
+        for rules in ("rules", "table"):
             imported = _imports_of(ROOT / package / f"{rules}.py")
             assert not {m for m in imported if m.endswith(".lifecycle")}, (package, rules)
             assert {"together_api.client", "together_api.wire", "httpx"} & imported == set()
+        init = ast.parse((ROOT / package / "__init__.py").read_text())
+        at_import = {n.module for n in init.body if isinstance(n, ast.ImportFrom) and n.module}
+        assert not {m for m in at_import if m.endswith(".lifecycle")}, package
+    loaded = _loaded_after("import together_provider.cluster, together_provider.volume")
+    assert {"httpx", "pydantic"} & loaded == set()
 
 
 def test_the_lazy_public_names_still_resolve() -> None:

@@ -11,9 +11,9 @@ from typing import Any, ClassVar
 import pulumi
 from pulumi.dynamic import Resource
 
+from together_provider.dynamic import provider_class
 from together_provider.extensions import ID, ProgramExtension
 from together_provider.framework.kind import PACKAGE, Kind
-from together_provider.hosts.dynamic import provider_class
 
 
 def input_props(kind: Kind, args: Any) -> dict[str, Any]:
