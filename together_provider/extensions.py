@@ -101,7 +101,7 @@ ID: Final = "id"
 @dataclass(frozen=True)
 class ProgramExtension:
     """What both hosts' resources know in the program before the API answers: set by
-    `hosts/resource.py` and typed on the generated classes (`codegen.py`)."""
+    `dynamic/resource.py` and typed on the generated classes (`codegen.py`)."""
 
     flags: Mapping[str, str] = field(default_factory=dict)
     """Booleans of the program's resource and Args: name -> the input whose being set makes it

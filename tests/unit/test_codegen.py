@@ -23,7 +23,7 @@ import pytest
 
 import together_provider
 from together_provider import codegen, native, registry
-from together_provider.dynamic import LifecycleProvider, provider_class
+from together_provider.dynamic.provider import LifecycleProvider, provider_class
 from together_provider.extensions import ProgramExtension
 from together_provider.framework.kind import Kind
 from together_provider.hosts.native.package_schema import resource_schema
@@ -60,8 +60,8 @@ def test_each_kinds_args_and_classes_carry_every_field_of_its_table(kind: Kind) 
 DERIVING = (
     "together_provider/__init__.py",
     "together_provider/codegen.py",
-    "together_provider/dynamic.py",
-    "together_provider/hosts/resource.py",
+    "together_provider/dynamic/provider.py",
+    "together_provider/dynamic/resource.py",
     "together_provider/native.py",
     "together_provider/hosts/native/_base.py",
     "together_provider/hosts/native/_properties.py",
@@ -182,7 +182,7 @@ TOY = {
             RULEBOOK = rules.RULEBOOK
     """,
     "toyreg.py": """
-        from together_provider.dynamic import provider_class
+        from together_provider.dynamic.provider import provider_class
         from toy import KIND
 
         KINDS = (KIND,)

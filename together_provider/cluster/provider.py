@@ -3,7 +3,7 @@ dynamic provider by reference, and that state names this module's `ClusterProvid
 delete it (the class is derived: `together_provider.registry.ClusterProvider`)."""
 
 from together_provider.cluster import KIND
-from together_provider.dynamic import provider_class
+from together_provider.dynamic.provider import provider_class
 
 ClusterProvider = provider_class(KIND)
 """The very class `together_provider.registry.ClusterProvider` is (derived once per kind):

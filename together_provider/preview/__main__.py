@@ -11,13 +11,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from together_api.retry import Clock, Sleep
-from together_provider.gitops.commands import drift_issue, post_to_pr
 from together_provider.gitops.post import (
     CommentBehavior,
     comment,
     drill_alone,
     with_drill,
 )
+from together_provider.preview.commands import drift_issue, post_to_pr
 from together_provider.preview.inputs import (
     drill_of,
     drill_only,

@@ -2,7 +2,7 @@
 dynamic provider by reference, and that state names this module's `VolumeProvider`. Never delete
 it (the class is derived: `together_provider.registry.SharedVolumeProvider`)."""
 
-from together_provider.dynamic import provider_class
+from together_provider.dynamic.provider import provider_class
 from together_provider.volume import KIND
 
 VolumeProvider = provider_class(KIND)

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 import pulumi
 from pulumi.dynamic import Resource
 
-from together_provider.dynamic import provider_class
+from together_provider.dynamic.provider import provider_class
 from together_provider.extensions import ID, ProgramExtension
 from together_provider.framework.kind import PACKAGE, Kind
 
