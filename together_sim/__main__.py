@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, Final
 
 try:
     import starlette  # noqa: F401  (the app's framework: checked here for the message below)
@@ -158,6 +158,122 @@ class _AbortableH11Protocol(H11Protocol):
         self.transport.abort()
 
 
+_OPTIONS: Final[tuple[tuple[str, dict[str, Any]], ...]] = (
+    ("--host", dict(default="127.0.0.1", help="interface to bind (default %(default)s)")),
+    ("--port", dict(type=int, default=8787, help="port; 0 picks a free one (default %(default)s)")),
+    (
+        "--state-dir",
+        dict(
+            type=Path,
+            default=None,
+            help="directory for simulator.sqlite3; state survives restarts (default: in memory)",
+        ),
+    ),
+    (
+        "--api-key-file",
+        dict(
+            type=Path,
+            default=None,
+            metavar="PATH",
+            help=f"file with the accepted bearer keys, one a line (default: ${API_KEY_ENV}, else "
+            f"{DEFAULT_API_KEY})",
+        ),
+    ),
+    (
+        "--api-key",
+        dict(
+            action="append",
+            dest="api_keys",
+            metavar="KEY",
+            help=f"accepted bearer key, repeatable; deprecated: every local user sees it in ps, so "
+            f"set ${API_KEY_ENV} or use --api-key-file",
+        ),
+    ),
+    (
+        "--time-scale",
+        dict(
+            type=float,
+            default=None,
+            help="simulated seconds per real second; 0 freezes time (default 1: real time, so a "
+            "create takes --provisioning-seconds of real time; 60 makes 360 s take 6 s)",
+        ),
+    ),
+    (
+        "--admin",
+        dict(action="store_true", help="enable the /_sim admin endpoints (off by default)"),
+    ),
+    (
+        "--reclaim-rate",
+        dict(
+            type=float,
+            default=0.0,
+            help="random reclaims per preemptible node per simulated hour (default %(default)s)",
+        ),
+    ),
+    (
+        "--provisioning-seconds",
+        dict(
+            type=float,
+            default=Timings.provisioning,
+            help="simulated seconds from create to Ready (default %(default)s)",
+        ),
+    ),
+    ("--seed", dict(type=int, default=None, help="seed for faults and reclaims")),
+    (
+        "--kubernetes",
+        dict(
+            action="store_true",
+            help="give each cluster a real Kubernetes control plane (etcd, kube-apiserver, "
+            "controller manager, scheduler, KWOK nodes) on loopback; its kube_config works "
+            "(docs/kubernetes-sim.md)",
+        ),
+    ),
+    (
+        "--kube-bin",
+        dict(
+            type=Path,
+            default=None,
+            help="directory with etcd, kube-apiserver, ... (default: $TOGETHER_KUBE_BIN; "
+            'in a checkout: "$(tools/kube/build.sh)")',
+        ),
+    ),
+    (
+        "--real-nodes",
+        dict(
+            type=int,
+            default=0,
+            metavar="N",
+            help="with --kubernetes: back up to N nodes at a time (standard and preemptible, over "
+            "every cluster) with a real kubelet and containerd, so pods run real processes; the "
+            "rest stay KWOK nodes; needs root (default %(default)s)",
+        ),
+    ),
+    (
+        "--images",
+        dict(
+            type=Path,
+            default=None,
+            metavar="DIR",
+            help="the real nodes' image archives (pause.tar and the rest; default: "
+            '$TOGETHER_IMAGES_DIR; in a checkout: "$(tools/images/build.sh)")',
+        ),
+    ),
+    (
+        "--image-archive",
+        dict(
+            type=Path,
+            action="append",
+            default=[],
+            dest="image_archives",
+            metavar="FILE",
+            help="an image archive of your own (docker save, skopeo copy ... docker-archive:) "
+            "imported into every real node; repeatable",
+        ),
+    ),
+)
+"""Each option of `python -m together_sim` and its `add_argument` settings, in `--help` order."""
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m together_sim",
@@ -165,98 +281,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "--host", default="127.0.0.1", help="interface to bind (default %(default)s)"
-    )
-    parser.add_argument(
-        "--port", type=int, default=8787, help="port; 0 picks a free one (default %(default)s)"
-    )
-    parser.add_argument(
-        "--state-dir",
-        type=Path,
-        default=None,
-        help="directory for simulator.sqlite3; state survives restarts (default: in memory)",
-    )
-    parser.add_argument(
-        "--api-key-file",
-        type=Path,
-        default=None,
-        metavar="PATH",
-        help=f"file with the accepted bearer keys, one a line (default: ${API_KEY_ENV}, else "
-        f"{DEFAULT_API_KEY})",
-    )
-    parser.add_argument(
-        "--api-key",
-        action="append",
-        dest="api_keys",
-        metavar="KEY",
-        help=f"accepted bearer key, repeatable; deprecated: every local user sees it in ps, so "
-        f"set ${API_KEY_ENV} or use --api-key-file",
-    )
-    parser.add_argument(
-        "--time-scale",
-        type=float,
-        default=None,
-        help="simulated seconds per real second; 0 freezes time (default 1: real time, so a "
-        "create takes --provisioning-seconds of real time; 60 makes 360 s take 6 s)",
-    )
-    parser.add_argument(
-        "--admin", action="store_true", help="enable the /_sim admin endpoints (off by default)"
-    )
-    parser.add_argument(
-        "--reclaim-rate",
-        type=float,
-        default=0.0,
-        help="random reclaims per preemptible node per simulated hour (default %(default)s)",
-    )
-    parser.add_argument(
-        "--provisioning-seconds",
-        type=float,
-        default=Timings.provisioning,
-        help="simulated seconds from create to Ready (default %(default)s)",
-    )
-    parser.add_argument("--seed", type=int, default=None, help="seed for faults and reclaims")
-    parser.add_argument(
-        "--kubernetes",
-        action="store_true",
-        help="give each cluster a real Kubernetes control plane (etcd, kube-apiserver, "
-        "controller manager, scheduler, KWOK nodes) on loopback; its kube_config works "
-        "(docs/kubernetes-sim.md)",
-    )
-    parser.add_argument(
-        "--kube-bin",
-        type=Path,
-        default=None,
-        help="directory with etcd, kube-apiserver, ... (default: $TOGETHER_KUBE_BIN; "
-        'in a checkout: "$(tools/kube/build.sh)")',
-    )
-    parser.add_argument(
-        "--real-nodes",
-        type=int,
-        default=0,
-        metavar="N",
-        help="with --kubernetes: back up to N nodes at a time (standard and preemptible, over "
-        "every cluster) with a real kubelet and containerd, so pods run real processes; the "
-        "rest stay KWOK nodes; needs root (default %(default)s)",
-    )
-    parser.add_argument(
-        "--images",
-        type=Path,
-        default=None,
-        metavar="DIR",
-        help="the real nodes' image archives (pause.tar and the rest; default: "
-        '$TOGETHER_IMAGES_DIR; in a checkout: "$(tools/images/build.sh)")',
-    )
-    parser.add_argument(
-        "--image-archive",
-        type=Path,
-        action="append",
-        default=[],
-        dest="image_archives",
-        metavar="FILE",
-        help="an image archive of your own (docker save, skopeo copy ... docker-archive:) "
-        "imported into every real node; repeatable",
-    )
+    for flag, settings in _OPTIONS:
+        parser.add_argument(flag, **settings)
     args = parser.parse_args(argv)
     if args.real_nodes and not args.kubernetes:
         parser.error("--real-nodes needs --kubernetes (real nodes join a cluster's control plane)")
