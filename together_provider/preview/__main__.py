@@ -18,18 +18,8 @@ from together_provider.gitops.post import (
     drill_alone,
     with_drill,
 )
+from together_provider.preview import inputs
 from together_provider.preview.commands import drift_issue, post_to_pr
-from together_provider.preview.inputs import (
-    drill_of,
-    drill_only,
-    drill_only_section,
-    drill_section,
-    input_pairs,
-    judge,
-    load_plans,
-    policy_events,
-    write_atomically,
-)
 from together_provider.preview.markdown import render_stack
 from together_provider.preview.plan import BAD_INPUT_EXIT, Outcome
 from together_provider.preview.prices import (
@@ -273,17 +263,23 @@ def main(
     if args.github_pr is not None:
         return post_to_pr(args, env, sleep, clock)
     try:
-        if drill_only(args):
+        if inputs.drill_only(args):
             verdicts = []
-            text = drill_alone(*drill_only_section(args))
+            text = drill_alone(*inputs.drill_only_section(args))
         else:
             prices = load_price_table(args.prices)
-            verdicts = judge(load_plans(input_pairs(args), prices), args, policy_events(args))
-            found = drill_section(args, [v.stack for v in verdicts])
+            verdicts = inputs.judge(
+                inputs.load_plans(inputs.input_pairs(args), prices),
+                args,
+                inputs.policy_events(args),
+            )
+            found = inputs.drill_section(args, [v.stack for v in verdicts])
             sections = [
                 (
                     v.stack,
-                    with_drill(render_stack(v, args.approval_label), drill_of(v.stack, found)),
+                    with_drill(
+                        render_stack(v, args.approval_label), inputs.drill_of(v.stack, found)
+                    ),
                 )
                 for v in verdicts
             ]
@@ -291,7 +287,7 @@ def main(
         if args.output is None:
             sys.stdout.write(text)
         else:
-            write_atomically(args.output, text)
+            inputs.write_atomically(args.output, text)
     except PreviewInputError as error:
         print(f"error: {error}", file=sys.stderr)
         return BAD_INPUT_EXIT
