@@ -95,3 +95,72 @@ def test_the_node_behind_a_node_object_is_a_kwok_node_unless_this_run_made_it_re
     found = provider.node_of(api, pods, {"metadata": {"name": "n9"}})
     assert isinstance(found, KwokNode) and found.name == "n9"
     assert provider.status() == {}
+
+
+class Real:
+    """A real node stand-in: not registered until told, failing when told."""
+
+    kind = "real"
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.registered = False
+        self.failure = ""
+        self.may = False
+
+    def ready(self, k8s: Obj | None) -> bool:
+        self.registered = self.registered or k8s is not None
+        return self.registered
+
+    def may_go(self, pods: list[Obj], drained_at: float | None, now: float) -> bool:
+        return self.may
+
+    def status(self) -> dict[str, Any]:
+        return {"state": "running"}
+
+
+class Slots:
+    """A pool with one slot: the first node asked is real, the rest wait or are KWOK."""
+
+    def __init__(self) -> None:
+        self.held: dict[str, Real] = {}
+        self.released: list[str] = []
+
+    def acquire(self, *, name: str, **_: Any) -> Real | None:
+        if self.held:
+            return None
+        self.held[name] = Real(name)
+        return self.held[name]
+
+    def release(self, node: Real) -> list[str]:
+        self.released.append(node.name)
+        self.held.pop(node.name, None)
+        return []
+
+
+def test_a_real_node_is_made_while_a_slot_is_free_and_goes_only_once_it_may() -> None:
+    pool = Slots()
+    provider, api, pods, server = _setup(cast(Pool, pool))
+    real = provider.make(api, pods, "H100", _node("n1"), {"n1", "n2"})
+    assert isinstance(real, Real) and provider.has("n1") and provider.registering
+    assert provider.with_kubelet() == {"n1"}
+    # The world removed n1 while n2 waits for its slot: no KWOK node is made meanwhile.
+    assert provider.make(api, pods, "H100", _node("n2"), {"n2"}) is None and server.nodes == {}
+    provider.prune(api, pods, {}, {"n2"})
+    assert pool.released == []  # its pods' grace periods are not over
+    real.may = True
+    provider.prune(api, pods, {}, {"n2"})
+    assert pool.released == ["n1"] and not provider.has("n1")
+    assert isinstance(provider.make(api, pods, "H100", _node("n2"), {"n2"}), Real)
+
+
+def test_a_real_node_that_could_not_start_is_a_kwok_node_from_then_on() -> None:
+    pool = Slots()
+    provider, api, pods, server = _setup(cast(Pool, pool))
+    real = provider.make(api, pods, "H100", _node("n1"), {"n1"})
+    assert isinstance(real, Real)
+    real.failure = "containerd exited with 1"
+    provider.adopt(api, {})
+    assert pool.released == ["n1"] and not provider.registering
+    assert isinstance(provider.make(api, pods, "H100", _node("n1"), {"n1"}), KwokNode)
+    assert set(server.nodes) == {"n1"}
