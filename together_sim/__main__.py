@@ -158,6 +158,12 @@ class _AbortableH11Protocol(H11Protocol):
         self.transport.abort()
 
 
+_PARSER: Final[dict[str, Any]] = {
+    "prog": "python -m together_sim",
+    "description": "Local simulator of Together's GPU clusters API (/v1/compute/...).",
+    "epilog": _EPILOG,
+    "formatter_class": argparse.RawDescriptionHelpFormatter,
+}
 _OPTIONS: Final[tuple[tuple[str, dict[str, Any]], ...]] = (
     ("--host", dict(default="127.0.0.1", help="interface to bind (default %(default)s)")),
     ("--port", dict(type=int, default=8787, help="port; 0 picks a free one (default %(default)s)")),
@@ -275,12 +281,7 @@ _OPTIONS: Final[tuple[tuple[str, dict[str, Any]], ...]] = (
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="python -m together_sim",
-        description="Local simulator of Together's GPU clusters API (/v1/compute/...).",
-        epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = argparse.ArgumentParser(**_PARSER)
     for flag, settings in _OPTIONS:
         parser.add_argument(flag, **settings)
     args = parser.parse_args(argv)

@@ -32,7 +32,9 @@ from together_sim.nodes.kwok import KwokNode
 from together_sim.nodes.pool import real_nodes_unavailable
 from together_sim.nodes.real import (
     KILL_MARGIN_SECONDS,
+    JoinedPlane,
     NodeLayout,
+    PoolShare,
     RealNode,
     RealNodeSpec,
     _containerd_toml,
@@ -97,19 +99,14 @@ def test_the_shared_volume_is_a_host_path_when_real_nodes_mount_it(tmp_path: Pat
 
 def _spec(tmp_path: Path, preemptible: bool = True) -> RealNodeSpec:
     images = NodeImages(archives=(), sandbox="localhost/pause:test")
+    seed = ImageSeed(tmp_path, images, Journal(tmp_path / "journal", Owner.me()), "seed7")
     return RealNodeSpec(
         name=NODE,
         slot=3,
-        slots=4,
         preemptible=preemptible,
         gpu_type="H100_SXM",
-        cluster_dir=tmp_path,
-        kube_bin=tmp_path,
-        images=images,
-        seed=ImageSeed(tmp_path, images, Journal(tmp_path / "journal", Owner.me()), "seed7"),
-        network=Network(7),
-        apiserver_port=2345,
-        pki=ClusterPki(tmp_path / "pki"),
+        plane=JoinedPlane(tmp_path, 2345, ClusterPki(tmp_path / "pki")),
+        pool=PoolShare(4, tmp_path, images, seed, Network(7)),
     )
 
 

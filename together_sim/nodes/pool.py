@@ -18,8 +18,7 @@ from together_sim.host.image_seed import ImageSeed
 from together_sim.host.images import NodeImages
 from together_sim.host.journal import Journal, Owner
 from together_sim.host.network import MAX_SLOTS, Network, claim_network
-from together_sim.kube.pki import ClusterPki
-from together_sim.nodes.real import RealNode, RealNodeSpec
+from together_sim.nodes.real import JoinedPlane, PoolShare, RealNode, RealNodeSpec
 
 __all__ = ["RECORD_FILE", "RealNodePool", "real_nodes_unavailable"]
 
@@ -130,9 +129,7 @@ class RealNodePool:
         name: str,
         preemptible: bool,
         gpu_type: str,
-        cluster_dir: Path,
-        apiserver_port: int,
-        pki: ClusterPki,
+        plane: JoinedPlane,
         labels: Callable[[RealNodeSpec], str],
         on_crash: Callable[[RealNode, str, int], None],
     ) -> RealNode | None:
@@ -144,20 +141,11 @@ class RealNodePool:
                 return None
             assert self.network is not None and self.journal is not None, "pool not started"
             assert self.seed is not None, "the pool is not started"
+            share = PoolShare(self.slots, self.kube_bin, self.images, self.seed, self.network)
             spec = RealNodeSpec(
-                name=name,
-                slot=free[0],
-                slots=self.slots,
-                preemptible=preemptible,
-                gpu_type=gpu_type,
-                cluster_dir=cluster_dir,
-                kube_bin=self.kube_bin,
-                images=self.images,
-                seed=self.seed,
-                network=self.network,
-                apiserver_port=apiserver_port,
-                pki=pki,
-            )
+                name=name, slot=free[0], preemptible=preemptible, gpu_type=gpu_type, plane=plane,
+                pool=share,
+            )  # fmt: skip
             if not self._holding:
                 before = sysctls.read_sysctls()
                 self.journal.record("sysctls", holder=self._holder, before=before)

@@ -17,7 +17,7 @@ from together_sim.kube.views import NodeView
 from together_sim.nodes import SimNode
 from together_sim.nodes.kwok import KwokNode, kwok_node_object, remove_node_object
 from together_sim.nodes.pool import RealNodePool
-from together_sim.nodes.real import RealNode, RealNodeSpec, node_labels
+from together_sim.nodes.real import JoinedPlane, RealNode, RealNodeSpec, node_labels
 
 __all__ = ["CRASHED", "NodeProvider", "is_real"]
 
@@ -177,9 +177,7 @@ class NodeProvider:
             name=node.node_id,
             preemptible=node.preemptible,
             gpu_type=gpu_type,
-            cluster_dir=self.plane.root,
-            apiserver_port=self.plane.ports.apiserver,
-            pki=self.plane.pki,
+            plane=JoinedPlane(self.plane.root, self.plane.ports.apiserver, self.plane.pki),
             labels=labels,
             on_crash=self._on_crash,
         )

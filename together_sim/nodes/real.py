@@ -25,7 +25,16 @@ from together_sim.host.processes import wait_ready
 from together_sim.kube.pki import ClusterPki, node_credential_paths, node_credentials, write_private
 from together_sim.kube.pods import grace_seconds, terminal
 
-__all__ = ["KILL_MARGIN_SECONDS", "RUN_ROOT", "NodeLayout", "RealNode", "RealNodeSpec", "removable"]
+__all__ = [
+    "KILL_MARGIN_SECONDS",
+    "RUN_ROOT",
+    "JoinedPlane",
+    "NodeLayout",
+    "PoolShare",
+    "RealNode",
+    "RealNodeSpec",
+    "removable",
+]
 
 Obj = dict[str, Any]
 
@@ -46,21 +55,38 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class RealNodeSpec:
-    """What one real node is: the simulator's node name, where it lives and what it joins."""
+class JoinedPlane:
+    """The control plane a real node joins: its cluster's directory (the node's files go below
+    it), its API server's port, and the certificates the node's own are signed with."""
 
-    name: str
-    slot: int
-    slots: int
-    preemptible: bool
-    gpu_type: str
     cluster_dir: Path
+    apiserver_port: int
+    pki: ClusterPki
+
+
+@dataclass(frozen=True)
+class PoolShare:
+    """What every real node of a pool shares: the slot count, the kubelet's directory, the
+    images and their seed, and the bridge network."""
+
+    slots: int
     kube_bin: Path
     images: NodeImages
     seed: ImageSeed
     network: Network
-    apiserver_port: int
-    pki: ClusterPki
+
+
+@dataclass(frozen=True)
+class RealNodeSpec:
+    """What one real node is: the simulator's node name and slot, its kind of node, the control
+    plane it joins and what it shares with the pool's other nodes."""
+
+    name: str
+    slot: int
+    preemptible: bool
+    gpu_type: str
+    plane: JoinedPlane
+    pool: PoolShare
 
 
 @dataclass(frozen=True)
@@ -76,13 +102,13 @@ class NodeLayout:
 
     @classmethod
     def of(cls, spec: RealNodeSpec) -> NodeLayout:
-        netns = spec.network.netns(spec.slot)
+        netns = spec.pool.network.netns(spec.slot)
         return cls(
             name=spec.name,
             slot=spec.slot,
-            network_index=spec.network.index,
+            network_index=spec.pool.network.index,
             run_dir=str(RUN_ROOT / netns),
-            node_dir=str(spec.cluster_dir / "nodes" / spec.name),
+            node_dir=str(spec.plane.cluster_dir / "nodes" / spec.name),
             cgroup=f"together-sim/{netns}",
         )
 
@@ -102,7 +128,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 [plugins."io.containerd.internal.v1.opt"]
   path = "{node_dir / "opt"}"
 [{cri}]
-  sandbox_image = "{spec.images.sandbox}"
+  sandbox_image = "{spec.pool.images.sandbox}"
   enable_cdi = false
   restrict_oom_score_adj = true
   netns_mounts_under_state_dir = true
@@ -129,7 +155,7 @@ def _cni_conflist(spec: RealNodeSpec, layout: NodeLayout) -> str:
             "hairpinMode": True,
             "ipam": {
                 "type": "host-local",
-                "ranges": [[{"subnet": spec.network.pod_cidr(spec.slot)}]],
+                "ranges": [[{"subnet": spec.pool.network.pod_cidr(spec.slot)}]],
                 "routes": [{"dst": "0.0.0.0/0"}],
                 "dataDir": str(Path(layout.run_dir) / "cni-ipam"),
             },
@@ -146,11 +172,11 @@ cgroupDriver: cgroupfs
 cgroupRoot: /{layout.cgroup}
 containerRuntimeEndpoint: unix://{run_dir / "containerd.sock"}
 podLogsDir: {run_dir / "pod-logs"}
-address: {spec.network.node_ip(spec.slot)}
+address: {spec.pool.network.node_ip(spec.slot)}
 authentication:
   anonymous: {{enabled: false}}
   webhook: {{enabled: false}}
-  x509: {{clientCAFile: {spec.pki.ca_cert}}}
+  x509: {{clientCAFile: {spec.plane.pki.ca_cert}}}
 authorization: {{mode: AlwaysAllow}}
 readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
@@ -165,11 +191,11 @@ nodeStatusReportFrequency: 10s
 
 
 def _kubeconfig(spec: RealNodeSpec, cert: Path, key: Path) -> str:
-    server = f"https://{spec.network.gateway}:{spec.apiserver_port}"
+    server = f"https://{spec.pool.network.gateway}:{spec.plane.apiserver_port}"
     return (
         "apiVersion: v1\nkind: Config\n"
         f"clusters: [{{name: sim, cluster: {{server: '{server}', "
-        f"certificate-authority: '{spec.pki.ca_cert}'}}}}]\n"
+        f"certificate-authority: '{spec.plane.pki.ca_cert}'}}}}]\n"
         f"users: [{{name: node, user: {{client-certificate: '{cert}', client-key: '{key}'}}}}]\n"
         "contexts: [{name: sim, context: {cluster: sim, user: node}}]\n"
         "current-context: sim\n"
@@ -242,7 +268,9 @@ class RealNode:
     def make(self) -> RealNode:
         """Start the node in its own thread (:meth:`ready` once its kubelet registered it)."""
         self._thread = threading.Thread(
-            target=self._run, name=f"node-{self.spec.network.netns(self.spec.slot)}", daemon=True
+            target=self._run,
+            name=f"node-{self.spec.pool.network.netns(self.spec.slot)}",
+            daemon=True,
         )
         self._thread.start()
         return self
@@ -282,7 +310,7 @@ class RealNode:
         with self._lock:
             if self._stopping.is_set():
                 raise RuntimeError(f"real node {self.name} is being removed")
-            netns = f"--net={self.spec.network.netns_path(self.spec.slot)}"
+            netns = f"--net={self.spec.pool.network.netns_path(self.spec.slot)}"
             proc = self.journal.start_process(
                 name,
                 ["nsenter", netns, "--", *args],
@@ -308,8 +336,8 @@ class RealNode:
         with ThreadPoolExecutor(1, thread_name_prefix=f"cert-{self.name}") as aside:
             certificate = aside.submit(self._timed, "certificate", self._make_credentials)
             try:
-                self._timed("network", lambda: spec.network.add_node(
-                    journal, spec.slot, spec.slots, spec.apiserver_port
+                self._timed("network", lambda: spec.pool.network.add_node(
+                    journal, spec.slot, spec.pool.slots, spec.plane.apiserver_port
                 ))  # fmt: skip
                 # Mounts are made by containerd and the kubelet (pod sandboxes, volumes,
                 # overlays): undone after their processes, before any directory (never a
@@ -318,7 +346,7 @@ class RealNode:
                 journal.record("cgroup", relative=layout.cgroup)
                 cgroups.make_cgroup(layout.cgroup)  # the kubelet's cgroupRoot: kubepods goes below
                 cgroups.make_cgroup(self.runtime_cgroup, leaf=True)
-                self._timed("images", lambda: spec.seed.copy_to(
+                self._timed("images", lambda: spec.pool.seed.copy_to(
                     self.node_dir / "containerd", self._stopping
                 ))  # fmt: skip
             finally:
@@ -339,13 +367,13 @@ class RealNode:
         ))  # fmt: skip
         self._kubelet_at = time.monotonic()
         self._spawn("kubelet", [
-            str(spec.kube_bin / "kubelet"),
+            str(spec.pool.kube_bin / "kubelet"),
             f"--config={self.node_dir / 'kubelet.yaml'}",
             f"--kubeconfig={self.node_dir / 'kubeconfig'}",
             f"--root-dir={self.run_dir / 'kubelet'}",
             f"--cert-dir={self.run_dir / 'kubelet' / 'pki'}",
             f"--hostname-override={spec.name}",
-            f"--node-ip={spec.network.node_ip(spec.slot)}",
+            f"--node-ip={spec.pool.network.node_ip(spec.slot)}",
             f"--node-labels={self.labels}",
             "-v=1",
         ])  # fmt: skip
@@ -358,9 +386,9 @@ class RealNode:
         self.phases[phase] = round(time.monotonic() - began, 3)
 
     def _make_credentials(self) -> None:
-        for path in node_credential_paths(self.spec.pki, self.spec.name):
+        for path in node_credential_paths(self.spec.plane.pki, self.spec.name):
             self.journal.record("file", path=str(path))
-        cert, key = node_credentials(self.spec.pki, self.spec.name)
+        cert, key = node_credentials(self.spec.plane.pki, self.spec.name)
         write_private(self.node_dir / "kubeconfig", _kubeconfig(self.spec, cert, key))
 
     # ------------------------------------------------------------------ removal
@@ -416,7 +444,7 @@ class RealNode:
             "phases": dict(self.phases),
             "registered": self.registered,
             "pids": pids,
-            "ip": self.spec.network.node_ip(self.spec.slot),
+            "ip": self.spec.pool.network.node_ip(self.spec.slot),
         }
 
 
