@@ -19,7 +19,7 @@ from together_sim.store import Store
 from together_sim.timings import Timings
 
 if TYPE_CHECKING:
-    from together_sim.mirror.hub import KubeHub
+    from together_sim.kube.hub import KubeHub
     from together_sim.nodes.pool import RealNodePool
 
 __all__ = ["SimulatorConfig", "SimulatorRuntime"]
@@ -73,7 +73,7 @@ class SimulatorRuntime:
     def start_kubernetes(self) -> None:
         """Start the control-plane hub (``--kubernetes``): under ``<state dir>/kube``, or a
         temporary directory removed by :meth:`close` when the state is in memory."""
-        from together_sim.mirror.hub import KubeHub, find_kube_bin
+        from together_sim.kube.hub import KubeHub, find_kube_bin
         from together_sim.nodes.pool import TEMPORARY_PREFIX
 
         bin_dir = find_kube_bin(self.config.kube_bin)

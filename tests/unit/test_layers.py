@@ -578,9 +578,9 @@ SIMULATOR_FLOORS: Final = (
         ),
     ),
     ("host plumbing", ("together_sim.host",)),
-    ("control plane", ("together_sim.kube",)),
+    ("control plane's client", ("together_sim.plane",)),
     ("nodes", ("together_sim.nodes",)),
-    ("mirror", ("together_sim.mirror",)),
+    ("control plane and mirror", ("together_sim.kube",)),
     ("runtime", ("together_sim.runtime",)),
     (
         "api",
@@ -634,23 +634,24 @@ def test_the_mirror_knows_nodes_only_through_their_provider() -> None:
     imports no kind of node, holds no note of which kind a node is, and reads no node's
     internals (kind's provider model)."""
     graph = _module_graph("together_sim")
-    nodes = {m for m in graph["together_sim.mirror.cluster"] if m.startswith("together_sim.nodes")}
+    nodes = {m for m in graph["together_sim.kube.mirror"] if m.startswith("together_sim.nodes")}
     assert nodes == {"together_sim.nodes", "together_sim.nodes.provider"}
-    source = (ROOT / "together_sim" / "mirror" / "cluster.py").read_text()
+    source = (ROOT / "together_sim" / "kube" / "mirror.py").read_text()
     for internal in ("KwokNode", "RealNode", "._real", "kwok_only", ".kind", ".journal"):
         assert internal not in source, internal
 
 
-def test_the_nodes_import_nothing_of_the_mirror() -> None:
-    """The nodes stand on the control plane and the host plumbing; what they need of the
-    mirror's floor would close a circle through it."""
+def test_the_nodes_import_nothing_of_kube() -> None:
+    """The nodes stand on the control plane's client (`plane/`) and the host plumbing; `kube/`
+    (the control plane's processes, the hub, the mirror) stands on them, so nothing of it is
+    theirs to import."""
     graph = _module_graph("together_sim")
     upward = {
         f"{module} -> {imported}"
         for module, imports in graph.items()
         if module.startswith("together_sim.nodes")
         for imported in imports
-        if imported.startswith(("together_sim.mirror", "together_sim.runtime"))
+        if imported.startswith(("together_sim.kube", "together_sim.runtime"))
     }
     assert upward == set()
 

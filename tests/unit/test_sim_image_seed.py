@@ -21,7 +21,7 @@ from together_sim.host import cgroups, shared
 from together_sim.host.image_seed import SEED_DIR, ImageSeed, copy_root
 from together_sim.host.images import NodeImages
 from together_sim.host.journal import Journal
-from together_sim.mirror.hub import KubeHub
+from together_sim.kube.hub import KubeHub
 
 
 def _seed_tree(seed: Path) -> None:

@@ -1,6 +1,6 @@
 """What the simulator's Kubernetes side mirrors of the world, and when the API may call a cluster
 Ready, as pure functions over the in-process simulator's frozen clock (no control plane):
-`together_sim.kube.views.views_of`, `mirror.wanted_nodes`, `kwok_node_object`, `serves_nodes` and
+`together_sim.plane.views.views_of`, `mirror.wanted_nodes`, `kwok_node_object`, `serves_nodes` and
 `demand_for`.
 
 The engine tests (tests/integration/test_kubernetes_sim.py) watch a real API server follow them.
@@ -9,10 +9,10 @@ The engine tests (tests/integration/test_kubernetes_sim.py) watch a real API ser
 from __future__ import annotations
 
 from tests.sim_app import GPU, Sim
+from together_sim.kube.mirror import COMPUTE_CLASS_LABEL, demand_for, serves_nodes, wanted_nodes
 from together_sim.kube.processes import NODE_LABEL
-from together_sim.kube.views import ClusterView, views_of
-from together_sim.mirror.cluster import COMPUTE_CLASS_LABEL, demand_for, serves_nodes, wanted_nodes
 from together_sim.nodes.kwok import kwok_node_object
+from together_sim.plane.views import ClusterView, views_of
 
 
 def view(sim: Sim, cluster_id: str) -> ClusterView:

@@ -5,19 +5,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any, cast
 
 import httpx
 
-from together_sim.kube.client import KubeApi
-from together_sim.kube.pods import PodClock
-from together_sim.kube.processes import NODE_LABEL, ControlPlane
-from together_sim.kube.views import NodeView
-from together_sim.nodes import SimNode
+from together_sim.nodes import NODE_LABEL, SimNode
 from together_sim.nodes.kwok import KwokNode
 from together_sim.nodes.pool import RealNodePool
 from together_sim.nodes.provider import NodeProvider, is_real
+from together_sim.nodes.real import JoinedPlane
+from together_sim.plane.client import KubeApi
+from together_sim.plane.pki import ClusterPki
+from together_sim.plane.pods import PodClock
+from together_sim.plane.views import NodeView
 
 Obj = dict[str, Any]
 
@@ -63,10 +63,8 @@ def _setup(pool: Pool | None = None) -> tuple[NodeProvider, KubeApi, PodClock, A
     api = KubeApi(
         httpx.Client(base_url="https://api", transport=httpx.MockTransport(server.handle))
     )
-    ports = SimpleNamespace(apiserver=6443)
-    place = SimpleNamespace(root=Path("/nowhere"), cluster_id="c1", ports=ports, pki=None)
-    plane = cast(ControlPlane, place)
-    provider = NodeProvider(plane, cast(RealNodePool, pool) if pool is not None else None)
+    plane = JoinedPlane(Path("/nowhere"), 6443, ClusterPki(Path("/nowhere/pki")))
+    provider = NodeProvider("c1", plane, cast(RealNodePool, pool) if pool is not None else None)
     return provider, api, PodClock(api), server
 
 

@@ -21,11 +21,7 @@ from together_sim.host.image_seed import ImageSeed
 from together_sim.host.images import NodeImages, archive_names, find_images
 from together_sim.host.journal import Journal, Owner
 from together_sim.host.network import MAX_SLOTS, Network
-from together_sim.kube.client import KubeApi
-from together_sim.kube.pki import ClusterPki
-from together_sim.kube.pods import RUN_SECONDS, Act, PodClock, next_step
-from together_sim.kube.views import VolumeView
-from together_sim.mirror.cluster import volume_object
+from together_sim.kube.mirror import volume_object
 from together_sim.nodes import SimNode
 from together_sim.nodes import pool as nodepool
 from together_sim.nodes.kwok import KwokNode
@@ -42,6 +38,10 @@ from together_sim.nodes.real import (
     node_labels,
     removable,
 )
+from together_sim.plane.client import KubeApi
+from together_sim.plane.pki import ClusterPki
+from together_sim.plane.pods import RUN_SECONDS, Act, PodClock, next_step
+from together_sim.plane.views import VolumeView
 
 NODE = "gpu-preemptible-dp-aaaaa-bbbbb"
 

@@ -1,3 +1,3 @@
-"""A real Kubernetes control plane per simulated cluster (``--kubernetes``): its processes,
-certificates, API client, pod clock and view of the world. The nodes stand on it, and the mirror
-(:mod:`together_sim.mirror`) on both; see docs/kubernetes-sim.md."""
+"""A real Kubernetes control plane per simulated cluster (``--kubernetes``), kept in step with the
+world: its processes (:mod:`~together_sim.kube.processes`), the hub that hands each cluster's view
+to its mirror (:mod:`~together_sim.kube.mirror`), which asks the node provider for the nodes."""

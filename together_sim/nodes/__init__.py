@@ -6,11 +6,14 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Final, Protocol, Self, runtime_checkable
 
-from together_sim.kube.client import KubeApi
+from together_sim.plane.client import KubeApi
 
-__all__ = ["DRAIN_STARTED", "SimNode", "drain_node"]
+__all__ = ["DRAIN_STARTED", "NODE_LABEL", "SimNode", "drain_node"]
 
 Obj = dict[str, Any]
+NODE_LABEL: Final = "together-sim/kwok"
+"""Every Node the simulator made carries the key: ``true`` on a KWOK node (KWOK manages exactly
+those), ``false`` on a real one (its kubelet registers it so)."""
 DRAIN_STARTED: Final = "together-sim/drain-started"
 """The Node's annotation holding the simulated T+0 of its drain (set once, at the cordon)."""
 

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from together_facts.values import COMPUTE_CLASS_LABEL, GPUS_PER_NODE, PREEMPTIBLE
-from together_sim.kube.client import KubeApi, KubeApiError
-from together_sim.kube.pods import PodClock, gone
-from together_sim.kube.processes import NODE_LABEL
-from together_sim.kube.views import NodeView
+from together_sim.nodes import NODE_LABEL
+from together_sim.plane.client import KubeApi, KubeApiError
+from together_sim.plane.pods import PodClock, gone
+from together_sim.plane.views import NodeView
 
 __all__ = ["KwokNode", "kwok_node_object", "remove_node_object"]
 

@@ -10,14 +10,13 @@ import time
 from typing import Any, Final
 
 from together_facts.values import COMPUTE_CLASS_LABEL, GPUS_PER_NODE, PREEMPTIBLE
-from together_sim.kube.client import KubeApi
-from together_sim.kube.pods import PodClock, gone
-from together_sim.kube.processes import NODE_LABEL, ControlPlane
-from together_sim.kube.views import NodeView
-from together_sim.nodes import SimNode
+from together_sim.nodes import NODE_LABEL, SimNode
 from together_sim.nodes.kwok import KwokNode, kwok_node_object, remove_node_object
 from together_sim.nodes.pool import RealNodePool
 from together_sim.nodes.real import JoinedPlane, RealNode, RealNodeSpec, node_labels
+from together_sim.plane.client import KubeApi
+from together_sim.plane.pods import PodClock, gone
+from together_sim.plane.views import NodeView
 
 __all__ = ["CRASHED", "NodeProvider", "is_real"]
 
@@ -35,15 +34,19 @@ def is_real(node: Obj) -> bool:
 
 
 class NodeProvider:
-    """The nodes of one cluster (its control plane ``plane``): a new node is real while the
-    pool (``--real-nodes``) has a free slot, else a KWOK node, and a real node that could not
-    start is a KWOK node from then on. :meth:`delete` undoes what :meth:`make` made: a KWOK
-    node's Node object, a real node's processes and host changes (its slot back to the pool).
+    """The nodes of cluster ``cluster_id``, whose control plane its real nodes join (``plane``):
+    a new node is real while the pool (``--real-nodes``) has a free slot, else a KWOK node, and
+    a real node that could not start is a KWOK node from then on. :meth:`delete` undoes what
+    :meth:`make` made: a KWOK node's Node object, a real node's processes and host changes (its
+    slot back to the pool).
 
     The calls that take ``api`` run on the mirror's thread (the connection is the thread's);
     :attr:`registering`, :meth:`status` and :meth:`release` are safe from any thread."""
 
-    def __init__(self, plane: ControlPlane, pool: RealNodePool | None = None) -> None:
+    def __init__(
+        self, cluster_id: str, plane: JoinedPlane, pool: RealNodePool | None = None
+    ) -> None:
+        self.cluster_id = cluster_id
         self.plane = plane
         self.pool = pool
         self._real: dict[str, RealNode] = {}
@@ -177,13 +180,13 @@ class NodeProvider:
             name=node.node_id,
             preemptible=node.preemptible,
             gpu_type=gpu_type,
-            plane=JoinedPlane(self.plane.root, self.plane.ports.apiserver, self.plane.pki),
+            plane=self.plane,
             labels=labels,
             on_crash=self._on_crash,
         )
         if real is not None:
             self._real[node.node_id] = real
-            log.info("cluster %s: node %s is a real node", self.plane.cluster_id, node.node_id)
+            log.info("cluster %s: node %s is a real node", self.cluster_id, node.node_id)
         return real
 
     def _on_crash(self, node: RealNode, process: str, code: int) -> None:

@@ -22,8 +22,13 @@ from together_sim.host.images import NodeImages
 from together_sim.host.journal import Journal
 from together_sim.host.network import Network
 from together_sim.host.processes import wait_ready
-from together_sim.kube.pki import ClusterPki, node_credential_paths, node_credentials, write_private
-from together_sim.kube.pods import grace_seconds, terminal
+from together_sim.plane.pki import (
+    ClusterPki,
+    node_credential_paths,
+    node_credentials,
+    write_private,
+)
+from together_sim.plane.pods import grace_seconds, terminal
 
 __all__ = [
     "KILL_MARGIN_SECONDS",

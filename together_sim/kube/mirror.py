@@ -14,13 +14,13 @@ import httpx
 from together_facts.values import COMPUTE_CLASS_LABEL
 from together_sim.autoscale import Demand
 from together_sim.host.mounts import remove_tree
-from together_sim.kube.client import KubeApi, KubeApiError
 from together_sim.kube.demand import demand_of
-from together_sim.kube.pods import PodClock
-from together_sim.kube.processes import NODE_LABEL, ControlPlane
-from together_sim.kube.views import ClusterView, NodeView, VolumeView
-from together_sim.nodes import DRAIN_STARTED, drain_node
+from together_sim.kube.processes import ControlPlane
+from together_sim.nodes import DRAIN_STARTED, NODE_LABEL, drain_node
 from together_sim.nodes.provider import NodeProvider
+from together_sim.plane.client import KubeApi, KubeApiError
+from together_sim.plane.pods import PodClock
+from together_sim.plane.views import ClusterView, NodeView, VolumeView
 from together_sim.targeting import is_marked
 
 __all__ = [
@@ -115,7 +115,7 @@ class ClusterMirror:
       is deleted, and what still runs on it goes with it.
     * **Drains.** When the world starts draining a node (a reclaim, ``TogetherPreemptionNotified``,
       or a lowered preemptible target, ``TogetherScaledDown``) the Node is cordoned, a Warning Event
-      with that reason is recorded on it, and its pods are stopped (:mod:`together_sim.kube.pods`).
+      with that reason is recorded on it, and its pods are stopped (:mod:`together_sim.plane.pods`).
       The simulated T+0 is kept in the Node's annotation ``together-sim/drain-started``.
     * **Targeted scale-down marks**, read the other way: :meth:`ClusterMirror.marked_nodes` asks the
       API server, when a PUT lowers a count, which Nodes are cordoned and annotated
@@ -138,11 +138,11 @@ class ClusterMirror:
         self,
         plane: ControlPlane,
         view: ClusterView,
-        nodes: NodeProvider | None = None,
+        nodes: NodeProvider,
         volumes_dir: Path | None = None,
     ) -> None:
         self.plane = plane
-        self.nodes = nodes if nodes is not None else NodeProvider(plane)
+        self.nodes = nodes
         self.volumes_dir = volumes_dir
         self._view = view
         self._lock = threading.Lock()

@@ -16,12 +16,12 @@ from typing import Any, Final
 from together_sim import autoscale
 from together_sim.host.image_seed import SEED_DIR
 from together_sim.host.mounts import remove_tree
-from together_sim.kube.processes import BINARIES, ControlPlane
-from together_sim.kube.views import ClusterView, views_of
-from together_sim.mirror.cluster import ClusterMirror
+from together_sim.kube.mirror import ClusterMirror
+from together_sim.kube.processes import BINARIES, ControlPlane, joined
 from together_sim.model import World
 from together_sim.nodes.pool import RealNodePool
 from together_sim.nodes.provider import NodeProvider
+from together_sim.plane.views import ClusterView, views_of
 
 __all__ = ["KUBE_BIN_ENV", "KubeHub", "Transaction", "find_kube_bin"]
 
@@ -263,7 +263,7 @@ class KubeHub:
         if mirror is None and view.data_plane_up and not view.gone:
             self.prepare(cluster_id, view.cluster_name)
             plane = self._planes[cluster_id]
-            nodes = NodeProvider(plane, self.pool)
+            nodes = NodeProvider(cluster_id, joined(plane), self.pool)
             mirror = ClusterMirror(plane, view, nodes, self.volumes_dir)
             mirror.start()
             with self._lock:

@@ -9,7 +9,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Final
 
-from together_sim.kube.client import KubeApi, KubeApiError, rfc3339
+from together_sim.plane.client import KubeApi, KubeApiError, rfc3339
 
 __all__ = [
     "DEFAULT_RUN_SECONDS",
