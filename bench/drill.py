@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from bench.harness import REPO
 from bench.real_nodes import real_nodes_here
-from together_sim.nodes.host.images import IMAGES_ENV
+from together_sim.host.images import IMAGES_ENV
 
 BUDGET_S: Final = 90.0
 PYTHON: Final = "localhost/together-python:3.11"

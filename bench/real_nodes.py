@@ -39,8 +39,8 @@ from testkit.kube import KubeClient
 from testkit.sim import SimulatorProcess
 from together_api.client import TogetherClient
 from together_api.wire import ClusterCreateRequest, VolumeCreateRequest
-from together_sim.nodes.host.cgroups import cgroup_pids
-from together_sim.nodes.host.images import IMAGES_ENV
+from together_sim.host.cgroups import cgroup_pids
+from together_sim.host.images import IMAGES_ENV
 from together_sim.nodes.pool import RECORD_FILE, real_nodes_unavailable
 
 TIME_SCALE: Final = 60.0

@@ -11,12 +11,14 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from together_sim.nodes.host import cgroups, processes, shared, sysctls
-from together_sim.nodes.host.journal import Journal
+from together_sim.host import cgroups, processes, shared, sysctls
+from together_sim.host.journal import Journal
 
 __all__ = ["HostSnapshot", "bridge_index", "foreign_journals", "leftovers", "snapshot"]
 
-_INDEXED = re.compile(r"tsim(\d+)(?:-n\d+|v\d+)?(?![\d])")
+_INDEXED = re.compile(r"(?:tsim(\d+)(?:-n\d+|v\d+)?|seed(\d+))(?![\d])")
+"""What carries a bridge index: a node's netns, veth, cgroup or run directory (``tsim<k>``,
+``tsim<k>-n<s>``, ``tsim<k>v<s>``) and the image seed's cgroup and run directory (``seed<k>``)."""
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,9 @@ class HostSnapshot:
     sysctls: dict[str, str]
     cgroups: frozenset[str]
     run_dir: frozenset[str]
+    sysctl_holders: frozenset[str] = frozenset()
+    """Who held the kernel settings then (`sysctls.SHARED_SETTINGS`): another simulator's hold
+    may end meanwhile, and its release restores them."""
 
 
 def _processes() -> dict[tuple[int, int], str]:
@@ -68,11 +73,22 @@ def _lines(*args: str) -> list[str]:
     return subprocess.run(list(args), capture_output=True, text=True).stdout.splitlines()
 
 
+def _holders() -> frozenset[str]:
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+        return frozenset(json.loads(sysctls.SHARED_SETTINGS.read_text())["holders"])
+    return frozenset()
+
+
 def snapshot() -> HostSnapshot:
-    mounts = frozenset(
-        line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()
-    )
+    """The host now. `/run/netns` itself is left out of the mounts: `ip netns add` makes it a
+    mount point the first time any program on the machine asks for a namespace, and it stays for
+    every program's later ones (each namespace under it is a mount of its own, and counted)."""
     netns_dir = Path("/run/netns")
+    mounts = frozenset(
+        line.split()[4]
+        for line in Path("/proc/self/mountinfo").read_text().splitlines()
+        if line.split()[4] != str(netns_dir)
+    )
     links = frozenset(
         line.split(":")[1].strip().split("@")[0] for line in _lines("ip", "-o", "link")
     )
@@ -89,6 +105,7 @@ def snapshot() -> HostSnapshot:
         links=links,
         iptables=iptables,
         sysctls=sysctls.read_sysctls(),
+        sysctl_holders=_holders(),
         cgroups=_cgroups(),
         run_dir=frozenset(str(p) for p in run.rglob("*")) if run.is_dir() else frozenset(),
     )
@@ -125,7 +142,7 @@ def foreign_journals(besides: int) -> set[str]:
 
 
 def _foreign(item: str, ours: int) -> bool:
-    return any(int(m.group(1)) != ours for m in _INDEXED.finditer(item))
+    return any(int(m.group(1) or m.group(2)) != ours for m in _INDEXED.finditer(item))
 
 
 def leftovers(
@@ -166,11 +183,14 @@ def leftovers(
         gone = sorted(set(before.iptables) - set(after.iptables))
         added = sorted(set(after.iptables) - set(before.iptables))
         left += [f"iptables added {r}" for r in added] + [f"iptables removed {r}" for r in gone]
-    if not sysctls.SHARED_SETTINGS.exists():  # nobody holds them: they must be as before
-        left += [
+    held_by_another = any(
+        not h.startswith((f"{besides}@", f"{besides}:")) for h in before.sysctl_holders
+    )
+    if not sysctls.SHARED_SETTINGS.exists():  # nobody holds them: they must be as before,
+        left += [  # unless another held them then (its release restored them meanwhile)
             f"sysctl {k}={after.sysctls[k]} (was {v})"
             for k, v in before.sysctls.items()
-            if after.sysctls[k] != v
+            if after.sysctls[k] != v and not held_by_another
         ]
     else:
         holders = json.loads(sysctls.SHARED_SETTINGS.read_text())["holders"]

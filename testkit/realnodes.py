@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from together_sim.nodes.host.cgroups import CGROUP_ROOT
-from together_sim.nodes.host.images import IMAGES_ENV
-from together_sim.nodes.host.sysctls import SHARED_SETTINGS, read_sysctls
+from together_sim.host.cgroups import CGROUP_ROOT
+from together_sim.host.images import IMAGES_ENV
+from together_sim.host.sysctls import SHARED_SETTINGS, read_sysctls
 from together_sim.nodes.pool import real_nodes_unavailable
 from together_sim.nodes.real import RUN_ROOT
 

@@ -124,9 +124,20 @@ class SimulatorProcess:
         raise RuntimeError(f"simulator did not start; its log:\n{log}")
 
     @property
+    def started_pid(self) -> int | None:
+        """The process's pid once it is spawned, even before its banner (None before)."""
+        return self._proc.pid if self._proc is not None else None
+
+    @property
     def pid(self) -> int:
         assert self._proc is not None, "simulator is not running"
         return self._proc.pid
+
+    def wait(self, timeout: float) -> int:
+        """Wait for the process to end by itself (a test signalled it) and return its status;
+        :meth:`stop` then sends nothing more (a second SIGTERM during a stop is a hard stop)."""
+        assert self._proc is not None, "simulator is not running"
+        return self._proc.wait(timeout)
 
     def stop(self) -> None:
         if self._admin is not None:

@@ -33,7 +33,7 @@ from testkit.wait import wait_for
 from tests.clusters import live_clusters
 from together_api.kubeconfig import decode_kube_config
 from together_facts.values import COMPUTE_CLASS_LABEL
-from together_sim.kube.pods import STARTED_AT
+from together_sim.plane.pods import STARTED_AT
 
 INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 RUN_SECONDS_ANNOTATION = "together-sim/run-seconds"

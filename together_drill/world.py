@@ -24,7 +24,7 @@ from together_drill.kube import Kube
 from together_drill.manifest import DrillInputError, DrillJob
 from together_drill.waits import CouldNotDrill, wait_for
 from together_sim.banner import read_banner
-from together_sim.nodes.host.images import IMAGES_ENV, archive_names, find_images
+from together_sim.host.images import IMAGES_ENV, archive_names, find_images
 from together_sim.nodes.pool import real_nodes_unavailable
 
 API_KEY: Final = "drill-key"
@@ -122,7 +122,7 @@ def check_host(job: DrillJob, archive: Path | None) -> tuple[Path, Path]:
 
 
 class World:
-    """Start with :meth:`start`, end with :meth:`stop` (always: it leaves nothing running)."""
+    """Start with :meth:`start`, end with :meth:`close` (always: it leaves nothing running)."""
 
     def __init__(self, kube_bin: Path, images: Path, real_nodes: int, archive: Path | None) -> None:
         self.kube_bin, self.images, self.real_nodes, self.archive = (
@@ -241,7 +241,10 @@ class World:
     def reclaim(
         self, node: str, pods: list[str], namespace: str, say: Callable[[str], None]
     ) -> None:
-        """Together's reclaim, as the simulator does it: notice, cordon, SIGTERM, removal."""
+        """Together's reclaim, as the simulator does it: notice, cordon, SIGTERM, removal. The
+        simulator evicts every pod of the node itself, so ``pods`` and ``namespace`` (what a
+        cluster the drill drains by hand needs: :mod:`together_drill.remote`) go unused, and it
+        has nothing to ``say`` beyond what the run says of a reclaim."""
         assert self.admin is not None
         response = self.admin.post(
             f"/_sim/clusters/{self.cluster_id}/reclaim", json={"node_ids": [node]}
@@ -268,21 +271,12 @@ class World:
         say(f"  refill: node {sorted(fresh)[0]} Ready after {took} s")
         return took
 
-    def close(self, job: DrillJob | None, say: Callable[[str], None]) -> None:
-        say("cleaning up: stopping the simulator, its control plane and real nodes")
-        self.stop()
-
-    def claim(self, name: str, namespace: str) -> None:
-        """A claim of the drill's shared volume (its static PersistentVolume, by name)."""
-        if namespace != "default":
-            namespaces = {n["metadata"]["name"] for n in self.kube.items("/api/v1/namespaces")}
-            if namespace not in namespaces:
-                self.kube.request("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
-        self.kube.claim_volume(name, VOLUME_NAME, namespace)
-
-    def stop(self) -> None:
+    def close(self, job: DrillJob | None = None, say: Callable[[str], None] | None = None) -> None:
         """Stop everything (the simulator stops its control planes and removes its real nodes
-        and what they did to the host) and remove the state directory."""
+        and what they did to the host) and remove the state directory. ``job`` goes with the
+        simulator's cluster, so nothing is deleted of it alone."""
+        if say is not None:
+            say("cleaning up: stopping the simulator, its control plane and real nodes")
         for closeable in (self._kube, self.client, self.admin):
             if closeable is not None:
                 closeable.close()
@@ -297,3 +291,11 @@ class World:
                 self._proc.stdout.close()
             self._proc = None
         shutil.rmtree(self.state_dir, ignore_errors=True)
+
+    def claim(self, name: str, namespace: str) -> None:
+        """A claim of the drill's shared volume (its static PersistentVolume, by name)."""
+        if namespace != "default":
+            namespaces = {n["metadata"]["name"] for n in self.kube.items("/api/v1/namespaces")}
+            if namespace not in namespaces:
+                self.kube.request("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
+        self.kube.claim_volume(name, VOLUME_NAME, namespace)

@@ -208,7 +208,7 @@ def dynamic_module(kinds: Sequence[Kind], registry: str = "together_provider.reg
         ]
     first_party = [
         _registry_import(registry),
-        "from together_provider.hosts.resource import Attributes, DynamicResource\n",
+        "from together_provider.dynamic.resource import Attributes, DynamicResource\n",
     ]
     names = [name for kind in kinds for name in kind.exports]
     doc = "The typed Args and dynamic-host resources of every kind, from its field table."

@@ -85,12 +85,13 @@ class ExportsExtension:
 
 @dataclass(frozen=True)
 class PreviewExtension:
-    """The kind's part of the PR comment (`together_provider.preview`): the class in
-    `<package>.preview` that reads and renders its changes (`preview.kinds.KindPreview`), built
-    with the kind. A kind without one shows none of its changes there (they still count in the
-    engine's change summary)."""
+    """The kind's part of the PR comment (`together_provider.preview`): `preview` builds, for the
+    kind, the object that reads and renders its changes (a `preview.kinds.KindPreview`, as the
+    kind's own function declares: the type checker holds it there), importing it on first call.
+    A kind without one shows none of its changes there (they still count in the engine's change
+    summary)."""
 
-    preview_class: str
+    preview: Callable[[Kind], Any]
 
 
 ID: Final = "id"
@@ -100,7 +101,7 @@ ID: Final = "id"
 @dataclass(frozen=True)
 class ProgramExtension:
     """What both hosts' resources know in the program before the API answers: set by
-    `hosts/resource.py` and typed on the generated classes (`codegen.py`)."""
+    `dynamic/resource.py` and typed on the generated classes (`codegen.py`)."""
 
     flags: Mapping[str, str] = field(default_factory=dict)
     """Booleans of the program's resource and Args: name -> the input whose being set makes it

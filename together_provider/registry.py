@@ -67,6 +67,6 @@ def __getattr__(name: str) -> Any:
     kind = _BY_PROVIDER.get(name)
     if kind is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from together_provider.hosts.dynamic import provider_class
+    from together_provider.dynamic.provider import provider_class
 
     return provider_class(kind, home=__name__)

@@ -8,7 +8,7 @@ from typing import Any
 import pulumi
 
 from together_provider import registry
-from together_provider.hosts.resource import Attributes, DynamicResource
+from together_provider.dynamic.resource import Attributes, DynamicResource
 
 __all__ = [
     "Cluster",

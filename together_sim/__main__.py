@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, Final
 
 try:
     import starlette  # noqa: F401  (the app's framework: checked here for the message below)
@@ -76,6 +76,36 @@ admin endpoints (with --admin; no auth, never faulted, never in the request log)
 """
 
 
+class _EarlySignals:
+    """SIGTERM and SIGINT from the first line of :func:`main` until the server takes them over:
+    noted, not acted on. A stop asked while the simulator starts (its real-node pool writing its
+    journal, claiming the bridge, starting the image seed) lets that start finish, then stops the
+    server at once and undoes the pool like any stop, instead of SIGTERM's default action ending
+    the process with all of it left on the host (or SIGINT's KeyboardInterrupt cutting the start
+    short with nothing to undo it)."""
+
+    def __init__(self) -> None:
+        self.signal: int | None = None
+        self._original: dict[int, Any] = {}
+
+    def install(self) -> None:
+        if threading.current_thread() is threading.main_thread():
+            self._original = {sig: signal.signal(sig, self._note) for sig in _STOP_SIGNALS}
+
+    def _note(self, sig: int, frame: FrameType | None) -> None:
+        self.signal = self.signal or sig
+
+    def restore(self) -> None:
+        """Back to the handlers before :meth:`install`: a signal during the stop that follows
+        takes the default action, a hard stop."""
+        for sig, handler in self._original.items():
+            signal.signal(sig, handler)
+        self._original = {}
+
+
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
 class _Server(uvicorn.Server):
     """uvicorn's server, stopping cleanly on SIGTERM or SIGINT:
 
@@ -85,9 +115,12 @@ class _Server(uvicorn.Server):
       action then ends the process before ``runtime.close()`` has stopped the control planes
       and removed the files of gone clusters."""
 
-    def __init__(self, config: uvicorn.Config, runtime: SimulatorRuntime) -> None:
+    def __init__(
+        self, config: uvicorn.Config, runtime: SimulatorRuntime, early: _EarlySignals
+    ) -> None:
         super().__init__(config)
         self._runtime = runtime
+        self._early = early
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         self._runtime.stopping.set()
@@ -98,8 +131,9 @@ class _Server(uvicorn.Server):
         if threading.current_thread() is not threading.main_thread():
             yield
             return
-        handled = (signal.SIGINT, signal.SIGTERM)
-        original = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+        original = {sig: signal.signal(sig, self.handle_exit) for sig in _STOP_SIGNALS}
+        if self._early.signal is not None:  # asked while the simulator started: stop now
+            self.handle_exit(self._early.signal, None)
         try:
             yield
         finally:  # a second signal during the stop takes the default action: a hard stop
@@ -124,105 +158,132 @@ class _AbortableH11Protocol(H11Protocol):
         self.transport.abort()
 
 
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="python -m together_sim",
-        description="Local simulator of Together's GPU clusters API (/v1/compute/...).",
-        epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument(
-        "--host", default="127.0.0.1", help="interface to bind (default %(default)s)"
-    )
-    parser.add_argument(
-        "--port", type=int, default=8787, help="port; 0 picks a free one (default %(default)s)"
-    )
-    parser.add_argument(
+_PARSER: Final[dict[str, Any]] = {
+    "prog": "python -m together_sim",
+    "description": "Local simulator of Together's GPU clusters API (/v1/compute/...).",
+    "epilog": _EPILOG,
+    "formatter_class": argparse.RawDescriptionHelpFormatter,
+}
+_OPTIONS: Final[tuple[tuple[str, dict[str, Any]], ...]] = (
+    ("--host", dict(default="127.0.0.1", help="interface to bind (default %(default)s)")),
+    ("--port", dict(type=int, default=8787, help="port; 0 picks a free one (default %(default)s)")),
+    (
         "--state-dir",
-        type=Path,
-        default=None,
-        help="directory for simulator.sqlite3; state survives restarts (default: in memory)",
-    )
-    parser.add_argument(
+        dict(
+            type=Path,
+            default=None,
+            help="directory for simulator.sqlite3; state survives restarts (default: in memory)",
+        ),
+    ),
+    (
         "--api-key-file",
-        type=Path,
-        default=None,
-        metavar="PATH",
-        help=f"file with the accepted bearer keys, one a line (default: ${API_KEY_ENV}, else "
-        f"{DEFAULT_API_KEY})",
-    )
-    parser.add_argument(
+        dict(
+            type=Path,
+            default=None,
+            metavar="PATH",
+            help=f"file with the accepted bearer keys, one a line (default: ${API_KEY_ENV}, else "
+            f"{DEFAULT_API_KEY})",
+        ),
+    ),
+    (
         "--api-key",
-        action="append",
-        dest="api_keys",
-        metavar="KEY",
-        help=f"accepted bearer key, repeatable; deprecated: every local user sees it in ps, so "
-        f"set ${API_KEY_ENV} or use --api-key-file",
-    )
-    parser.add_argument(
+        dict(
+            action="append",
+            dest="api_keys",
+            metavar="KEY",
+            help=f"accepted bearer key, repeatable; deprecated: every local user sees it in ps, so "
+            f"set ${API_KEY_ENV} or use --api-key-file",
+        ),
+    ),
+    (
         "--time-scale",
-        type=float,
-        default=None,
-        help="simulated seconds per real second; 0 freezes time (default 1: real time, so a "
-        "create takes --provisioning-seconds of real time; 60 makes 360 s take 6 s)",
-    )
-    parser.add_argument(
-        "--admin", action="store_true", help="enable the /_sim admin endpoints (off by default)"
-    )
-    parser.add_argument(
+        dict(
+            type=float,
+            default=None,
+            help="simulated seconds per real second; 0 freezes time (default 1: real time, so a "
+            "create takes --provisioning-seconds of real time; 60 makes 360 s take 6 s)",
+        ),
+    ),
+    (
+        "--admin",
+        dict(action="store_true", help="enable the /_sim admin endpoints (off by default)"),
+    ),
+    (
         "--reclaim-rate",
-        type=float,
-        default=0.0,
-        help="random reclaims per preemptible node per simulated hour (default %(default)s)",
-    )
-    parser.add_argument(
+        dict(
+            type=float,
+            default=0.0,
+            help="random reclaims per preemptible node per simulated hour (default %(default)s)",
+        ),
+    ),
+    (
         "--provisioning-seconds",
-        type=float,
-        default=Timings.provisioning,
-        help="simulated seconds from create to Ready (default %(default)s)",
-    )
-    parser.add_argument("--seed", type=int, default=None, help="seed for faults and reclaims")
-    parser.add_argument(
+        dict(
+            type=float,
+            default=Timings.provisioning,
+            help="simulated seconds from create to Ready (default %(default)s)",
+        ),
+    ),
+    ("--seed", dict(type=int, default=None, help="seed for faults and reclaims")),
+    (
         "--kubernetes",
-        action="store_true",
-        help="give each cluster a real Kubernetes control plane (etcd, kube-apiserver, "
-        "controller manager, scheduler, KWOK nodes) on loopback; its kube_config works "
-        "(docs/kubernetes-sim.md)",
-    )
-    parser.add_argument(
+        dict(
+            action="store_true",
+            help="give each cluster a real Kubernetes control plane (etcd, kube-apiserver, "
+            "controller manager, scheduler, KWOK nodes) on loopback; its kube_config works "
+            "(docs/kubernetes-sim.md)",
+        ),
+    ),
+    (
         "--kube-bin",
-        type=Path,
-        default=None,
-        help="directory with etcd, kube-apiserver, ... (default: $TOGETHER_KUBE_BIN; "
-        'in a checkout: "$(tools/kube/build.sh)")',
-    )
-    parser.add_argument(
+        dict(
+            type=Path,
+            default=None,
+            help="directory with etcd, kube-apiserver, ... (default: $TOGETHER_KUBE_BIN; "
+            'in a checkout: "$(tools/kube/build.sh)")',
+        ),
+    ),
+    (
         "--real-nodes",
-        type=int,
-        default=0,
-        metavar="N",
-        help="with --kubernetes: back up to N nodes at a time (standard and preemptible, over "
-        "every cluster) with a real kubelet and containerd, so pods run real processes; the "
-        "rest stay KWOK nodes; needs root (default %(default)s)",
-    )
-    parser.add_argument(
+        dict(
+            type=int,
+            default=0,
+            metavar="N",
+            help="with --kubernetes: back up to N nodes at a time (standard and preemptible, over "
+            "every cluster) with a real kubelet and containerd, so pods run real processes; the "
+            "rest stay KWOK nodes; needs root (default %(default)s)",
+        ),
+    ),
+    (
         "--images",
-        type=Path,
-        default=None,
-        metavar="DIR",
-        help="the real nodes' image archives (pause.tar and the rest; default: "
-        '$TOGETHER_IMAGES_DIR; in a checkout: "$(tools/images/build.sh)")',
-    )
-    parser.add_argument(
+        dict(
+            type=Path,
+            default=None,
+            metavar="DIR",
+            help="the real nodes' image archives (pause.tar and the rest; default: "
+            '$TOGETHER_IMAGES_DIR; in a checkout: "$(tools/images/build.sh)")',
+        ),
+    ),
+    (
         "--image-archive",
-        type=Path,
-        action="append",
-        default=[],
-        dest="image_archives",
-        metavar="FILE",
-        help="an image archive of your own (docker save, skopeo copy ... docker-archive:) "
-        "imported into every real node; repeatable",
-    )
+        dict(
+            type=Path,
+            action="append",
+            default=[],
+            dest="image_archives",
+            metavar="FILE",
+            help="an image archive of your own (docker save, skopeo copy ... docker-archive:) "
+            "imported into every real node; repeatable",
+        ),
+    ),
+)
+"""Each option of `python -m together_sim` and its `add_argument` settings, in `--help` order."""
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(**_PARSER)
+    for flag, settings in _OPTIONS:
+        parser.add_argument(flag, **settings)
     args = parser.parse_args(argv)
     if args.real_nodes and not args.kubernetes:
         parser.error("--real-nodes needs --kubernetes (real nodes join a cluster's control plane)")
@@ -323,7 +384,7 @@ def cleanup(argv: Sequence[str] = ()) -> int:
         "status 1 when something could not be removed.",
     )
     parser.parse_args(list(argv))
-    from together_sim.nodes.host import journal, shared
+    from together_sim.host import journal, shared
 
     if not shared.RUN_DIR.exists():
         print("together_sim cleanup: nothing to remove (no /run/together-sim)")
@@ -356,6 +417,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["cleanup"]:
         sys.exit(cleanup(argv[1:]))
+    early = _EarlySignals()
+    early.install()  # before anything is made: a stop from here on undoes what the start made
+    try:
+        _serve(argv, early)
+    finally:
+        early.restore()
+
+
+def _serve(argv: list[str], early: _EarlySignals) -> None:
     args = parse_args(argv)
     keys, key_note = api_keys(args, os.environ)
     for note in (key_note, time_scale_note(args.time_scale, args.provisioning_seconds)):
@@ -377,8 +447,23 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     sock = _listen(args.host, args.port)  # before the app: a taken port leaves no state dir
     app = create_app(config)
-    host, port = sock.getsockname()[:2]
     runtime: SimulatorRuntime = app.state.runtime
+    try:
+        _run_server(app, runtime, sock, early)
+    finally:
+        early.restore()  # a second signal during the stop is a hard stop
+        began = time.monotonic()
+        runtime.close()
+        if config.kubernetes:
+            print(f"together_sim: stopped in {time.monotonic() - began:.1f} s", file=sys.stderr)
+        sys.stdout.flush()
+
+
+def _run_server(
+    app: Any, runtime: SimulatorRuntime, sock: socket.socket, early: _EarlySignals
+) -> None:
+    """Serve on ``sock`` (and the real nodes' bridge) until a signal, the runtime started."""
+    host, port = sock.getsockname()[:2]
     sockets = [sock, *_pod_sockets(runtime, host, port)]
     server = _Server(
         uvicorn.Config(
@@ -390,20 +475,13 @@ def main(argv: Sequence[str] | None = None) -> None:
             timeout_graceful_shutdown=5,  # a request still running after that is cancelled
         ),
         runtime,
+        early,
     )
     # Exactly one line, once the socket accepts connections, so a parent process can read the
     # URL. The host only (no /v1): the form Together's SDK and `tg` read from TOGETHER_BASE_URL.
     print(f"{BANNER}http://{host}:{port}", flush=True)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(server.serve(sockets=sockets))
-    except KeyboardInterrupt:
-        pass
-    finally:
-        began = time.monotonic()
-        runtime.close()
-        if config.kubernetes:
-            print(f"together_sim: stopped in {time.monotonic() - began:.1f} s", file=sys.stderr)
-        sys.stdout.flush()
 
 
 if __name__ == "__main__":

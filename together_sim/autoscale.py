@@ -20,7 +20,6 @@ __all__ = [
     "SCALE_DOWN_UNNEEDED_SECONDS",
     "Demand",
     "bounds",
-    "check_create",
     "set_count",
     "step",
     "step_each",
@@ -46,19 +45,6 @@ class Demand:
     """Standard nodes (Ready) with no workload pod."""
     marked: frozenset[str] = frozenset()
     """Nodes marked for targeted scale-down."""
-
-
-def check_create(auto_scale: bool | None, ceiling: int | None, num_gpus: int) -> None:
-    """The create's autoscaling settings, as the simulator validates them (400 otherwise)."""
-    if not auto_scale:
-        return
-    if ceiling is None or ceiling % GPUS_PER_NODE or ceiling < num_gpus:
-        raise SimError(
-            400,
-            f"auto_scale_max_gpus must be a multiple of {GPUS_PER_NODE} and at least num_gpus "
-            f"({num_gpus}) when auto_scale is true, got {ceiling}",
-            param="auto_scale_max_gpus",
-        )
 
 
 def bounds(c: SimCluster) -> tuple[int, int] | None:

@@ -92,7 +92,7 @@ class SimulatorRuntime:
     def _real_node_pool(self, bin_dir: Path) -> RealNodePool | None:
         """``--real-nodes``: checked before anything starts, so a machine that cannot run them
         gets one message with the fix."""
-        from together_sim.nodes.host.images import NodeImages, find_images
+        from together_sim.host.images import NodeImages, find_images
         from together_sim.nodes.pool import RealNodePool, real_nodes_unavailable
 
         count = self.config.real_nodes
@@ -112,7 +112,7 @@ class SimulatorRuntime:
         """Stop every control plane, then close the store. A temporary root with real nodes is
         in their pool's journal, which removes it last (or keeps it, with whatever a node left
         in it, for the sweep); without real nodes it is removed here."""
-        from together_sim.nodes.host.mounts import remove_tree
+        from together_sim.host.mounts import remove_tree
 
         self.stopping.set()
         journaled = False

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from pydantic import BaseModel, Field, model_validator
 
 from together_api.wire import SharedVolume, VolumeCreateRequest, VolumeStatus, VolumeUpdateRequest
 from together_sim.catalogue import region_by_name
-from together_sim.clusters.state import SimCluster
 from together_sim.echo import echoed, updated
 from together_sim.errors import SimError, found
 
@@ -25,6 +24,22 @@ __all__ = [
 
 DATACENTER_MISMATCH: Final = "Shared volume does not exist in the datacenter"
 """Together's message when a ``volume_id`` lives in another region (quoted by its docs)."""
+
+
+class _Regioned(Protocol):
+    @property
+    def region(self) -> str: ...
+
+
+class Placed(Protocol):
+    """What a volume's create reads of a cluster (a ``SimCluster``): its id and region. A
+    Protocol, so the volumes import nothing of the clusters, which hold volumes."""
+
+    @property
+    def cluster_id(self) -> str: ...
+
+    @property
+    def spec(self) -> _Regioned: ...
 
 
 class SimVolume(BaseModel):
@@ -99,7 +114,7 @@ class Volumes:
         *,
         project_id: str,
         now: float,
-        clusters: Mapping[str, SimCluster],
+        clusters: Mapping[str, Placed],
     ) -> SimVolume:
         """``POST .../volumes``: check the request (an ``instance_cluster_id`` must be one of
         ``clusters``, in the volume's region), then provision it."""

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from testkit.realnodes import done_beside_others, real_nodes_beside_others
-from together_sim.nodes.host import cgroups, processes
-from together_sim.nodes.host.journal import Journal, Owner
+from together_sim.host import cgroups, processes
+from together_sim.host.journal import Journal, Owner
 
 NODE = f"together-sim/cgroup-v2-test-{os.getpid()}"
 """The test's own node cgroup, under the parent every real node shares, with a name no

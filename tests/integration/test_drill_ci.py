@@ -48,4 +48,4 @@ def test_without_real_nodes_the_pr_drill_goes_to_the_secrets_cluster(
         assert [pod["exit_code"] for pod in reclaim["pods"]] == [143]
         assert "uncordoned" in err  # Together's drain done by hand: the --kubeconfig mode
     finally:
-        world.stop()
+        world.close()

@@ -139,7 +139,7 @@ def test_the_drill_on_an_existing_cluster_touches_only_its_own_pods(
         assert f"cleaning up: node {node} uncordoned" in rest
         assert _as_found(world, uid) == []
     finally:
-        world.stop()
+        world.close()
 
 
 def _children(pid: int) -> list[int]:

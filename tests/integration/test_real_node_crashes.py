@@ -24,7 +24,7 @@ from testkit.sim import SimulatorProcess, real_node_simulator
 from tests.clusters import together_client
 from tests.specs import CLUSTER_SPEC
 from together_api.wire import ClusterCreateRequest
-from together_sim.nodes.host import processes, shared
+from together_sim.host import processes, shared
 
 PYTHON = "localhost/together-python:3.11"
 Obj = dict[str, Any]

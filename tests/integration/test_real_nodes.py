@@ -30,8 +30,8 @@ from tests.clusters import together_client
 from tests.specs import CLUSTER_SPEC
 from together_api.wire import ClusterCreateRequest, VolumeCreateRequest
 from together_drill.kube import PodWatch, terminated
-from together_sim.nodes.host.journal import Journal
-from together_sim.nodes.host.shared import JOURNALS
+from together_sim.host.journal import Journal
+from together_sim.host.shared import JOURNALS
 from together_sim.nodes.pool import RECORD_FILE
 
 COMPUTE_CLASS = "together.ai/compute-class"

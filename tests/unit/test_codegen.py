@@ -23,9 +23,9 @@ import pytest
 
 import together_provider
 from together_provider import codegen, native, registry
+from together_provider.dynamic.provider import LifecycleProvider, provider_class
 from together_provider.extensions import ProgramExtension
 from together_provider.framework.kind import Kind
-from together_provider.hosts.dynamic import LifecycleProvider, provider_class
 from together_provider.hosts.native.package_schema import resource_schema
 
 
@@ -60,8 +60,8 @@ def test_each_kinds_args_and_classes_carry_every_field_of_its_table(kind: Kind) 
 DERIVING = (
     "together_provider/__init__.py",
     "together_provider/codegen.py",
-    "together_provider/hosts/dynamic.py",
-    "together_provider/hosts/resource.py",
+    "together_provider/dynamic/provider.py",
+    "together_provider/dynamic/resource.py",
     "together_provider/native.py",
     "together_provider/hosts/native/_base.py",
     "together_provider/hosts/native/_properties.py",
@@ -129,9 +129,14 @@ TOY = {
         from toy.rules import RULEBOOK
         from toy.table import TOY
 
+        def _lifecycle():
+            from toy.lifecycle import ToyLifecycle
+
+            return ToyLifecycle
+
         KIND = Kind(
             type_name="Toy", package=__name__, schema=TOY, rulebook=RULEBOOK,
-            lifecycle_class="ToyLifecycle", docs_marker="toy-",
+            lifecycle=_lifecycle, docs_marker="toy-",
             doc="A toy, made to show what derives.",
             extensions=(
                 StackConfigExtension(key="toys"),
@@ -177,7 +182,7 @@ TOY = {
             RULEBOOK = rules.RULEBOOK
     """,
     "toyreg.py": """
-        from together_provider.hosts.dynamic import provider_class
+        from together_provider.dynamic.provider import provider_class
         from toy import KIND
 
         KINDS = (KIND,)

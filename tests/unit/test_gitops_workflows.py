@@ -14,8 +14,8 @@ import pytest
 import yaml
 
 from together_drill.ci import _parser as drill_ci_parser
-from together_provider.gitops.commands import GITHUB_ERROR_EXIT, _drift_parser
 from together_provider.preview.__main__ import _parser
+from together_provider.preview.commands import GITHUB_ERROR_EXIT, _drift_parser
 from together_provider.preview.plan import BAD_INPUT_EXIT, Outcome
 
 REPO = Path(__file__).resolve().parents[2]

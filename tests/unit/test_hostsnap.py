@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from testkit.hostsnap import HostSnapshot, leftovers, snapshot
-from together_sim.nodes.host import shared, sysctls
-from together_sim.nodes.host.journal import Journal, Owner
+from together_sim.host import shared, sysctls
+from together_sim.host.journal import Journal, Owner
 
 SETTINGS = {"vm/overcommit_memory": "0", "kernel/panic": "1", "kernel/panic_on_oops": "0"}
 BEFORE = HostSnapshot(
@@ -90,3 +90,26 @@ def test_the_kernel_settings_held_by_another_are_its_own_but_never_the_tested_on
 def test_a_snapshot_of_this_machine_reads_every_part() -> None:
     now = snapshot()
     assert now.processes and now.mounts and "lo" in now.links and set(now.sysctls) == set(SETTINGS)
+
+
+def test_an_image_seed_of_another_bridge_is_anothers(run_dir: Path) -> None:
+    """The seed's cgroup and run directory carry the bridge index too (``seed<k>``)."""
+    after = replace(
+        BEFORE,
+        processes={**BEFORE.processes, (600, 7): "1 600 /together-sim/seed4 / containerd"},
+        cgroups=BEFORE.cgroups | {"/sys/fs/cgroup/together-sim/seed4"},
+    )
+    assert leftovers(BEFORE, after, besides=99, ours=3) == []
+    ours = replace(after, cgroups=BEFORE.cgroups | {"/sys/fs/cgroup/together-sim/seed3"})
+    assert leftovers(BEFORE, ours, besides=99, ours=3) == [
+        "cgroup /sys/fs/cgroup/together-sim/seed3"
+    ]
+
+
+def test_settings_another_simulator_held_before_may_be_restored_meanwhile() -> None:
+    held = replace(BEFORE, sysctls={**SETTINGS, "vm/overcommit_memory": "1"})
+    restored = replace(BEFORE, sysctl_holders=frozenset())
+    assert leftovers(replace(held, sysctl_holders=frozenset({"7@/x"})), restored, 99, 3) == []
+    assert leftovers(held, restored, besides=99, ours=3) == [  # nobody held them: a change
+        "sysctl vm/overcommit_memory=0 (was 1)"
+    ]

@@ -166,12 +166,19 @@ def test_the_provider_package_and_its_pulumi_free_modules_load_no_pulumi() -> No
 
 
 def test_the_rules_stay_away_from_the_io_lifecycle() -> None:
-    """Each kind's rules are pure: nothing of the API client, the wire models or a lifecycle."""
+    """Each kind's rules are pure: nothing of the API client, the wire models or a lifecycle.
+    Its `__init__` imports its lifecycle only in the function its `Kind` calls on an apply path
+    (so the type checker sees the class, and importing the kind loads no httpx or pydantic)."""
     for package in ("together_provider/cluster", "together_provider/volume"):
-        for rules in ("rules", "table", "__init__"):
+        for rules in ("rules", "table"):
             imported = _imports_of(ROOT / package / f"{rules}.py")
             assert not {m for m in imported if m.endswith(".lifecycle")}, (package, rules)
             assert {"together_api.client", "together_api.wire", "httpx"} & imported == set()
+        init = ast.parse((ROOT / package / "__init__.py").read_text())
+        at_import = {n.module for n in init.body if isinstance(n, ast.ImportFrom) and n.module}
+        assert not {m for m in at_import if m.endswith(".lifecycle")}, package
+    loaded = _loaded_after("import together_provider.cluster, together_provider.volume")
+    assert {"httpx", "pydantic"} & loaded == set()
 
 
 def test_the_lazy_public_names_still_resolve() -> None:
@@ -500,14 +507,25 @@ def test_the_autoscaler_and_the_policy_pack_take_the_facts_from_the_pure_package
 
 
 def test_the_comment_imports_nothing_of_gitops() -> None:
-    """The PR comment (`preview`, its CLI aside) imports no GitOps module and no HTTP client:
-    talking to GitHub is `gitops`'s."""
+    """The PR comment (`preview`, its CLI aside: `__main__` and its GitHub `commands`) imports no
+    GitOps module and no HTTP client: talking to GitHub is `gitops`'s."""
     for source in (ROOT / "together_provider" / "preview").glob("*.py"):
-        if source.name == "__main__.py":
+        if source.name in CLI:
             continue
         imported = _imports_of(source)
         assert {m for m in imported if m.startswith("together_provider.gitops")} == set(), source
         assert "httpx" not in imported, source
+
+
+CLI: Final = ("__main__.py", "commands.py")
+"""The preview's CLI: where the comment meets the poster (`gitops/`, which imports no preview)."""
+
+
+def test_the_poster_imports_nothing_of_the_comment() -> None:
+    """`gitops/` takes what it posts as text and numbers: it imports no `preview` module, so the
+    CLI (which imports both) closes no circle."""
+    imported = _imports("together_provider/gitops")
+    assert {m for m in imported if m.startswith("together_provider.preview")} == set()
 
 
 GITHUB_FACTS: Final = re.compile(r"github|65[_,]?536|comment limit|<!--|step summary", re.I)
@@ -520,7 +538,7 @@ def test_the_comment_renderer_names_no_github_fact() -> None:
     limit it is cut to, the words of its trim note and the marker come from `gitops.post`."""
     package = ROOT / "together_provider"
     sources = [
-        *(s for s in (package / "preview").glob("*.py") if s.name != "__main__.py"),
+        *(s for s in (package / "preview").glob("*.py") if s.name not in CLI),
         *package.glob("*/preview.py"),
     ]
     assert len(sources) > 8  # the renderer's modules and both kinds' parts are scanned
@@ -559,20 +577,10 @@ SIMULATOR_FLOORS: Final = (
             "together_sim.store",
         ),
     ),
-    ("host plumbing", ("together_sim.nodes.host",)),
-    (
-        "control plane",
-        (
-            "together_sim.kube.client",
-            "together_sim.kube.pods",
-            "together_sim.kube.pki",
-            "together_sim.kube.processes",
-            "together_sim.kube.views",
-            "together_sim.kube.demand",
-        ),
-    ),
+    ("host plumbing", ("together_sim.host",)),
+    ("control plane's client", ("together_sim.plane",)),
     ("nodes", ("together_sim.nodes",)),
-    ("mirror", ("together_sim.kube",)),
+    ("control plane and mirror", ("together_sim.kube",)),
     ("runtime", ("together_sim.runtime",)),
     (
         "api",
@@ -617,12 +625,122 @@ def test_no_module_of_the_simulator_imports_from_a_floor_above_its_own() -> None
 
 
 def test_the_floor_check_sees_an_upward_import() -> None:
-    graph = {"together_sim.nodes.host.journal": {"together_sim.nodes.real"}}
-    assert _upward(graph) == ["together_sim.nodes.host.journal -> together_sim.nodes.real"]
+    graph = {"together_sim.host.journal": {"together_sim.nodes.real"}}
+    assert _upward(graph) == ["together_sim.host.journal -> together_sim.nodes.real"]
 
 
-def test_the_mirror_knows_nodes_only_through_their_protocol() -> None:
-    """The mirror reads no node's internals: only the `SimNode` protocol's calls and the pool."""
+def test_the_mirror_knows_nodes_only_through_their_provider() -> None:
+    """The mirror makes, finds and deletes nodes only by asking the cluster's node provider: it
+    imports no kind of node, holds no note of which kind a node is, and reads no node's
+    internals (kind's provider model)."""
+    graph = _module_graph("together_sim")
+    nodes = {m for m in graph["together_sim.kube.mirror"] if m.startswith("together_sim.nodes")}
+    assert nodes == {"together_sim.nodes", "together_sim.nodes.provider"}
     source = (ROOT / "together_sim" / "kube" / "mirror.py").read_text()
-    for internal in (".spec.", ".registered", ".state ", ".error", ".journal", ".processes"):
-        assert f"real{internal}" not in source and f"node{internal}" not in source, internal
+    for internal in ("KwokNode", "RealNode", "._real", "kwok_only", ".kind", ".journal"):
+        assert internal not in source, internal
+
+
+def test_the_nodes_import_nothing_of_kube() -> None:
+    """The nodes stand on the control plane's client (`plane/`) and the host plumbing; `kube/`
+    (the control plane's processes, the hub, the mirror) stands on them, so nothing of it is
+    theirs to import."""
+    graph = _module_graph("together_sim")
+    upward = {
+        f"{module} -> {imported}"
+        for module, imports in graph.items()
+        if module.startswith("together_sim.nodes")
+        for imported in imports
+        if imported.startswith(("together_sim.kube", "together_sim.runtime"))
+    }
+    assert upward == set()
+
+
+def _unit_of(folder: str, module: str) -> str | None:
+    """The child of ``folder`` (a module, or a subfolder with everything below it) that holds
+    ``module``; None outside ``folder``."""
+    if not module.startswith(f"{folder}."):
+        return None
+    return f"{folder}.{module[len(folder) + 1 :].split('.')[0]}"
+
+
+def _mutual_pairs(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """Every two children of one folder (modules, or subfolders as one whole) that import each
+    other, directly or through other children of that folder."""
+    folders = {m.rsplit(".", 1)[0] for m in graph if "." in m}
+    pairs: list[tuple[str, str]] = []
+    for folder in sorted(folders):
+        edges: dict[str, set[str]] = {}
+        for module, imports in graph.items():
+            unit = _unit_of(folder, module)
+            if unit is None:
+                continue
+            edges.setdefault(unit, set())
+            edges[unit] |= {u for i in imports if (u := _unit_of(folder, i)) not in (None, unit)}
+        reach: dict[str, set[str]] = {}
+        for unit in edges:
+            seen, todo = set(), [unit]
+            while todo:
+                for nxt in edges.get(todo.pop(), ()):
+                    if nxt not in seen:
+                        seen.add(nxt)
+                        todo.append(nxt)
+            reach[unit] = seen
+        pairs += [
+            (a, b)
+            for a in sorted(edges)
+            for b in sorted(edges)
+            if a < b and b in reach[a] and a in reach[b]
+        ]
+    return pairs
+
+
+@pytest.mark.parametrize("package", ["together_sim", "together_drill", "together_provider"])
+def test_no_two_folders_or_modules_import_each_other(package: str) -> None:
+    """Inside each package, no two modules or folders of one folder import each other, directly
+    or through others: a folder is read as one whole, so its modules may not lean on a sibling
+    that leans back on any of them. In the provider, through others, these still do: each kind's
+    PR-comment part (`cluster/preview.py`) builds on `preview/`'s registry-free modules (steps,
+    cells, kinds, prices), whose folder also holds the plan that loops over the registry. No
+    module closes a circle (`test_no_product_package_has_an_import_cycle`); the list may only
+    shrink."""
+    pairs = _mutual_pairs(_module_graph(package))
+    direct = [
+        (a, b) for a, b in pairs if _imports_unit(package, a, b) and _imports_unit(package, b, a)
+    ]
+    assert direct == []
+    assert set(pairs) <= THROUGH_OTHERS.get(package, set())
+
+
+THROUGH_OTHERS: Final = {
+    "together_provider": {
+        ("together_provider.cluster", "together_provider.preview"),
+        ("together_provider.cluster", "together_provider.registry"),
+        ("together_provider.cluster", "together_provider.volume"),
+        ("together_provider.preview", "together_provider.registry"),
+        ("together_provider.preview", "together_provider.volume"),
+        ("together_provider.registry", "together_provider.volume"),
+    }
+}
+
+
+def _imports_unit(package: str, a: str, b: str) -> bool:
+    """Whether a module in unit ``a`` imports one in unit ``b`` (siblings of one folder)."""
+    return any(
+        i == b or i.startswith(f"{b}.")
+        for m, imports in _module_graph(package).items()
+        if m == a or m.startswith(f"{a}.")
+        for i in imports
+    )
+
+
+def test_the_pair_check_sees_two_folders_that_import_each_other() -> None:
+    graph = {
+        "p.a": set(),
+        "p.a.x": {"p.b.y"},
+        "p.b": set(),
+        "p.b.y": {"p.c"},
+        "p.c": {"p.a"},
+        "p.d": {"p.c"},
+    }
+    assert _mutual_pairs(graph) == [("p.a", "p.b"), ("p.a", "p.c"), ("p.b", "p.c")]

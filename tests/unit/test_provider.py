@@ -26,7 +26,7 @@ from together_facts.errors import (
     SpecError,
 )
 from together_provider.cluster.provider import ClusterProvider
-from together_provider.hosts.dynamic import LifecycleProvider
+from together_provider.dynamic.provider import LifecycleProvider
 from together_provider.registry import SharedVolumeProvider as VolumeProvider
 
 

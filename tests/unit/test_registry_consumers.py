@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import sys
 import tokenize
-import types
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +21,7 @@ from together_provider.extensions import (
 )
 from together_provider.framework.fields import Policy, input_field, output_field
 from together_provider.framework.kind import Kind
+from together_provider.framework.lifecycle import LifecycleType
 from together_provider.framework.rulebook import Rulebook
 from together_provider.framework.schema import Schema
 from together_provider.preview import build_plan, load_price_table, render
@@ -105,17 +104,23 @@ class ThingOutputs:
 
 
 THING_SCHEMA = Schema("thing", ThingSpec, ThingOutputs)
+
+
+def _never_applied() -> LifecycleType:
+    raise AssertionError("no test here applies a thing")
+
+
 THING = Kind(
     type_name="Thing",
     package="tests_thing",
     schema=THING_SCHEMA,
     rulebook=Rulebook(THING_SCHEMA, (), name_field="thing_name"),
-    lifecycle_class="ThingLifecycle",
+    lifecycle=lambda: _never_applied(),
     docs_marker="thing-",
     doc="A thing, made to show what loops over the registry.",
     extensions=(
         StackConfigExtension(key="things", defaults=frozenset({"region"})),
-        PreviewExtension("ThingPreview"),
+        PreviewExtension(lambda kind: ThingPreview(kind)),
     ),
 )
 CLUSTERS = {"train": {"numGpus": 8}}
@@ -177,9 +182,6 @@ def test_the_preview_reads_and_renders_a_new_kind_from_its_declaration(
 ) -> None:
     from together_provider.preview import plan as plan_module
 
-    module = types.ModuleType("tests_thing.preview")
-    module.ThingPreview = ThingPreview  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "tests_thing.preview", module)
     monkeypatch.setattr(plan_module, "KINDS", (*KINDS, THING))
     monkeypatch.setattr(plan_module, "BY_TYPE", {**BY_TYPE, THING.dynamic_type: THING})
     urn = "urn:pulumi:dev::p::pulumi:pulumi:Stack${type}::{name}"
@@ -221,4 +223,6 @@ def test_a_feature_finds_its_extension_and_a_missing_one_names_where_it_goes() -
     with pytest.raises(LookupError, match=r"Thing declares no ExportsExtension.*tests_thing"):
         _ = THING[ExportsExtension]
     with pytest.raises(TypeError, match="one extension per type"):
-        dataclasses.replace(THING, extensions=(PreviewExtension("A"), PreviewExtension("B")))
+        dataclasses.replace(
+            THING, extensions=(PreviewExtension(ThingPreview), PreviewExtension(ThingPreview))
+        )

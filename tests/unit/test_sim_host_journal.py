@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from together_sim.__main__ import cleanup
-from together_sim.nodes.host import cgroups, journal, processes, shared, sysctls
-from together_sim.nodes.host.journal import Journal, Owner, Undone
+from together_sim.host import cgroups, journal, processes, shared, sysctls
+from together_sim.host.journal import Journal, Owner, Undone
 
 
 @pytest.fixture
@@ -116,6 +116,26 @@ def test_a_kind_of_change_with_no_undo_is_refused(run_dir: Path) -> None:
     j = Journal.create(shared.JOURNALS / "pool-1.jsonl")
     with pytest.raises(ValueError, match="no undo"):
         j.record("bridge-of-sighs", name="x")
+
+
+def test_a_change_whose_arguments_its_undo_cannot_take_is_refused_when_recorded(
+    run_dir: Path,
+) -> None:
+    """Checked at record time, not at the undo (which may run in another process, after the
+    one that wrote the entry is gone): a wrong name, a missing one, one too many."""
+    j = Journal.create(shared.JOURNALS / "pool-1.jsonl")
+    with pytest.raises(ValueError, match=r"'cgroup' change with \['path'\].*takes \['relative'\]"):
+        j.record("cgroup", path="together-sim/x")
+    with pytest.raises(ValueError, match="'process' change"):
+        j.record("process", pid=1, name="kubelet")  # no start time
+    with pytest.raises(ValueError, match="'file' change"):
+        j.record("file", path="/x", mode=0o600)
+    with pytest.raises(ValueError, match="'forget' change"):
+        j.record("forget", seq=1)
+    assert j.changes() == []  # nothing was written
+    j.record("cgroup", relative="together-sim/x")
+    j.record("sysctls", holder="h")  # an optional argument of the undo may be left out
+    assert [c.kind for c in j.changes()] == ["cgroup", "sysctls"]
 
 
 def test_a_process_is_its_pid_and_its_start_time(run_dir: Path) -> None:

@@ -1,4 +1,4 @@
-"""The image seed (together_sim/nodes/host/image_seed.py): a node's containerd root is hard links
+"""The image seed (together_sim/host/image_seed.py): a node's containerd root is hard links
 to the seed's files but for containerd's databases, which the node's containerd writes; a seed that
 cannot be made fails every node that waits for it, with its reason; the hub keeps the seed when
 it removes gone clusters' directories.
@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
+from together_sim.host import cgroups, shared
+from together_sim.host.image_seed import SEED_DIR, ImageSeed, copy_root
+from together_sim.host.images import NodeImages
+from together_sim.host.journal import Journal
 from together_sim.kube.hub import KubeHub
-from together_sim.nodes.host import cgroups, shared
-from together_sim.nodes.host.image_seed import SEED_DIR, ImageSeed, copy_root
-from together_sim.nodes.host.images import NodeImages
-from together_sim.nodes.host.journal import Journal
 
 
 def _seed_tree(seed: Path) -> None:

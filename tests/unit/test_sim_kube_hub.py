@@ -17,7 +17,10 @@ from tests.sim_app import Sim
 from together_sim.kube.hub import KUBE_BIN_ENV, KubeHub, find_kube_bin
 from together_sim.kube.mirror import ClusterMirror
 from together_sim.kube.processes import BINARIES
-from together_sim.kube.views import ClusterView, NodeView
+from together_sim.nodes.provider import NodeProvider
+from together_sim.nodes.real import JoinedPlane
+from together_sim.plane.pki import ClusterPki
+from together_sim.plane.views import ClusterView, NodeView
 
 
 class _Plane:
@@ -165,6 +168,10 @@ def _view(now: float, draining_since: float | None = None, ready: bool = True) -
     return ClusterView("c1", "train", "H100_SXM", now, True, False, True, (node,), ())
 
 
+def _nodes() -> NodeProvider:
+    return NodeProvider("c1", JoinedPlane(Path("/nowhere"), 6443, ClusterPki(Path("/nowhere"))))
+
+
 @pytest.mark.parametrize(
     ("offered", "wakes"),
     [
@@ -178,7 +185,7 @@ def _view(now: float, draining_since: float | None = None, ready: bool = True) -
 def test_a_changed_cluster_wakes_its_mirror_and_the_clock_alone_does_not(
     offered: ClusterView, wakes: bool
 ) -> None:
-    mirror = ClusterMirror(cast(Any, _Plane()), _view(100.0))  # its thread never starts
+    mirror = ClusterMirror(cast(Any, _Plane()), _view(100.0), _nodes())  # its thread never starts
     mirror._wake.clear()  # what the first pass did
     mirror.offer(offered)
     assert mirror._wake.is_set() is wakes
@@ -189,7 +196,7 @@ def test_an_offered_change_passes_the_mirror_at_once_and_a_failed_pass_does_not_
 ) -> None:
     """The mirror's tick is a minute here: each pass within seconds was woken by an offer."""
     monkeypatch.setattr("together_sim.kube.mirror.PASS_SECONDS", LONG)
-    mirror = ClusterMirror(cast(Any, _Plane()), _view(100.0))
+    mirror = ClusterMirror(cast(Any, _Plane()), _view(100.0), _nodes())
     seen: list[ClusterView] = []
     passed = threading.Semaphore(0)
 

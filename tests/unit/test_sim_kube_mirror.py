@@ -1,6 +1,6 @@
 """What the simulator's Kubernetes side mirrors of the world, and when the API may call a cluster
 Ready, as pure functions over the in-process simulator's frozen clock (no control plane):
-`together_sim.kube.views.views_of`, `mirror.wanted_nodes`, `node_object`, `serves_nodes` and
+`together_sim.plane.views.views_of`, `mirror.wanted_nodes`, `kwok_node_object`, `serves_nodes` and
 `demand_for`.
 
 The engine tests (tests/integration/test_kubernetes_sim.py) watch a real API server follow them.
@@ -9,15 +9,10 @@ The engine tests (tests/integration/test_kubernetes_sim.py) watch a real API ser
 from __future__ import annotations
 
 from tests.sim_app import GPU, Sim
-from together_sim.kube.mirror import (
-    COMPUTE_CLASS_LABEL,
-    demand_for,
-    node_object,
-    serves_nodes,
-    wanted_nodes,
-)
+from together_sim.kube.mirror import COMPUTE_CLASS_LABEL, demand_for, serves_nodes, wanted_nodes
 from together_sim.kube.processes import NODE_LABEL
-from together_sim.kube.views import ClusterView, views_of
+from together_sim.nodes.kwok import kwok_node_object
+from together_sim.plane.views import ClusterView, views_of
 
 
 def view(sim: Sim, cluster_id: str) -> ClusterView:
@@ -86,7 +81,7 @@ def test_a_node_object_carries_the_compute_class_only_on_preemptible_nodes(sim: 
     cid = sim.ready(num_preemptible_gpus=8, project_id="proj-1").cluster_id
     sim.advance(60)
     ready = view(sim, cid)
-    by_class = {n.preemptible: node_object(ready, n) for n in ready.nodes}
+    by_class = {n.preemptible: kwok_node_object(ready.gpu_type, n) for n in ready.nodes}
     preemptible, standard = by_class[True], by_class[False]
     assert preemptible["metadata"]["labels"][COMPUTE_CLASS_LABEL] == "preemptible"
     assert COMPUTE_CLASS_LABEL not in standard["metadata"]["labels"]
@@ -107,7 +102,7 @@ def test_demand_is_built_only_for_clusters_created_with_auto_scale(sim: Sim) -> 
     scaled = view(sim, sim.ready(cluster_name="scaled", auto_scale=True,
                                  auto_scale_max_gpus=16).cluster_id)  # fmt: skip
     assert (plain.auto_scale, scaled.auto_scale) == (False, True)
-    nodes = [node_object(scaled, n) for n in wanted_nodes(scaled).values()]
+    nodes = [kwok_node_object(scaled.gpu_type, n) for n in wanted_nodes(scaled).values()]
     assert demand_for(plain, nodes, []) is None
     demand = demand_for(scaled, nodes, [])
     assert demand is not None and demand.idle == frozenset(wanted_nodes(scaled))

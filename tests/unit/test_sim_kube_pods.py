@@ -1,5 +1,5 @@
 """How the simulator's Kubernetes side ends pods, as pure decisions over its clock
-(`together_sim.kube.pods.next_step`): the drain sequence and every end state, with no API server.
+(`together_sim.plane.pods.next_step`): the drain sequence and every end state, with no API server.
 
 The engine tests (tests/integration/test_kubernetes_sim.py) watch the same pods end on a real one.
 """
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from together_sim.kube.pods import (
+from together_sim.plane.pods import (
     DEFAULT_RUN_SECONDS,
     EXIT_AT,
     EXIT_CODE,

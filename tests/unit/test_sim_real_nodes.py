@@ -17,22 +17,20 @@ import httpx
 import pytest
 
 from together_sim.__main__ import parse_args
-from together_sim.kube.client import KubeApi
+from together_sim.host.image_seed import ImageSeed
+from together_sim.host.images import NodeImages, archive_names, find_images
+from together_sim.host.journal import Journal, Owner
+from together_sim.host.network import MAX_SLOTS, Network
 from together_sim.kube.mirror import volume_object
-from together_sim.kube.pki import ClusterPki
-from together_sim.kube.pods import RUN_SECONDS, Act, PodClock, next_step
-from together_sim.kube.views import VolumeView
 from together_sim.nodes import SimNode
 from together_sim.nodes import pool as nodepool
-from together_sim.nodes.host.image_seed import ImageSeed
-from together_sim.nodes.host.images import NodeImages, archive_names, find_images
-from together_sim.nodes.host.journal import Journal, Owner
-from together_sim.nodes.host.network import MAX_SLOTS, Network
 from together_sim.nodes.kwok import KwokNode
 from together_sim.nodes.pool import real_nodes_unavailable
 from together_sim.nodes.real import (
     KILL_MARGIN_SECONDS,
+    JoinedPlane,
     NodeLayout,
+    PoolShare,
     RealNode,
     RealNodeSpec,
     _containerd_toml,
@@ -40,6 +38,10 @@ from together_sim.nodes.real import (
     node_labels,
     removable,
 )
+from together_sim.plane.client import KubeApi
+from together_sim.plane.pki import ClusterPki
+from together_sim.plane.pods import RUN_SECONDS, Act, PodClock, next_step
+from together_sim.plane.views import VolumeView
 
 NODE = "gpu-preemptible-dp-aaaaa-bbbbb"
 
@@ -97,19 +99,14 @@ def test_the_shared_volume_is_a_host_path_when_real_nodes_mount_it(tmp_path: Pat
 
 def _spec(tmp_path: Path, preemptible: bool = True) -> RealNodeSpec:
     images = NodeImages(archives=(), sandbox="localhost/pause:test")
+    seed = ImageSeed(tmp_path, images, Journal(tmp_path / "journal", Owner.me()), "seed7")
     return RealNodeSpec(
         name=NODE,
         slot=3,
-        slots=4,
         preemptible=preemptible,
         gpu_type="H100_SXM",
-        cluster_dir=tmp_path,
-        kube_bin=tmp_path,
-        images=images,
-        seed=ImageSeed(tmp_path, images, Journal(tmp_path / "journal", Owner.me()), "seed7"),
-        network=Network(7),
-        apiserver_port=2345,
-        pki=ClusterPki(tmp_path / "pki"),
+        plane=JoinedPlane(tmp_path, 2345, ClusterPki(tmp_path / "pki")),
+        pool=PoolShare(4, tmp_path, images, seed, Network(7)),
     )
 
 

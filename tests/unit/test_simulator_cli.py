@@ -86,3 +86,45 @@ def test_a_port_in_use_is_one_sentence_and_leaves_no_state_dir(tmp_path: Path) -
     )
     assert "Traceback" not in done.stderr
     assert not state.exists()
+
+
+def test_a_stop_asked_while_the_simulator_starts_stops_the_server_once_it_serves() -> None:
+    """SIGTERM before the server takes the signals over is noted, not acted on (the start, with
+    whatever it made on the host, finishes), and the server stops as soon as it takes them."""
+    import signal
+    from types import SimpleNamespace
+    from typing import Any, cast
+
+    import uvicorn
+
+    from together_sim.__main__ import _EarlySignals, _Server
+
+    early = _EarlySignals()
+    early.install()
+    try:
+        signal.raise_signal(signal.SIGTERM)  # the default action would end this test's process
+        assert early.signal == signal.SIGTERM
+        runtime = SimpleNamespace(stopping=SimpleNamespace(set=lambda: None))
+        server = _Server(uvicorn.Config(app="together_sim.app:nothing"), cast(Any, runtime), early)
+        assert not server.should_exit
+        with server.capture_signals():
+            assert server.should_exit  # stops at once, then closes the runtime as any stop
+    finally:
+        early.restore()
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+def test_without_an_early_stop_the_server_serves() -> None:
+    from types import SimpleNamespace
+    from typing import Any, cast
+
+    import uvicorn
+
+    from together_sim.__main__ import _EarlySignals, _Server
+
+    early = _EarlySignals()
+    server = _Server(
+        uvicorn.Config(app="together_sim.app:nothing"), cast(Any, SimpleNamespace()), early
+    )
+    with server.capture_signals():
+        assert not server.should_exit

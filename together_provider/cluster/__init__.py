@@ -3,7 +3,7 @@ target. Its `KIND` is the entry in `together_provider.registry` both hosts deriv
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from together_provider.cluster.rules import RULEBOOK
 from together_provider.cluster.table import CLUSTER, TYPE_NAME
@@ -18,12 +18,32 @@ from together_provider.extensions import (
 )
 from together_provider.framework.kind import Kind
 
+if TYPE_CHECKING:
+    from together_provider.cluster.lifecycle import ClusterLifecycle
+    from together_provider.preview.kinds import KindPreview
+
+
+def _lifecycle() -> type[ClusterLifecycle]:
+    """Imported on first use: it loads the API client (httpx, pydantic), which a preview never
+    needs."""
+    from together_provider.cluster.lifecycle import ClusterLifecycle
+
+    return ClusterLifecycle
+
+
+def _preview(kind: Kind) -> KindPreview:
+    """Its part of the PR comment, imported when a comment is rendered."""
+    from together_provider.cluster.preview import ClusterPreview
+
+    return ClusterPreview(kind)
+
+
 KIND: Final = Kind(
     type_name=TYPE_NAME,
     package=__name__,
     schema=CLUSTER,
     rulebook=RULEBOOK,
-    lifecycle_class="ClusterLifecycle",
+    lifecycle=_lifecycle,
     docs_marker="",
     doc="A Together GPU cluster: `num_gpus` standard GPUs (never preempted; at least one 8-GPU "
     "node) plus a preemptible target, `num_preemptible_gpus`, that Together fills asynchronously "
@@ -63,7 +83,7 @@ KIND: Final = Kind(
                 StackExport("{name}_kubeconfig", lambda cluster: cluster.kube_config, secret=True),
             )
         ),
-        PreviewExtension("ClusterPreview"),
+        PreviewExtension(_preview),
         ProgramExtension(flags={"has_volume": "volume_id"}),
         NativeExtension(
             "`numGpus` counts standard GPUs; `numPreemptibleGpus` is the preemptible target, "

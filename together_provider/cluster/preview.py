@@ -14,17 +14,15 @@ from together_provider.extensions import config_key
 from together_provider.framework import validators
 from together_provider.framework.kind import Kind
 from together_provider.framework.rulebook import Plan
-from together_provider.preview.kinds import attached_ids
-from together_provider.preview.markdown import (
+from together_provider.preview.cells import marked, money, signed_money
+from together_provider.preview.guardrails import (
     HOURS_PER_MONTH,
     PLACEHOLDER_MARK,
-    marked,
-    money,
     placeholder_legend,
-    signed_money,
 )
-from together_provider.preview.plan import Action, StackPlan, count, known_str, merge, props_of
+from together_provider.preview.kinds import StackPlan, attached_props
 from together_provider.preview.prices import PREEMPTIBLE_PRICE_FACTOR, PriceTable, hourly_cost
+from together_provider.preview.steps import Action, count, known_str, merge, props_of
 
 DASH: Final = "\u2013"
 """The en dash of a declared range, as in "preemptible 8-32, live 24"."""
@@ -115,8 +113,9 @@ class ClusterChange:
     delete_first: bool
     old_cost: float | None
     new_cost: float | None
-    attached: Mapping[str, str] = field(default_factory=dict)
-    """What the cluster had attached (its old inputs), by kind (`config_key`) -> id, if known."""
+    attached: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """What the cluster had attached (its old inputs), by kind (`config_key`): the attached
+    resource's properties it was set from (`volume_id`), where known."""
     live_standard: int | None = None
     live_preemptible: int | None = None
     """The live counts before the change (standard GPUs, preemptible target), if known."""
@@ -461,7 +460,7 @@ class ClusterPreview:
             and rules.replacement_deletes_first(old_inputs, new_inputs),
             old_cost=_cost(billed[0] if billed else old, prices, where),
             new_cost=_cost(billed[1] if billed else new, prices, where),
-            attached=attached_ids(self.kind, old_inputs),
+            attached=attached_props(self.kind, old_inputs),
             live_standard=count(old_outputs.get("num_gpus")),
             live_preemptible=count(old_outputs.get("desired_preemptible_gpus")),
             ceiling_cost=_cost(new.at_ceiling, prices, where) if new and new.ranged else None,

@@ -4,7 +4,7 @@ none of them, so a new feature edits no file here."""
 
 from __future__ import annotations
 
-import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -34,17 +34,19 @@ class Kind:
     type the feature owns (`together_provider.extensions`); the feature asks `kind[ItsType]`
     or `kind.get(ItsType)`, like a Go interface check, and the framework never names it.
 
-    Cheap to import: its field table and rules are pure, and its lifecycle (httpx, pydantic) is
-    named by path (`package`, `lifecycle_class`) and loaded on first use, so a preview loads
-    neither."""
+    Every part is an object the kind's module imports, so the type checker and the import graph
+    see each link; none is named by a string. Cheap to import: its field table and rules are
+    pure, and its lifecycle (httpx, pydantic) comes from a function of the kind's that imports it
+    on first call, so a preview loads neither."""
 
     type_name: str
     package: str
-    """The kind's subpackage (`together_provider.cluster`), which holds `lifecycle`."""
+    """The kind's subpackage (`together_provider.cluster`): where its declaration lives."""
     schema: Schema[Any]
     rulebook: Rulebook[Any]
-    lifecycle_class: str
-    """The class in `<package>.lifecycle` that fits `framework.lifecycle.Lifecycle`."""
+    lifecycle: Callable[[], LifecycleType]
+    """Its lifecycle class (it fits `framework.lifecycle.Lifecycle`), imported on the first call:
+    it loads httpx and pydantic, so only apply paths call it."""
     docs_marker: str
     """Its generated tables' marker prefix (`<prefix>rules-table`, `<prefix>fields-table`)."""
     doc: str
@@ -95,12 +97,3 @@ class Kind:
     def provider_name(self) -> str:
         """Its dynamic provider's class name, under `together_provider.registry` (pickled)."""
         return f"{self.type_name}Provider"
-
-    def module(self, name: str) -> Any:
-        """`<package>.<name>`, imported on first use (`lifecycle`)."""
-        return importlib.import_module(f"{self.package}.{name}")
-
-    def lifecycle(self) -> LifecycleType:
-        """The lifecycle class; loads httpx and pydantic, so only apply paths call it."""
-        lifecycle_type: LifecycleType = getattr(self.module("lifecycle"), self.lifecycle_class)
-        return lifecycle_type

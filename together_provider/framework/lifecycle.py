@@ -1,5 +1,5 @@
 """The one Pulumi-free contract both hosts drive, so a decision made in a lifecycle behaves the
-same whichever host (`hosts.dynamic` or `hosts.native.provider`) runs it; and what every
+same whichever host (`dynamic.provider` or `hosts.native.provider`) runs it; and what every
 resource's lifecycle shares."""
 
 from __future__ import annotations

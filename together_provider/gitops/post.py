@@ -9,8 +9,6 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from together_provider.gitops.github import GitHubClient
-from together_provider.preview.drill import DRILL_SECTION_LIMIT
-from together_provider.preview.markdown import Trim
 
 COMMENT_LIMIT: Final = 65_536
 """GitHub's limit on a comment's or issue's body, in characters (it answers 422 "body is too
@@ -21,11 +19,6 @@ previous comment."""
 DRILL_MARKER: Final = "<!-- together-gpu-clusters-drill -->"
 """Hidden first line of the drill's section in a stack's comment: the poster keeps the section
 when the preview edits the comment, and replaces only it when the drill does (`merged`)."""
-DRILL_ROOM: Final = len(DRILL_MARKER) + 2 + DRILL_SECTION_LIMIT
-"""What a stack's preview leaves of GitHub's limit for the drill's marked section:
-the preview is trimmed to ``COMMENT_LIMIT - DRILL_ROOM``, so the two always fit together."""
-STACK_LIMIT: Final = COMMENT_LIMIT - DRILL_ROOM
-"""What a stack's marked preview may take of its comment: the rest is the drill's room."""
 CUT: Final = "cut at GitHub's comment limit"
 """The note ending a stack's comment cut to fit when even its summary is over the limit."""
 LOG_CUT: Final = "cut at GitHub's comment limit; the job's log has the rest"
@@ -75,21 +68,12 @@ def drill_alone(stack: str, drill: str) -> str:
     return with_drill(with_marker(stack, ""), drill)
 
 
-def trim_for(stack: str) -> Trim:
-    """What the stack's section must keep to so that, marked, it fits one GitHub comment with
-    room left for the drill's section (at most `DRILL_SECTION_LIMIT`)."""
-    return Trim(
-        limit=STACK_LIMIT - len(with_marker(stack, "")),
-        why=f"fit GitHub's {COMMENT_LIMIT:,}-character comment limit",
-        whole="The job's step summary has the whole comment.",
-    )
-
-
 def fit(body: str, limit: int = COMMENT_LIMIT, note: str = CUT) -> str:
     """``body``, or its first characters ending in ``note`` when it is over ``limit``.
 
-    The last resort: a stack's section trims its lists first (`trim_for`) and is cut only when
-    even its summary does not fit; a failure comment or a drift report has no lists to trim.
+    The last resort: a stack's section trims its lists first (the preview's `trim_for`) and is
+    cut only when even its summary does not fit; a failure comment or a drift report has no
+    lists to trim.
     """
     if len(body) <= limit:
         return body

@@ -89,32 +89,13 @@ class PreemptibleAutoscaler(pulumi.ComponentResource):
         ns = k8s.core.v1.Namespace(
             f"{name}-ns", metadata={"name": args.namespace}, opts=child
         ).metadata.name
-        account = k8s.core.v1.ServiceAccount(
-            f"{name}-sa", metadata={"name": "together-autoscaler", "namespace": ns}, opts=child
-        )
-        account_name = account.metadata.name
-        subject = [{"kind": "ServiceAccount", "name": account_name, "namespace": ns}]
-        role = k8s.rbac.v1.ClusterRole(f"{name}-role", rules=AUTOSCALER_RULES, opts=child)
-        k8s.rbac.v1.ClusterRoleBinding(
-            f"{name}-binding", role_ref=_role_ref(role), subjects=subject, opts=child
-        )
-        lease_role = k8s.rbac.v1.Role(
-            f"{name}-lease", metadata={"namespace": ns}, rules=LEASE_RULES, opts=child
-        )
-        k8s.rbac.v1.RoleBinding(
-            f"{name}-lease",
-            metadata={"namespace": ns},
-            role_ref=_role_ref(lease_role),
-            subjects=subject,
-            opts=child,
-        )
+        account_name = _grant(name, ns, child)
         secret = k8s.core.v1.Secret(
             f"{name}-key",
             metadata={"namespace": ns},
             string_data={"TOGETHER_API_KEY": pulumi.Output.secret(args.api_key)},
             opts=child,
         )
-        command = _command(name, args, args.cluster.id, floor, ceiling)
         env: list[dict[str, Any]] = [
             {"name": "TOGETHER_API_KEY", "valueFrom": {"secretKeyRef": {
                 "name": secret.metadata.name, "key": "TOGETHER_API_KEY"}}},
@@ -122,35 +103,60 @@ class PreemptibleAutoscaler(pulumi.ComponentResource):
         ]  # fmt: skip
         if args.base_url is not None:
             env.append({"name": "TOGETHER_BASE_URL", "value": args.base_url})
+        container = {
+            "name": "autoscaler",
+            "image": args.image,
+            "command": _command(name, args, args.cluster.id, floor, ceiling),
+            "env": env,
+            "ports": [{"name": "metrics", "containerPort": METRICS_PORT}],
+            "resources": {"requests": {"cpu": "50m", "memory": "96Mi"},
+                          "limits": {"memory": "256Mi"}},
+        }  # fmt: skip
+        pod = {
+            "serviceAccountName": account_name,
+            "terminationGracePeriodSeconds": 30,
+            "affinity": off_preemptible({})["affinity"],
+            "containers": [container],
+        }
         k8s.apps.v1.Deployment(
             f"{name}-controller",
             metadata={"namespace": ns, "labels": labels},
             spec={
                 "replicas": args.replicas,
                 "selector": {"matchLabels": labels},
-                "template": {
-                    "metadata": {"labels": labels},
-                    "spec": {
-                        "serviceAccountName": account_name,
-                        "terminationGracePeriodSeconds": 30,
-                        "affinity": off_preemptible({})["affinity"],
-                        "containers": [{
-                            "name": "autoscaler",
-                            "image": args.image,
-                            "command": command,
-                            "env": env,
-                            "ports": [{"name": "metrics", "containerPort": METRICS_PORT}],
-                            "resources": {"requests": {"cpu": "50m", "memory": "96Mi"},
-                                          "limits": {"memory": "256Mi"}},
-                        }],
-                    },
-                },
+                "template": {"metadata": {"labels": labels}, "spec": pod},
             },
             opts=child,
-        )  # fmt: skip
+        )
         self.namespace_name = ns
         self.service_account_name = account_name
         self.register_outputs({"namespace": ns, "service_account": account_name})
+
+
+def _grant(name: str, ns: pulumi.Output[str], child: pulumi.ResourceOptions) -> pulumi.Output[str]:
+    """The autoscaler's ServiceAccount in ``ns``, bound to exactly the calls it makes: the
+    ClusterRole of :data:`AUTOSCALER_RULES` and, in its namespace only, the Role of its Lease
+    (:data:`LEASE_RULES`). Returns the account's name."""
+    account = k8s.core.v1.ServiceAccount(
+        f"{name}-sa", metadata={"name": "together-autoscaler", "namespace": ns}, opts=child
+    )
+    account_name: pulumi.Output[str] = account.metadata.name
+    subject = [{"kind": "ServiceAccount", "name": account_name, "namespace": ns}]
+    role = k8s.rbac.v1.ClusterRole(f"{name}-role", rules=AUTOSCALER_RULES, opts=child)
+    k8s.rbac.v1.ClusterRoleBinding(
+        f"{name}-binding", role_ref=_role_ref(role), subjects=subject, opts=child
+    )
+    lease_role = k8s.rbac.v1.Role(
+        f"{name}-lease", metadata={"namespace": ns}, rules=LEASE_RULES, opts=child
+    )
+    k8s.rbac.v1.RoleBinding(
+        f"{name}-lease",
+        metadata={"namespace": ns},
+        role_ref=_role_ref(lease_role),
+        subjects=subject,
+        opts=child,
+    )
+    return account_name
 
 
 def _role_ref(role: k8s.rbac.v1.ClusterRole | k8s.rbac.v1.Role) -> dict[str, Any]:

@@ -9,26 +9,17 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any, Final
 
 from together_api.retry import Clock, Sleep
-from together_provider.gitops.commands import drift_issue, post_to_pr
 from together_provider.gitops.post import (
     CommentBehavior,
     comment,
     drill_alone,
     with_drill,
 )
-from together_provider.preview.inputs import (
-    drill_of,
-    drill_only,
-    drill_only_section,
-    drill_section,
-    input_pairs,
-    judge,
-    load_plans,
-    policy_events,
-    write_atomically,
-)
+from together_provider.preview import inputs
+from together_provider.preview.commands import drift_issue, post_to_pr
 from together_provider.preview.markdown import render_stack
 from together_provider.preview.plan import BAD_INPUT_EXIT, Outcome
 from together_provider.preview.prices import (
@@ -74,113 +65,11 @@ def _parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "files",
-        nargs="*",
-        metavar="FILE",
-        help="preview JSON; the stack name comes from its URNs (default: stdin)",
-    )
-    parser.add_argument(
-        "--stack",
-        action="append",
-        default=[],
-        metavar="NAME=FILE",
-        help="preview JSON of the stack NAME (repeatable; FILE may be - for stdin)",
-    )
-    parser.add_argument(
-        "--policy-events",
-        action="append",
-        default=[],
-        metavar="NAME=FILE",
-        help="the event log of stack NAME's preview (`pulumi preview --event-log FILE`): its "
-        "policy violations are listed, and a mandatory one blocks (repeatable)",
-    )
-    parser.add_argument(
-        "--prices",
-        type=Path,
-        default=DEFAULT_PRICES_FILE,
-        metavar="FILE",
-        help="on-demand price table replacing the bundled one (same shape as prices.json)",
-    )
-    parser.add_argument(
-        "--output",
-        type=Path,
-        metavar="FILE",
-        help="write the comment here, atomically (default: stdout)",
-    )
-    parser.add_argument(
-        "--approval-label",
-        default="approve-replacement",
-        help="the PR label the comment asks for on replacements and deletions",
-    )
-    guard = parser.add_argument_group(
-        "cost guardrails (a crossing stack is blocked, exit 12; on placeholder rates it is only "
-        "warned, unless <project>:failOnPlaceholderPrices is true)"
-    )
-    guard.add_argument(
-        "--max-hourly-increase",
-        type=_usd,
-        metavar="USD",
-        help="largest allowed rise of a stack's cluster cost per hour",
-    )
-    guard.add_argument(
-        "--max-monthly-increase",
-        type=_usd,
-        metavar="USD",
-        help="largest allowed rise per month (clusters over 730 h plus volume storage)",
-    )
-    github = parser.add_argument_group(
-        "posting to a pull request (GITHUB_REPOSITORY, GITHUB_TOKEN, GITHUB_API_URL)"
-    )
-    github.add_argument(
-        "--github-pr",
-        type=_positive,
-        metavar="N",
-        help="post or update one comment per stack on pull request N; with "
-        "GITHUB_STEP_SUMMARY set, the whole comment is appended there too",
-    )
-    github.add_argument(
-        "--comment-behavior",
-        choices=[b.value for b in CommentBehavior],
-        default=CommentBehavior.UPDATE.value,
-        help="update: edit the stack's comment in place (default); new: always add one; "
-        "delete-and-new: delete the old ones, then add one",
-    )
-    github.add_argument(
-        "--skip-no-diff",
-        action="store_true",
-        help="post no new comment for a stack without changes (an existing one is still "
-        "updated, or deleted under delete-and-new)",
-    )
-    github.add_argument(
-        "--preview-log",
-        action="append",
-        default=[],
-        metavar="NAME=FILE",
-        help="pulumi's stderr of stack NAME: when its preview JSON cannot be read, the "
-        "comment shows the end of it (repeatable)",
-    )
-    drill = parser.add_argument_group(
-        "the reclaim drill's verdict (python -m together_drill --json REPORT.json; "
-        "docs/drill.md): a short section at the end of the stack's comment"
-    )
-    drill.add_argument(
-        "--drill",
-        type=Path,
-        metavar="REPORT.json",
-        help="the drill's JSON report; without any preview, only the drill's section is "
-        "rendered, or with --github-pr edited into the stack's comment (its preview kept)",
-    )
-    drill.add_argument(
-        "--drill-stack",
-        metavar="NAME",
-        help="the stack whose comment gets the section (default: the one stack previewed)",
-    )
-    drill.add_argument(
-        "--drill-url",
-        metavar="URL",
-        help="where the full report is (the workflow's artifact), linked from the section",
-    )
+    groups: dict[str | None, argparse._ActionsContainer] = {None: parser}
+    for title, flag, settings in _OPTIONS:
+        if title not in groups:
+            groups[title] = parser.add_argument_group(title)
+        groups[title].add_argument(flag, **settings)
     return parser
 
 
@@ -200,6 +89,163 @@ def _positive(text: str) -> int:
     return int(text)
 
 
+_GUARDRAILS: Final = (
+    "cost guardrails (a crossing stack is blocked, exit 12; on placeholder rates it is only "
+    "warned, unless <project>:failOnPlaceholderPrices is true)"
+)
+_GITHUB: Final = "posting to a pull request (GITHUB_REPOSITORY, GITHUB_TOKEN, GITHUB_API_URL)"
+_DRILL: Final = (
+    "the reclaim drill's verdict (python -m together_drill --json REPORT.json; "
+    "docs/drill.md): a short section at the end of the stack's comment"
+)
+
+_OPTIONS: Final[tuple[tuple[str | None, str, dict[str, Any]], ...]] = (
+    (
+        None,
+        "files",
+        dict(
+            nargs="*",
+            metavar="FILE",
+            help="preview JSON; the stack name comes from its URNs (default: stdin)",
+        ),
+    ),
+    (
+        None,
+        "--stack",
+        dict(
+            action="append",
+            default=[],
+            metavar="NAME=FILE",
+            help="preview JSON of the stack NAME (repeatable; FILE may be - for stdin)",
+        ),
+    ),
+    (
+        None,
+        "--policy-events",
+        dict(
+            action="append",
+            default=[],
+            metavar="NAME=FILE",
+            help="the event log of stack NAME's preview (`pulumi preview --event-log FILE`): its "
+            "policy violations are listed, and a mandatory one blocks (repeatable)",
+        ),
+    ),
+    (
+        None,
+        "--prices",
+        dict(
+            type=Path,
+            default=DEFAULT_PRICES_FILE,
+            metavar="FILE",
+            help="on-demand price table replacing the bundled one (same shape as prices.json)",
+        ),
+    ),
+    (
+        None,
+        "--output",
+        dict(
+            type=Path,
+            metavar="FILE",
+            help="write the comment here, atomically (default: stdout)",
+        ),
+    ),
+    (
+        None,
+        "--approval-label",
+        dict(
+            default="approve-replacement",
+            help="the PR label the comment asks for on replacements and deletions",
+        ),
+    ),
+    (
+        _GUARDRAILS,
+        "--max-hourly-increase",
+        dict(
+            type=_usd,
+            metavar="USD",
+            help="largest allowed rise of a stack's cluster cost per hour",
+        ),
+    ),
+    (
+        _GUARDRAILS,
+        "--max-monthly-increase",
+        dict(
+            type=_usd,
+            metavar="USD",
+            help="largest allowed rise per month (clusters over 730 h plus volume storage)",
+        ),
+    ),
+    (
+        _GITHUB,
+        "--github-pr",
+        dict(
+            type=_positive,
+            metavar="N",
+            help="post or update one comment per stack on pull request N; with "
+            "GITHUB_STEP_SUMMARY set, the whole comment is appended there too",
+        ),
+    ),
+    (
+        _GITHUB,
+        "--comment-behavior",
+        dict(
+            choices=[b.value for b in CommentBehavior],
+            default=CommentBehavior.UPDATE.value,
+            help="update: edit the stack's comment in place (default); new: always add one; "
+            "delete-and-new: delete the old ones, then add one",
+        ),
+    ),
+    (
+        _GITHUB,
+        "--skip-no-diff",
+        dict(
+            action="store_true",
+            help="post no new comment for a stack without changes (an existing one is still "
+            "updated, or deleted under delete-and-new)",
+        ),
+    ),
+    (
+        _GITHUB,
+        "--preview-log",
+        dict(
+            action="append",
+            default=[],
+            metavar="NAME=FILE",
+            help="pulumi's stderr of stack NAME: when its preview JSON cannot be read, the "
+            "comment shows the end of it (repeatable)",
+        ),
+    ),
+    (
+        _DRILL,
+        "--drill",
+        dict(
+            type=Path,
+            metavar="REPORT.json",
+            help="the drill's JSON report; without any preview, only the drill's section is "
+            "rendered, or with --github-pr edited into the stack's comment (its preview kept)",
+        ),
+    ),
+    (
+        _DRILL,
+        "--drill-stack",
+        dict(
+            metavar="NAME",
+            help="the stack whose comment gets the section (default: the one stack previewed)",
+        ),
+    ),
+    (
+        _DRILL,
+        "--drill-url",
+        dict(
+            metavar="URL",
+            help="where the full report is (the workflow's artifact), linked from the section",
+        ),
+    ),
+)
+"""The CLI's arguments, each with its group (None: ungrouped) and `add_argument` settings, in
+`--help` order."""
+
+
 def main(
     argv: Sequence[str] | None = None,
     *,
@@ -217,17 +263,23 @@ def main(
     if args.github_pr is not None:
         return post_to_pr(args, env, sleep, clock)
     try:
-        if drill_only(args):
+        if inputs.drill_only(args):
             verdicts = []
-            text = drill_alone(*drill_only_section(args))
+            text = drill_alone(*inputs.drill_only_section(args))
         else:
             prices = load_price_table(args.prices)
-            verdicts = judge(load_plans(input_pairs(args), prices), args, policy_events(args))
-            found = drill_section(args, [v.stack for v in verdicts])
+            verdicts = inputs.judge(
+                inputs.load_plans(inputs.input_pairs(args), prices),
+                args,
+                inputs.policy_events(args),
+            )
+            found = inputs.drill_section(args, [v.stack for v in verdicts])
             sections = [
                 (
                     v.stack,
-                    with_drill(render_stack(v, args.approval_label), drill_of(v.stack, found)),
+                    with_drill(
+                        render_stack(v, args.approval_label), inputs.drill_of(v.stack, found)
+                    ),
                 )
                 for v in verdicts
             ]
@@ -235,7 +287,7 @@ def main(
         if args.output is None:
             sys.stdout.write(text)
         else:
-            write_atomically(args.output, text)
+            inputs.write_atomically(args.output, text)
     except PreviewInputError as error:
         print(f"error: {error}", file=sys.stderr)
         return BAD_INPUT_EXIT

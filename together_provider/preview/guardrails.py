@@ -13,15 +13,19 @@ from together_provider.preview.kinds import preview_of
 from together_provider.preview.prices import PriceTable
 
 
-class StackPlan(Protocol):
-    """What a guardrail and the placeholder legend read of a `plan.StackPlan` (its own type
-    here: kinds' previews call the legend with the plan they are given)."""
+class Priced(Protocol):
+    """What the placeholder legend reads of a plan: kinds' previews call it with the plan they
+    are given (`preview.kinds.StackPlan`)."""
 
     @property
     def project(self) -> str | None: ...
 
     @property
     def prices(self) -> PriceTable: ...
+
+
+class StackPlan(Priced, Protocol):
+    """What a guardrail reads of a `plan.StackPlan` (its own type here)."""
 
     def kinds(self) -> list[tuple[Kind, tuple[Any, ...]]]: ...
 
@@ -146,7 +150,7 @@ def guardrail_lines(
     return lines
 
 
-def placeholder_legend(plan: StackPlan) -> str:
+def placeholder_legend(plan: Priced) -> str:
     """What the mark means and where real rates go."""
     prices = plan.prices
     return (

@@ -1,5 +1,5 @@
 """The preview CLI's inputs: which files, read into plans and judged into verdicts, and atomic
-output. Shared by the plain CLI (`__main__`) and the GitOps commands (`gitops.commands`)."""
+output. Shared by the plain CLI (`__main__`) and the GitOps commands (`commands`)."""
 
 from __future__ import annotations
 

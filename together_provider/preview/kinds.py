@@ -7,10 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from together_provider.extensions import PreviewExtension, StackConfigExtension, config_key
+from together_provider.extensions import PreviewExtension, StackConfigExtension
 from together_provider.framework.kind import Kind
 from together_provider.framework.schema import UNKNOWN
-from together_provider.registry import KINDS
 
 if TYPE_CHECKING:
     from together_provider.preview.prices import PriceTable
@@ -37,14 +36,23 @@ class StackPlan(Protocol):
     def changes(self) -> Mapping[str, tuple[Change, ...]]: ...
     @property
     def prices(self) -> PriceTable: ...
+    @property
+    def project(self) -> str | None: ...
+    @property
+    def refreshed(self) -> bool:
+        """The preview ran with `--refresh` (the live counts are as of `state_time`)."""
+        ...
+
+    @property
+    def state_time(self) -> str | None: ...
 
 
 class KindPreview(Protocol):
     """A kind's part of the PR comment: what is its own (how it is priced, which columns its
     table shows, what losing one takes away); its costs are per hour or per month (`per_hour`).
 
-    Implemented by the class the kind's `PreviewExtension` names in the kind's package's
-    `preview` module (`<package>.preview.<preview_class>`).
+    Implemented by a class of the kind's package's `preview` module, which the kind's
+    `PreviewExtension` builds (`cluster.preview.ClusterPreview`).
     """
 
     plural: str
@@ -82,19 +90,19 @@ class KindPreview(Protocol):
 def preview_of(kind: Kind) -> KindPreview:
     """The kind's PR-comment reader and renderer, imported on first use (its `PreviewExtension`)."""
     declared = kind[PreviewExtension]
-    preview: KindPreview = getattr(kind.module("preview"), declared.preview_class)(kind)
+    preview: KindPreview = declared.preview(kind)
     return preview
 
 
-def attached_ids(kind: Kind, inputs: Mapping[str, Any]) -> dict[str, str]:
-    """Each kind `kind` attaches (by `config_key`) -> the attached resource's id in `inputs`:
-    the property an `Attach` sets from an output of the attached resource, when known."""
-    by_key = {config_key(k): k for k in KINDS}
-    found: dict[str, str] = {}
+def attached_props(kind: Kind, inputs: Mapping[str, Any]) -> dict[str, dict[str, str]]:
+    """What `kind`'s `inputs` say of each resource it attaches: by the attached kind's config key
+    (`volumes`), each property of that resource an `Attach` set one of these inputs from (its
+    output or input name, `volume_id`) -> the value, when known. The attached kind's own preview
+    reads the property that is its id."""
+    found: dict[str, dict[str, str]] = {}
     for attach in kind[StackConfigExtension].attaches:
-        target = by_key[attach.target].schema
         for prop, source in attach.props.items():
             value = inputs.get(prop)
-            if source in target.output_names and isinstance(value, str) and value != UNKNOWN:
-                found.setdefault(attach.target, value)
+            if isinstance(value, str) and value != UNKNOWN:
+                found.setdefault(attach.target, {})[source] = value
     return found

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from together_provider.preview.cells import marked, money, signed_money
 from together_provider.preview.guardrails import (
     HOURS_PER_MONTH,
     PLACEHOLDER_MARK,
@@ -37,23 +38,6 @@ _HEADLINES = {
     Outcome.REPLACEMENT: ":warning: replacement or deletion",
     Outcome.BLOCKED: ":no_entry: blocked",
 }
-
-
-def money(value: float | None) -> str:
-    return "?" if value is None else f"${value:,.2f}"
-
-
-def marked(text: str, placeholder: bool) -> str:
-    """A cost figure, followed by the placeholder mark when a placeholder rate priced it."""
-    return f"{text}{PLACEHOLDER_MARK}" if placeholder and text != "?" else text
-
-
-def signed_money(value: float | None) -> str:
-    if value is None:
-        return "?"
-    if round(value, 2) == 0:
-        return "±$0.00"
-    return f"{'+' if value > 0 else '-'}${abs(value):,.2f}"
 
 
 def _notes(plan: StackPlan) -> list[str]:

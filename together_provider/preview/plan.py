@@ -12,14 +12,16 @@ from typing import Any, Final
 
 from together_provider.extensions import PreviewExtension, StackConfigExtension, config_key
 from together_provider.framework.kind import Kind
-from together_provider.framework.schema import UNKNOWN
 from together_provider.preview.kinds import Change, preview_of
 from together_provider.preview.prices import PreviewInputError, PriceTable, stack_overrides
+from together_provider.preview.steps import _REPLACE_OPS
+from together_provider.preview.steps import Action as Action  # re-exported, as are these four
+from together_provider.preview.steps import count as count
+from together_provider.preview.steps import known_str as known_str
+from together_provider.preview.steps import merge as merge
+from together_provider.preview.steps import props_of as props_of
 from together_provider.registry import BY_TYPE, KINDS
 
-# What the engine prints, checked against CLI v3.274.1: a replacement is one `replace` step, or
-# three (`delete-replaced`, `replace`, `create-replacement`) with `--show-replacement-steps`.
-_REPLACE_OPS: Final = frozenset({"replace", "create-replacement", "delete-replaced"})
 _MONITOR_NOISE: Final = "Resource monitor has terminated"
 """The engine's error without a urn that follows a rejected spec's diagnostic."""
 
@@ -35,28 +37,6 @@ class Outcome(enum.IntEnum):
 
 BAD_INPUT_EXIT: Final = 2
 """Exit code for unreadable input (also argparse's usage-error code); nothing is written."""
-
-
-class Action(enum.StrEnum):
-    """What happens to a resource; declared in merge priority (a replacement beats the rest)."""
-
-    REPLACE = "replace"
-    DELETE = "delete"
-    CREATE = "create"
-    UPDATE = "in-place update"
-    OTHER = "other"
-    SAME = "unchanged"
-
-
-_ACTIONS: Final[Mapping[str, Action]] = {
-    "create": Action.CREATE,
-    "update": Action.UPDATE,
-    "delete": Action.DELETE,
-    "same": Action.SAME,
-    "refresh": Action.SAME,
-    "read": Action.SAME,
-    **dict.fromkeys(_REPLACE_OPS, Action.REPLACE),
-}
 
 
 @dataclass(frozen=True)
@@ -154,51 +134,6 @@ def _parse_urn(urn: str) -> tuple[str, str, str, str] | None:
         parts[2].split("$")[-1],
         "::".join(parts[3:]),
     )
-
-
-def count(value: object) -> int | None:
-    """A whole count, or None (unset, unknown, or not a count)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
-
-
-def known_str(value: object) -> str | None:
-    return value if isinstance(value, str) and value != UNKNOWN else None
-
-
-def props_of(state: object, key: str) -> dict[str, Any]:
-    """A step state's `inputs` or `outputs` (empty when absent)."""
-    if not isinstance(state, dict):
-        return {}
-    props = state.get(key)
-    return props if isinstance(props, dict) else {}
-
-
-def merge(
-    steps: Sequence[dict[str, Any]],
-) -> tuple[list[str], Action, Any, Any, tuple[str, ...]]:
-    """One resource's steps as (ops, action, old state, new state, replace reasons).
-
-    The replace reasons are the steps' `replaceReasons`: the engine's word on what forces a
-    replacement.
-    """
-    ops = [str(step["op"]) for step in steps]
-    actions = {_ACTIONS.get(op, Action.OTHER) for op in ops}
-    action = next(a for a in Action if a in actions)
-    planned = [s for s in steps if s["op"] != "refresh"] or list(steps)
-    old_state = next((s["oldState"] for s in planned if s.get("oldState")), None)
-    new_state = next((s["newState"] for s in planned if s.get("newState")), None)
-    if action is Action.DELETE:
-        new_state = None
-    if action is Action.CREATE:
-        old_state = None
-    reasons = tuple(dict.fromkeys(str(r) for s in steps for r in (s.get("replaceReasons") or [])))
-    return ops, action, old_state, new_state, reasons
 
 
 FAIL_ON_PLACEHOLDER_KEY: Final = "failOnPlaceholderPrices"

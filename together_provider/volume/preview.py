@@ -11,10 +11,11 @@ from typing import Any, Final
 from together_provider.extensions import config_key
 from together_provider.framework.kind import Kind
 from together_provider.framework.schema import UNKNOWN
+from together_provider.preview.cells import marked, signed_money
 from together_provider.preview.guardrails import placeholder_legend
-from together_provider.preview.markdown import marked, signed_money
-from together_provider.preview.plan import Action, StackPlan, merge
+from together_provider.preview.kinds import StackPlan
 from together_provider.preview.prices import PriceTable
+from together_provider.preview.steps import Action, merge
 
 _PAST: Final = {"delete": "deleted", "replace": "replaced"}
 
@@ -159,7 +160,7 @@ def volume_notes(
     by_id = {v.volume_id: v for v in volumes if v.volume_id}
     notes: list[str] = []
     for cluster in clusters:
-        volume_id = getattr(cluster, "attached", {}).get(attached_as)
+        volume_id = getattr(cluster, "attached", {}).get(attached_as, {}).get("volume_id")
         if cluster.action not in gone or not volume_id:
             continue
         volume = by_id.get(volume_id)

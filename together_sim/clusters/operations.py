@@ -16,12 +16,11 @@ from together_api.wire import (
     DriverVersion,
 )
 from together_facts.values import GPUS_PER_NODE
-from together_sim.autoscale import check_create as check_auto_scale
 from together_sim.catalogue import DEFAULT_PROJECT_ID, find_driver, region_by_name
+from together_sim.clusters.context import Operated
 from together_sim.clusters.state import SimCluster, reservation_end
 from together_sim.echo import updated
 from together_sim.errors import SimError
-from together_sim.model import World
 from together_sim.requests import SimCreateRequest
 
 __all__ = ["create_cluster", "lowers", "update_cluster"]
@@ -76,7 +75,20 @@ def _driver(req: ClusterCreateRequest) -> DriverVersion:
     return entry
 
 
-def create_cluster(world: World, req: SimCreateRequest, *, fail: bool = False) -> SimCluster:
+def check_auto_scale(auto_scale: bool | None, ceiling: int | None, num_gpus: int) -> None:
+    """The create's autoscaling settings, as the simulator validates them (400 otherwise)."""
+    if not auto_scale:
+        return
+    if ceiling is None or ceiling % GPUS_PER_NODE or ceiling < num_gpus:
+        raise SimError(
+            400,
+            f"auto_scale_max_gpus must be a multiple of {GPUS_PER_NODE} and at least num_gpus "
+            f"({num_gpus}) when auto_scale is true, got {ceiling}",
+            param="auto_scale_max_gpus",
+        )
+
+
+def create_cluster(world: Operated, req: SimCreateRequest, *, fail: bool = False) -> SimCluster:
     """Validate ``req`` and add the cluster to ``world`` (status WaitingForControlPlaneNodes).
 
     Rules (400 unless noted), per Together's docs and SDK: ``num_gpus`` >= 8 and a multiple of 8;
@@ -217,7 +229,7 @@ def _aware(when: datetime) -> datetime:
     return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
-def _check_volumes(world: World, req: ClusterCreateRequest) -> None:
+def _check_volumes(world: Operated, req: ClusterCreateRequest) -> None:
     """Everything about the create's volume is checked before the cluster exists."""
     if req.volume_id and req.shared_volume is not None:
         raise SimError(
@@ -248,7 +260,7 @@ def lowers(cluster: SimCluster, req: ClusterUpdateRequest) -> bool:
 
 
 def update_cluster(
-    world: World,
+    world: Operated,
     cluster_id: str,
     req: ClusterUpdateRequest,
     marked: Collection[str] = frozenset(),

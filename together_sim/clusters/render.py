@@ -21,9 +21,9 @@ from together_api.wire import (
     Volume,
 )
 from together_facts.values import GPUS_PER_NODE
+from together_sim.clusters.context import Place
 from together_sim.clusters.state import PROVISIONING_PLAN, SimCluster, SimNode, reservation_end
 from together_sim.echo import echoed
-from together_sim.model import World
 from together_sim.timings import Timings
 
 __all__ = ["kube_config_yaml", "render_cluster", "to_datetime"]
@@ -120,7 +120,7 @@ def kube_config_yaml(cluster: SimCluster) -> str:
     return kubeconfig(cluster.spec.cluster_name, server, ca, {"token": token})
 
 
-def _control_plane(cluster: SimCluster, world: World, ready: bool) -> list[ControlPlaneNode]:
+def _control_plane(cluster: SimCluster, world: Place, ready: bool) -> list[ControlPlaneNode]:
     ready_at = _control_plane_ready_at(cluster, world.timings)
     return [
         ControlPlaneNode(
@@ -164,7 +164,7 @@ def _time(seconds: float | None) -> datetime | None:
 
 def render_cluster(
     cluster: SimCluster,
-    world: World,
+    world: Place,
     kube_config: str | None = None,
     *,
     kubernetes_up: bool = True,

@@ -1,3 +1,3 @@
-"""A real Kubernetes control plane per simulated cluster (``python -m together_sim --kubernetes``),
-so workloads, drains and the autoscaler are tested against a real API server, not a fake one.
-It uses only ``together_api`` and the simulator's own modules; see docs/kubernetes-sim.md."""
+"""A real Kubernetes control plane per simulated cluster (``--kubernetes``), kept in step with the
+world: its processes (:mod:`~together_sim.kube.processes`), the hub that hands each cluster's view
+to its mirror (:mod:`~together_sim.kube.mirror`), which asks the node provider for the nodes."""

@@ -9,7 +9,7 @@ from typing import Any, Final
 
 from together_facts.values import COMPUTE_CLASS_LABEL, GPUS_PER_NODE, PREEMPTIBLE
 from together_sim.autoscale import Demand
-from together_sim.kube.pods import terminal
+from together_sim.plane.pods import terminal
 from together_sim.targeting import is_marked
 
 __all__ = ["demand_of"]

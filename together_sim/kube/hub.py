@@ -14,13 +14,14 @@ from pathlib import Path
 from typing import Any, Final
 
 from together_sim import autoscale
+from together_sim.host.image_seed import SEED_DIR
+from together_sim.host.mounts import remove_tree
 from together_sim.kube.mirror import ClusterMirror
-from together_sim.kube.processes import BINARIES, ControlPlane
-from together_sim.kube.views import ClusterView, views_of
+from together_sim.kube.processes import BINARIES, ControlPlane, joined
 from together_sim.model import World
-from together_sim.nodes.host.image_seed import SEED_DIR
-from together_sim.nodes.host.mounts import remove_tree
 from together_sim.nodes.pool import RealNodePool
+from together_sim.nodes.provider import NodeProvider
+from together_sim.plane.views import ClusterView, views_of
 
 __all__ = ["KUBE_BIN_ENV", "KubeHub", "Transaction", "find_kube_bin"]
 
@@ -36,7 +37,7 @@ _NOT_CLUSTERS: Final = (VOLUMES_DIR, SEED_DIR)
 """What else lives in the root beside the clusters' directories: the volumes' files and the real
 nodes' image seed (which the pool's journal removes)."""
 
-log = logging.getLogger("together_sim.kube")
+log = logging.getLogger(__name__)
 
 
 def find_kube_bin(explicit: Path | None = None) -> Path:
@@ -261,7 +262,9 @@ class KubeHub:
         mirror = self._mirrors.get(cluster_id)
         if mirror is None and view.data_plane_up and not view.gone:
             self.prepare(cluster_id, view.cluster_name)
-            mirror = ClusterMirror(self._planes[cluster_id], view, self.pool, self.volumes_dir)
+            plane = self._planes[cluster_id]
+            nodes = NodeProvider(cluster_id, joined(plane), self.pool)
+            mirror = ClusterMirror(plane, view, nodes, self.volumes_dir)
             mirror.start()
             with self._lock:
                 self._mirrors[cluster_id] = mirror

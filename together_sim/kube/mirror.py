@@ -5,25 +5,22 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 import httpx
 
-from together_facts.values import COMPUTE_CLASS_LABEL, GPUS_PER_NODE, PREEMPTIBLE
+from together_facts.values import COMPUTE_CLASS_LABEL
 from together_sim.autoscale import Demand
-from together_sim.kube.client import KubeApi, KubeApiError
+from together_sim.host.mounts import remove_tree
 from together_sim.kube.demand import demand_of
-from together_sim.kube.pods import PodClock, gone
-from together_sim.kube.processes import NODE_LABEL, ControlPlane
-from together_sim.kube.views import ClusterView, NodeView, VolumeView
-from together_sim.nodes import DRAIN_STARTED, SimNode
-from together_sim.nodes.host.mounts import remove_tree
-from together_sim.nodes.kwok import KwokNode, remove_node_object
-from together_sim.nodes.pool import RealNodePool
-from together_sim.nodes.real import RealNode, RealNodeSpec, node_labels
+from together_sim.kube.processes import ControlPlane
+from together_sim.nodes import DRAIN_STARTED, NODE_LABEL, drain_node
+from together_sim.nodes.provider import NodeProvider
+from together_sim.plane.client import KubeApi, KubeApiError
+from together_sim.plane.pods import PodClock
+from together_sim.plane.views import ClusterView, NodeView, VolumeView
 from together_sim.targeting import is_marked
 
 __all__ = [
@@ -40,40 +37,9 @@ PASS_SECONDS: Final = 0.2
 SIM_NODES: Final = NODE_LABEL
 """Every Node the simulator made carries the key: ``true`` on KWOK nodes (KWOK keeps those),
 ``false`` on real ones (their kubelet does)."""
-CRASHED: Final = "TogetherSimNodeProcessExited"
 
-log = logging.getLogger("together_sim.kube")
+log = logging.getLogger(__name__)
 Obj = dict[str, Any]
-
-
-def node_object(view: ClusterView, node: NodeView) -> Obj:
-    labels = {
-        NODE_LABEL: "true",
-        "kubernetes.io/hostname": node.node_id,
-        "kubernetes.io/os": "linux",
-        "kubernetes.io/arch": "amd64",
-        "node.kubernetes.io/instance-type": view.gpu_type,
-    }
-    if node.preemptible:
-        labels[COMPUTE_CLASS_LABEL] = PREEMPTIBLE
-    resources = {
-        "cpu": "208",
-        "memory": "2048Gi",
-        "ephemeral-storage": "1Ti",
-        "pods": "110",
-        "nvidia.com/gpu": str(GPUS_PER_NODE),
-    }
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {
-            "name": node.node_id,
-            "labels": labels,
-            "annotations": {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
-        },
-        "spec": {},
-        "status": {"capacity": resources, "allocatable": resources},
-    }
 
 
 def volume_object(volume: VolumeView, path: Path | None = None) -> Obj:
@@ -136,10 +102,6 @@ class MirrorStatus:
     """Each real node of the cluster: its slot, state, start time, pids and address."""
 
 
-def is_real(node: Obj) -> bool:
-    return (node["metadata"].get("labels") or {}).get(NODE_LABEL) == "false"
-
-
 class ClusterMirror:
     """Starts the control plane in its own thread (its processes die with that thread), then
     mirrors the latest :class:`ClusterView` until :meth:`stop`.
@@ -153,7 +115,7 @@ class ClusterMirror:
       is deleted, and what still runs on it goes with it.
     * **Drains.** When the world starts draining a node (a reclaim, ``TogetherPreemptionNotified``,
       or a lowered preemptible target, ``TogetherScaledDown``) the Node is cordoned, a Warning Event
-      with that reason is recorded on it, and its pods are stopped (:mod:`together_sim.kube.pods`).
+      with that reason is recorded on it, and its pods are stopped (:mod:`together_sim.plane.pods`).
       The simulated T+0 is kept in the Node's annotation ``together-sim/drain-started``.
     * **Targeted scale-down marks**, read the other way: :meth:`ClusterMirror.marked_nodes` asks the
       API server, when a PUT lowers a count, which Nodes are cordoned and annotated
@@ -165,29 +127,23 @@ class ClusterMirror:
     * **Shared volumes.** Each attached volume is a static ``ReadWriteMany`` PersistentVolume named
       after the volume (storage class ``""``), so a claim naming it binds; its ``hostPath`` is the
       volume's directory, which real nodes' pods mount.
-    * **Real nodes** (``--real-nodes``): a new node takes a free slot of the pool and runs a
-      kubelet (:class:`~together_sim.nodes.real.RealNode`), else it is a KWOK node
-      (:class:`~together_sim.nodes.kwok.KwokNode`). Its pods are only evicted on a drain (the
-      kubelet sends the SIGTERM), and it leaves the host once its ``may_go`` says its pods'
-      grace periods, in real seconds, allow.
+    * **Nodes are the provider's** (:class:`~together_sim.nodes.provider.NodeProvider`): it
+      makes each one real while the pool (``--real-nodes``) has a free slot, else a KWOK node,
+      and deletes it. A real node's pods are only evicted on a drain (its kubelet sends the
+      SIGTERM), and it leaves the host once its ``may_go`` says its pods' grace periods, in real
+      seconds, allow.
     """
 
     def __init__(
         self,
         plane: ControlPlane,
         view: ClusterView,
-        pool: RealNodePool | None = None,
+        nodes: NodeProvider,
         volumes_dir: Path | None = None,
     ) -> None:
         self.plane = plane
-        self.pool = pool
+        self.nodes = nodes
         self.volumes_dir = volumes_dir
-        self._real: dict[str, RealNode] = {}
-        self._drained_at: dict[str, float] = {}
-        """Real, monotonic seconds at which this mirror first saw each real node draining."""
-        self._crashes: list[tuple[str, str]] = []
-        self._kwok_only: set[str] = set()
-        """Nodes whose real node could not start: KWOK nodes from then on."""
         self._view = view
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -236,18 +192,12 @@ class ClusterMirror:
     def serving(self) -> bool:
         """The API server answers and holds the nodes the cluster had when it became Ready
         (a real node once its kubelet registered it)."""
-        return serves_nodes(self._state, self._mirrored) and not self._registering
-
-    @property
-    def _registering(self) -> bool:
-        return any(not n.ready(None) and not n.failure for n in list(self._real.values()))
+        return serves_nodes(self._state, self._mirrored) and not self.nodes.registering
 
     def release_real_nodes(self) -> None:
         """Remove every real node of the cluster from the host (the cluster or the simulator
         is going); safe from any thread, and more than once."""
-        if self.pool is not None:
-            for node in list(self._real.values()):
-                self.pool.release(node)
+        self.nodes.release()
 
     def take_demand(self) -> Demand | None:
         """What the last pass saw for Together's autoscaler, once (None: nothing new)."""
@@ -281,7 +231,7 @@ class ClusterMirror:
             mirrored_at=self._mirrored.now if self._mirrored is not None else None,
             error=self._error,
             passes=self._passes,
-            real_nodes={n: r.status() for n, r in list(self._real.items())},
+            real_nodes=self.nodes.status(),
         )
 
     # ------------------------------------------------------------------- thread
@@ -333,21 +283,17 @@ class ClusterMirror:
             log.exception("cluster %s: mirroring pass failed", view.cluster_id)
 
     def _mirror(self, api: KubeApi, pods: PodClock, view: ClusterView) -> None:
-        live = {n["metadata"]["name"]: n for n in api.nodes(SIM_NODES)}
+        live = self._live(api)
         wanted = wanted_nodes(view)
-        self._forget_stale_real(api, pods, live)
-        self._remove_real(api, pods, live, wanted)  # first: a removal frees a slot for a refill
-        leaving = any(n not in wanted for n in self._real)
-        for node_id, node in wanted.items():
-            if node_id in live or node_id in self._real:
-                continue
-            if self._start_real(view, node) is not None:
-                continue
-            if leaving and self.pool is not None and node_id not in self._kwok_only:
-                continue  # a real node of ours is still draining: its slot is for this one
-            kwok = KwokNode(api, node_object(view, node), pods)  # no free slot: a KWOK node
-            live[node_id] = kwok.make()
-        self._adopt_real(api, live)
+        self.nodes.prune(api, pods, live, set(wanted))  # first: a removal frees a slot
+        made = [
+            self.nodes.make(api, pods, view.gpu_type, node, set(wanted))
+            for node_id, node in wanted.items()
+            if node_id not in live and not self.nodes.has(node_id)
+        ]
+        if any(made):
+            live = self._live(api)
+        self.nodes.adopt(api, live)
         drains: dict[str, float] = {}
         for node in view.nodes:
             k8s = live.get(node.node_id)
@@ -355,121 +301,23 @@ class ClusterMirror:
                 continue
             if DRAIN_STARTED not in (k8s["metadata"].get("annotations") or {}):
                 reason = node.drain_reason or "TogetherScaledDown"
-                self._node(api, pods, k8s).drain(
-                    api, k8s, node.draining_since, reason, node.drain_message
-                )
+                drain_node(api, k8s, node.draining_since, reason, node.drain_message)
             drains[node.node_id] = node.draining_since
-            if node.node_id in self._real:
-                self._drained_at.setdefault(node.node_id, time.monotonic())
+            self.nodes.draining(node.node_id)
         all_pods = api.pods()
-        pods.step(view.now, all_pods, drains, real=set(self._real))
+        pods.step(view.now, all_pods, drains, real=set(self.nodes.with_kubelet()))
         demand = demand_for(view, [live[n] for n in live if n in wanted], all_pods)
         if demand is not None:
             with self._lock:
                 self._demand = demand
-        for name in set(live) - set(wanted) - set(self._real):
-            self._node(api, pods, live[name]).delete()
+        for name in set(live) - set(wanted) - self.nodes.with_kubelet():
+            self.nodes.delete(api, pods, live[name])
         self._mirror_volumes(api, view)
 
-    def _remove_real(
-        self, api: KubeApi, pods: PodClock, live: dict[str, Obj], wanted: dict[str, NodeView]
-    ) -> None:
-        """Real nodes the world removed go once the node allows (``may_go``: its pods' grace
-        periods, in real seconds): the node is removed from the host first (its kubelet would
-        register the Node again), then what is left of its pods and its Node."""
-        leaving = [n for n in self._real if n not in wanted]
-        if not leaving:
-            return
-        all_pods = api.pods()
-        for name in leaving:
-            node: SimNode = self._real[name]
-            if not node.may_go(all_pods, self._drained_at.get(name), time.monotonic()):
-                continue  # its pods' grace periods, in real seconds, are not over
-            self._release_real(name)
-            if live.pop(name, None) is not None:
-                remove_node_object(api, pods, name)
-
-    # ------------------------------------------------------------------ real nodes
-
-    def _start_real(self, view: ClusterView, node: NodeView) -> RealNode | None:
-        """A real node for ``node`` when a slot is free (None: the caller makes a KWOK node)."""
-        if self.pool is None or node.node_id in self._kwok_only:
-            return None
-        compute_class = (COMPUTE_CLASS_LABEL, PREEMPTIBLE) if node.preemptible else None
-
-        def labels(spec: RealNodeSpec) -> str:
-            return node_labels(spec, compute_class)
-
-        real = self.pool.acquire(
-            name=node.node_id,
-            preemptible=node.preemptible,
-            gpu_type=view.gpu_type,
-            cluster_dir=self.plane.root,
-            apiserver_port=self.plane.ports.apiserver,
-            pki=self.plane.pki,
-            labels=labels,
-            on_crash=self._on_crash,
-        )
-        if real is not None:
-            self._real[node.node_id] = real
-            log.info("cluster %s: node %s is a real node", view.cluster_id, node.node_id)
-        return real
-
-    def _on_crash(self, node: RealNode, process: str, code: int) -> None:
-        """From the node's thread: noted here, reported on the mirror's next pass."""
-        with self._lock:
-            self._crashes.append((node.name, f"{process} exited with {code}"))
-
-    def _adopt_real(self, api: KubeApi, live: dict[str, Obj]) -> None:
-        """Real Nodes as the kubelet registered them: advertise 8 GPUs (a status patch, as
-        Kubernetes documents for extended resources; the kubelet keeps it), report crashes, and
-        replace a node that could not start by a KWOK node (on the next pass)."""
-        with self._lock:
-            crashes, self._crashes = self._crashes, []
-        for name, real in list(self._real.items()):
-            k8s = live.get(name)
-            if real.ready(k8s) and k8s is not None:
-                allocatable = k8s.get("status", {}).get("allocatable", {})
-                if allocatable.get("nvidia.com/gpu") != str(GPUS_PER_NODE):
-                    gpus = {"nvidia.com/gpu": str(GPUS_PER_NODE)}
-                    live[name] = api.patch_node(
-                        name, {"status": {"capacity": gpus, "allocatable": gpus}}, status=True
-                    )
-            elif real.failure and k8s is None:
-                log.warning("real node %s could not start (%s); it is a KWOK node instead",
-                            name, real.failure)  # fmt: skip
-                self._kwok_only.add(name)
-                self._release_real(name)
-        for name, what in crashes:
-            k8s = live.get(name)
-            if k8s is not None and self._real.get(name) is not None:
-                api.node_event(k8s, reason=CRASHED, message=(
-                    f"{what}: the simulator leaves the node as Kubernetes shows it (NotReady) "
-                    "until Together removes it (a reclaim, a scale-down or the cluster's delete)"
-                ))  # fmt: skip
-
-    def _forget_stale_real(self, api: KubeApi, pods: PodClock, live: dict[str, Obj]) -> None:
-        """A real Node no real node of this run backs (its processes went with a stopped
-        simulator): deleted, with its pods, so the pass makes the node again."""
-        for name in [n for n, k8s in live.items() if is_real(k8s) and n not in self._real]:
-            stale = [p for p in api.pods() if p["spec"].get("nodeName") == name and not gone(p)]
-            log.warning("real node %s is gone (a stopped simulator's): deleting its Node and "
-                        "%d pods, then making it again", name, len(stale))  # fmt: skip
-            pods.remove_with_node(stale)
-            api.delete_node(name)
-            del live[name]
-
-    def _release_real(self, name: str) -> None:
-        real = self._real.get(name)
-        if real is not None and self.pool is not None:
-            self.pool.release(real)
-        self._real.pop(name, None)
-        self._drained_at.pop(name, None)
-
-    def _node(self, api: KubeApi, pods: PodClock, k8s: Obj) -> SimNode:
-        """The node behind a Node object: this run's real node, else a KWOK node."""
-        real = self._real.get(k8s["metadata"]["name"])
-        return real if real is not None else KwokNode(api, k8s, pods)
+    @staticmethod
+    def _live(api: KubeApi) -> dict[str, Obj]:
+        """The simulator's Nodes as the API server lists them, by name."""
+        return {n["metadata"]["name"]: n for n in api.nodes(SIM_NODES)}
 
     def _mirror_volumes(self, api: KubeApi, view: ClusterView) -> None:
         have = {v["metadata"]["name"] for v in api.persistent_volumes(f"{VOLUME_LABEL}=true")}

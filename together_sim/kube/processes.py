@@ -18,15 +18,15 @@ from typing import Final
 
 import httpx
 
-from together_sim.kube.pki import ClusterPki, ensure_pki, kubeconfig_yaml, write_private
-from together_sim.nodes.host.network import KUBERNETES_SERVICE_IP
-from together_sim.nodes.host.processes import die_with_parent, wait_ready
+from together_sim.host.network import KUBERNETES_SERVICE_IP
+from together_sim.host.processes import die_with_parent, wait_ready
+from together_sim.nodes import NODE_LABEL
+from together_sim.nodes.real import JoinedPlane
+from together_sim.plane.pki import ClusterPki, ensure_pki, kubeconfig_yaml, write_private
 
-__all__ = ["BINARIES", "NODE_LABEL", "ControlPlane", "Ports"]
+__all__ = ["BINARIES", "NODE_LABEL", "ControlPlane", "Ports", "joined"]
 
 BINARIES: Final = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
-NODE_LABEL: Final = "together-sim/kwok"
-"""Every simulated Node carries ``together-sim/kwok=true``; KWOK manages exactly those."""
 
 _STAGES: Final = Path(__file__).parent / "stages"
 
@@ -248,3 +248,8 @@ class ControlPlane:
         for name, proc in list(self.processes.items()):
             if proc in procs:
                 self.processes.pop(name, None)
+
+
+def joined(plane: ControlPlane) -> JoinedPlane:
+    """What a real node joins of ``plane``: its directory, its API server's port, its PKI."""
+    return JoinedPlane(plane.root, plane.ports.apiserver, plane.pki)

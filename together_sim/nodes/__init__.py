@@ -1,15 +1,19 @@
-"""A simulated cluster's node behind one interface: a KWOK node or a real node, each made, drained
-and deleted the same way, and each saying what it left on the host."""
+"""A simulated cluster's node behind one interface: a KWOK node or a real node, each made and
+deleted the same way by the cluster's provider (:mod:`together_sim.nodes.provider`), and each
+saying what it left on the host."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Final, Protocol, runtime_checkable
+from typing import Any, ClassVar, Final, Protocol, Self, runtime_checkable
 
-from together_sim.kube.client import KubeApi
+from together_sim.plane.client import KubeApi
 
-__all__ = ["DRAIN_STARTED", "SimNode", "drain_node"]
+__all__ = ["DRAIN_STARTED", "NODE_LABEL", "SimNode", "drain_node"]
 
 Obj = dict[str, Any]
+NODE_LABEL: Final = "together-sim/kwok"
+"""Every Node the simulator made carries the key: ``true`` on a KWOK node (KWOK manages exactly
+those), ``false`` on a real one (its kubelet registers it so)."""
 DRAIN_STARTED: Final = "together-sim/drain-started"
 """The Node's annotation holding the simulated T+0 of its drain (set once, at the cordon)."""
 
@@ -25,8 +29,10 @@ class SimNode(Protocol):
     @property
     def name(self) -> str: ...
 
-    def make(self) -> object:
-        """Make the node (a real one starts in its own thread: :meth:`ready` says when)."""
+    def make(self) -> Self:
+        """Make the node and return it (a real one starts in its own thread: :meth:`ready`
+        says when). Only the cluster's :class:`~together_sim.nodes.provider.NodeProvider`
+        calls it."""
         ...
 
     def ready(self, k8s: Obj | None) -> bool:
@@ -37,11 +43,6 @@ class SimNode(Protocol):
     @property
     def failure(self) -> str:
         """Why the node does not run, "" while it is made or runs."""
-        ...
-
-    def drain(self, api: KubeApi, k8s: Obj, since: float, reason: str, message: str) -> None:
-        """T+0 of the reclaim sequence: cordon, the drain's start, the Warning Event. Its pods
-        are then evicted by the pod clock (a real node's kubelet sends them SIGTERM)."""
         ...
 
     def may_go(self, pods: list[Obj], drained_at: float | None, now: float) -> bool:
@@ -59,8 +60,10 @@ class SimNode(Protocol):
 
 
 def drain_node(api: KubeApi, k8s: Obj, since: float, reason: str, message: str) -> None:
-    """The drain's T+0, the same on every kind of node: the cordon with the simulated start in
-    :data:`DRAIN_STARTED`, then the Warning Event with the drain's reason."""
+    """T+0 of the reclaim sequence, the same on every kind of node (so no method of theirs): the
+    cordon with the simulated start in :data:`DRAIN_STARTED`, then the Warning Event with the
+    drain's reason. Its pods are then evicted by the pod clock (a real node's kubelet sends them
+    SIGTERM)."""
     api.patch_node(k8s["metadata"]["name"], {
         "metadata": {"annotations": {DRAIN_STARTED: repr(since)}},
         "spec": {"unschedulable": True},

@@ -6,13 +6,48 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from together_sim.kube.client import KubeApi, KubeApiError
-from together_sim.kube.pods import PodClock, gone
-from together_sim.nodes import drain_node
+from together_facts.values import COMPUTE_CLASS_LABEL, GPUS_PER_NODE, PREEMPTIBLE
+from together_sim.nodes import NODE_LABEL
+from together_sim.plane.client import KubeApi, KubeApiError
+from together_sim.plane.pods import PodClock, gone
+from together_sim.plane.views import NodeView
 
-__all__ = ["KwokNode", "remove_node_object"]
+__all__ = ["KwokNode", "kwok_node_object", "remove_node_object"]
 
 Obj = dict[str, Any]
+
+
+def kwok_node_object(gpu_type: str, node: NodeView) -> Obj:
+    """The Node of a KWOK node: named as the API names it, ``together-sim/kwok=true`` (so KWOK
+    keeps it Ready), the compute-class label on a preemptible node only (Together documents it
+    only there) and ``nvidia.com/gpu: 8`` allocatable."""
+    labels = {
+        NODE_LABEL: "true",
+        "kubernetes.io/hostname": node.node_id,
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
+        "node.kubernetes.io/instance-type": gpu_type,
+    }
+    if node.preemptible:
+        labels[COMPUTE_CLASS_LABEL] = PREEMPTIBLE
+    resources = {
+        "cpu": "208",
+        "memory": "2048Gi",
+        "ephemeral-storage": "1Ti",
+        "pods": "110",
+        "nvidia.com/gpu": str(GPUS_PER_NODE),
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": node.node_id,
+            "labels": labels,
+            "annotations": {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
+        },
+        "spec": {},
+        "status": {"capacity": resources, "allocatable": resources},
+    }
 
 
 @dataclass
@@ -24,7 +59,7 @@ class KwokNode:
     kind: ClassVar[str] = "kwok"
     api: KubeApi
     body: Obj
-    """The Node (``mirror.node_object``)."""
+    """The Node (:func:`kwok_node_object`); once made, as the API server answered."""
     pods: PodClock
 
     @property
@@ -32,18 +67,19 @@ class KwokNode:
         name: str = self.body["metadata"]["name"]
         return name
 
-    def make(self) -> Obj:
+    def make(self) -> KwokNode:
         """Create the Node (one that exists already, e.g. after a restart, is kept)."""
         try:
             created = self.api.create_node(self.body)
         except KubeApiError as exc:
             if exc.status != 409:
                 raise
-            return {"metadata": {"name": self.name, "annotations": {}}}
+            return self
         if not created.get("status", {}).get("allocatable", {}).get("nvidia.com/gpu"):
             status = {"status": self.body["status"]}
             created = self.api.patch_node(self.name, status, status=True)
-        return created
+        self.body = created
+        return self
 
     def ready(self, k8s: Obj | None) -> bool:
         return k8s is not None  # KWOK keeps it Ready
@@ -51,9 +87,6 @@ class KwokNode:
     @property
     def failure(self) -> str:
         return ""  # a create that fails raises
-
-    def drain(self, api: KubeApi, k8s: Obj, since: float, reason: str, message: str) -> None:
-        drain_node(api, k8s, since, reason, message)
 
     def may_go(self, pods: list[Obj], drained_at: float | None, now: float) -> bool:
         return True  # the pod clock ends its pods on the simulated clock

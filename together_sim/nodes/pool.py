@@ -1,6 +1,6 @@
 """The simulator's real-node slots (``--real-nodes N``): who holds one, the bridge they share,
 the kernel settings to restore when the last one goes, and the pool's journal of host changes,
-which names each node's (:mod:`together_sim.nodes.host.journal`)."""
+which names each node's (:mod:`together_sim.host.journal`)."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ import shutil
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
-from together_sim.nodes.host import cgroups, journal, shared, sysctls
-from together_sim.nodes.host.image_seed import ImageSeed
-from together_sim.nodes.host.images import NodeImages
-from together_sim.nodes.host.journal import Journal, Owner
-from together_sim.nodes.host.network import MAX_SLOTS, Network, claim_network
-from together_sim.nodes.real import RealNode, RealNodeSpec
+from together_sim.host import cgroups, journal, shared, sysctls
+from together_sim.host.image_seed import ImageSeed
+from together_sim.host.images import NodeImages
+from together_sim.host.journal import Journal, Owner
+from together_sim.host.network import MAX_SLOTS, Network, claim_network
+from together_sim.nodes.real import JoinedPlane, PoolShare, RealNode, RealNodeSpec
 
 __all__ = ["RECORD_FILE", "RealNodePool", "real_nodes_unavailable"]
 
@@ -31,7 +31,7 @@ TEMPORARY_PREFIX: Final = "together-sim-kube-"
 REQUIRED_COMMANDS: Final = ("containerd", "ctr", "runc", "nsenter", "ip", "iptables")
 REQUIRED_CNI: Final = ("bridge", "host-local", "loopback")
 
-log = logging.getLogger("together_sim.kube")
+log = logging.getLogger(__name__)
 
 
 def real_nodes_unavailable(kube_bin: Path | None = None) -> str:
@@ -74,7 +74,7 @@ class RealNodePool:
         self.network: Network | None = None
         self.journal: Journal | None = None
         self.seed: ImageSeed | None = None
-        """The images, unpacked once for every node (:mod:`~together_sim.nodes.host.image_seed`)."""
+        """The images, unpacked once for every node (:mod:`~together_sim.host.image_seed`)."""
         self._nodes: dict[int, RealNode] = {}
         self._holding = False
         """Whether this pool holds the machine's kernel settings (sysctls.hold_sysctls)."""
@@ -82,6 +82,8 @@ class RealNodePool:
         """Whether ``root`` is the simulator's temporary directory (no ``--state-dir``): it is
         in the journal, so it goes with the pool, or with the sweep after a SIGKILL."""
         self._lock = threading.Lock()
+        self._closing = False
+        """Set by :meth:`close`: no node is made from then on (a mirror's last pass may ask)."""
 
     @property
     def _holder(self) -> str:
@@ -127,34 +129,23 @@ class RealNodePool:
         name: str,
         preemptible: bool,
         gpu_type: str,
-        cluster_dir: Path,
-        apiserver_port: int,
-        pki: Any,
+        plane: JoinedPlane,
         labels: Callable[[RealNodeSpec], str],
         on_crash: Callable[[RealNode, str, int], None],
     ) -> RealNode | None:
         """A started real node for ``name`` in a free slot, or None when every slot is held
-        (the caller then makes a KWOK node)."""
-        assert self.network is not None and self.journal is not None, "the pool is not started"
-        assert self.seed is not None, "the pool is not started"
+        (the provider then makes a KWOK node), or once the pool is closing."""
         with self._lock:
             free = [s for s in range(self.slots) if s not in self._nodes]
-            if not free:
+            if not free or self._closing:
                 return None
+            assert self.network is not None and self.journal is not None, "pool not started"
+            assert self.seed is not None, "the pool is not started"
+            share = PoolShare(self.slots, self.kube_bin, self.images, self.seed, self.network)
             spec = RealNodeSpec(
-                name=name,
-                slot=free[0],
-                slots=self.slots,
-                preemptible=preemptible,
-                gpu_type=gpu_type,
-                cluster_dir=cluster_dir,
-                kube_bin=self.kube_bin,
-                images=self.images,
-                seed=self.seed,
-                network=self.network,
-                apiserver_port=apiserver_port,
-                pki=pki,
-            )
+                name=name, slot=free[0], preemptible=preemptible, gpu_type=gpu_type, plane=plane,
+                pool=share,
+            )  # fmt: skip
             if not self._holding:
                 before = sysctls.read_sysctls()
                 self.journal.record("sysctls", holder=self._holder, before=before)
@@ -187,6 +178,8 @@ class RealNodePool:
         pool's journal (whatever a node left, the bridge, the kernel settings, a temporary
         root). Returns what is left on the host: its entries stay in the journal, which the next
         sweep undoes once this process has ended."""
+        with self._lock:
+            self._closing = True  # from here no node is made: every one is in nodes()
         threads = [
             threading.Thread(target=self.release, args=(n,), daemon=True) for n in self.nodes()
         ]

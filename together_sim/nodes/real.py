@@ -16,18 +16,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
-from together_sim.kube.client import KubeApi
-from together_sim.kube.pki import ClusterPki, node_credential_paths, node_credentials, write_private
-from together_sim.kube.pods import grace_seconds, terminal
-from together_sim.nodes import drain_node
-from together_sim.nodes.host import cgroups, shared
-from together_sim.nodes.host.image_seed import ImageSeed
-from together_sim.nodes.host.images import NodeImages
-from together_sim.nodes.host.journal import Journal
-from together_sim.nodes.host.network import Network
-from together_sim.nodes.host.processes import wait_ready
+from together_sim.host import cgroups, shared
+from together_sim.host.image_seed import ImageSeed
+from together_sim.host.images import NodeImages
+from together_sim.host.journal import Journal
+from together_sim.host.network import Network
+from together_sim.host.processes import wait_ready
+from together_sim.plane.pki import (
+    ClusterPki,
+    node_credential_paths,
+    node_credentials,
+    write_private,
+)
+from together_sim.plane.pods import grace_seconds, terminal
 
-__all__ = ["KILL_MARGIN_SECONDS", "RUN_ROOT", "NodeLayout", "RealNode", "RealNodeSpec", "removable"]
+__all__ = [
+    "KILL_MARGIN_SECONDS",
+    "RUN_ROOT",
+    "JoinedPlane",
+    "NodeLayout",
+    "PoolShare",
+    "RealNode",
+    "RealNodeSpec",
+    "removable",
+]
 
 Obj = dict[str, Any]
 
@@ -37,29 +49,49 @@ path has at most 107 bytes (the cluster's directory under a state dir can be lon
 CNI_BIN: Final = Path("/usr/lib/cni")
 RUNC: Final = "/usr/sbin/runc"
 _MONITOR_SECONDS: Final = 0.5
+_START_STEP_SECONDS: Final = 30.0
+"""The longest a step of a node's start runs once the node is being removed: each step checks
+the stop, or is a host command of a few tenths of a second."""
 KILL_MARGIN_SECONDS: Final = 5.0
 """Real seconds a real node outlives its pods' last grace period, so its kubelet reports the
 SIGKILL's exit code (137) before the node goes."""
 
-log = logging.getLogger("together_sim.kube")
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class RealNodeSpec:
-    """What one real node is: the simulator's node name, where it lives and what it joins."""
+class JoinedPlane:
+    """The control plane a real node joins: its cluster's directory (the node's files go below
+    it), its API server's port, and the certificates the node's own are signed with."""
 
-    name: str
-    slot: int
-    slots: int
-    preemptible: bool
-    gpu_type: str
     cluster_dir: Path
+    apiserver_port: int
+    pki: ClusterPki
+
+
+@dataclass(frozen=True)
+class PoolShare:
+    """What every real node of a pool shares: the slot count, the kubelet's directory, the
+    images and their seed, and the bridge network."""
+
+    slots: int
     kube_bin: Path
     images: NodeImages
     seed: ImageSeed
     network: Network
-    apiserver_port: int
-    pki: ClusterPki
+
+
+@dataclass(frozen=True)
+class RealNodeSpec:
+    """What one real node is: the simulator's node name and slot, its kind of node, the control
+    plane it joins and what it shares with the pool's other nodes."""
+
+    name: str
+    slot: int
+    preemptible: bool
+    gpu_type: str
+    plane: JoinedPlane
+    pool: PoolShare
 
 
 @dataclass(frozen=True)
@@ -75,19 +107,19 @@ class NodeLayout:
 
     @classmethod
     def of(cls, spec: RealNodeSpec) -> NodeLayout:
-        netns = spec.network.netns(spec.slot)
+        netns = spec.pool.network.netns(spec.slot)
         return cls(
             name=spec.name,
             slot=spec.slot,
-            network_index=spec.network.index,
+            network_index=spec.pool.network.index,
             run_dir=str(RUN_ROOT / netns),
-            node_dir=str(spec.cluster_dir / "nodes" / spec.name),
+            node_dir=str(spec.plane.cluster_dir / "nodes" / spec.name),
             cgroup=f"together-sim/{netns}",
         )
 
 
-def _containerd_toml(spec: RealNodeSpec, rec: NodeLayout) -> str:
-    run_dir, node_dir = Path(rec.run_dir), Path(rec.node_dir)
+def _containerd_toml(spec: RealNodeSpec, layout: NodeLayout) -> str:
+    run_dir, node_dir = Path(layout.run_dir), Path(layout.node_dir)
     cri = 'plugins."io.containerd.grpc.v1.cri"'
     return f"""version = 2
 root = "{node_dir / "containerd"}"
@@ -101,7 +133,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 [plugins."io.containerd.internal.v1.opt"]
   path = "{node_dir / "opt"}"
 [{cri}]
-  sandbox_image = "{spec.images.sandbox}"
+  sandbox_image = "{spec.pool.images.sandbox}"
   enable_cdi = false
   restrict_oom_score_adj = true
   netns_mounts_under_state_dir = true
@@ -119,7 +151,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 """
 
 
-def _cni_conflist(spec: RealNodeSpec, rec: NodeLayout) -> str:
+def _cni_conflist(spec: RealNodeSpec, layout: NodeLayout) -> str:
     return json.dumps({
         "cniVersion": "0.4.0",
         "name": "together-sim",
@@ -128,28 +160,28 @@ def _cni_conflist(spec: RealNodeSpec, rec: NodeLayout) -> str:
             "hairpinMode": True,
             "ipam": {
                 "type": "host-local",
-                "ranges": [[{"subnet": spec.network.pod_cidr(spec.slot)}]],
+                "ranges": [[{"subnet": spec.pool.network.pod_cidr(spec.slot)}]],
                 "routes": [{"dst": "0.0.0.0/0"}],
-                "dataDir": str(Path(rec.run_dir) / "cni-ipam"),
+                "dataDir": str(Path(layout.run_dir) / "cni-ipam"),
             },
         }],
     }, indent=1)  # fmt: skip
 
 
-def _kubelet_yaml(spec: RealNodeSpec, rec: NodeLayout) -> str:
-    run_dir = Path(rec.run_dir)
+def _kubelet_yaml(spec: RealNodeSpec, layout: NodeLayout) -> str:
+    run_dir = Path(layout.run_dir)
     return f"""apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 failCgroupV1: false
 cgroupDriver: cgroupfs
-cgroupRoot: /{rec.cgroup}
+cgroupRoot: /{layout.cgroup}
 containerRuntimeEndpoint: unix://{run_dir / "containerd.sock"}
 podLogsDir: {run_dir / "pod-logs"}
-address: {spec.network.node_ip(spec.slot)}
+address: {spec.pool.network.node_ip(spec.slot)}
 authentication:
   anonymous: {{enabled: false}}
   webhook: {{enabled: false}}
-  x509: {{clientCAFile: {spec.pki.ca_cert}}}
+  x509: {{clientCAFile: {spec.plane.pki.ca_cert}}}
 authorization: {{mode: AlwaysAllow}}
 readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
@@ -164,11 +196,11 @@ nodeStatusReportFrequency: 10s
 
 
 def _kubeconfig(spec: RealNodeSpec, cert: Path, key: Path) -> str:
-    server = f"https://{spec.network.gateway}:{spec.apiserver_port}"
+    server = f"https://{spec.pool.network.gateway}:{spec.plane.apiserver_port}"
     return (
         "apiVersion: v1\nkind: Config\n"
         f"clusters: [{{name: sim, cluster: {{server: '{server}', "
-        f"certificate-authority: '{spec.pki.ca_cert}'}}}}]\n"
+        f"certificate-authority: '{spec.plane.pki.ca_cert}'}}}}]\n"
         f"users: [{{name: node, user: {{client-certificate: '{cert}', client-key: '{key}'}}}}]\n"
         "contexts: [{name: sim, context: {cluster: sim, user: node}}]\n"
         "current-context: sim\n"
@@ -211,13 +243,14 @@ class RealNode:
     journal: Journal
     """Where each change to the host is written before it is made (a child of the pool's)."""
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict, init=False)
-    record: NodeLayout = field(init=False)
+    layout: NodeLayout = field(init=False)
+    """Where its things are on the host (its sockets and state, files, cgroup)."""
     _stopping: threading.Event = field(default_factory=threading.Event, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
     _thread: threading.Thread | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
-        self.record = NodeLayout.of(self.spec)
+        self.layout = NodeLayout.of(self.spec)
 
     @property
     def name(self) -> str:
@@ -227,20 +260,22 @@ class RealNode:
     def runtime_cgroup(self) -> str:
         """Where the kubelet and containerd run, beside ``kubepods``: on
         cgroup v2 a process may only be in a cgroup that delegates nothing."""
-        return f"{self.record.cgroup}/runtime"
+        return f"{self.layout.cgroup}/runtime"
 
     @property
     def run_dir(self) -> Path:
-        return Path(self.record.run_dir)
+        return Path(self.layout.run_dir)
 
     @property
     def node_dir(self) -> Path:
-        return Path(self.record.node_dir)
+        return Path(self.layout.node_dir)
 
     def make(self) -> RealNode:
         """Start the node in its own thread (:meth:`ready` once its kubelet registered it)."""
         self._thread = threading.Thread(
-            target=self._run, name=f"node-{self.spec.network.netns(self.spec.slot)}", daemon=True
+            target=self._run,
+            name=f"node-{self.spec.pool.network.netns(self.spec.slot)}",
+            daemon=True,
         )
         self._thread.start()
         return self
@@ -280,7 +315,7 @@ class RealNode:
         with self._lock:
             if self._stopping.is_set():
                 raise RuntimeError(f"real node {self.name} is being removed")
-            netns = f"--net={self.spec.network.netns_path(self.spec.slot)}"
+            netns = f"--net={self.spec.pool.network.netns_path(self.spec.slot)}"
             proc = self.journal.start_process(
                 name,
                 ["nsenter", netns, "--", *args],
@@ -295,28 +330,28 @@ class RealNode:
         few tenths of a second, more on a busy machine) is made while the host is readied: the
         network, then the cgroups and the node's copy of the image seed, in that order, so the
         undo (last first) kills what runs in the cgroups before the network goes."""
-        spec, rec, journal = self.spec, self.record, self.journal
+        spec, layout, journal = self.spec, self.layout, self.journal
         journal.record("directory", path=str(self.node_dir))
         journal.record("directory", path=str(self.run_dir))
         for directory in (self.node_dir / "logs", self.run_dir / "cni", self.run_dir / "kubelet"):
             directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        (self.node_dir / "containerd.toml").write_text(_containerd_toml(spec, rec))
-        (self.run_dir / "cni" / "10-together-sim.conflist").write_text(_cni_conflist(spec, rec))
-        (self.node_dir / "kubelet.yaml").write_text(_kubelet_yaml(spec, rec))
+        (self.node_dir / "containerd.toml").write_text(_containerd_toml(spec, layout))
+        (self.run_dir / "cni" / "10-together-sim.conflist").write_text(_cni_conflist(spec, layout))
+        (self.node_dir / "kubelet.yaml").write_text(_kubelet_yaml(spec, layout))
         with ThreadPoolExecutor(1, thread_name_prefix=f"cert-{self.name}") as aside:
             certificate = aside.submit(self._timed, "certificate", self._make_credentials)
             try:
-                self._timed("network", lambda: spec.network.add_node(
-                    journal, spec.slot, spec.slots, spec.apiserver_port
+                self._timed("network", lambda: spec.pool.network.add_node(
+                    journal, spec.slot, spec.pool.slots, spec.plane.apiserver_port
                 ))  # fmt: skip
                 # Mounts are made by containerd and the kubelet (pod sandboxes, volumes,
                 # overlays): undone after their processes, before any directory (never a
                 # removal through a mount).
                 journal.record("mounts", paths=[str(self.run_dir), str(self.node_dir)])
-                journal.record("cgroup", relative=rec.cgroup)
-                cgroups.make_cgroup(rec.cgroup)  # the kubelet's cgroupRoot: kubepods goes below
+                journal.record("cgroup", relative=layout.cgroup)
+                cgroups.make_cgroup(layout.cgroup)  # the kubelet's cgroupRoot: kubepods goes below
                 cgroups.make_cgroup(self.runtime_cgroup, leaf=True)
-                self._timed("images", lambda: spec.seed.copy_to(
+                self._timed("images", lambda: spec.pool.seed.copy_to(
                     self.node_dir / "containerd", self._stopping
                 ))  # fmt: skip
             finally:
@@ -337,26 +372,28 @@ class RealNode:
         ))  # fmt: skip
         self._kubelet_at = time.monotonic()
         self._spawn("kubelet", [
-            str(spec.kube_bin / "kubelet"),
+            str(spec.pool.kube_bin / "kubelet"),
             f"--config={self.node_dir / 'kubelet.yaml'}",
             f"--kubeconfig={self.node_dir / 'kubeconfig'}",
             f"--root-dir={self.run_dir / 'kubelet'}",
             f"--cert-dir={self.run_dir / 'kubelet' / 'pki'}",
             f"--hostname-override={spec.name}",
-            f"--node-ip={spec.network.node_ip(spec.slot)}",
+            f"--node-ip={spec.pool.network.node_ip(spec.slot)}",
             f"--node-labels={self.labels}",
             "-v=1",
         ])  # fmt: skip
 
     def _timed(self, phase: str, step: Callable[[], object]) -> None:
+        if self._stopping.is_set():  # being removed: no further change to the host
+            raise RuntimeError(f"start of real node {self.name} cancelled")
         began = time.monotonic()
         step()
         self.phases[phase] = round(time.monotonic() - began, 3)
 
     def _make_credentials(self) -> None:
-        for path in node_credential_paths(self.spec.pki, self.spec.name):
+        for path in node_credential_paths(self.spec.plane.pki, self.spec.name):
             self.journal.record("file", path=str(path))
-        cert, key = node_credentials(self.spec.pki, self.spec.name)
+        cert, key = node_credentials(self.spec.plane.pki, self.spec.name)
         write_private(self.node_dir / "kubeconfig", _kubeconfig(self.spec, cert, key))
 
     # ------------------------------------------------------------------ removal
@@ -367,17 +404,20 @@ class RealNode:
         iptables rules, veth, namespace, certificates, files). Safe from any thread and more
         than once (what an earlier call could not undo is tried again); returns what is left."""
         with self._lock:
-            self._stopping.set()
+            self._stopping.set()  # from here no process starts (:meth:`_spawn`)
             for proc in self.processes.values():
                 if proc.poll() is None:
                     proc.kill()
             for proc in self.processes.values():
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     proc.wait(timeout=10)
+        # The start's thread ends first: a step of the start between its journal entry and its
+        # change (a veth, a cgroup) would otherwise make that change after the undo.
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(_START_STEP_SECONDS)
+        with self._lock:
             left = self.journal.undo().left
             self.state = "deleted"
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(5.0)
         if left:
             log.error("real node %s: left on the host: %s", self.name, ", ".join(left))
         return left
@@ -396,9 +436,6 @@ class RealNode:
         of its processes exited."""
         return self.error if self.state in ("failed", "crashed") else ""
 
-    def drain(self, api: KubeApi, k8s: Obj, since: float, reason: str, message: str) -> None:
-        drain_node(api, k8s, since, reason, message)
-
     def may_go(self, pods: list[Obj], drained_at: float | None, now: float) -> bool:
         return removable(self.name, pods, drained_at, now)
 
@@ -412,7 +449,7 @@ class RealNode:
             "phases": dict(self.phases),
             "registered": self.registered,
             "pids": pids,
-            "ip": self.spec.network.node_ip(self.spec.slot),
+            "ip": self.spec.pool.network.node_ip(self.spec.slot),
         }
 
 

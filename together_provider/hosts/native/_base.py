@@ -7,10 +7,10 @@ from typing import Any, ClassVar
 
 import pulumi
 
+from together_provider.dynamic.resource import input_props, set_program_attributes
 from together_provider.framework.kind import Kind
 from together_provider.hosts.native._properties import PROPERTIES, camel, snake
 from together_provider.hosts.native.package_schema import python_type
-from together_provider.hosts.resource import input_props, set_program_attributes
 
 
 class NativeResource(pulumi.CustomResource):

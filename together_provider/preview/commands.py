@@ -1,6 +1,6 @@
-"""The GitHub commands: `--github-pr N` posts each stack's comment, `drift-issue` the drift
-issue. A GitHub failure is exit 13 (`GITHUB_ERROR_EXIT`) with a message naming the call,
-GitHub's answer and the fix, never the token."""
+"""The CLI's GitHub commands (with `__main__`, where the comment meets the poster): `--github-pr`
+posts each stack's comment, `drift-issue` the drift issue. A GitHub failure is exit 13 (its
+`GITHUB_ERROR_EXIT`) with a message naming the call, GitHub's answer and the fix (no token)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ from typing import Final
 from together_api.retry import Clock, Sleep
 from together_provider.gitops.github import GitHubClient, GitHubError, GitHubSettings
 from together_provider.gitops.post import (
+    COMMENT_LIMIT,
     DRIFT_LABEL,
+    DRILL_MARKER,
     LOG_CUT,
-    STACK_LIMIT,
     CommentBehavior,
     Section,
     comment,
@@ -24,10 +25,10 @@ from together_provider.gitops.post import (
     fit,
     open_or_update_drift_issue,
     post_comments,
-    trim_for,
     with_drill,
     with_marker,
 )
+from together_provider.preview.drill import DRILL_SECTION_LIMIT
 from together_provider.preview.inputs import (
     STDIN,
     drill_of,
@@ -41,10 +42,27 @@ from together_provider.preview.inputs import (
     read_json,
     write_atomically,
 )
-from together_provider.preview.markdown import render_failure, render_stack
+from together_provider.preview.markdown import Trim, render_failure, render_stack
 from together_provider.preview.plan import BAD_INPUT_EXIT, Outcome, StackPlan, build_plan
 from together_provider.preview.prices import PreviewInputError, PriceTable, load_price_table
 from together_provider.preview.verdict import Verdict
+
+DRILL_ROOM: Final = len(DRILL_MARKER) + 2 + DRILL_SECTION_LIMIT
+"""What a stack's preview leaves of GitHub's limit for the drill's marked section:
+the preview is trimmed to ``COMMENT_LIMIT - DRILL_ROOM``, so the two always fit together."""
+STACK_LIMIT: Final = COMMENT_LIMIT - DRILL_ROOM
+"""What a stack's marked preview may take of its comment: the rest is the drill's room."""
+
+
+def trim_for(stack: str) -> Trim:
+    """What the stack's section must keep to so that, marked, it fits one GitHub comment with
+    room left for the drill's section (at most `DRILL_SECTION_LIMIT`)."""
+    return Trim(
+        limit=STACK_LIMIT - len(with_marker(stack, "")),
+        why=f"fit GitHub's {COMMENT_LIMIT:,}-character comment limit",
+        whole="The job's step summary has the whole comment.",
+    )
+
 
 GITHUB_ERROR_EXIT: Final = 13
 """Exit code when GitHub refused or could not take the comment or issue (`--github-pr`,

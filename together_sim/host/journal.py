@@ -4,6 +4,7 @@ down before it is made, and one owner undoes it, last first, whatever killed the
 from __future__ import annotations
 
 import contextlib
+import inspect
 import itertools
 import json
 import logging
@@ -17,15 +18,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from together_sim.nodes.host import cgroups, mounts, processes, shared, sysctls
+from together_sim.host import cgroups, mounts, processes, shared, sysctls
 
-__all__ = ["Change", "Journal", "Owner", "Undone", "sweep"]
+__all__ = ["Change", "Journal", "Owner", "Undone", "check_undo_args", "sweep"]
 
 
 _POOL_GLOB: Final = "pool-*.jsonl"
 _PROCESS_WAIT: Final = 5.0
 
-log = logging.getLogger("together_sim.kube")
+log = logging.getLogger(__name__)
 _journal_locks: dict[Path, threading.Lock] = {}
 _journal_locks_guard = threading.Lock()
 _sequence = itertools.count(1)
@@ -120,9 +121,10 @@ class Journal:
         return Journal.create(path, self.owner)
 
     def record(self, kind: str, **args: Any) -> Change:
-        """Append a change, durably, before the caller makes it."""
-        if kind not in UNDO and kind != "forget":
-            raise ValueError(f"journal: no undo for a change of kind {kind!r}")
+        """Append a change, durably, before the caller makes it. Its arguments are checked
+        against the undo that will read them back, now: a wrong name would otherwise fail at
+        the undo, in another process, after the one that wrote it is gone."""
+        check_undo_args(kind, args)
         with _lock_of(self.path):
             self._seq += 1
             change = Change(self._seq, kind, args)
@@ -212,6 +214,24 @@ class Journal:
         tmp = self.path.with_name(f".{self.path.name}.tmp")
         tmp.write_text("\n".join(lines) + "\n")
         os.replace(tmp, self.path)
+
+
+def check_undo_args(kind: str, args: dict[str, Any]) -> None:
+    """Raise ValueError unless the undo of ``kind`` takes exactly ``args`` (each by name)."""
+    undo = UNDO.get(kind, _forget_args if kind == "forget" else None)
+    if undo is None:
+        raise ValueError(f"journal: no undo for a change of kind {kind!r}; kinds: {sorted(UNDO)}")
+    try:
+        inspect.signature(undo).bind(**args)
+    except TypeError as exc:
+        raise ValueError(
+            f"journal: a {kind!r} change with {sorted(args)} cannot be undone ({exc}); its undo "
+            f"takes {list(inspect.signature(undo).parameters)}"
+        ) from None
+
+
+def _forget_args(change: int) -> None:
+    """What a ``forget`` entry holds: the sequence number of the change not made."""
 
 
 def _lock_of(path: Path) -> threading.Lock:

@@ -13,9 +13,9 @@ from typing import Any, ClassVar
 import pulumi
 from pulumi.dynamic import Resource
 
+from together_provider.dynamic.provider import provider_class
 from together_provider.extensions import ID, ProgramExtension
 from together_provider.framework.kind import PACKAGE, Kind
-from together_provider.hosts.dynamic import provider_class
 
 _NONE: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, pulumi.Output[None]] = (
     weakref.WeakKeyDictionary()

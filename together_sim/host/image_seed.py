@@ -13,11 +13,11 @@ import time
 from pathlib import Path
 from typing import Final
 
-from together_sim.nodes.host import cgroups, shared
-from together_sim.nodes.host.images import NodeImages
-from together_sim.nodes.host.journal import Journal
-from together_sim.nodes.host.mounts import remove_tree
-from together_sim.nodes.host.processes import wait_ready
+from together_sim.host import cgroups, shared
+from together_sim.host.images import NodeImages
+from together_sim.host.journal import Journal
+from together_sim.host.mounts import remove_tree
+from together_sim.host.processes import wait_ready
 
 __all__ = ["SEED_DIR", "ImageSeed", "copy_root"]
 
@@ -32,7 +32,7 @@ containerd through a memory map, so copied, never linked. Only there: an unpacke
 _READY_TIMEOUT: Final = 30.0
 _IMPORT_TIMEOUT: Final = 300.0
 
-log = logging.getLogger("together_sim.kube")
+log = logging.getLogger(__name__)
 
 
 def _seed_toml(root: Path, run_dir: Path) -> str:
@@ -99,6 +99,7 @@ class ImageSeed:
         self._done = threading.Event()
         self._cancelled = threading.Event()
         self._proc: subprocess.Popen[bytes] | None = None
+        self._imports: list[subprocess.Popen[bytes]] = []
         self._thread = threading.Thread(target=self._run, name=f"seed-{name}", daemon=True)
 
     @property
@@ -113,10 +114,13 @@ class ImageSeed:
         """Stop an import still running (the pool is closing): its containerd is killed here,
         what it made goes with the pool's journal."""
         self._cancelled.set()
-        proc = self._proc
-        if proc is not None and proc.poll() is None:
-            proc.kill()
-        self._thread.join(10.0)
+        for proc in [self._proc, *self._imports]:
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+        # Its processes killed, the thread ends at once; the pool's undo waits for it, or a
+        # step between its journal entry and its change would make that change after the undo.
+        if self._thread.ident is not None:
+            self._thread.join(_READY_TIMEOUT)
 
     def wait(self, cancelled: threading.Event, timeout: float = _IMPORT_TIMEOUT) -> None:
         """Return once the seed is ready; raise its error, or on ``cancelled`` or ``timeout``."""
@@ -160,6 +164,8 @@ class ImageSeed:
             directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         config = self.root / "containerd.toml"
         config.write_text(_seed_toml(self.containerd_root, self.run_dir))
+        if self._cancelled.is_set():
+            raise RuntimeError("cancelled")
         journal.record("cgroup", relative=self.cgroup)
         cgroups.make_cgroup(self.cgroup, leaf=True)
         socket = self.run_dir / "containerd.sock"
@@ -179,16 +185,18 @@ class ImageSeed:
             "cancelled",
             interval=0.05,
         )
-        imports = [  # at once: each mostly waits on containerd's unpacking
-            (archive, journal.start_process(
+        if self._cancelled.is_set():
+            raise RuntimeError("cancelled")
+        self._imports = [  # at once: each mostly waits on containerd's unpacking
+            journal.start_process(
                 f"seed-import-{n}",
                 ["ctr", "-a", str(socket), "-n", "k8s.io", "images", "import", str(archive)],
                 logs / "images.log",
                 cgroup=self.cgroup,
-            ))
+            )
             for n, archive in enumerate(self.images.archives)
         ]  # fmt: skip
-        for archive, proc in imports:
+        for archive, proc in zip(self.images.archives, self._imports, strict=True):
             if proc.wait(_IMPORT_TIMEOUT) != 0:
                 tail = (logs / "images.log").read_text()[-400:].strip()
                 raise RuntimeError(f"image archive {archive} does not import: {tail}")

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from together_sim.nodes.host.shared import host_lock
+from together_sim.host.shared import host_lock
 
 if TYPE_CHECKING:
-    from together_sim.nodes.host.journal import Journal
+    from together_sim.host.journal import Journal
 
 __all__ = [
     "KUBERNETES_SERVICE_IP",

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Final
 
-from together_sim.nodes.host.processes import zombie
+from together_sim.host.processes import zombie
 
 __all__ = [
     "CGROUP_ROOT",

@@ -40,6 +40,16 @@ def write_private(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+class _File:
+    """A file of the PKI's directory, read as an attribute: ``pki.ca_cert`` is ``root/ca.crt``."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, pki: ClusterPki, owner: object = None) -> Path:
+        return pki.root / self.name
+
+
 @dataclass(frozen=True)
 class ClusterPki:
     """Paths of the files one control plane needs, under ``<cluster dir>/pki``.
@@ -58,38 +68,14 @@ class ClusterPki:
     """
 
     root: Path
-
-    @property
-    def ca_cert(self) -> Path:
-        return self.root / "ca.crt"
-
-    @property
-    def ca_key(self) -> Path:
-        return self.root / "ca.key"
-
-    @property
-    def server_cert(self) -> Path:
-        return self.root / "apiserver.crt"
-
-    @property
-    def server_key(self) -> Path:
-        return self.root / "apiserver.key"
-
-    @property
-    def admin_cert(self) -> Path:
-        return self.root / "admin.crt"
-
-    @property
-    def admin_key(self) -> Path:
-        return self.root / "admin.key"
-
-    @property
-    def service_account_key(self) -> Path:
-        return self.root / "sa.key"
-
-    @property
-    def service_account_pub(self) -> Path:
-        return self.root / "sa.pub"
+    ca_cert = _File("ca.crt")
+    ca_key = _File("ca.key")
+    server_cert = _File("apiserver.crt")
+    server_key = _File("apiserver.key")
+    admin_cert = _File("admin.crt")
+    admin_key = _File("admin.key")
+    service_account_key = _File("sa.key")
+    service_account_pub = _File("sa.pub")
 
 
 def _openssl(*args: str, cwd: Path) -> None:

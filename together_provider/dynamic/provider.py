@@ -1,6 +1,5 @@
-"""The dynamic-provider host: each kind's provider class, derived from its `Kind` so a kind writes
-no Pulumi code, and the patch that keeps the host's tracebacks for bugs only. The program-side
-Resource is `hosts/resource.py`."""
+"""Each kind's dynamic provider class, derived from its `Kind` so a kind writes no Pulumi code,
+and the patch that keeps the host's tracebacks for bugs only."""
 
 from __future__ import annotations
 

@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Final
 
-from together_sim.nodes.host import shared
-from together_sim.nodes.host.processes import process_started
+from together_sim.host import shared
+from together_sim.host.processes import process_started
 
 __all__ = [
     "KUBELET_SYSCTLS",

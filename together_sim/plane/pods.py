@@ -9,7 +9,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Final
 
-from together_sim.kube.client import KubeApi, KubeApiError, rfc3339
+from together_sim.plane.client import KubeApi, KubeApiError, rfc3339
 
 __all__ = [
     "DEFAULT_RUN_SECONDS",
@@ -40,7 +40,7 @@ DEFAULT_GRACE_SECONDS: Final = 30  # Kubernetes' default terminationGracePeriodS
 EXIT_SIGTERM: Final = 143
 EXIT_SIGKILL: Final = 137
 
-log = logging.getLogger("together_sim.kube")
+log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 
 

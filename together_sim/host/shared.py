@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
-from together_sim.nodes.host import cgroups
+from together_sim.host import cgroups
 
 __all__ = ["JOURNALS", "LOCK", "RUN_DIR", "host_lock", "remove_empty_parents", "save_json"]
 
@@ -20,7 +20,7 @@ RUN_DIR: Final = Path("/run/together-sim")
 """What every simulator on the machine shares: the kernel settings' record, the journals, and
 each real node's sockets and state (a tmpfs: a reboot clears it with what it names)."""
 JOURNALS: Final = RUN_DIR / "journals"
-"""Every journal of host changes on the machine (:mod:`together_sim.nodes.host.journal`)."""
+"""Every journal of host changes on the machine (:mod:`together_sim.host.journal`)."""
 LOCK: Final = RUN_DIR / ".lock"
 """One lock for every change to what simulators share here: the kernel settings' record, the
 journals, a bridge's index, the sweep. The last simulator out removes it."""
