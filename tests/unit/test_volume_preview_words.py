@@ -199,7 +199,10 @@ def test_what_a_deletion_and_a_replacement_lose() -> None:
 
 
 def _cluster(name: str, action: Action, volume_id: str | None = "vol-1") -> Any:
-    return SimpleNamespace(name=name, action=action, attached={"volumes": volume_id})
+    """A cluster change as `attached_props` shapes it: by the attached kind's key, each property
+    of the volume the cluster's inputs set (none when the cluster names no volume)."""
+    attached = {"volumes": {"volume_id": volume_id}} if volume_id else {}
+    return SimpleNamespace(name=name, action=action, attached=attached)
 
 
 def test_each_gone_cluster_with_a_volume_gets_its_note_in_order() -> None:
