@@ -26,8 +26,6 @@ from together_drill.evidence import (
     save_from_files,
     save_from_status,
     shrunk_in_place,
-    snapshot,
-    status_runs,
 )
 from together_drill.kube import Kube, Obj, PodWatch, terminated
 from together_drill.manifest import DrillInputError, DrillJob, warnings
@@ -88,15 +86,16 @@ def run(args: DrillArgs) -> int:
     """The drill's exit code: 0 safe, 1 unsafe, 2 could not drill, 3 unverified. Whatever
     ends it (the Job, an error, Ctrl-C, SIGTERM), the cluster is closed: left as found."""
     say = progress(time.monotonic())
-    for warning in warnings(args.job):
-        say(f"warning: {warning}")
+    notes = [f"warning: {w}" for w in warnings(args.job)]
+    for note in notes:
+        say(note)
     previous = signal.signal(signal.SIGTERM, _interrupted)
     cluster: Cluster | None = None
     created: list[DrillJob] = []
     """The Job, once this drill created it (never one that was there before)."""
     try:
         cluster = _open(args, say)
-        report, code = _drill(cluster, args, say, created)
+        report, code = _drill(cluster, args, say, created, notes)
         print(report)
     except (DrillInputError, EndedEarly) as error:
         print(f"together_drill: {error}", file=sys.stderr)
@@ -264,9 +263,9 @@ class _Drill:
             return
         raise self.ended_before(state, number + 1, due)
 
-    def files(self) -> Snapshot:
-        volume = self.cluster.volume_dir
-        return snapshot(volume) if volume is not None else {}
+    def files(self, after: float | None = None) -> Snapshot:
+        """The volume's files now (with ``after``, a ``time.time()``: read no earlier)."""
+        return self.cluster.reader.read(after).files
 
     def failed(self) -> int:
         return int(self.kube.request("GET", self.job_path).get("status", {}).get("failed", 0))
@@ -290,7 +289,7 @@ class _Drill:
                 if any(
                     terminated(p) or p.get("_event") == "DELETED" for _, p in self.history(name)
                 ):
-                    reclaimed.ended_files[name] = self.files()
+                    reclaimed.ended_files[name] = self.files(time.time())
                     pending.discard(name)
                     self.say(f"  pod {name} ended")
             return not pending
@@ -347,7 +346,7 @@ class _Drill:
         )
         index = pod["metadata"].get("labels", {}).get(INDEX_LABEL)
         after = reclaimed.ended_files.get(name, {})
-        readable_volume = self.cluster.volume_dir is not None
+        readable_volume = self.cluster.reader.readable
         save, source = (
             save_from_files(reclaimed.files, after, reclaimed.wall, index)
             if readable_volume
@@ -368,10 +367,9 @@ class _Drill:
             volume_readable=readable_volume,
             counted_as_failure=position < rise,
         )
-        volume = self.cluster.volume_dir
-        if volume is None:
+        if not self.cluster.reader.readable:
             return seen
-        for runs in runs_for(status_runs(volume), index):
+        for runs in runs_for(self.cluster.reader.read().runs, index):
             mine = run_of(runs, name, reclaimed.wall)
             if mine is None:
                 continue
@@ -393,11 +391,14 @@ class _Drill:
         return seen
 
 
-def _drill(cluster: Cluster, args: DrillArgs, say: Say, created: list[DrillJob]) -> tuple[str, int]:
+def _drill(
+    cluster: Cluster, args: DrillArgs, say: Say, created: list[DrillJob], notes: list[str]
+) -> tuple[str, int]:
     drill = _Drill(cluster, args, say)
     job = args.job
     try:
         cluster.prepare(job, say)
+        drill.eligible = cluster.eligible()  # less the node a reader pod may run on
         drill.kube.request("POST", f"/apis/batch/v1/namespaces/{job.namespace}/jobs", job.manifest)
         created.append(job)
         drill.first = time.monotonic()  # until a pod runs: "+N s" counts from the Job's creation
@@ -421,7 +422,6 @@ def _drill(cluster: Cluster, args: DrillArgs, say: Say, created: list[DrillJob])
     finally:
         drill.watch.stop()
     result = verdict(seen, job_seen, DRAIN_WINDOW_SECONDS)
-    notes = [f"warning: {w}" for w in warnings(job)]
     if args.json_path is not None:
         report = as_json(result, seen, job_seen, args.workload, DRAIN_WINDOW_SECONDS, notes)
         args.json_path.write_text(json.dumps(report, indent=2) + "\n")

@@ -22,6 +22,7 @@ from together_api.client import TogetherClient
 from together_api.wire import ClusterCreateRequest, VolumeCreateRequest
 from together_drill.kube import Kube
 from together_drill.manifest import DrillInputError, DrillJob
+from together_drill.volume import LocalReader, VolumeReader
 from together_drill.waits import CouldNotDrill, wait_for
 from together_sim.banner import read_banner
 from together_sim.nodes.host.images import IMAGES_ENV, archive_names, find_images
@@ -213,6 +214,10 @@ class World:
     def kube(self) -> Kube:
         assert self._kube is not None, "the world has not started"
         return self._kube
+
+    @property
+    def reader(self) -> VolumeReader:
+        return LocalReader(self.volume_dir)
 
     def ready_real_nodes(self) -> list[str]:
         """The real preemptible nodes that are Ready and schedulable."""
