@@ -30,6 +30,13 @@ from together_drill.evidence import (
 from together_drill.kube import Kube, Obj, PodWatch, terminated
 from together_drill.manifest import DrillInputError, DrillJob, warnings
 from together_drill.report import as_json, readable, write_not_drilled
+from together_drill.starting import (
+    STUCK_SECONDS,
+    blocked,
+    event_blocked,
+    failed_by_itself,
+    fails_by_itself,
+)
 from together_drill.targets import Running, choose, ended_early, random_due, running_now
 from together_drill.verdict import (
     COULD_NOT_DRILL,
@@ -58,6 +65,14 @@ def progress(start: float) -> Say:
 
 class EndedEarly(CouldNotDrill):
     """The Job ended before a reclaim was due: nothing left to drill (exit 2)."""
+
+
+class WontRun(CouldNotDrill):
+    """A pod of the Job cannot start, or the workload fails by itself: nothing to drill (exit 2);
+    the message names the object, the reason and the fix."""
+
+
+EVENTS_EVERY_SECONDS: Final = 2.0
 
 
 @dataclass
@@ -97,7 +112,7 @@ def run(args: DrillArgs) -> int:
         cluster = _open(args, say)
         report, code = _drill(cluster, args, say, created, notes)
         print(report)
-    except (DrillInputError, EndedEarly) as error:
+    except (DrillInputError, EndedEarly, WontRun) as error:
         print(f"together_drill: {error}", file=sys.stderr)
         code = _not_drilled(args, str(error))
     except (CouldNotDrill, httpx.HTTPError) as error:
@@ -208,18 +223,109 @@ class _Drill:
         self.watch = PodWatch(self.kube, self.job.namespace, f"{JOB_NAME_LABEL}={self.job.name}")
         self.eligible = cluster.eligible()
         self.first = 0.0
+        self.created_at = 0.0
+        """time.monotonic() when the Job was created."""
+        self.started = False
+        """A pod of the Job ran: a pod pending after that waits for capacity (a refill)."""
+        self.reclaimed: set[str] = set()
+        self.stuck_since: dict[str, float] = {}
+        self.events: list[Obj] = []
+        self.events_at = -EVENTS_EVERY_SECONDS
+        self.job_uid = ""
 
     def state(self) -> _State:
         status = self.kube.request("GET", self.job_path).get("status", {})
         return _State(status, running_now(list(self.watch.seen), self.eligible), time.monotonic())
 
     def wait(self, what: str, until: Any) -> _State:
-        """Poll the Job and its pods until ``until(state)`` or the Job ended."""
-        return wait_for(
-            lambda: s if (s := self.state()).ended or until(s) else None,
-            what,
-            max(0.0, self.deadline - time.monotonic()),
-        )
+        """Poll the Job and its pods until ``until(state)`` or the Job ended; a pod that cannot
+        start or fails by itself ends the drill (WontRun)."""
+
+        def check() -> _State | None:
+            state = self.state()
+            self.failed_alone(state)
+            if state.ended or until(state):
+                return state
+            self.trouble(state)
+            return None
+
+        return wait_for(check, what, max(0.0, self.deadline - time.monotonic()))
+
+    def failed_alone(self, state: _State) -> None:
+        """Raise WontRun when a pod the drill did not reclaim ended non-zero by itself."""
+        for name, pod in sorted(self.watch.latest().items()):
+            failed = None if name in self.reclaimed else failed_by_itself(pod)
+            if failed is not None:
+                container, code = failed
+                raise WontRun(
+                    fails_by_itself(
+                        self.job.name, name, container, code, state.at - self.first,
+                        self.logs(name, container),
+                    )
+                )  # fmt: skip
+
+    def trouble(self, state: _State) -> None:
+        """Raise WontRun when (before any pod ran) a pod has a reason not to start that has
+        lasted STUCK_SECONDS, or no pod ran within --start-timeout."""
+        if self.started:
+            return
+        latest = self.watch.latest()
+        problems: dict[str, str] = {}
+        pods = {n: p for n, p in latest.items() if p.get("_event") != "DELETED"}
+        for name, pod in pods.items():
+            found = blocked(pod)
+            if found is not None:
+                problems[f"{name}/{found[0]}"] = found[1]
+        if state.at - self.events_at >= EVENTS_EVERY_SECONDS:
+            self.events_at = state.at
+            try:  # a cluster may not let the drill list events: the pods' reasons still count
+                self.events = self.kube.items(f"/api/v1/namespaces/{self.job.namespace}/events")
+            except httpx.HTTPError:
+                self.events = []
+        for name, pod in pods.items():
+            uid = pod["metadata"].get("uid")
+            mine = [e for e in self.events if e.get("involvedObject", {}).get("uid") == uid]
+            found = event_blocked(mine, f"pod {name}")
+            if found is None:
+                continue
+            scheduled = bool(pod["spec"].get("nodeName"))
+            if (found[0] == "FailedScheduling") != scheduled:
+                problems[f"{name}/{found[0]}"] = found[1]
+        if not pods:
+            mine = [
+                e for e in self.events if e.get("involvedObject", {}).get("uid") == self.job_uid
+            ]
+            found = event_blocked(mine, f"Job {self.job.name}")
+            if found is not None:
+                problems[f"job/{found[0]}"] = found[1]
+        for key in set(self.stuck_since) - set(problems):
+            del self.stuck_since[key]
+        for key, sentence in sorted(problems.items()):
+            if state.at - self.stuck_since.setdefault(key, state.at) >= STUCK_SECONDS:
+                raise WontRun(sentence)
+        timeout = self.args.start_timeout_seconds
+        if state.at - self.created_at >= timeout:
+            last = "; ".join(problems.values()) or "no reason shown by its pods or events"
+            raise WontRun(
+                f"no pod of Job {self.job.name} ran within --start-timeout {timeout:.0f} s of "
+                f"its creation ({last}); find why with kubectl describe pods -l "
+                f"{JOB_NAME_LABEL}={self.job.name}, or give a longer --start-timeout"
+            )
+
+    def logs(self, pod: str, container: str) -> str:
+        """The last lines of ``container`` of ``pod`` (its previous run's when it restarted)."""
+        path = f"/api/v1/namespaces/{self.job.namespace}/pods/{pod}/log"
+        for previous in ("false", "true"):
+            try:
+                response = self.kube.http.get(
+                    path,
+                    params={"container": container, "tailLines": "10", "previous": previous},
+                )
+            except httpx.HTTPError:
+                continue
+            if response.status_code == 200 and response.text.strip():
+                return response.text
+        return ""
 
     def ended_before(self, state: _State, number: int, due: float | None) -> EndedEarly:
         return EndedEarly(
@@ -272,6 +378,7 @@ class _Drill:
 
     def reclaim(self, number: int, node: str, pods: list[str]) -> Reclaimed:
         files, failed = self.files(), self.failed()
+        self.reclaimed.update(pods)
         now, wall = time.monotonic(), time.time()
         self.cluster.reclaim(node, pods, self.job.namespace, self.say)
         self.say(f"reclaim {number + 1}: node {node} (pods: {', '.join(pods)})")
@@ -399,14 +506,18 @@ def _drill(
     try:
         cluster.prepare(job, say)
         drill.eligible = cluster.eligible()  # less the node a reader pod may run on
-        drill.kube.request("POST", f"/apis/batch/v1/namespaces/{job.namespace}/jobs", job.manifest)
+        made = drill.kube.request(
+            "POST", f"/apis/batch/v1/namespaces/{job.namespace}/jobs", job.manifest
+        )
         created.append(job)
-        drill.first = time.monotonic()  # until a pod runs: "+N s" counts from the Job's creation
+        drill.job_uid = str(made.get("metadata", {}).get("uid", ""))
+        drill.first = drill.created_at = time.monotonic()  # "+N s" from here until a pod runs
         say(f"Job {job.name} created ({job.completions} completion(s)); waiting for a pod to run")
         first = drill.wait("a pod of the Job to run", lambda s: bool(s.now))
         if first.ended:
             raise drill.ended_before(first, 1, None)
         drill.first = min(t for pods in first.now.values() for _, t in pods)
+        drill.started = True
         reclaims: list[Reclaimed] = []
         for number in range(args.reclaims):
             target = drill.target(number)
