@@ -15,6 +15,7 @@ from together_drill.cli import ClusterArgs
 from together_drill.cluster import Say
 from together_drill.kube import Kube, Obj
 from together_drill.manifest import DrillInputError, DrillJob
+from together_drill.needs import create_missing, delete_created
 from together_drill.reader import PodReader, checkpoint_claim, is_kwok, reader_node, reader_pod
 from together_drill.volume import LocalReader, NoReader, VolumeReader
 from together_drill.waits import CouldNotDrill, wait_for
@@ -47,6 +48,8 @@ class RemoteCluster:
         """The reader pod this drill created (and must delete)."""
         self.spared: str | None = None
         """A reclaimable node the reader pod runs on, left out of the reclaims."""
+        self.created: list[str] = []
+        """The API paths of the manifest's objects this drill created (and must delete)."""
 
     @property
     def kube(self) -> Kube:
@@ -102,6 +105,7 @@ class RemoteCluster:
                     f"{self._where()} does not have ({error.response.status_code}): create it "
                     "first (the drill makes claims only in its local world)"
                 ) from error
+        self.created += create_missing(self._kube, job, say)
         if self.args.volume_dir is None:
             self._start_reader(job, nodes, say)
 
@@ -192,6 +196,10 @@ class RemoteCluster:
                 say(f"cleaning up: Job {job.name} deleted")
             except (httpx.HTTPError, CouldNotDrill) as error:
                 errors.append(f"delete Job {job.name}: {error}")
+        errors += delete_created(self._kube, self.created)
+        if self.created and not errors:
+            say(f"cleaning up: {len(self.created)} object(s) of the manifest deleted")
+        self.created = []
         reader = self.pod_reader
         if reader is not None:
             try:

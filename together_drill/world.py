@@ -22,6 +22,7 @@ from together_api.client import TogetherClient
 from together_api.wire import ClusterCreateRequest, VolumeCreateRequest
 from together_drill.kube import Kube
 from together_drill.manifest import DrillInputError, DrillJob
+from together_drill.needs import create_missing
 from together_drill.volume import LocalReader, VolumeReader
 from together_drill.waits import CouldNotDrill, wait_for
 from together_sim.banner import read_banner
@@ -239,8 +240,10 @@ class World:
         return None  # the Job's pods run on the preemptible nodes only
 
     def prepare(self, job: DrillJob, say: Callable[[str], None]) -> None:
+        self.namespace(job.namespace)
         for claim in job.claims:
             self.claim(claim, job.namespace)
+        create_missing(self.kube, job, say)
         self._known = set(self.ready_real_nodes())
 
     def reclaim(
@@ -277,12 +280,15 @@ class World:
         say("cleaning up: stopping the simulator, its control plane and real nodes")
         self.stop()
 
-    def claim(self, name: str, namespace: str) -> None:
-        """A claim of the drill's shared volume (its static PersistentVolume, by name)."""
+    def namespace(self, namespace: str) -> None:
         if namespace != "default":
             namespaces = {n["metadata"]["name"] for n in self.kube.items("/api/v1/namespaces")}
             if namespace not in namespaces:
                 self.kube.request("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
+
+    def claim(self, name: str, namespace: str) -> None:
+        """A claim of the drill's shared volume (its static PersistentVolume, by name)."""
+        self.namespace(namespace)
         self.kube.claim_volume(name, VOLUME_NAME, namespace)
 
     def stop(self) -> None:
