@@ -37,7 +37,14 @@ from together_drill.starting import (
     failed_by_itself,
     fails_by_itself,
 )
-from together_drill.targets import Running, choose, ended_early, random_due, running_now
+from together_drill.targets import (
+    Running,
+    choose,
+    ended_early,
+    random_due,
+    running_now,
+    starting_on,
+)
 from together_drill.verdict import (
     COULD_NOT_DRILL,
     JobSeen,
@@ -73,6 +80,8 @@ class WontRun(CouldNotDrill):
 
 
 EVENTS_EVERY_SECONDS: Final = 2.0
+STARTING_WAIT_SECONDS: Final = 60.0
+"""How long a due reclaim waits for the Job's pods still starting on its node to run."""
 
 
 @dataclass
@@ -232,12 +241,16 @@ class _Drill:
         self.events: list[Obj] = []
         self.events_at = -EVENTS_EVERY_SECONDS
         self.job_uid = ""
+        self.due: float | None = None
+        """time.monotonic() when the next reclaim was due."""
+        self.late: list[str] = []
+        """Why that reclaim came later than due."""
 
     def state(self) -> _State:
         status = self.kube.request("GET", self.job_path).get("status", {})
         return _State(status, running_now(list(self.watch.seen), self.eligible), time.monotonic())
 
-    def wait(self, what: str, until: Any) -> _State:
+    def wait(self, what: str, until: Any, limit: float | None = None) -> _State:
         """Poll the Job and its pods until ``until(state)`` or the Job ended; a pod that cannot
         start or fails by itself ends the drill (WontRun)."""
 
@@ -249,7 +262,8 @@ class _Drill:
             self.trouble(state)
             return None
 
-        return wait_for(check, what, max(0.0, self.deadline - time.monotonic()))
+        left = max(0.0, self.deadline - time.monotonic())
+        return wait_for(check, what, left if limit is None else min(left, limit))
 
     def failed_alone(self, state: _State) -> None:
         """Raise WontRun when a pod the drill did not reclaim ended non-zero by itself."""
@@ -353,13 +367,45 @@ class _Drill:
                 return None
             due = random_due(state.now, self.rng)
         when = due
+        self.due, self.late = due, []
         state = self.wait(f"reclaim {number + 1}", lambda s: s.at >= when)
         if not state.ended and not state.now:
+            self.say(f"reclaim {number + 1} due; no pod of the Job is running: waiting for one")
+            self.late.append("no pod of the Job was running when it was due")
             state = self.wait("a running pod to reclaim", lambda s: bool(s.now))
         if state.ended:
             self._ended(state, number, due)
             return None
-        return choose(state.now, self.rng)
+        chosen = choose(state.now, self.rng)
+        if chosen is None:
+            return None
+        node = chosen[0]
+        starting = starting_on(self.watch.latest(), node)
+        if starting:
+            self.say(
+                f"reclaim {number + 1} due: waiting for pod(s) {', '.join(starting)}, starting on "
+                f"node {node}, to run (the reclaim takes the node with every pod on it)"
+            )
+            self.late.append(f"pod(s) {', '.join(starting)} were still starting on its node")
+            try:
+                state = self.wait(
+                    "the pods starting on the node to run",
+                    lambda s: not starting_on(self.watch.latest(), node),
+                    STARTING_WAIT_SECONDS,
+                )
+            except WontRun:
+                raise
+            except CouldNotDrill:
+                self.say(f"  pod(s) on node {node} still not running; reclaiming it now")
+            if state.ended:
+                self._ended(state, number, due)
+                return None
+            chosen = (
+                (node, sorted(name for name, _ in state.now.get(node, [])))
+                if state.now.get(node)
+                else chosen
+            )
+        return chosen
 
     def _ended(self, state: _State, number: int, due: float | None) -> None:
         """A Job that failed after a reclaim goes to the verdict (which says why); any other end
@@ -381,7 +427,12 @@ class _Drill:
         self.reclaimed.update(pods)
         now, wall = time.monotonic(), time.time()
         self.cluster.reclaim(node, pods, self.job.namespace, self.say)
-        self.say(f"reclaim {number + 1}: node {node} (pods: {', '.join(pods)})")
+        timing = ""
+        if self.due is not None:
+            timing = f"; due at +{self.due - self.first:.1f} s, done at +{now - self.first:.1f} s"
+            if self.late:
+                timing += f" ({'; '.join(self.late)})"
+        self.say(f"reclaim {number + 1}: node {node} (pods: {', '.join(pods)}){timing}")
         reclaimed = Reclaimed(node, now, wall, round(now - self.first, 1), pods, files, failed)
         self.follow(reclaimed)
         return reclaimed
