@@ -75,6 +75,20 @@ MODULES: Final[tuple[Module, ...]] = (
         _unit("test_autoscaler_decide", "test_autoscaler_soak"),
     ),
     Module(
+        "pods",
+        "together_autoscaler/pods.py",
+        _unit("test_autoscaler_pods", "test_autoscaler_objects"),
+    ),
+    Module(
+        "leader",
+        "together_autoscaler/leader.py",
+        _unit("test_autoscaler_leader", "test_autoscaler_lease", "test_autoscaler_controller"),
+    ),
+    Module(
+        "retry", "together_api/retry.py", _unit("test_retry", "test_client", "test_retry_edges")
+    ),
+    Module("poll", "together_api/poll.py", _unit("test_waits", "test_poll_edges")),
+    Module(
         "placement",
         "together_facts/placement.py",
         _unit(
@@ -104,9 +118,29 @@ MODULES: Final[tuple[Module, ...]] = (
         "together_provider/preview/guardrails.py",
         (*_unit("test_preview_guardrails"), *_PREVIEW_TESTS),
     ),
+    Module(
+        "cluster-preview",
+        "together_provider/cluster/preview.py",
+        (*_unit("test_preview_plan", "test_preview_guardrails"), *_PREVIEW_TESTS),
+    ),
+    Module(
+        "volume-preview",
+        "together_provider/volume/preview.py",
+        (
+            *_unit("test_volume_preview_words", "test_preview_plan", "test_volume_rules"),
+            *_PREVIEW_TESTS,
+        ),
+    ),
+    Module(
+        "volume-rules",
+        "together_provider/volume/rules.py",
+        _unit("test_volume_rules", "test_volume_shrink"),
+    ),
     Module("preview-drill", "together_provider/preview/drill.py", _unit("test_preview_drill")),
     Module("verdict", "together_drill/verdict.py", _unit("test_drill_verdict")),
-    Module("evidence", "together_drill/evidence.py", _unit("test_drill_evidence")),
+    Module(
+        "evidence", "together_drill/evidence.py", _unit("test_drill_evidence", "test_drill_judge")
+    ),
     Module("targets", "together_drill/targets.py", _unit("test_drill_targets")),
     Module(
         "checkpoints",

@@ -7,6 +7,8 @@ reclaim says nothing about whether the workload keeps the contract."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
@@ -161,10 +163,98 @@ def run_of(runs: list[dict[str, Any]], pod: str, reclaimed_at: float) -> int | N
 
 
 def runs_for(
-    found: dict[str, list[dict[str, Any]]], index: str | None
+    found: Mapping[str, list[dict[str, Any]]], index: str | None
 ) -> list[list[dict[str, Any]]]:
     """The status files to look in for a pod of ``index``: its own index's only, when there is
     one (two pods reclaimed at once would otherwise both match by signal time), else all."""
     if index is not None and index in found:
         return [found[index]]
     return list(found.values())
+
+
+StatusRuns = Mapping[str, list[dict[str, Any]]]
+"""together_worker's status files' runs by the directory each file is in (an index's), oldest
+first: what `status_runs` reads from a volume."""
+
+
+class VolumeSeen(NamedTuple):
+    """The volume's files at the reclaim and when the pod's container was seen ended."""
+
+    before: Snapshot
+    after: Snapshot
+
+
+@dataclass(frozen=True)
+class SaveJudged:
+    """The one judgement of a reclaimed pod's save (`judge_save`), with where it was seen, and
+    what the pod's together_worker status run says beside it (all None or False without one).
+    Each field is the `PodSeen` field of the same name: the verdict reads them as they are."""
+
+    save: Save
+    save_source: str | None
+    """Where ``save`` was seen: ``status.json: ...`` or ``the volume: <files> ...``."""
+    shrunk_files: tuple[str, ...]
+    """Checkpoint files under final names that got smaller in place while the pod drained."""
+    saving_when_killed: bool
+    """The pod was in a save when its container ended: its status run still ``saving`` (a save
+    begun before SIGTERM too), or the save after SIGTERM was cut short."""
+    volume_readable: bool
+    uses_library: bool = False
+    checkpointed_step: int | None = None
+    reached_step: int | None = None
+    checkpoint_every: int | None = None
+    next_pod: str | None = None
+    next_resumed_from: int | None = None
+
+
+def _int(value: object) -> int | None:
+    return int(value) if isinstance(value, int | float) else None
+
+
+def _pod_run(
+    runs: StatusRuns, pod: str, index: str | None, since: float
+) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
+    """The pod's run in the status files it may have written, and the run after it (the next
+    pod of its index), None when no status file records it."""
+    for found in runs_for(runs, index):
+        mine = run_of(found, pod, since)
+        if mine is not None:
+            return found[mine], found[mine + 1] if mine + 1 < len(found) else None
+    return None
+
+
+def judge_save(
+    pod: str, index: str | None, since: float, volume: VolumeSeen | None, runs: StatusRuns
+) -> SaveJudged:
+    """What the drill concludes of the save ``pod`` (of Indexed Job ``index``) began after
+    SIGTERM (``since``: the reclaim's wall-clock time), from both sources it read: the volume's
+    files (None: not readable from where the drill runs) and together_worker's status runs.
+
+    The status file, when it records the pod's run, is the judge: it says when the save began,
+    which a file's time cannot (a periodic save that straddles SIGTERM writes files after it).
+    Without it, the volume is. Files cut short in place are reported whatever the judge says."""
+    readable = volume is not None
+    save, source = (
+        save_from_files(volume.before, volume.after, since, index)
+        if volume is not None
+        else (Save.UNSEEN, None)
+    )
+    shrunk = shrunk_in_place(volume.before, volume.after) if volume is not None else ()
+    found = _pod_run(runs, pod, index, since)
+    if found is None:
+        return SaveJudged(save, source, shrunk, save is Save.CUT_SHORT, readable)
+    run, following = found
+    save, source = save_from_status(run)
+    return SaveJudged(
+        save,
+        source,
+        shrunk,
+        run.get("exit_reason") == "saving" or save is Save.CUT_SHORT,
+        readable,
+        uses_library=True,
+        checkpointed_step=_int(run.get("checkpointed_step")),
+        reached_step=_int(run.get("step")),
+        checkpoint_every=_int(run.get("checkpoint_every")),
+        next_pod=str(following["pod"]) if following else None,
+        next_resumed_from=_int(following.get("resumed_from")) if following else None,
+    )

@@ -9,7 +9,7 @@ import random
 import signal
 import sys
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from types import FrameType
@@ -19,14 +19,7 @@ import httpx
 
 from together_drill.cli import DrillArgs
 from together_drill.cluster import Cluster, Say
-from together_drill.evidence import (
-    Snapshot,
-    run_of,
-    runs_for,
-    save_from_files,
-    save_from_status,
-    shrunk_in_place,
-)
+from together_drill.evidence import Snapshot, VolumeSeen, judge_save
 from together_drill.kube import Kube, Obj, PodWatch, terminated
 from together_drill.manifest import DrillInputError, DrillJob, warnings
 from together_drill.report import as_json, readable, write_not_drilled
@@ -50,7 +43,6 @@ from together_drill.verdict import (
     JobSeen,
     PodSeen,
     ReclaimSeen,
-    Save,
     verdict,
 )
 from together_drill.waits import CouldNotDrill, wait_for
@@ -503,14 +495,15 @@ class _Drill:
             p["metadata"].get("deletionTimestamp") for _, p in history
         )
         index = pod["metadata"].get("labels", {}).get(INDEX_LABEL)
-        after = reclaimed.ended_files.get(name, {})
-        readable_volume = self.cluster.reader.readable
-        save, source = (
-            save_from_files(reclaimed.files, after, reclaimed.wall, index)
-            if readable_volume
-            else (Save.UNSEEN, None)
+        reader = self.cluster.reader
+        files = (
+            VolumeSeen(reclaimed.files, reclaimed.ended_files.get(name, {}))
+            if reader.readable
+            else None
         )
-        seen = PodSeen(
+        runs = reader.read().runs if reader.readable else {}
+        judged = judge_save(name, index, reclaimed.wall, files, runs)
+        return PodSeen(
             pod=name,
             node=reclaimed.node,
             index=index,
@@ -519,34 +512,19 @@ class _Drill:
             exit_code=int(state["exitCode"]) if state else None,
             sigterm_to_exit_seconds=round(ended[0] - reclaimed.at, 1) if ended else None,
             counted_success=pod.get("status", {}).get("phase") == "Succeeded",
-            shrunk_files=shrunk_in_place(reclaimed.files, after),
-            save=save,
-            save_source=source,
-            volume_readable=readable_volume,
             counted_as_failure=position < rise,
+            uses_library=judged.uses_library,
+            checkpointed_step=judged.checkpointed_step,
+            reached_step=judged.reached_step,
+            saving_when_killed=judged.saving_when_killed,
+            next_pod=judged.next_pod,
+            next_resumed_from=judged.next_resumed_from,
+            checkpoint_every=judged.checkpoint_every,
+            shrunk_files=judged.shrunk_files,
+            save=judged.save,
+            save_source=judged.save_source,
+            volume_readable=judged.volume_readable,
         )
-        if not self.cluster.reader.readable:
-            return seen
-        for runs in runs_for(self.cluster.reader.read().runs, index):
-            mine = run_of(runs, name, reclaimed.wall)
-            if mine is None:
-                continue
-            run = runs[mine]
-            following = runs[mine + 1] if mine + 1 < len(runs) else None
-            status_save, status_source = save_from_status(run)
-            return replace(
-                seen,
-                uses_library=True,
-                checkpointed_step=_int(run.get("checkpointed_step")),
-                reached_step=_int(run.get("step")),
-                saving_when_killed=run.get("exit_reason") == "saving",
-                checkpoint_every=_int(run.get("checkpoint_every")),
-                next_pod=str(following["pod"]) if following else None,
-                next_resumed_from=_int(following.get("resumed_from")) if following else None,
-                save=status_save,
-                save_source=status_source,
-            )
-        return seen
 
 
 def _drill(
@@ -588,10 +566,6 @@ def _drill(
         report = as_json(result, seen, job_seen, args.workload, DRAIN_WINDOW_SECONDS, notes)
         args.json_path.write_text(json.dumps(report, indent=2) + "\n")
     return readable(result, seen, job_seen, DRAIN_WINDOW_SECONDS), result.exit_code
-
-
-def _int(value: object) -> int | None:
-    return int(value) if isinstance(value, int | float) else None
 
 
 __all__ = ["EndedEarly", "run"]

@@ -120,12 +120,15 @@ class PodSeen:
     reached_step: int | None = None
     """How far this pod got (library): the work after ``checkpointed_step`` is lost."""
     saving_when_killed: bool = False
+    """The pod was in a save when its container ended (its status run still ``saving``, or the
+    save after SIGTERM cut short): `evidence.judge_save` decides it, as it decides ``save``."""
     next_pod: str | None = None
     next_resumed_from: int | None = None
     """The step the next pod of this index resumed from (library); None: none started yet."""
     checkpoint_every: int | None = None
     shrunk_files: tuple[str, ...] = ()
     save: Save = Save.UNSEEN
+    """The one judgement of the save after SIGTERM (`evidence.judge_save`, from both sources)."""
     save_source: str | None = None
     """Where the drill saw ``save``: ``status.json`` or the files it names on the volume."""
     volume_readable: bool = True
@@ -133,40 +136,61 @@ class PodSeen:
     counted_as_failure: bool = False
     """The Job's ``failed`` count rose for this pod: the reclaim counted against backoffLimit."""
 
+    # Each derived fact is a plain function below (mutmut mutates no decorated function): the
+    # properties only name them on the pod.
     @property
     def forced_kill(self) -> bool:
         """Killed by SIGKILL at the grace end (or with the node) instead of exiting itself."""
-        return self.exit_code == FORCED_KILL_EXIT or (
-            self.exit_code is None and self.sigterm_delivered
-        )
+        return forced_kill(self)
 
     @property
     def killed_at_grace_end(self) -> bool:
-        """A forced kill when the grace period ran out (or with the node), not before it: what
-        the kubelet does, as opposed to a launcher's early SIGKILL."""
-        took = self.sigterm_to_exit_seconds
-        return self.forced_kill and (took is None or took >= self.grace_seconds - GRACE_SLACK)
+        return killed_at_grace_end(self)
 
     @property
     def checkpoint_written(self) -> bool | None:
-        """A complete checkpoint exists for what this pod did (library), None: not known."""
-        if not self.uses_library:
-            return None
-        return self.checkpointed_step is not None
+        return checkpoint_written(self)
 
     @property
     def resumed(self) -> bool | None:
-        """The next pod of the index started from this pod's last checkpoint (library)."""
-        if not self.uses_library or self.next_pod is None:
-            return None
-        return (self.next_resumed_from or 0) >= (self.checkpointed_step or 0)
+        return resumed(self)
 
     @property
     def work_redone(self) -> int | None:
-        """Steps the next pod did again: how far this one got minus where the next resumed."""
-        if not self.uses_library or self.next_pod is None or self.reached_step is None:
-            return None
-        return max(0, self.reached_step - (self.next_resumed_from or 0))
+        return work_redone(self)
+
+
+def forced_kill(pod: PodSeen) -> bool:
+    """Killed by SIGKILL at the grace end (or with the node) instead of exiting itself."""
+    return pod.exit_code == FORCED_KILL_EXIT or (pod.exit_code is None and pod.sigterm_delivered)
+
+
+def killed_at_grace_end(pod: PodSeen) -> bool:
+    """A forced kill when the grace period ran out (or with the node), not before it: what the
+    kubelet does, as opposed to a launcher's early SIGKILL."""
+    took = pod.sigterm_to_exit_seconds
+    return forced_kill(pod) and (took is None or took >= pod.grace_seconds - GRACE_SLACK)
+
+
+def checkpoint_written(pod: PodSeen) -> bool | None:
+    """A complete checkpoint exists for what this pod did (library), None: not known."""
+    if not pod.uses_library:
+        return None
+    return pod.checkpointed_step is not None
+
+
+def resumed(pod: PodSeen) -> bool | None:
+    """The next pod of the index started from this pod's last checkpoint (library)."""
+    if not pod.uses_library or pod.next_pod is None:
+        return None
+    return (pod.next_resumed_from or 0) >= (pod.checkpointed_step or 0)
+
+
+def work_redone(pod: PodSeen) -> int | None:
+    """Steps the next pod did again: how far this one got minus where the next resumed."""
+    if not pod.uses_library or pod.next_pod is None or pod.reached_step is None:
+        return None
+    return max(0, pod.reached_step - (pod.next_resumed_from or 0))
 
 
 @dataclass(frozen=True)
@@ -205,7 +229,12 @@ class Problem:
 
     @property
     def message(self) -> str:
-        return f"{self.sentence} (fix: {self.fix})"
+        return message(self)
+
+
+def message(problem: Problem) -> str:
+    """The problem's sentence and its fix, as the report prints it."""
+    return f"{problem.sentence} (fix: {FIXES[problem.code]})"
 
 
 @dataclass(frozen=True)
@@ -219,11 +248,63 @@ class Verdict:
 
     @property
     def safe(self) -> bool:
-        return self.outcome is Outcome.SAFE
+        return is_safe(self.outcome)
 
     @property
     def exit_code(self) -> int:
-        return EXIT_CODES[self.outcome]
+        return exit_code(self.outcome)
+
+
+def is_safe(outcome: Outcome) -> bool:
+    return outcome is Outcome.SAFE
+
+
+def exit_code(outcome: Outcome) -> int:
+    """The drill's exit code for ``outcome`` (docs/drill.md)."""
+    return EXIT_CODES[outcome]
+
+
+def _kill_problem(pod: PodSeen) -> tuple[Code, str] | None:
+    """How the pod's container was ended, if that broke the contract: killed mid-write in place,
+    its save cut short by something other than the kubelet, or killed by force at the grace
+    end."""
+    if pod.forced_kill and pod.shrunk_files:
+        return (
+            Code.PARTIAL_CHECKPOINT,
+            f"{pod.pod} was killed while writing {', '.join(pod.shrunk_files)} in place, "
+            "which is left partial under its final name for the next pod to load",
+        )
+    if pod.save is Save.CUT_SHORT and not pod.killed_at_grace_end:
+        took = (
+            f"{pod.sigterm_to_exit_seconds:.1f} s after SIGTERM, "
+            if pod.sigterm_to_exit_seconds is not None
+            else ""
+        )
+        return (
+            Code.SAVE_CUT_SHORT,
+            f"{pod.pod} ended {took}before its {pod.grace_seconds:g} s grace period with "
+            f"exit code {pod.exit_code}, while the save it began after SIGTERM was "
+            f"unfinished (seen in {pod.save_source}): something killed the trainer early, "
+            "most likely its launcher or process supervisor",
+        )
+    if pod.forced_kill:
+        why = (
+            "its save was still running"
+            if pod.saving_when_killed
+            else "it had not exited after SIGTERM"
+        )
+        took = (
+            f" after {pod.sigterm_to_exit_seconds:.1f} s"
+            if pod.sigterm_to_exit_seconds is not None
+            else ""
+        )
+        return (
+            Code.SIGTERM_IGNORED,
+            f"{pod.pod} was killed by force{took} at the end of its "
+            f"{pod.grace_seconds:g} s grace period ({why}), so nothing after its last "
+            "checkpoint was saved",
+        )
+    return None
 
 
 def pod_problems(pod: PodSeen, window_seconds: float) -> list[Problem]:
@@ -238,48 +319,9 @@ def pod_problems(pod: PodSeen, window_seconds: float) -> list[Problem]:
                 "before the grace period ends",
             )
         )
-    if pod.forced_kill and pod.shrunk_files:
-        found.append(
-            (
-                Code.PARTIAL_CHECKPOINT,
-                f"{pod.pod} was killed while writing {', '.join(pod.shrunk_files)} in place, "
-                "which is left partial under its final name for the next pod to load",
-            )
-        )
-    elif pod.save is Save.CUT_SHORT and not pod.killed_at_grace_end:
-        took = (
-            f"{pod.sigterm_to_exit_seconds:.1f} s after SIGTERM, "
-            if pod.sigterm_to_exit_seconds is not None
-            else ""
-        )
-        found.append(
-            (
-                Code.SAVE_CUT_SHORT,
-                f"{pod.pod} ended {took}before its {pod.grace_seconds:g} s grace period with "
-                f"exit code {pod.exit_code}, while the save it began after SIGTERM was "
-                f"unfinished (seen in {pod.save_source}): something killed the trainer early, "
-                "most likely its launcher or process supervisor",
-            )
-        )
-    elif pod.forced_kill:
-        why = (
-            "its save was still running"
-            if pod.saving_when_killed or pod.save is Save.CUT_SHORT
-            else "it had not exited after SIGTERM"
-        )
-        took = (
-            f" after {pod.sigterm_to_exit_seconds:.1f} s"
-            if pod.sigterm_to_exit_seconds is not None
-            else ""
-        )
-        found.append(
-            (
-                Code.SIGTERM_IGNORED,
-                f"{pod.pod} was killed by force{took} at the end of its "
-                f"{pod.grace_seconds:g} s grace period ({why}), so nothing after its last "
-                "checkpoint was saved",
-            )
-        )
+    killed = _kill_problem(pod)
+    if killed is not None:
+        found.append(killed)
     if pod.exit_code == 0 or pod.counted_success:
         index = f"index {pod.index}" if pod.index is not None else "its work"
         found.append(

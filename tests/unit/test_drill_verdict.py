@@ -63,6 +63,7 @@ CUT_SHORT = replace(  # torchrun's early SIGKILL: exit 1 after 2.7 s of a 300 s 
     uses_library=False,
     save=Save.CUT_SHORT,
     save_source="the volume: 0/state.json.tmp left unfinished",
+    saving_when_killed=True,  # as evidence.judge_save says of any save cut short
 )
 COUNTED = replace(GOOD, counted_as_failure=True)  # no podFailurePolicy: backoffLimit used up
 

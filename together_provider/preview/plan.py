@@ -99,33 +99,48 @@ class StackPlan:
     """Without `--refresh`: when the stored state its live figures come from was last written
     (the latest `modified` of the Together resources' old states, as "YYYY-MM-DD HH:MM UTC")."""
 
+    # The derived facts are plain functions below (mutmut mutates no decorated function): the
+    # properties only name them on the plan.
     @property
     def outcome(self) -> Outcome:
-        """Blocked beats replacement beats changes; other resources count through the summary.
-        The plan's own: what policy and guardrails add is the `verdict.Verdict`'s."""
-        if self.rejections or self.errors:
-            return Outcome.BLOCKED
-        actions = {c.action for c in self.all_changes}
-        ops = {op for op, count in self.change_summary.items() if count}
-        if actions & {Action.REPLACE, Action.DELETE} or ops & (_REPLACE_OPS | {"delete"}):
-            return Outcome.REPLACEMENT
-        if actions - {Action.SAME} or ops - {"same"}:
-            return Outcome.CHANGES
-        return Outcome.NO_CHANGES
+        return plan_outcome(self)
 
     @property
     def all_changes(self) -> tuple[Change, ...]:
-        return tuple(c for changes in self.changes.values() for c in changes)
+        return all_changes(self)
 
     @property
     def lists_unchanged(self) -> bool:
-        """The preview listed unchanged resources: the engine leaves them out unless it ran
-        with `--show-sames`."""
-        return any(c.action is Action.SAME for c in self.all_changes)
+        return lists_unchanged(self)
 
     def kinds(self) -> list[tuple[Kind, tuple[Change, ...]]]:
         """Each previewed kind (`previewed`) with its changes, in the registry's order."""
         return [(kind, self.changes[config_key(kind)]) for kind in previewed()]
+
+
+def plan_outcome(plan: StackPlan) -> Outcome:
+    """Blocked beats replacement beats changes; other resources count through the summary. The
+    plan's own: what policy and guardrails add is the `verdict.Verdict`'s."""
+    if plan.rejections or plan.errors:
+        return Outcome.BLOCKED
+    actions = {c.action for c in all_changes(plan)}
+    ops = {op for op, count in plan.change_summary.items() if count}
+    if actions & {Action.REPLACE, Action.DELETE} or ops & (_REPLACE_OPS | {"delete"}):
+        return Outcome.REPLACEMENT
+    if actions - {Action.SAME} or ops - {"same"}:
+        return Outcome.CHANGES
+    return Outcome.NO_CHANGES
+
+
+def all_changes(plan: StackPlan) -> tuple[Change, ...]:
+    """Every previewed kind's changes, in the registry's order."""
+    return tuple(c for changes in plan.changes.values() for c in changes)
+
+
+def lists_unchanged(plan: StackPlan) -> bool:
+    """The preview listed unchanged resources: the engine leaves them out unless it ran with
+    `--show-sames`."""
+    return any(c.action is Action.SAME for c in all_changes(plan))
 
 
 def _parse_urn(urn: str) -> tuple[str, str, str, str] | None:
@@ -234,6 +249,47 @@ def _list(document: Mapping[str, Any], key: str, where: str) -> list[dict[str, A
     return value
 
 
+def _steps_by_kind(
+    steps: Sequence[dict[str, Any]], source: str
+) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """The Together resources' steps: by type, then by resource name (a resource's steps in
+    order); a step without a string `op` and `urn` is refused."""
+    by_kind: dict[str, dict[str, list[dict[str, Any]]]] = {type_: {} for type_ in BY_TYPE}
+    for step in steps:
+        if not isinstance(step.get("op"), str) or not isinstance(step.get("urn"), str):
+            raise PreviewInputError(
+                source, f"a step without a string 'op' and 'urn': {step!r:.200}"
+            )
+        urn = _parse_urn(step["urn"])
+        if urn and urn[2] in by_kind:
+            by_kind[urn[2]].setdefault(urn[3], []).append(step)
+    return by_kind
+
+
+def _diagnosed(diagnostics: Sequence[dict[str, Any]]) -> tuple[list[Rejection], list[str]]:
+    """The specs rejected at check, and the other errors.
+
+    A spec rejected at check has no step at all: only an error diagnostic whose `urn` is the
+    resource's, "error: <type> resource '<name>': property <p> value {<v>} has a problem:
+    <why>", then "Resource monitor has terminated" without a urn; the CLI exits 1 and the plan
+    is incomplete (the engine stops at the first rejected spec). Checked against CLI v3.274.1.
+    """
+    rejections: list[Rejection] = []
+    errors: list[str] = []
+    for diagnostic in diagnostics:
+        if diagnostic.get("severity") != "error":
+            continue
+        urn = _parse_urn(str(diagnostic.get("urn") or ""))
+        message = _diagnostic_message(str(diagnostic.get("message", "")))
+        if urn and urn[2] in BY_TYPE:
+            rejections.append(Rejection(urn[3], message))
+        else:
+            errors.append(message)
+    if rejections:
+        errors = [e for e in errors if _MONITOR_NOISE not in e]
+    return rejections, errors
+
+
 def build_plan(
     document: object, source: str, prices: PriceTable, stack_name: str | None = None
 ) -> StackPlan:
@@ -260,33 +316,8 @@ def build_plan(
     stack = stack_name or (parsed[0][0] if parsed else source)
     project = parsed[0][1] if parsed else None
 
-    by_kind: dict[str, dict[str, list[dict[str, Any]]]] = {type_: {} for type_ in BY_TYPE}
-    for step in steps:
-        if not isinstance(step.get("op"), str) or not isinstance(step.get("urn"), str):
-            raise PreviewInputError(
-                source, f"a step without a string 'op' and 'urn': {step!r:.200}"
-            )
-        urn = _parse_urn(step["urn"])
-        if urn and urn[2] in by_kind:
-            by_kind[urn[2]].setdefault(urn[3], []).append(step)
-
-    # A spec rejected at check has no step at all: only an error diagnostic whose `urn` is the
-    # resource's, "error: <type> resource '<name>': property <p> value {<v>} has a problem:
-    # <why>", then "Resource monitor has terminated" without a urn; the CLI exits 1 and the plan
-    # is incomplete (the engine stops at the first rejected spec). Checked against CLI v3.274.1.
-    rejections: list[Rejection] = []
-    errors: list[str] = []
-    for diagnostic in diagnostics:
-        if diagnostic.get("severity") != "error":
-            continue
-        urn = _parse_urn(str(diagnostic.get("urn") or ""))
-        message = _diagnostic_message(str(diagnostic.get("message", "")))
-        if urn and urn[2] in BY_TYPE:
-            rejections.append(Rejection(urn[3], message))
-        else:
-            errors.append(message)
-    if rejections:
-        errors = [e for e in errors if _MONITOR_NOISE not in e]
+    by_kind = _steps_by_kind(steps, source)
+    rejections, errors = _diagnosed(diagnostics)
 
     required = [kind for kind in KINDS if kind[StackConfigExtension].required]
     has_config = project is not None and any(
