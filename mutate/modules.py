@@ -142,6 +142,7 @@ MODULES: Final[tuple[Module, ...]] = (
         "evidence", "together_drill/evidence.py", _unit("test_drill_evidence", "test_drill_judge")
     ),
     Module("targets", "together_drill/targets.py", _unit("test_drill_targets")),
+    Module("starting", "together_drill/starting.py", _unit("test_drill_starting")),
     Module(
         "checkpoints",
         "worker/together_worker/checkpoints.py",

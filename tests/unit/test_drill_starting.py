@@ -96,3 +96,50 @@ def test_the_sentence_shows_the_last_log_lines_and_no_none() -> None:
     assert "    line 19" in text and "line 9\n" not in text and "    line 10" in text
     assert "None" not in text
     assert "(no output)" in fails_by_itself("drill", "p", "w", 1, 1.0, "")
+
+
+def test_edges_of_what_the_api_server_shows() -> None:
+    """A pod with no status yet, a status with no state, an init container that cannot start,
+    a reason with no message: each read as it is."""
+    assert blocked({"metadata": {"name": "p"}}) is None
+    assert blocked(_pod(containerStatuses=[{"name": "w"}])) is None
+    init = _pod(
+        initContainerStatuses=[
+            {"name": "fetch", "image": "i:2", "state": {"waiting": {"reason": "ErrImageNeverPull"}}}
+        ]
+    )
+    found = blocked(init)
+    assert found is not None
+    assert found[1].startswith(
+        "pod drill-0-abc cannot start: container fetch (image i:2) is waiting with "
+        "ErrImageNeverPull; the image is not on the node"
+    )
+    assert failed_by_itself({"metadata": {"name": "p"}}) is None
+
+
+def test_only_warnings_of_the_reasons_that_keep_a_pod_from_running_count() -> None:
+    assert event_blocked([{"type": "Normal", "reason": "FailedMount", "message": "m"}], "p") is None
+    assert event_blocked([{"type": "Warning", "reason": "BackOff", "message": "m"}], "p") is None
+    found = event_blocked([{"reason": "FailedMount"}], "pod p")  # no type: a Warning; no message
+    assert found is not None
+    assert found[1].startswith("pod p cannot run: FailedMount; a volume of the pod")
+
+
+def test_a_deleted_pod_or_a_container_with_no_exit_code_did_not_fail_by_itself() -> None:
+    ended = {"name": "w", "state": {"terminated": {"exitCode": 3}}}
+    gone = {**_pod(containerStatuses=[ended]), "_event": "DELETED"}
+    assert failed_by_itself(gone) is None
+    no_code = {"name": "w", "state": {"terminated": {"reason": "Completed"}}}
+    assert failed_by_itself(_pod(containerStatuses=[no_code])) is None
+
+
+def test_the_log_lines_are_the_last_ten_each_indented() -> None:
+    text = fails_by_itself("j", "p", "w", 1, 1.0, "\n\nfirst\nsecond\n")
+    assert text.endswith("Its last log lines:\n    \n    \n    first\n    second")
+    many = fails_by_itself("j", "p", "w", 1, 1.0, "\n".join(f"n{i}" for i in range(25)))
+    assert "    n14" not in many and many.endswith(
+        "    n15\n    n16\n    n17\n    n18\n    n19\n    n20\n    n21\n    n22\n    n23\n    n24"
+    )
+    assert fails_by_itself("j", "p", "w", 1, 1.0, " \n").endswith(
+        "Its last log lines:\n    (no output)"
+    )

@@ -92,6 +92,7 @@ def test_pods_still_starting_on_a_node_are_waited_for() -> None:
         "e": {**_pod("e", "n1", "waiting"), "_event": "DELETED"},
         "f": {**_pod("f", "n1", "terminated"), "status": {"phase": "Failed"}},
         "g": _pod("g", "n1", "waiting"),  # no phase yet: starting
+        "h": {"metadata": {"name": "h"}, "spec": {"nodeName": "n1"}},  # no status yet
     }
-    assert starting_on(latest, "n1") == ["b", "g"]
+    assert starting_on(latest, "n1") == ["b", "g", "h"]
     assert starting_on(latest, "n3") == []
