@@ -11,9 +11,9 @@ from together_drill.kube import Kube
 from together_drill.manifest import DrillJob
 
 
-def create_missing(kube: Kube, job: DrillJob, say: Say) -> list[str]:
-    """Create each of the Job's objects its namespace lacks; the API paths of those created."""
-    created = []
+def create_missing(kube: Kube, job: DrillJob, say: Say, created: list[str]) -> None:
+    """Create each of the Job's objects its namespace lacks, adding the API path of each to
+    ``created`` as soon as it is made (an error half-way leaves the list right for the cleanup)."""
     for path, obj in job.paths():
         if kube.http.get(path).status_code != 404:
             say(f"{obj['kind']} {obj['metadata']['name']} already in namespace {job.namespace}: "
@@ -22,7 +22,6 @@ def create_missing(kube: Kube, job: DrillJob, say: Say) -> list[str]:
         kube.request("POST", path.rsplit("/", 1)[0], obj)
         created.append(path)
         say(f"{obj['kind']} {obj['metadata']['name']} of the manifest created")
-    return created
 
 
 def delete_created(kube: Kube, paths: list[str]) -> list[str]:

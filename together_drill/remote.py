@@ -105,7 +105,7 @@ class RemoteCluster:
                     f"{self._where()} does not have ({error.response.status_code}): create it "
                     "first (the drill makes claims only in its local world)"
                 ) from error
-        self.created += create_missing(self._kube, job, say)
+        create_missing(self._kube, job, say, self.created)
         if self.args.volume_dir is None:
             self._start_reader(job, nodes, say)
 

@@ -243,7 +243,7 @@ class World:
         self.namespace(job.namespace)
         for claim in job.claims:
             self.claim(claim, job.namespace)
-        create_missing(self.kube, job, say)
+        create_missing(self.kube, job, say, [])  # the world goes, with all it holds
         self._known = set(self.ready_real_nodes())
 
     def reclaim(
