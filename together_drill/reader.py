@@ -155,8 +155,20 @@ class PodReader:
         )
         self.failed: str | None = None
         self.running = False
-        kube.request("POST", f"/api/v1/namespaces/{self.namespace}/pods", pod)
-        self.created = True
+        create = f"/api/v1/namespaces/{self.namespace}/pods"
+        response = kube.http.post(create, json=pod)
+        if response.status_code == 409:
+            # A reader left by a drill killed with SIGKILL: this drill's to replace, when it is
+            # one (its label); any other pod of that name is not the drill's to touch.
+            found = kube.request("GET", self.path)
+            if READER_LABEL not in (found["metadata"].get("labels") or {}):
+                raise CouldNotDrill(
+                    f"namespace {self.namespace} has a pod {self.name} that is not the drill's "
+                    "volume reader: rename the Job, or give --volume-dir DIR"
+                )
+            self.delete()
+            response = kube.http.post(create, json=pod)
+        response.raise_for_status()
 
     @property
     def readable(self) -> bool:

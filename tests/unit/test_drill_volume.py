@@ -17,8 +17,9 @@ import pytest
 
 from tests.unit.test_drill_remote import Api, _cluster
 from together_drill.manifest import DrillInputError, checkpointing_job
-from together_drill.reader import checkpoint_claim, is_kwok, reader_node, reader_pod
+from together_drill.reader import READER_LABEL, checkpoint_claim, is_kwok, reader_node, reader_pod
 from together_drill.volume import LISTER, LocalReader, observe, parse_line, runs_from
+from together_drill.waits import CouldNotDrill
 
 
 def _volume(root: Path) -> None:
@@ -138,6 +139,8 @@ class ReaderApi(Api):
         if path.endswith("/pods") and request.method == "POST":
             body = json.loads(request.content)
             self.sent.append(("POST", path, body))
+            if body["metadata"]["name"] in self.pods:
+                return httpx.Response(409, json={})
             self.pods[body["metadata"]["name"]] = body
             return httpx.Response(201, json=body)
         if "/pods/" in path and "eviction" not in path:
@@ -194,3 +197,21 @@ def test_kwok_stand_ins_are_refused_at_once(tmp_path: Path) -> None:
     with pytest.raises(DrillInputError, match=r"p1 .* KWOK stand-ins: no process runs there"):
         cluster.prepare(job, lambda line: None)
     assert api.pods == {}
+
+
+def test_a_reader_left_by_a_killed_drill_is_replaced_and_another_pod_never_touched(
+    tmp_path: Path,
+) -> None:
+    nodes = {"p1": _node("p1", "preemptible"), "std": _node("std", "standard")}
+    job = checkpointing_job("img:1", ["python3", "train.py"], 10, local=False)
+    api = ReaderApi(nodes)
+    api.pods["drill-volume-reader"] = {"metadata": {"labels": {READER_LABEL: "drill"}}, "old": 1}
+    cluster = _cluster(tmp_path, api)
+    cluster.prepare(job, lambda line: None)
+    assert "old" not in api.pods["drill-volume-reader"]
+    cluster.close(None, lambda line: None)
+    theirs = ReaderApi(nodes)
+    theirs.pods["drill-volume-reader"] = {"metadata": {"labels": {"app": "theirs"}}}
+    with pytest.raises(CouldNotDrill, match="not the drill's volume reader"):
+        _cluster(tmp_path, theirs).prepare(job, lambda line: None)
+    assert theirs.pods["drill-volume-reader"] == {"metadata": {"labels": {"app": "theirs"}}}
