@@ -460,7 +460,8 @@ def test_a_reclaim_counted_as_a_failure_says_what_it_costs() -> None:
 
 HOW_TO_SEE = (
     "; to let it see, use together_worker's Worker (its status.json), or write checkpoints to "
-    "the Job's claimed volume (run the drill where that volume is mounted)"
+    "the Job's claimed volume (on a cluster the drill reads it through its reader pod, or "
+    "--volume-dir)"
 )
 
 
