@@ -88,8 +88,9 @@ def checkpoint_claim(job: DrillJob) -> str | None:
 
 
 def reader_pod(job: DrillJob, claim: str, node: str, image: str) -> Obj:
-    """The reader pod: the claim mounted read-only, pinned to ``node``, the Job's pod security
-    context (to read what its pods wrote), the lister as its only process."""
+    """The reader pod: the claim mounted read-only, pinned to ``node``, the Job's security
+    contexts (to read what its pods wrote, and be admitted where they are), the lister as its
+    only process."""
     pull = job.pod_spec["containers"][0].get("imagePullPolicy", "IfNotPresent")
     spec: Obj = {
         "restartPolicy": "Never",
@@ -124,6 +125,9 @@ def reader_pod(job: DrillJob, claim: str, node: str, image: str) -> Obj:
     }
     if job.pod_spec.get("securityContext"):
         spec["securityContext"] = job.pod_spec["securityContext"]
+    first = job.pod_spec["containers"][0]
+    if first.get("securityContext"):  # a namespace's pod security admits the Job's own
+        spec["containers"][0]["securityContext"] = first["securityContext"]
     if job.pod_spec.get("imagePullSecrets"):
         spec["imagePullSecrets"] = job.pod_spec["imagePullSecrets"]
     return {

@@ -124,6 +124,12 @@ def test_the_reader_pod_mounts_the_jobs_checkpoint_claim_read_only() -> None:
     terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert terms["nodeSelectorTerms"][0]["matchFields"][0]["values"] == ["std"]
     assert "job-name" not in pod["metadata"]["labels"]  # never taken for one of the Job's pods
+    assert "securityContext" not in spec and "securityContext" not in container
+    job.pod_spec["securityContext"] = {"runAsUser": 1000, "fsGroup": 1000}
+    job.pod_spec["containers"][0]["securityContext"] = {"allowPrivilegeEscalation": False}
+    secured = reader_pod(job, "drill-checkpoints", "std", "img:1")["spec"]
+    assert secured["securityContext"] == {"runAsUser": 1000, "fsGroup": 1000}
+    assert secured["containers"][0]["securityContext"] == {"allowPrivilegeEscalation": False}
 
 
 class ReaderApi(Api):
