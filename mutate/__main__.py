@@ -7,9 +7,12 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from importlib.metadata import version
 
+from mutate.constants import ConstantMutant, judge_constants
+from mutate.equivalents import parse_equivalents
 from mutate.load import LoadSampler
 from mutate.modules import FLOOR, MODULES, Module, by_key
 from mutate.report import (
@@ -19,8 +22,9 @@ from mutate.report import (
     replace_section,
     survivor_line,
 )
-from mutate.results import parse_equivalents, tally
-from mutate.run import REPO, WORK, mutate_module
+from mutate.results import tally
+from mutate.run import REPO, WORK, children_cpu, mutate_module
+from mutate.unreached import unreached
 
 EQUIVALENTS = REPO / "tests" / "mutation-equivalent.txt"
 
@@ -32,6 +36,11 @@ def main(argv: list[str] | None = None) -> int:
         metavar="KEY",
         help=f"mutate one module (or several, comma-separated): {', '.join(m.key for m in MODULES)}"
         " (or its path)",
+    )
+    parser.add_argument(
+        "--no-constants",
+        action="store_true",
+        help="skip the module constants' mutants (mutate/constants.py): mutmut's own run only",
     )
     parser.add_argument(
         "--write-benchmarks-md",
@@ -65,11 +74,37 @@ def main(argv: list[str] | None = None) -> int:
                 broken.append(module.key)
                 continue
             counted = tally(outcome.mutants, equivalents, f"{module.dotted}.")
-            row = Row(module, counted, outcome.seconds, outcome.cpu_seconds)
+            constants: list[tuple[ConstantMutant, bool]] = []
+            if not args.no_constants:
+                started_constants, cpu_before = time.monotonic(), children_cpu()
+                constants = judge_constants(module, WORK / module.key)
+                outcome = replace(
+                    outcome,
+                    seconds=outcome.seconds + time.monotonic() - started_constants,
+                    cpu_seconds=outcome.cpu_seconds + children_cpu() - cpu_before,
+                )
+            row = Row(
+                module,
+                counted,
+                outcome.seconds,
+                outcome.cpu_seconds,
+                constants=(sum(k for _, k in constants), len(constants)),
+            )
             rows.append(row)
             print(module_line(row))
             for mutant in counted.survivors:
                 print(survivor_line(module, mutant))
+            for constant, killed in constants:
+                if not killed:
+                    print(
+                        f"  survived (constant): {module.path}:{constant.line}: "
+                        f"{constant.before!r} -> {constant.after!r}\n      {constant.name}"
+                    )
+            source = (REPO / module.path).read_text(encoding="utf-8")
+            print(
+                "  not mutated (mutmut, and prose or non-literal constants): "
+                f"{unreached(source).words()}"
+            )
             for name in counted.stale_equivalents:
                 print(f"  stale entry in {EQUIVALENTS.name} (gone, or killed now): {name}")
             print(f"  log: {outcome.log.relative_to(REPO)}")

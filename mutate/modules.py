@@ -101,7 +101,13 @@ MODULES: Final[tuple[Module, ...]] = (
     Module(
         "prices",
         "together_facts/prices.py",
-        _unit("test_prices", "test_preview_render", "test_policy_checks", "test_counts"),
+        _unit(
+            "test_prices",
+            "test_preview_render",
+            "test_policy_checks",
+            "test_counts",
+            "test_locale_faults",
+        ),
     ),
     Module(
         "preview-prices",
@@ -111,7 +117,7 @@ MODULES: Final[tuple[Module, ...]] = (
     Module(
         "plan",
         "together_provider/preview/plan.py",
-        (*_unit("test_preview_plan"), *_PREVIEW_TESTS),
+        (*_unit("test_preview_plan", "test_plan_facts"), *_PREVIEW_TESTS),
     ),
     Module(
         "guardrails",
@@ -121,7 +127,10 @@ MODULES: Final[tuple[Module, ...]] = (
     Module(
         "cluster-preview",
         "together_provider/cluster/preview.py",
-        (*_unit("test_preview_plan", "test_preview_guardrails"), *_PREVIEW_TESTS),
+        (
+            *_unit("test_cluster_preview_words", "test_preview_plan", "test_preview_guardrails"),
+            *_PREVIEW_TESTS,
+        ),
     ),
     Module(
         "volume-preview",
@@ -136,17 +145,28 @@ MODULES: Final[tuple[Module, ...]] = (
         "together_provider/volume/rules.py",
         _unit("test_volume_rules", "test_volume_shrink"),
     ),
-    Module("preview-drill", "together_provider/preview/drill.py", _unit("test_preview_drill")),
-    Module("verdict", "together_drill/verdict.py", _unit("test_drill_verdict")),
     Module(
-        "evidence", "together_drill/evidence.py", _unit("test_drill_evidence", "test_drill_judge")
+        "preview-drill",
+        "together_provider/preview/drill.py",
+        _unit("test_preview_drill", "test_locale_faults"),
     ),
-    Module("targets", "together_drill/targets.py", _unit("test_drill_targets")),
+    Module("verdict", "together_drill/verdict.py", _unit("test_drill_verdict", "test_drill_edges")),
+    Module(
+        "evidence",
+        "together_drill/evidence.py",
+        _unit(
+            "test_drill_evidence",
+            "test_drill_judge",
+            "test_drill_edges",
+            "test_fault_injection",
+        ),
+    ),
+    Module("targets", "together_drill/targets.py", _unit("test_drill_targets", "test_drill_edges")),
     Module("starting", "together_drill/starting.py", _unit("test_drill_starting")),
     Module(
         "checkpoints",
         "worker/together_worker/checkpoints.py",
-        _unit("test_worker", "test_worker_processes"),
+        _unit("test_worker", "test_worker_processes", "test_fault_injection"),
         through_processes=(
             f"{_WORKER_PROCESSES}::test_a_kill_9",
             f"{_WORKER_PROCESSES}::test_sigterm_checkpoints",
@@ -156,7 +176,7 @@ MODULES: Final[tuple[Module, ...]] = (
     Module(
         "launcher",
         "worker/together_worker/launcher.py",
-        _unit("test_worker_processes"),
+        _unit("test_worker_processes", "test_fault_injection"),
         through_processes=(f"{_WORKER_PROCESSES}::test_the_launcher_",),
         root="worker",
     ),

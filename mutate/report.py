@@ -32,6 +32,8 @@ class Row:
     counted: Tally
     seconds: float
     cpu_seconds: float
+    constants: tuple[int, int] = (0, 0)
+    """Module constants' mutants (`mutate/constants.py`): killed, made."""
 
 
 def module_line(row: Row) -> str:
@@ -40,8 +42,8 @@ def module_line(row: Row) -> str:
     return (
         f"  {row.module.key:<15} {counted.killed:>4}/{counted.judged:<4} killed "
         f"{counted.rate:7.1%}  ({counted.total} mutants, {counted.equivalent} equivalent, "
-        f"{len(counted.survivors)} surviving; {row.seconds:.0f} s, {row.cpu_seconds:.0f} s CPU)"
-        f"  {verdict}"
+        f"{len(counted.survivors)} surviving; constants {row.constants[0]}/{row.constants[1]} "
+        f"killed; {row.seconds:.0f} s, {row.cpu_seconds:.0f} s CPU)  {verdict}"
     )
 
 
@@ -69,14 +71,16 @@ def benchmarks_section(
         "its reason, in `tests/mutation-equivalent.txt`; the floor is "
         f"{FLOOR:.0%} of the rest killed in each module.",
         "",
-        "| Module | File | Mutants | Equivalent | Killed | Kill rate | Wall s | CPU s |",
-        "|---|---|---|---|---|---|---|---|",
+        "| Module | File | Mutants | Equivalent | Killed | Kill rate | Constants killed | Wall s "
+        "| CPU s |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         counted = row.counted
         lines.append(
             f"| {row.module.key} | `{row.module.path}` | {counted.total} | "
-            f"{counted.equivalent} | {counted.killed} | {counted.rate:.1%} | {row.seconds:.0f} | "
+            f"{counted.equivalent} | {counted.killed} | {counted.rate:.1%} | "
+            f"{row.constants[0]}/{row.constants[1]} | {row.seconds:.0f} | "
             f"{row.cpu_seconds:.0f} |"
         )
     return "\n".join(lines) + "\n"

@@ -15,7 +15,7 @@ __all__ = [
     "KILLED_STATUSES",
     "Mutant",
     "Tally",
-    "parse_equivalents",
+    "changed_line",
     "read_mutants",
     "status_of",
     "tally",
@@ -78,24 +78,6 @@ def function_of(name: str) -> str:
     return mangled.removeprefix("x_")
 
 
-def parse_equivalents(text: str, where: str) -> dict[str, str]:
-    """`tests/mutation-equivalent.txt`: one mutant a line, `NAME: why no test can tell it apart`;
-    `#` starts a comment line. A line without a reason is an error naming the line."""
-    found: dict[str, str] = {}
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        name, colon, reason = line.partition(":")
-        if not colon or not reason.strip() or " " in name.strip() or "__mutmut_" not in name:
-            raise ValueError(
-                f"{where}:{number}: {line!r} is not 'MUTANT_NAME: reason'; every equivalent "
-                "mutant says why no test can tell it apart from the real code"
-            )
-        found[name.strip()] = reason.strip()
-    return found
-
-
 def read_mutants(mutants_root: Path, path: str, source: str) -> list[Mutant]:
     """Every mutant of `path` (relative to the repository) with mutmut's verdict, read from the
     copy mutmut made under `mutants_root`; lines are those of `source`, the real file's text."""
@@ -108,7 +90,7 @@ def read_mutants(mutants_root: Path, path: str, source: str) -> list[Mutant]:
     for name, exit_code in sorted(meta["exit_code_by_key"].items(), key=_natural):
         local = name.rpartition(".")[2]
         orig = local.rpartition("__mutmut_")[0] + "__mutmut_orig"
-        line, before, after = _changed_line(
+        line, before, after = changed_line(
             _span(mutated, spans.get(orig)), _span(mutated, spans.get(local))
         )
         start = starts.get(function_of(name))
@@ -148,7 +130,7 @@ def _real_line(real: list[str], guess: int, before: str) -> int:
     return guess
 
 
-def _changed_line(orig: list[str], mutant: list[str]) -> tuple[int | None, str, str]:
+def changed_line(orig: list[str], mutant: list[str]) -> tuple[int | None, str, str]:
     """The offset from the `def` line of the first line the mutant changes, and the line before
     and after (the `def` line itself differs only by mutmut's renaming; blank lines before it are
     not the function's)."""
@@ -205,7 +187,7 @@ class Tally:
         return self.killed / self.judged if self.judged else 1.0
 
 
-def tally(mutants: Iterable[Mutant], equivalents: Mapping[str, str], prefix: str) -> Tally:
+def tally(mutants: Iterable[Mutant], equivalents: Mapping[str, object], prefix: str) -> Tally:
     """Count one module's mutants; `prefix` (its dotted name and a dot) picks its entries out of
     the equivalents list."""
     mutants = list(mutants)

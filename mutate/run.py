@@ -20,7 +20,7 @@ from typing import IO, Final
 from mutate.modules import Module
 from mutate.results import Mutant, function_of, read_mutants
 
-__all__ = ["REPO", "WORK", "Outcome", "mutate_module"]
+__all__ = ["REPO", "WORK", "Outcome", "children_cpu", "mutate_module"]
 
 REPO: Final = Path(__file__).resolve().parents[1]
 WORK: Final = REPO / ".build" / "mutate"
@@ -58,7 +58,7 @@ class Outcome:
 
 def mutate_module(module: Module, *, workers: int = WORKERS) -> Outcome:
     """Copy the tree, mutate `module`, run its tests on each mutant; the verdict of each."""
-    started, cpu_before = time.monotonic(), _children_cpu()
+    started, cpu_before = time.monotonic(), children_cpu()
     work = WORK / module.key
     if work.exists():
         shutil.rmtree(work)
@@ -77,11 +77,11 @@ def mutate_module(module: Module, *, workers: int = WORKERS) -> Outcome:
                 print(f"  {left} process(es) a mutant left running in the copy: killed")
     source = (REPO / module.path).read_text(encoding="utf-8")
     mutants = tuple(read_mutants(work / "mutants", mutated, source))
-    cpu = _children_cpu() - cpu_before
+    cpu = children_cpu() - cpu_before
     return Outcome(module, mutants, time.monotonic() - started, cpu, log)
 
 
-def _children_cpu() -> float:
+def children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 

@@ -264,7 +264,8 @@ class SimulatorProcess:
         self._call("POST", f"/_sim/clusters/{cluster_id}/autoscale", {"num_gpus": num_gpus})
 
     def requests(self) -> list[dict[str, Any]]:
-        """Every /v1 request so far, in order: {"method", "path" (template), "status"}."""
+        """Every /v1 request so far, in order: {"method", "path" (template), "status"}, and a
+        PUT's "body" (its JSON)."""
         result: list[dict[str, Any]] = self._call("GET", "/_sim/requests")["requests"]
         return result
 

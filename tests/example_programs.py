@@ -24,6 +24,7 @@ EXAMPLE_CLUSTER = {
     "cuda_version": "12.8",
     "nvidia_driver_version": "570",
     "project_id": "proj-ml-dev",
+    "cluster_config": {"load_balancer": "NONE", "observability": {"enabled": True}},
 }
 """The examples' cluster as the Python rules see it (its volume aside)."""
 
@@ -44,6 +45,10 @@ def lives_through_up_target_change_refresh_and_destroy(
     (live,) = live_clusters(sim)
     assert live.cluster_id == outputs["clusterId"].value
     assert [v.volume_id for v in live.volumes] == [outputs["volumeId"].value]
+    # A nested object of the API went through the generated SDK with the API's keys, and the
+    # worker nodes came back as an output.
+    assert live.cluster_config == EXAMPLE_CLUSTER["cluster_config"]
+    assert [n["compute_class"] for n in outputs["workerNodes"].value][:1] == ["standard"]
 
     # A new preemptible target is one update in place, no replace: one PUT, the volume alone.
     stack.set_config("numPreemptibleGpus", auto.ConfigValue("24"))

@@ -3,6 +3,7 @@ lifecycle tests."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -54,6 +55,8 @@ class FakeApi:
     def __init__(self) -> None:
         self.routes: dict[tuple[str, str], list[Answer]] = {}
         self.seen: list[tuple[str, str]] = []
+        self.bodies: list[Any] = []
+        """Each request's JSON body (None without one), in the order of `seen`."""
 
     def on(self, method: str, path: str, *answers: Answer) -> None:
         self.routes.setdefault((method, path), []).extend(answers)
@@ -61,6 +64,7 @@ class FakeApi:
     def __call__(self, request: httpx.Request) -> httpx.Response:
         key = (request.method, request.url.path)
         self.seen.append(key)
+        self.bodies.append(json.loads(request.content) if request.content else None)
         answers = self.routes.get(key)
         if not answers:
             return httpx.Response(404, json={"error": {"message": "not found"}})

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Final
 
 from together_facts.errors import InputError
@@ -13,10 +14,14 @@ from together_facts.prices import parse_rates
 from together_policy.provider import (
     CLUSTER_RULEBOOK,
     PRICES_CONFIG_KEY,
+    Invalid,
     PriceTable,
     counts,
     hourly_cost,
+    instant,
+    is_unknown,
     load_price_table,
+    timestamp,
 )
 from together_policy.resources import (
     Res,
@@ -192,4 +197,38 @@ def volume_lifecycle_independent(resources: Iterable[Res]) -> list[Violation]:
                     "on (fix: is_lifecycle_independent=True, the default; it replaces the volume)",
                 )
             )
+    return found
+
+
+MIN_DAYS_LEFT: Final = "minDaysLeft"
+DEFAULT_MIN_DAYS_LEFT: Final = 7.0
+
+
+def reservation_ends_soon(
+    resources: Iterable[Res], min_days: float, now: datetime
+) -> list[Violation]:
+    """A reserved cluster whose declared end (`reservation_end_time`) is less than `min_days`
+    after `now`: Together decommissions it at that end, so a stack that keeps it must extend the
+    end first (one in-place update). The end is read by the table's own validator."""
+    found = []
+    for cluster in (r for r in resources if r.is_cluster):
+        raw = snake_inputs(cluster).get("reservation_end_time")
+        if not isinstance(raw, str) or is_unknown(raw):
+            continue
+        try:
+            end = instant(timestamp("reservation_end_time", raw))
+        except Invalid:
+            continue  # the provider's check reports a malformed time
+        left = (end - now).total_seconds() / 86400
+        if left >= min_days:
+            continue
+        when = "has ended" if left <= 0 else f"ends in {left:.1f} days"
+        found.append(
+            Violation(
+                cluster.urn,
+                f"{cluster.label}: reservation_end_time={raw!r} {when}, less than {min_days:g} "
+                "days from now; Together decommissions the cluster at its reservation's end "
+                "(fix: extend reservation_end_time, an in-place update, or plan its replacement)",
+            )
+        )
     return found

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
 from together_policy import clusters, workloads
@@ -37,6 +38,11 @@ class PolicySpec:
 
 def _budget(resources: list[Res], config: Mapping[str, Any]) -> list[Violation]:
     return clusters.budget(resources, clusters.Budget.from_config(config))
+
+
+def _reservation_end(resources: list[Res], config: Mapping[str, Any]) -> list[Violation]:
+    days = config.get(clusters.MIN_DAYS_LEFT, clusters.DEFAULT_MIN_DAYS_LEFT)
+    return clusters.reservation_ends_soon(resources, float(days), datetime.now(UTC))
 
 
 def _stack(check: Callable[[Iterable[Res]], list[Violation]]) -> StackCheck:
@@ -118,6 +124,14 @@ POLICIES: Final[tuple[PolicySpec, ...]] = (
                 "additionalProperties": {"type": "number", "minimum": 0},
             },
         },
+    ),
+    PolicySpec(
+        "reservation-end-ahead",
+        "A reserved cluster's reservation_end_time lies at least minDaysLeft days (default 7) "
+        "ahead: Together decommissions the cluster at its end, so extend it in place first.",
+        "advisory",
+        stack_check=_reservation_end,
+        config={clusters.MIN_DAYS_LEFT: {"type": "number", "minimum": 0}},
     ),
 )
 

@@ -8,6 +8,7 @@ from typing import Final
 from together_facts.values import DRAIN_WINDOW_SECONDS
 from together_provider.cluster.table import counts
 from together_provider.framework.schema import Failure, Unknown, is_unknown
+from together_provider.framework.validators import Invalid, instant, timestamp
 from together_provider.kubernetes import (
     COMPUTE_CLASS_LABEL,
     GRACE_FIELD,
@@ -43,6 +44,7 @@ __all__ = [
     "VOLUME_TYPE",
     "ComputeClass",
     "Failure",
+    "Invalid",
     "PriceTable",
     "Unknown",
     "WorkloadSpecError",
@@ -50,7 +52,9 @@ __all__ = [
     "counts",
     "forbids_preemptible",
     "hourly_cost",
+    "instant",
     "is_unknown",
     "load_price_table",
     "requires_preemptible",
+    "timestamp",
 ]

@@ -41,14 +41,21 @@ class ClusterArgs:
     `auto_scale_max_gpus` without a diff.
     """
 
-    cuda_version: pulumi.Input[str]
-    """CUDA version of the node images."""
-
-    nvidia_driver_version: pulumi.Input[str]
-    """NVIDIA driver version of the node images."""
-
     cluster_name: pulumi.Input[str] | None = None
     """The cluster's name in Together; defaults to the resource name (the config key)."""
+
+    cuda_version: pulumi.Input[str] | None = None
+    """CUDA version of the node images (the SDK's legacy selector, with `nvidia_driver_version`); or
+    name the pair by `nvidia_version_id`.
+    """
+
+    nvidia_driver_version: pulumi.Input[str] | None = None
+    """NVIDIA driver version of the node images (with `cuda_version`)."""
+
+    nvidia_version_id: pulumi.Input[str] | None = None
+    """The CUDA + driver pair by its id in the region's catalogue (`tg beta clusters list-regions`);
+    instead of `cuda_version` and `nvidia_driver_version`.
+    """
 
     num_preemptible_gpus: pulumi.Input[int] = 0
     """Preemptible *target* at 50% of the on-demand price, in multiples of 8; see the
@@ -92,6 +99,60 @@ class ClusterArgs:
     none, so the cluster learns it here.
     """
 
+    num_reserved_gpus: pulumi.Input[int] | None = None
+    """Prepaid reserved GPUs of a `RESERVED` cluster, in multiples of 8; Together defaults it to
+    `num_gpus`.
+    """
+
+    reservation_start_time: pulumi.Input[str] | None = None
+    """When a `SCHEDULED_CAPACITY` reservation starts (ISO 8601, e.g. `2027-01-01T00:00:00Z`);
+    unset, the cluster provisions at once.
+    """
+
+    reservation_end_time: pulumi.Input[str] | None = None
+    """When the reservation ends and Together decommissions the cluster (ISO 8601, e.g.
+    `2027-01-31T00:00:00Z`); `RESERVED` or `SCHEDULED_CAPACITY` clusters only. A later value extends
+    it in place.
+    """
+
+    capacity_pool_id: pulumi.Input[str] | None = None
+    """The capacity pool the cluster draws GPUs from."""
+
+    num_capacity_pool_gpus: pulumi.Input[int] | None = None
+    """GPUs drawn from `capacity_pool_id`, in multiples of 8, at most `num_gpus`."""
+
+    add_ons: pulumi.Input[list[dict[str, Any]]] | None = None
+    """Add-ons, each `{name, add_on_type, config}` with the SDK's keys; `config` takes `dashboard`,
+    `headlamp`, `ingress` and `slurm_web`, each `{enabled}`.
+    """
+
+    cluster_config: pulumi.Input[dict[str, Any]] | None = None
+    """Cluster settings with the SDK's keys: `load_balancer` (required: NONE, TRAEFIK, NGINX or
+    ISTIO), `ingress` and `observability` (`{enabled}`), `gpu_operator_version`,
+    `network_operator_version`, `jumphost_enabled`, `kubernetes_dashboard_enabled`,
+    `ssh_ca_enabled`, `slurm_startup_scripts`.
+    """
+
+    install_traefik: pulumi.Input[bool] | None = None
+    """Install the Traefik ingress controller (Kubernetes clusters; Together's default: false)."""
+
+    oidc_config: pulumi.Input[dict[str, Any]] | None = None
+    """OIDC for the Kubernetes API with the SDK's keys: `client_id`, `issuer_url`, `username_claim`,
+    `username_prefix`, `group_claim`, `group_prefix` (required) and `ca_cert`.
+    """
+
+    acceptance_tests_params: pulumi.Input[dict[str, Any]] | None = None
+    """GPU acceptance tests at bring-up, with the SDK's keys: `enabled`, `dcgm_diag_level`,
+    `dcgm_diag_skipped`, `gpu_burn_duration`, `gpu_burn_skipped`, `nccl_single_node_skipped`,
+    `nccl_multi_node_skipped`, `storage_skipped`.
+    """
+
+    slurm_image: pulumi.Input[str] | None = None
+    """A custom Slurm image (SLURM clusters)."""
+
+    slurm_shm_size_gib: pulumi.Input[int] | None = None
+    """Shared memory of a SLURM cluster, in GiB."""
+
     ready_timeout_seconds: pulumi.Input[float] = 1800.0
     """How long create and standard-count updates wait for Ready, and delete for the cluster to be
     gone (Pulumi's customTimeouts do not reach dynamic providers).
@@ -126,11 +187,18 @@ class ClusterAttributes(Attributes):
     `auto_scale_max_gpus` without a diff.
     """
 
-    cuda_version: pulumi.Output[str]
-    """CUDA version of the node images."""
+    cuda_version: pulumi.Output[str | None]
+    """CUDA version of the node images (the SDK's legacy selector, with `nvidia_driver_version`); or
+    name the pair by `nvidia_version_id`.
+    """
 
-    nvidia_driver_version: pulumi.Output[str]
-    """NVIDIA driver version of the node images."""
+    nvidia_driver_version: pulumi.Output[str | None]
+    """NVIDIA driver version of the node images (with `cuda_version`)."""
+
+    nvidia_version_id: pulumi.Output[str | None]
+    """The CUDA + driver pair by its id in the region's catalogue (`tg beta clusters list-regions`);
+    instead of `cuda_version` and `nvidia_driver_version`.
+    """
 
     num_preemptible_gpus: pulumi.Output[int]
     """Preemptible *target* at 50% of the on-demand price, in multiples of 8; see the
@@ -174,6 +242,60 @@ class ClusterAttributes(Attributes):
     none, so the cluster learns it here.
     """
 
+    num_reserved_gpus: pulumi.Output[int | None]
+    """Prepaid reserved GPUs of a `RESERVED` cluster, in multiples of 8; Together defaults it to
+    `num_gpus`.
+    """
+
+    reservation_start_time: pulumi.Output[str | None]
+    """When a `SCHEDULED_CAPACITY` reservation starts (ISO 8601, e.g. `2027-01-01T00:00:00Z`);
+    unset, the cluster provisions at once.
+    """
+
+    reservation_end_time: pulumi.Output[str | None]
+    """When the reservation ends and Together decommissions the cluster (ISO 8601, e.g.
+    `2027-01-31T00:00:00Z`); `RESERVED` or `SCHEDULED_CAPACITY` clusters only. A later value extends
+    it in place.
+    """
+
+    capacity_pool_id: pulumi.Output[str | None]
+    """The capacity pool the cluster draws GPUs from."""
+
+    num_capacity_pool_gpus: pulumi.Output[int | None]
+    """GPUs drawn from `capacity_pool_id`, in multiples of 8, at most `num_gpus`."""
+
+    add_ons: pulumi.Output[list[dict[str, Any]] | None]
+    """Add-ons, each `{name, add_on_type, config}` with the SDK's keys; `config` takes `dashboard`,
+    `headlamp`, `ingress` and `slurm_web`, each `{enabled}`.
+    """
+
+    cluster_config: pulumi.Output[dict[str, Any] | None]
+    """Cluster settings with the SDK's keys: `load_balancer` (required: NONE, TRAEFIK, NGINX or
+    ISTIO), `ingress` and `observability` (`{enabled}`), `gpu_operator_version`,
+    `network_operator_version`, `jumphost_enabled`, `kubernetes_dashboard_enabled`,
+    `ssh_ca_enabled`, `slurm_startup_scripts`.
+    """
+
+    install_traefik: pulumi.Output[bool | None]
+    """Install the Traefik ingress controller (Kubernetes clusters; Together's default: false)."""
+
+    oidc_config: pulumi.Output[dict[str, Any] | None]
+    """OIDC for the Kubernetes API with the SDK's keys: `client_id`, `issuer_url`, `username_claim`,
+    `username_prefix`, `group_claim`, `group_prefix` (required) and `ca_cert`.
+    """
+
+    acceptance_tests_params: pulumi.Output[dict[str, Any] | None]
+    """GPU acceptance tests at bring-up, with the SDK's keys: `enabled`, `dcgm_diag_level`,
+    `dcgm_diag_skipped`, `gpu_burn_duration`, `gpu_burn_skipped`, `nccl_single_node_skipped`,
+    `nccl_multi_node_skipped`, `storage_skipped`.
+    """
+
+    slurm_image: pulumi.Output[str | None]
+    """A custom Slurm image (SLURM clusters)."""
+
+    slurm_shm_size_gib: pulumi.Output[int | None]
+    """Shared memory of a SLURM cluster, in GiB."""
+
     ready_timeout_seconds: pulumi.Output[float]
     """How long create and standard-count updates wait for Ready, and delete for the cluster to be
     gone (Pulumi's customTimeouts do not reach dynamic providers).
@@ -210,6 +332,22 @@ class ClusterAttributes(Attributes):
 
     preemption_events: pulumi.Output[list[dict[str, Any]]]
     """The last 20 reclaim notices, oldest first."""
+
+    worker_nodes: pulumi.Output[list[dict[str, Any]]]
+    """The GPU worker nodes live now, each `{node_id, host_name, compute_class, status, phase}`;
+    `compute_class` is `standard` or `preemptible`.
+    """
+
+    first_ready_at: pulumi.Output[str | None]
+    """When the cluster was first Ready (ISO 8601); unset until then."""
+
+    add_on_states: pulumi.Output[list[dict[str, Any]] | None]
+    """Each add-on's state as Together reports it, `{name, state}`; unset without add-ons."""
+
+    reservation_ends_at: pulumi.Output[str | None]
+    """When the reservation ends as Together reports it (ISO 8601, UTC); unset for a cluster with no
+    end.
+    """
 
     has_volume: bool
     """Whether `volume_id` is set."""
@@ -263,6 +401,9 @@ class SharedVolumeArgs:
     its cluster, so replacing that cluster loses them.
     """
 
+    instance_cluster_id: pulumi.Input[str] | None = None
+    """A cluster whose infrastructure the volume is placed on (its `cluster_id`)."""
+
     ready_timeout_seconds: pulumi.Input[float] = 1800.0
     """How long create waits for the volume to be available (and delete for it to be gone)."""
 
@@ -294,6 +435,9 @@ class SharedVolumeAttributes(Attributes):
     not a cluster's deletion, decide when the checkpoints go; with false Together deletes it with
     its cluster, so replacing that cluster loses them.
     """
+
+    instance_cluster_id: pulumi.Output[str | None]
+    """A cluster whose infrastructure the volume is placed on (its `cluster_id`)."""
 
     ready_timeout_seconds: pulumi.Output[float]
     """How long create waits for the volume to be available (and delete for it to be gone)."""

@@ -267,6 +267,50 @@ def load(raw: Mapping[str, Any], kinds: Sequence[Kind] = KINDS) -> StackConfig:
     )
 
 
+def _attachments(
+    kind: Kind,
+    name: str,
+    prefix: str,
+    settings_raw: object,
+    by_key: Mapping[str, Kind],
+    defaults: Mapping[str, Any],
+    declared: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    attached: dict[str, dict[str, str]],
+    problems: list[str],
+) -> tuple[object, dict[str, Any], dict[str, Attach]]:
+    """What one resource attaches (a cluster's `volume: <key>`): its settings without the attach
+    keys, the properties taken from each attached resource (an output unknown until it exists,
+    an input now), and the attach of each property checked against it. Records each attachment
+    in `attached` (target -> resource name -> attached key)."""
+    props: dict[str, Any] = {}
+    attaching: dict[str, Attach] = {}
+    for attach in _stack(kind).attaches:
+        if not (isinstance(settings_raw, Mapping) and attach.key in settings_raw):
+            continue
+        settings_raw = dict(settings_raw)
+        target = by_key[attach.target]
+        key = _attach(
+            prefix,
+            attach,
+            kind.schema,
+            target,
+            settings_raw.pop(attach.key),
+            settings_raw,
+            declared.get(attach.target, {}),
+            problems,
+        )
+        if key is None:
+            continue
+        attached[attach.target][name] = key
+        attaching[attach.checked] = attach
+        values = {**_taken(target, defaults), **declared[attach.target][key]}
+        props |= {
+            prop: values.get(source) if source in target.schema.by_name else UNKNOWN
+            for prop, source in attach.props.items()
+        }
+    return settings_raw, props, attaching
+
+
 def _resources(
     kind: Kind,
     raw: object,
@@ -306,31 +350,9 @@ def _resources(
                 f"{prefix}: the {noun} key must be lowercase letters, digits and '-', "
                 "starting with a letter"
             )
-        props: dict[str, Any] = {}
-        attaching: dict[str, Attach] = {}
-        for attach in _stack(kind).attaches:
-            if isinstance(settings_raw, Mapping) and attach.key in settings_raw:
-                settings_raw = dict(settings_raw)
-                target = by_key[attach.target]
-                key = _attach(
-                    prefix,
-                    attach,
-                    kind.schema,
-                    target,
-                    settings_raw.pop(attach.key),
-                    settings_raw,
-                    declared.get(attach.target, {}),
-                    problems,
-                )
-                if key is not None:
-                    attached[attach.target][str(name)] = key
-                    attaching[attach.checked] = attach
-                    # An output is only known once the attached resource exists; an input now.
-                    values = {**_taken(target, defaults), **declared[attach.target][key]}
-                    props |= {
-                        prop: values.get(source) if source in target.schema.by_name else UNKNOWN
-                        for prop, source in attach.props.items()
-                    }
+        settings_raw, props, attaching = _attachments(
+            kind, str(name), prefix, settings_raw, by_key, defaults, declared, attached, problems
+        )
         own, meant = _settings(prefix, settings_raw, problems, kind.schema.config_keys)
         parsed[str(name)] = own
         props = {kind.named_after_resource: name, **taken, **own, **props}

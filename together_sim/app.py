@@ -65,7 +65,8 @@ def api(handler: Handler) -> Handler:
         method, path = request.method, _template(request.url.path)
         response = await _serve(runtime, request, handler)
         # A lost answer is logged with the status the server had, since the work was done.
-        runtime.requests.record(method, path, response.status_code if response else 0)
+        body = (await request.body()).decode() if method == "PUT" else None
+        runtime.requests.record(method, path, response.status_code if response else 0, body)
         if (
             response is not None
             and response.status_code < 400

@@ -3,6 +3,7 @@ client survives 429s, 5xx and lost answers, and count exactly the API traffic it
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 from collections import Counter
@@ -61,6 +62,8 @@ class LoggedRequest:
     method: str
     path: str
     status: int
+    body: str | None = None
+    """A PUT's body as it arrived (JSON text): what a test checks the update carried."""
 
 
 class RequestLog:
@@ -71,9 +74,9 @@ class RequestLog:
         self._lock = threading.Lock()
         self._entries: list[LoggedRequest] = []
 
-    def record(self, method: str, path: str, status: int) -> None:
+    def record(self, method: str, path: str, status: int, body: str | None = None) -> None:
         with self._lock:
-            self._entries.append(LoggedRequest(method, path, status))
+            self._entries.append(LoggedRequest(method, path, status, body))
 
     def reset(self) -> None:
         with self._lock:
@@ -82,12 +85,16 @@ class RequestLog:
     def snapshot(self) -> dict[str, object]:
         with self._lock:
             entries = list(self._entries)
-        counts = Counter(entries)
+        counts = Counter((e.method, e.path, e.status) for e in entries)
         return {
             "counts": [
-                {"method": e.method, "path": e.path, "status": e.status, "count": n}
-                for e, n in counts.items()
+                {"method": method, "path": path, "status": status, "count": n}
+                for (method, path, status), n in counts.items()
             ],
-            "requests": [{"method": e.method, "path": e.path, "status": e.status} for e in entries],
+            "requests": [
+                {"method": e.method, "path": e.path, "status": e.status}
+                | ({"body": json.loads(e.body)} if e.body else {})
+                for e in entries
+            ],
             "total": len(entries),
         }

@@ -38,6 +38,11 @@ func main() {
 			ProjectId:           pulumi.String("proj-ml-dev"),
 			VolumeId:            checkpoints.VolumeId,
 			VolumeRegion:        checkpoints.Region,
+			// Nested objects take the API's own keys; observability changes in place.
+			ClusterConfig: pulumi.Map{
+				"load_balancer": pulumi.String("NONE"),
+				"observability": pulumi.Map{"enabled": pulumi.Bool(true)},
+			},
 		}, pulumi.Timeouts(&pulumi.CustomTimeouts{Create: "45m", Update: "45m"}))
 		if err != nil {
 			return err
@@ -50,6 +55,7 @@ func main() {
 		ctx.Export("preemptibleAllocated", notebooks.AllocatedPreemptibleGpus)
 		ctx.Export("volumeId", checkpoints.VolumeId)
 		ctx.Export("kubeconfig", notebooks.KubeConfig)
+		ctx.Export("workerNodes", notebooks.WorkerNodes)
 		return nil
 	})
 }

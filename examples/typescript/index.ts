@@ -30,6 +30,8 @@ const notebooks = new together.Cluster(
         projectId: "proj-ml-dev",
         volumeId: checkpoints.volumeId,
         volumeRegion: checkpoints.region,
+        // Nested objects take the API's own keys; observability changes in place.
+        clusterConfig: { load_balancer: "NONE", observability: { enabled: true } },
     },
     { customTimeouts: { create: "45m", update: "45m" } },
 );
@@ -41,3 +43,4 @@ export const preemptibleTarget = notebooks.desiredPreemptibleGpus;
 export const preemptibleAllocated = notebooks.allocatedPreemptibleGpus;
 export const volumeId = checkpoints.volumeId;
 export const kubeconfig = notebooks.kubeConfig;
+export const workerNodes = notebooks.workerNodes;

@@ -35,6 +35,18 @@ export class Cluster extends pulumi.CustomResource {
     }
 
     /**
+     * GPU acceptance tests at bring-up, with the SDK's keys: `enabled`, `dcgm_diag_level`, `dcgm_diag_skipped`, `gpu_burn_duration`, `gpu_burn_skipped`, `nccl_single_node_skipped`, `nccl_multi_node_skipped`, `storage_skipped`.
+     */
+    declare public readonly acceptanceTestsParams: pulumi.Output<{[key: string]: any} | undefined>;
+    /**
+     * Each add-on's state as Together reports it, `{name, state}`; unset without add-ons.
+     */
+    declare public /*out*/ readonly addOnStates: pulumi.Output<{[key: string]: any}[] | undefined>;
+    /**
+     * Add-ons, each `{name, add_on_type, config}` with the SDK's keys; `config` takes `dashboard`, `headlamp`, `ingress` and `slurm_web`, each `{enabled}`.
+     */
+    declare public readonly addOns: pulumi.Output<{[key: string]: any}[] | undefined>;
+    /**
      * Take over this existing cluster at create instead of creating one.
      */
     declare public readonly adoptClusterId: pulumi.Output<string | undefined>;
@@ -54,6 +66,14 @@ export class Cluster extends pulumi.CustomResource {
      * How the standard GPUs are billed. One of: RESERVED, ON_DEMAND, SCHEDULED_CAPACITY.
      */
     declare public readonly billingType: pulumi.Output<string>;
+    /**
+     * The capacity pool the cluster draws GPUs from.
+     */
+    declare public readonly capacityPoolId: pulumi.Output<string | undefined>;
+    /**
+     * Cluster settings with the SDK's keys: `load_balancer` (required: NONE, TRAEFIK, NGINX or ISTIO), `ingress` and `observability` (`{enabled}`), `gpu_operator_version`, `network_operator_version`, `jumphost_enabled`, `kubernetes_dashboard_enabled`, `ssh_ca_enabled`, `slurm_startup_scripts`.
+     */
+    declare public readonly clusterConfig: pulumi.Output<{[key: string]: any} | undefined>;
     /**
      * Together's id of the cluster.
      */
@@ -75,9 +95,9 @@ export class Cluster extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly createdAt: pulumi.Output<string>;
     /**
-     * CUDA version of the node images.
+     * CUDA version of the node images (the SDK's legacy selector, with `nvidia_driver_version`); or name the pair by `nvidia_version_id`.
      */
-    declare public readonly cudaVersion: pulumi.Output<string>;
+    declare public readonly cudaVersion: pulumi.Output<string | undefined>;
     /**
      * The preemptible target as Together echoes it.
      */
@@ -87,9 +107,17 @@ export class Cluster extends pulumi.CustomResource {
      */
     declare public readonly durationDays: pulumi.Output<number | undefined>;
     /**
+     * When the cluster was first Ready (ISO 8601); unset until then.
+     */
+    declare public /*out*/ readonly firstReadyAt: pulumi.Output<string | undefined>;
+    /**
      * GPU model of every node. One of: H100_SXM, H200_SXM, RTX_6000_PCI, L40_PCIE, B200_SXM, H100_SXM_INF, B300_SXM, GB200_SXM.
      */
     declare public readonly gpuType: pulumi.Output<string>;
+    /**
+     * Install the Traefik ingress controller (Kubernetes clusters; Together's default: false).
+     */
+    declare public readonly installTraefik: pulumi.Output<boolean | undefined>;
     /**
      * Kubeconfig of a Kubernetes cluster, as YAML.
      */
@@ -99,6 +127,10 @@ export class Cluster extends pulumi.CustomResource {
      */
     declare public readonly maxPreemptibleGpus: pulumi.Output<number | undefined>;
     /**
+     * GPUs drawn from `capacity_pool_id`, in multiples of 8, at most `num_gpus`.
+     */
+    declare public readonly numCapacityPoolGpus: pulumi.Output<number | undefined>;
+    /**
      * Standard GPUs (never preempted); at least one 8-GPU node, in multiples of 8. With `auto_scale`, the floor: Together's autoscaler may move the live count anywhere up to `auto_scale_max_gpus` without a diff.
      */
     declare public readonly numGpus: pulumi.Output<number>;
@@ -107,9 +139,21 @@ export class Cluster extends pulumi.CustomResource {
      */
     declare public readonly numPreemptibleGpus: pulumi.Output<number>;
     /**
-     * NVIDIA driver version of the node images.
+     * Prepaid reserved GPUs of a `RESERVED` cluster, in multiples of 8; Together defaults it to `num_gpus`.
      */
-    declare public readonly nvidiaDriverVersion: pulumi.Output<string>;
+    declare public readonly numReservedGpus: pulumi.Output<number | undefined>;
+    /**
+     * NVIDIA driver version of the node images (with `cuda_version`).
+     */
+    declare public readonly nvidiaDriverVersion: pulumi.Output<string | undefined>;
+    /**
+     * The CUDA + driver pair by its id in the region's catalogue (`tg beta clusters list-regions`); instead of `cuda_version` and `nvidia_driver_version`.
+     */
+    declare public readonly nvidiaVersionId: pulumi.Output<string | undefined>;
+    /**
+     * OIDC for the Kubernetes API with the SDK's keys: `client_id`, `issuer_url`, `username_claim`, `username_prefix`, `group_claim`, `group_prefix` (required) and `ca_cert`.
+     */
+    declare public readonly oidcConfig: pulumi.Output<{[key: string]: any} | undefined>;
     /**
      * The last 20 reclaim notices, oldest first.
      */
@@ -127,6 +171,26 @@ export class Cluster extends pulumi.CustomResource {
      */
     declare public readonly region: pulumi.Output<string>;
     /**
+     * When the reservation ends and Together decommissions the cluster (ISO 8601, e.g. `2027-01-31T00:00:00Z`); `RESERVED` or `SCHEDULED_CAPACITY` clusters only. A later value extends it in place.
+     */
+    declare public readonly reservationEndTime: pulumi.Output<string | undefined>;
+    /**
+     * When the reservation ends as Together reports it (ISO 8601, UTC); unset for a cluster with no end.
+     */
+    declare public /*out*/ readonly reservationEndsAt: pulumi.Output<string | undefined>;
+    /**
+     * When a `SCHEDULED_CAPACITY` reservation starts (ISO 8601, e.g. `2027-01-01T00:00:00Z`); unset, the cluster provisions at once.
+     */
+    declare public readonly reservationStartTime: pulumi.Output<string | undefined>;
+    /**
+     * A custom Slurm image (SLURM clusters).
+     */
+    declare public readonly slurmImage: pulumi.Output<string | undefined>;
+    /**
+     * Shared memory of a SLURM cluster, in GiB.
+     */
+    declare public readonly slurmShmSizeGib: pulumi.Output<number | undefined>;
+    /**
      * Together's status, e.g. `Ready`.
      */
     declare public /*out*/ readonly status: pulumi.Output<string>;
@@ -142,6 +206,10 @@ export class Cluster extends pulumi.CustomResource {
      * The attached volume's region (a `SharedVolume`'s `region`); Together's volume object has none, so the cluster learns it here.
      */
     declare public readonly volumeRegion: pulumi.Output<string | undefined>;
+    /**
+     * The GPU worker nodes live now, each `{node_id, host_name, compute_class, status, phase}`; `compute_class` is `standard` or `preemptible`.
+     */
+    declare public /*out*/ readonly workerNodes: pulumi.Output<{[key: string]: any}[]>;
 
     /**
      * Create a Cluster resource with the given unique name, arguments, and options.
@@ -154,54 +222,70 @@ export class Cluster extends pulumi.CustomResource {
         let resourceInputs: pulumi.Inputs = {};
         opts = opts || {};
         if (!opts.id) {
-            if (args?.cudaVersion === undefined && !opts.urn) {
-                throw new Error("Missing required property 'cudaVersion'");
-            }
             if (args?.gpuType === undefined && !opts.urn) {
                 throw new Error("Missing required property 'gpuType'");
             }
             if (args?.numGpus === undefined && !opts.urn) {
                 throw new Error("Missing required property 'numGpus'");
             }
-            if (args?.nvidiaDriverVersion === undefined && !opts.urn) {
-                throw new Error("Missing required property 'nvidiaDriverVersion'");
-            }
             if (args?.region === undefined && !opts.urn) {
                 throw new Error("Missing required property 'region'");
             }
+            resourceInputs["acceptanceTestsParams"] = args?.acceptanceTestsParams;
+            resourceInputs["addOns"] = args?.addOns;
             resourceInputs["adoptClusterId"] = args?.adoptClusterId;
             resourceInputs["autoScale"] = (args?.autoScale) ?? false;
             resourceInputs["autoScaleMaxGpus"] = args?.autoScaleMaxGpus;
             resourceInputs["billingType"] = (args?.billingType) ?? "ON_DEMAND";
+            resourceInputs["capacityPoolId"] = args?.capacityPoolId;
+            resourceInputs["clusterConfig"] = args?.clusterConfig;
             resourceInputs["clusterName"] = args?.clusterName;
             resourceInputs["clusterType"] = (args?.clusterType) ?? "KUBERNETES";
             resourceInputs["cudaVersion"] = args?.cudaVersion;
             resourceInputs["durationDays"] = args?.durationDays;
             resourceInputs["gpuType"] = args?.gpuType;
+            resourceInputs["installTraefik"] = args?.installTraefik;
             resourceInputs["maxPreemptibleGpus"] = args?.maxPreemptibleGpus;
+            resourceInputs["numCapacityPoolGpus"] = args?.numCapacityPoolGpus;
             resourceInputs["numGpus"] = args?.numGpus;
             resourceInputs["numPreemptibleGpus"] = (args?.numPreemptibleGpus) ?? 0;
+            resourceInputs["numReservedGpus"] = args?.numReservedGpus;
             resourceInputs["nvidiaDriverVersion"] = args?.nvidiaDriverVersion;
+            resourceInputs["nvidiaVersionId"] = args?.nvidiaVersionId;
+            resourceInputs["oidcConfig"] = args?.oidcConfig;
             resourceInputs["projectId"] = args?.projectId;
             resourceInputs["readyTimeoutSeconds"] = (args?.readyTimeoutSeconds) ?? 1800;
             resourceInputs["region"] = args?.region;
+            resourceInputs["reservationEndTime"] = args?.reservationEndTime;
+            resourceInputs["reservationStartTime"] = args?.reservationStartTime;
+            resourceInputs["slurmImage"] = args?.slurmImage;
+            resourceInputs["slurmShmSizeGib"] = args?.slurmShmSizeGib;
             resourceInputs["volumeId"] = args?.volumeId;
             resourceInputs["volumeRegion"] = args?.volumeRegion;
+            resourceInputs["addOnStates"] = undefined /*out*/;
             resourceInputs["allocatedPreemptibleGpus"] = undefined /*out*/;
             resourceInputs["clusterId"] = undefined /*out*/;
             resourceInputs["controlPlaneReady"] = undefined /*out*/;
             resourceInputs["createdAt"] = undefined /*out*/;
             resourceInputs["desiredPreemptibleGpus"] = undefined /*out*/;
+            resourceInputs["firstReadyAt"] = undefined /*out*/;
             resourceInputs["kubeConfig"] = undefined /*out*/;
             resourceInputs["preemptionEvents"] = undefined /*out*/;
+            resourceInputs["reservationEndsAt"] = undefined /*out*/;
             resourceInputs["status"] = undefined /*out*/;
             resourceInputs["volumeName"] = undefined /*out*/;
+            resourceInputs["workerNodes"] = undefined /*out*/;
         } else {
+            resourceInputs["acceptanceTestsParams"] = undefined /*out*/;
+            resourceInputs["addOnStates"] = undefined /*out*/;
+            resourceInputs["addOns"] = undefined /*out*/;
             resourceInputs["adoptClusterId"] = undefined /*out*/;
             resourceInputs["allocatedPreemptibleGpus"] = undefined /*out*/;
             resourceInputs["autoScale"] = undefined /*out*/;
             resourceInputs["autoScaleMaxGpus"] = undefined /*out*/;
             resourceInputs["billingType"] = undefined /*out*/;
+            resourceInputs["capacityPoolId"] = undefined /*out*/;
+            resourceInputs["clusterConfig"] = undefined /*out*/;
             resourceInputs["clusterId"] = undefined /*out*/;
             resourceInputs["clusterName"] = undefined /*out*/;
             resourceInputs["clusterType"] = undefined /*out*/;
@@ -210,20 +294,32 @@ export class Cluster extends pulumi.CustomResource {
             resourceInputs["cudaVersion"] = undefined /*out*/;
             resourceInputs["desiredPreemptibleGpus"] = undefined /*out*/;
             resourceInputs["durationDays"] = undefined /*out*/;
+            resourceInputs["firstReadyAt"] = undefined /*out*/;
             resourceInputs["gpuType"] = undefined /*out*/;
+            resourceInputs["installTraefik"] = undefined /*out*/;
             resourceInputs["kubeConfig"] = undefined /*out*/;
             resourceInputs["maxPreemptibleGpus"] = undefined /*out*/;
+            resourceInputs["numCapacityPoolGpus"] = undefined /*out*/;
             resourceInputs["numGpus"] = undefined /*out*/;
             resourceInputs["numPreemptibleGpus"] = undefined /*out*/;
+            resourceInputs["numReservedGpus"] = undefined /*out*/;
             resourceInputs["nvidiaDriverVersion"] = undefined /*out*/;
+            resourceInputs["nvidiaVersionId"] = undefined /*out*/;
+            resourceInputs["oidcConfig"] = undefined /*out*/;
             resourceInputs["preemptionEvents"] = undefined /*out*/;
             resourceInputs["projectId"] = undefined /*out*/;
             resourceInputs["readyTimeoutSeconds"] = undefined /*out*/;
             resourceInputs["region"] = undefined /*out*/;
+            resourceInputs["reservationEndTime"] = undefined /*out*/;
+            resourceInputs["reservationEndsAt"] = undefined /*out*/;
+            resourceInputs["reservationStartTime"] = undefined /*out*/;
+            resourceInputs["slurmImage"] = undefined /*out*/;
+            resourceInputs["slurmShmSizeGib"] = undefined /*out*/;
             resourceInputs["status"] = undefined /*out*/;
             resourceInputs["volumeId"] = undefined /*out*/;
             resourceInputs["volumeName"] = undefined /*out*/;
             resourceInputs["volumeRegion"] = undefined /*out*/;
+            resourceInputs["workerNodes"] = undefined /*out*/;
         }
         opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts);
         const secretOpts = { additionalSecretOutputs: ["kubeConfig"] };
@@ -236,6 +332,14 @@ export class Cluster extends pulumi.CustomResource {
  * The set of arguments for constructing a Cluster resource.
  */
 export interface ClusterArgs {
+    /**
+     * GPU acceptance tests at bring-up, with the SDK's keys: `enabled`, `dcgm_diag_level`, `dcgm_diag_skipped`, `gpu_burn_duration`, `gpu_burn_skipped`, `nccl_single_node_skipped`, `nccl_multi_node_skipped`, `storage_skipped`.
+     */
+    acceptanceTestsParams?: pulumi.Input<{[key: string]: any} | undefined>;
+    /**
+     * Add-ons, each `{name, add_on_type, config}` with the SDK's keys; `config` takes `dashboard`, `headlamp`, `ingress` and `slurm_web`, each `{enabled}`.
+     */
+    addOns?: pulumi.Input<pulumi.Input<{[key: string]: any}>[] | undefined>;
     /**
      * Take over this existing cluster at create instead of creating one.
      */
@@ -253,6 +357,14 @@ export interface ClusterArgs {
      */
     billingType?: pulumi.Input<string | undefined>;
     /**
+     * The capacity pool the cluster draws GPUs from.
+     */
+    capacityPoolId?: pulumi.Input<string | undefined>;
+    /**
+     * Cluster settings with the SDK's keys: `load_balancer` (required: NONE, TRAEFIK, NGINX or ISTIO), `ingress` and `observability` (`{enabled}`), `gpu_operator_version`, `network_operator_version`, `jumphost_enabled`, `kubernetes_dashboard_enabled`, `ssh_ca_enabled`, `slurm_startup_scripts`.
+     */
+    clusterConfig?: pulumi.Input<{[key: string]: any} | undefined>;
+    /**
      * The cluster's name in Together; defaults to the resource name (the config key).
      */
     clusterName?: pulumi.Input<string | undefined>;
@@ -261,9 +373,9 @@ export interface ClusterArgs {
      */
     clusterType?: pulumi.Input<string | undefined>;
     /**
-     * CUDA version of the node images.
+     * CUDA version of the node images (the SDK's legacy selector, with `nvidia_driver_version`); or name the pair by `nvidia_version_id`.
      */
-    cudaVersion: pulumi.Input<string>;
+    cudaVersion?: pulumi.Input<string | undefined>;
     /**
      * Length of a `RESERVED` cluster, 1..90 days.
      */
@@ -273,9 +385,17 @@ export interface ClusterArgs {
      */
     gpuType: pulumi.Input<string>;
     /**
+     * Install the Traefik ingress controller (Kubernetes clusters; Together's default: false).
+     */
+    installTraefik?: pulumi.Input<boolean | undefined>;
+    /**
      * Ceiling of a declared preemptible range, in multiples of 8, at least `num_preemptible_gpus` (then the floor). Something else (an autoscaler, `tg beta clusters update`) may move the live target anywhere in [floor, ceiling] without a diff; a live target outside is brought back to the nearest bound in place. Unset: the target is held at `num_preemptible_gpus`.
      */
     maxPreemptibleGpus?: pulumi.Input<number | undefined>;
+    /**
+     * GPUs drawn from `capacity_pool_id`, in multiples of 8, at most `num_gpus`.
+     */
+    numCapacityPoolGpus?: pulumi.Input<number | undefined>;
     /**
      * Standard GPUs (never preempted); at least one 8-GPU node, in multiples of 8. With `auto_scale`, the floor: Together's autoscaler may move the live count anywhere up to `auto_scale_max_gpus` without a diff.
      */
@@ -285,9 +405,21 @@ export interface ClusterArgs {
      */
     numPreemptibleGpus?: pulumi.Input<number | undefined>;
     /**
-     * NVIDIA driver version of the node images.
+     * Prepaid reserved GPUs of a `RESERVED` cluster, in multiples of 8; Together defaults it to `num_gpus`.
      */
-    nvidiaDriverVersion: pulumi.Input<string>;
+    numReservedGpus?: pulumi.Input<number | undefined>;
+    /**
+     * NVIDIA driver version of the node images (with `cuda_version`).
+     */
+    nvidiaDriverVersion?: pulumi.Input<string | undefined>;
+    /**
+     * The CUDA + driver pair by its id in the region's catalogue (`tg beta clusters list-regions`); instead of `cuda_version` and `nvidia_driver_version`.
+     */
+    nvidiaVersionId?: pulumi.Input<string | undefined>;
+    /**
+     * OIDC for the Kubernetes API with the SDK's keys: `client_id`, `issuer_url`, `username_claim`, `username_prefix`, `group_claim`, `group_prefix` (required) and `ca_cert`.
+     */
+    oidcConfig?: pulumi.Input<{[key: string]: any} | undefined>;
     /**
      * Together project; required for a preemptible target.
      */
@@ -300,6 +432,22 @@ export interface ClusterArgs {
      * Together region, e.g. `us-central-8`.
      */
     region: pulumi.Input<string>;
+    /**
+     * When the reservation ends and Together decommissions the cluster (ISO 8601, e.g. `2027-01-31T00:00:00Z`); `RESERVED` or `SCHEDULED_CAPACITY` clusters only. A later value extends it in place.
+     */
+    reservationEndTime?: pulumi.Input<string | undefined>;
+    /**
+     * When a `SCHEDULED_CAPACITY` reservation starts (ISO 8601, e.g. `2027-01-01T00:00:00Z`); unset, the cluster provisions at once.
+     */
+    reservationStartTime?: pulumi.Input<string | undefined>;
+    /**
+     * A custom Slurm image (SLURM clusters).
+     */
+    slurmImage?: pulumi.Input<string | undefined>;
+    /**
+     * Shared memory of a SLURM cluster, in GiB.
+     */
+    slurmShmSizeGib?: pulumi.Input<number | undefined>;
     /**
      * Shared volume to attach at create, e.g. a `SharedVolume`'s `volume_id`.
      */

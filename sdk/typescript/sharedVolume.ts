@@ -43,6 +43,10 @@ export class SharedVolume extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly clusterIds: pulumi.Output<string[]>;
     /**
+     * A cluster whose infrastructure the volume is placed on (its `cluster_id`).
+     */
+    declare public readonly instanceClusterId: pulumi.Output<string | undefined>;
+    /**
      * Keep the volume when the last cluster using it is deleted. The default (true) lets the stack, not a cluster's deletion, decide when the checkpoints go; with false Together deletes it with its cluster, so replacing that cluster loses them.
      */
     declare public readonly isLifecycleIndependent: pulumi.Output<boolean>;
@@ -93,6 +97,7 @@ export class SharedVolume extends pulumi.CustomResource {
                 throw new Error("Missing required property 'sizeTib'");
             }
             resourceInputs["adoptVolumeId"] = args?.adoptVolumeId;
+            resourceInputs["instanceClusterId"] = args?.instanceClusterId;
             resourceInputs["isLifecycleIndependent"] = (args?.isLifecycleIndependent) ?? true;
             resourceInputs["projectId"] = args?.projectId;
             resourceInputs["readyTimeoutSeconds"] = (args?.readyTimeoutSeconds) ?? 1800;
@@ -105,6 +110,7 @@ export class SharedVolume extends pulumi.CustomResource {
         } else {
             resourceInputs["adoptVolumeId"] = undefined /*out*/;
             resourceInputs["clusterIds"] = undefined /*out*/;
+            resourceInputs["instanceClusterId"] = undefined /*out*/;
             resourceInputs["isLifecycleIndependent"] = undefined /*out*/;
             resourceInputs["projectId"] = undefined /*out*/;
             resourceInputs["readyTimeoutSeconds"] = undefined /*out*/;
@@ -127,6 +133,10 @@ export interface SharedVolumeArgs {
      * Take over this existing volume at create instead of creating one.
      */
     adoptVolumeId?: pulumi.Input<string | undefined>;
+    /**
+     * A cluster whose infrastructure the volume is placed on (its `cluster_id`).
+     */
+    instanceClusterId?: pulumi.Input<string | undefined>;
     /**
      * Keep the volume when the last cluster using it is deleted. The default (true) lets the stack, not a cluster's deletion, decide when the checkpoints go; with false Together deletes it with its cluster, so replacing that cluster loses them.
      */

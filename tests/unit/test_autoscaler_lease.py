@@ -245,3 +245,10 @@ def test_a_release_the_api_refuses_is_logged_not_raised(caplog: pytest.LogCaptur
     assert [r.getMessage() for r in caplog.records] == [
         "could not release the Lease ns/lease-x: nope"
     ]
+
+
+def test_the_lease_is_named_together_autoscaler_unless_told() -> None:
+    """The name every replica of a release shares by default, so that only one acts (a replica
+    of another version under another name would elect itself alone)."""
+    client: Any = Store()
+    assert LeaseElector(client, "ns", "a").name == "together-autoscaler"

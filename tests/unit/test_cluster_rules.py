@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from together.types.cluster_update_params import ClusterUpdateParams
 
 from tests.specs import ENGINE_PROPS as BASE
 from together_provider import docs
@@ -45,6 +46,21 @@ NEW_VALUES: dict[str, Any] = {  # a different value for every field that replace
     "volume_id": "vol-1",
     "auto_scale": True,
     "auto_scale_max_gpus": 32,
+    "nvidia_version_id": "nv-12.8-570",
+    "reservation_start_time": "2027-01-01T00:00:00Z",
+    "capacity_pool_id": "pool-2",
+    "install_traefik": True,
+    "oidc_config": {
+        "client_id": "c",
+        "issuer_url": "https://issuer.example",
+        "username_claim": "sub",
+        "username_prefix": "oidc:",
+        "group_claim": "groups",
+        "group_prefix": "oidc:",
+    },
+    "acceptance_tests_params": {"enabled": True},
+    "slurm_image": "registry.example/slurm:24",
+    "slurm_shm_size_gib": 64,
 }
 REPLACE_FIELDS = tuple(NEW_VALUES)
 
@@ -77,12 +93,11 @@ def test_every_input_field_has_exactly_one_policy() -> None:
 
 def test_policies_match_what_together_can_change_in_place() -> None:
     by_policy = {p: {n for n, fp in FIELD_POLICIES.items() if fp is p} for p in Policy}
+    # Together's update request (the pinned SDK's) is what changes in place, except
+    # cluster_type (switching KUBERNETES/SLURM rebuilds the cluster: it replaces); and
     # max_preemptible_gpus is provider-only (never sent) yet in place: it may clamp the target.
-    assert by_policy[Policy.IN_PLACE] == {
-        "num_gpus",
-        "num_preemptible_gpus",
-        "max_preemptible_gpus",
-    }
+    update_fields = set(ClusterUpdateParams.__annotations__) - {"cluster_type"}
+    assert by_policy[Policy.IN_PLACE] == update_fields | {"max_preemptible_gpus"}
     assert by_policy[Policy.LOCAL] == {"ready_timeout_seconds", "adopt_cluster_id", "volume_region"}
     assert by_policy[Policy.REPLACE] == set(REPLACE_FIELDS)
 
@@ -127,7 +142,13 @@ def test_a_page_without_markers_is_refused() -> None:
         PRE,
         BASE | {"num_gpus": 64, "cluster_type": "SLURM"},
         BASE | {"billing_type": "RESERVED", "duration_days": 90},
-        BASE | {"billing_type": "SCHEDULED_CAPACITY", "volume_id": "vol-1"},
+        BASE
+        | {
+            "billing_type": "SCHEDULED_CAPACITY",
+            "volume_id": "vol-1",
+            "reservation_start_time": "2027-01-01T00:00:00Z",
+            "reservation_end_time": "2027-01-08T00:00:00+00:00",
+        },
         BASE | {"adopt_cluster_id": "c-9", "ready_timeout_seconds": 60},
     ],
 )
@@ -314,7 +335,7 @@ BAD_SPECS: list[tuple[str, dict[str, Any], dict[str, Any] | None, str]] = [
     ("missing name", without("cluster_name"), None, "cluster_name"),
     ("missing gpu type", without("gpu_type"), None, "gpu_type"),
     ("missing count", without("num_gpus"), None, "num_gpus"),
-    ("missing cuda", without("cuda_version"), None, "cuda_version"),
+    ("missing cuda", without("cuda_version"), None, "nvidia_version_id"),
     ("typo num_gpu", BASE | {"num_gpu": 8}, None, "num_gpu"),
     ("typo preemptible", PRE | {"num_preemptable_gpus": 8}, None, "num_preemptable_gpus"),
     ("numeric region", BASE | {"region": 8}, None, "region"),
@@ -427,9 +448,9 @@ def test_removing_an_optional_replace_field_replaces() -> None:
 
 
 def test_a_replace_field_missing_from_old_state_does_not_replace() -> None:
-    old = {k: v for k, v in outputs(BASE).items() if k != "cuda_version"}
+    old = {k: v for k, v in outputs(BASE).items() if k != "gpu_type"}
     result = RULEBOOK.plan(old, BASE)
-    assert result.changed == ("cuda_version",)
+    assert result.changed == ("gpu_type",)
     assert result.replaces == ()
 
 

@@ -140,3 +140,18 @@ def test_files_cut_short_in_place_are_named_whatever_the_judge_says() -> None:
     judged = judge_save("sweep-0-aaaa", "0", RECLAIM, shrunk, {"0": [done]})
     assert judged.save is Save.COMPLETED and judged.shrunk_files == ("0/step-10.ckpt",)
     assert judge_save("sweep-0-aaaa", "0", RECLAIM, shrunk, {}).shrunk_files == ("0/step-10.ckpt",)
+
+
+def test_the_pods_own_named_run_wins_over_one_signalled_first() -> None:
+    """Two runs in one index's status file, both signalled just after the reclaim: the one that
+    names the pod is its run, not the first signalled."""
+    other = {**STRADDLING, "pod": "sweep-0-zzzz", "signal_at": RECLAIM + 0.2}
+    mine = {**STRADDLING, "save_began_at": SIGNAL + 0.1}
+    judged = judge_save("sweep-0-aaaa", "0", RECLAIM, None, {"0": [other, mine]})
+    assert judged.save is Save.COMPLETED
+
+
+def test_another_indexs_files_on_the_volume_are_not_this_pods_save() -> None:
+    theirs = VolumeSeen(BEFORE, {**BEFORE, "1/.partial-000000000003-9": FileSeen(5, 9, 1002.0)})
+    assert judge_save("sweep-0-aaaa", "0", RECLAIM, theirs, {}).save is Save.UNSEEN
+    assert judge_save("sweep-1-aaaa", "1", RECLAIM, theirs, {}).save is Save.CUT_SHORT

@@ -5,6 +5,7 @@ The engine tests (tests/integration/test_policy_pack.py) run the same checks thr
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -271,7 +272,7 @@ def test_whole_numbers_from_the_engine_are_ints() -> None:
 
 
 def test_every_policy_is_named_described_and_leveled() -> None:
-    assert len(BY_NAME) == len(POLICIES) == 9
+    assert len(BY_NAME) == len(POLICIES) == 10
     for policy in POLICIES:
         assert policy.description and policy.level in ("advisory", "mandatory")
         assert (policy.resource_check is None) != (policy.stack_check is None)
@@ -324,3 +325,39 @@ def test_budget_takes_the_stacks_own_rates_and_says_when_it_priced_at_placeholde
     [refused] = clusters.budget(stack, clusters.Budget.from_config(bad))
     assert refused.message.startswith("the policy config's pricesPerGpuHour: unknown GPU type")
     assert "(fix: use one of H100_SXM" in refused.message
+
+
+NOW = datetime(2027, 3, 25, tzinfo=UTC)
+ENDING: dict[str, Any] = {
+    "billing_type": "RESERVED",
+    "duration_days": 90,
+    "reservation_end_time": "2027-03-31T00:00:00Z",
+}
+
+
+@pytest.mark.parametrize("native", [False, True])
+def test_a_reservation_ending_within_the_days_left_is_flagged(native: bool) -> None:
+    ending = cluster(native=native, **ENDING)
+    (found,) = clusters.reservation_ends_soon([ending], 7, NOW)
+    assert found.message.startswith(
+        "Cluster 'train': reservation_end_time='2027-03-31T00:00:00Z' ends in 6.0 days, less "
+        "than 7 days from now; Together decommissions the cluster"
+    )
+    assert "fix: extend reservation_end_time" in found.message
+    assert clusters.reservation_ends_soon([ending], 6, NOW) == []
+
+
+def test_an_ended_far_or_unknown_reservation() -> None:
+    ended = cluster(reservation_end_time="2027-03-01T00:00:00Z")
+    (found,) = clusters.reservation_ends_soon([ended], 7, NOW)
+    assert "has ended" in found.message
+    far = cluster(reservation_end_time="2027-06-01T00:00:00Z")
+    unknown = cluster(reservation_end_time=Unknown.VALUE)
+    plain = cluster()
+    assert clusters.reservation_ends_soon([far, unknown, plain], 7, NOW) == []
+
+
+def test_the_reservation_policy_is_advisory_with_its_days_configurable() -> None:
+    policy = BY_NAME["reservation-end-ahead"]
+    assert policy.level == "advisory"
+    assert clusters.MIN_DAYS_LEFT in policy.config

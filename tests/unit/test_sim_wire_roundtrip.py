@@ -38,8 +38,17 @@ EXAMPLES: dict[str, Any] = {
     "add_ons": [{"add_on_type": "headlamp", "name": "headlamp"}],
     "cluster_config": {"load_balancer": "TRAEFIK", "ingress": {"enabled": True}},
     "oidc_config": OIDC,
+    # A prepaid cluster on a capacity pool: the update's reservation and pool fields apply.
+    "billing_type": "RESERVED",
+    "duration_days": 3,
+    "reservation_start_time": "2027-01-02T03:04:05Z",
+    "reservation_end_time": "2027-02-03T04:05:06Z",
+    "capacity_pool_id": "pool-roundtrip",
 }
 """Create values the simulator would refuse if made up, or that are nested models."""
+
+PREPAID: tuple[str, ...] = ("add_ons", "billing_type", "duration_days", "capacity_pool_id")
+"""What the updated cluster is created with: reservation and pool fields are PUT to it."""
 
 UPDATES: dict[str, Any] = {
     "add_ons": [{"name": "headlamp", "config": {"headlamp": {"enabled": True}}}],
@@ -106,14 +115,15 @@ def test_every_field_the_create_and_the_cluster_share_round_trips(sim: Sim) -> N
     fields = _shared(ClusterCreateRequest, Cluster)
     assert {"num_gpus", "region", "slurm_shm_size_gib"} <= set(fields)  # the enumeration works
     sent = _body(ClusterCreateRequest, fields, EXAMPLES, 0)
-    created = sim.http.post("/v1/compute/clusters", json={**BASE, **sent})
+    prepaid = {"duration_days": EXAMPLES["duration_days"]}  # a RESERVED cluster's, not echoed
+    created = sim.http.post("/v1/compute/clusters", json={**BASE, **prepaid, **sent})
     assert created.status_code == 200, created.text
     got = sim.http.get(f"/v1/compute/clusters/{created.json()['cluster_id']}").json()
     assert _not_echoed(sent, got) == []
 
 
 def test_every_field_the_update_and_the_cluster_share_round_trips(sim: Sim) -> None:
-    cluster = sim.ready(**_body(ClusterCreateRequest, ["add_ons"], EXAMPLES, 0))
+    cluster = sim.ready(**_body(ClusterCreateRequest, list(PREPAID), EXAMPLES, 0))
     fields = _shared(ClusterUpdateRequest, Cluster)
     assert {"num_gpus", "reservation_end_time"} <= set(fields)
     sent = _body(ClusterUpdateRequest, fields, UPDATES, 1)

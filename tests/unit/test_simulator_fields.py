@@ -15,6 +15,7 @@ IGNORED = IGNORED_HEADER.lower()
 EVERY_FIELD: dict[str, Any] = {
     **BASE,
     "cluster_type": "KUBERNETES",
+    "billing_type": "SCHEDULED_CAPACITY",  # the reservation window is a prepaid cluster's
     "auto_scaled": False,
     "gpu_node_failover_enabled": False,
     "auto_scale": False,
@@ -123,3 +124,85 @@ def test_node_names_and_lifecycle_reasons_follow_the_docs(sim: Sim) -> None:
         "TogetherScaledDown",
     ]
     assert set(reasons) <= set(LIFECYCLE_REASONS)
+
+
+# --- reservations, capacity pools and add-ons as Together's update request documents them -------
+
+RESERVED: dict[str, Any] = {"billing_type": "RESERVED", "duration_days": 7}
+
+
+def _error(response: Any) -> tuple[int, str]:
+    return response.status_code, response.json()["error"]["param"]
+
+
+def test_a_reserved_cluster_reports_when_its_reservation_ends(sim: Sim) -> None:
+    cluster = sim.create(**RESERVED)
+    assert cluster.created_at is not None and cluster.reservation_end_time is not None
+    assert (cluster.reservation_end_time - cluster.created_at).days == 7
+    assert sim.create().reservation_end_time is None  # on demand: no end
+
+
+def test_a_reservation_is_extended_and_never_shortened(sim: Sim) -> None:
+    cluster = sim.ready(**RESERVED, reservation_end_time="2027-06-01T00:00:00Z")
+    later = sim.put(cluster.cluster_id, {"reservation_end_time": "2027-07-01T00:00:00Z"})
+    assert later.status_code == 200, later.text
+    assert later.json()["reservation_end_time"].startswith("2027-07-01T00:00:00")
+    earlier = sim.put(cluster.cluster_id, {"reservation_end_time": "2027-06-15T00:00:00Z"})
+    assert _error(earlier) == (400, "reservation_end_time")
+    assert "can only be extended" in earlier.json()["error"]["message"]
+
+
+def test_an_on_demand_cluster_takes_no_reservation_fields(sim: Sim) -> None:
+    cluster = sim.ready()
+    end = sim.put(cluster.cluster_id, {"reservation_end_time": "2027-07-01T00:00:00Z"})
+    assert _error(end) == (400, "reservation_end_time")
+    reserved = sim.put(cluster.cluster_id, {"num_reserved_gpus": 8})
+    assert _error(reserved) == (400, "num_reserved_gpus")
+
+
+def test_reserved_gpus_change_in_place_in_whole_nodes(sim: Sim) -> None:
+    cluster = sim.ready(**RESERVED, num_gpus=16)
+    assert sim.get(cluster.cluster_id).num_reserved_gpus == 16  # Together's default: num_gpus
+    assert sim.put(cluster.cluster_id, {"num_reserved_gpus": 8}).status_code == 200
+    assert sim.get(cluster.cluster_id).num_reserved_gpus == 8
+    assert _error(sim.put(cluster.cluster_id, {"num_reserved_gpus": 4})) == (
+        400,
+        "num_reserved_gpus",
+    )
+
+
+def test_capacity_pool_gpus_need_a_pool_and_stay_within_num_gpus(sim: Sim) -> None:
+    plain = sim.ready()
+    assert _error(sim.put(plain.cluster_id, {"num_capacity_pool_gpus": 8})) == (
+        400,
+        "num_capacity_pool_gpus",
+    )
+    pooled = sim.ready(capacity_pool_id="pool-1", num_gpus=16, num_capacity_pool_gpus=8)
+    assert sim.put(pooled.cluster_id, {"num_capacity_pool_gpus": 16}).status_code == 200
+    assert sim.get(pooled.cluster_id).num_capacity_pool_gpus == 16
+    over = sim.put(pooled.cluster_id, {"num_capacity_pool_gpus": 24})
+    assert _error(over) == (400, "num_capacity_pool_gpus")
+
+
+def test_a_scheduled_window_needs_both_ends_in_order(sim: Sim) -> None:
+    body = {**BASE, "billing_type": "SCHEDULED_CAPACITY"}
+    missing = sim.http.post("/v1/compute/clusters", json=body)
+    assert _error(missing) == (400, "reservation_end_time")
+    backwards = sim.http.post(
+        "/v1/compute/clusters",
+        json={
+            **body,
+            "reservation_start_time": "2027-02-01T00:00:00Z",
+            "reservation_end_time": "2027-01-01T00:00:00Z",
+        },
+    )
+    assert _error(backwards) == (400, "reservation_end_time")
+
+
+def test_an_enabled_add_on_has_a_state_once_the_cluster_was_ready(sim: Sim) -> None:
+    config = {"dashboard": {"enabled": True}}
+    add_on = {"name": "dash", "add_on_type": "dashboard", "config": config}
+    cluster = sim.create(add_ons=[add_on])
+    assert [a.state for a in cluster.add_ons] == [{}]
+    cluster = sim.ready(add_ons=[add_on])
+    assert [(a.name, a.state) for a in cluster.add_ons] == [("dash", {"dashboard": {}})]

@@ -31,8 +31,6 @@ REQUIRED = (
     "region",
     "gpu_type",
     "num_gpus",
-    "cuda_version",
-    "nvidia_driver_version",
 )
 
 

@@ -59,6 +59,26 @@ def test_prod_keeps_serving_off_preemptible_capacity() -> None:
     assert clusters["train"]["num_preemptible_gpus"] > clusters["train"]["num_gpus"]
 
 
+def test_prod_shows_a_reserved_cluster_with_its_end_and_add_ons() -> None:
+    research = load(stack_values(REPO / "stacks" / "Pulumi.prod.yaml")).props(CLUSTER_KIND)[
+        "research"
+    ]
+    assert research["billing_type"] == "RESERVED"
+    assert research["reservation_end_time"] == "2027-03-31T00:00:00Z"
+    assert research["num_reserved_gpus"] == research["num_gpus"]
+    assert research["cluster_config"]["observability"] == {"enabled": True}
+    assert [a["name"] for a in research["add_ons"]] == ["dashboard"]
+
+
+def test_a_nested_setting_is_checked_with_its_config_path() -> None:
+    bad = {"numGpus": 8, "clusterConfig": {"observability": {"enabled": True}}}
+    found = problems({"defaults": DEFAULTS, "clusters": {"train": bad}})
+    assert found == [
+        "clusters.train.clusterConfig: cluster_config has no 'load_balancer'; Together requires "
+        "load_balancer in cluster_config"
+    ]
+
+
 def test_defaults_fill_every_cluster() -> None:
     config = load({"defaults": DEFAULTS, "clusters": {"a": {"numGpus": 8}, "b": {"numGpus": 16}}})
     props = config.props(CLUSTER_KIND)
@@ -157,8 +177,7 @@ def test_missing_required_keys_are_listed() -> None:
     assert {
         "clusters.train.region",
         "clusters.train.gpuType",
-        "clusters.train.cudaVersion",
-        "clusters.train.nvidiaDriverVersion",
+        "clusters.train.nvidiaVersionId",  # the driver: by catalogue id, or the CUDA pair
     } <= fields
 
 

@@ -36,6 +36,7 @@ def test_only_the_size_changes_in_place_and_what_together_fixes_at_create_replac
         "region",
         "project_id",
         "is_lifecycle_independent",
+        "instance_cluster_id",
     }
     assert by_policy[Policy.LOCAL] == {"ready_timeout_seconds", "adopt_volume_id"}
 

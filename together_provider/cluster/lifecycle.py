@@ -216,7 +216,7 @@ class ClusterLifecycle(ResourceLifecycle):
             )
         return cluster
 
-    def _adoption_changes(self, spec: ClusterSpec, cluster: Cluster) -> dict[str, int]:
+    def _adoption_changes(self, spec: ClusterSpec, cluster: Cluster) -> dict[str, Any]:
         """The counts to PUT to take `cluster` over as `spec`, asked of the same rules as an
         update from the live counts: adoption must not slip past a rule `check` never saw
         (it saw a create), such as converting nodes between compute classes in one PUT."""

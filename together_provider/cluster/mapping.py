@@ -15,7 +15,7 @@ def create_request(spec: ClusterSpec) -> ClusterCreateRequest:
     return ClusterCreateRequest.model_validate(CLUSTER.request_body(spec))
 
 
-def update_request(changes: Mapping[str, int]) -> ClusterUpdateRequest:
+def update_request(changes: Mapping[str, Any]) -> ClusterUpdateRequest:
     """The PUT body: only the changed mutable fields, so every other field keeps its value."""
     return ClusterUpdateRequest.model_validate(dict(changes))
 

@@ -11,6 +11,7 @@ from typing import Any, Final
 from together_provider.cluster import rules
 from together_provider.cluster.table import CLUSTER, counts
 from together_provider.extensions import config_key
+from together_provider.framework import validators
 from together_provider.framework.kind import Kind
 from together_provider.framework.rulebook import Plan
 from together_provider.preview.kinds import attached_ids
@@ -65,6 +66,41 @@ class FieldChange:
 
 
 @dataclass(frozen=True)
+class Extension:
+    """A running reservation's end moved later: how many days it adds, for how many reserved
+    GPUs, and what those days cost at the on-demand rate (None when not priced)."""
+
+    old_end: str
+    new_end: str
+    days: float
+    gpus: int | None
+    cost: float | None
+
+
+def _extension(
+    old: Mapping[str, Any], new: Mapping[str, Any], prices: PriceTable, where: str
+) -> Extension | None:
+    """The reservation extension of an update, parsed by the table's own validator."""
+    ends = []
+    for props in (old, new):
+        raw = props.get("reservation_end_time")
+        try:
+            ends.append(validators.timestamp("reservation_end_time", raw) if raw else None)
+        except validators.Invalid:
+            ends.append(None)
+    was, end = ends
+    if was is None or end is None or end <= was:
+        return None
+    days = (validators.instant(end) - validators.instant(was)).total_seconds() / 86400
+    gpus = count(new.get("num_reserved_gpus")) or count(new.get("num_gpus"))
+    gpu_type = known_str(new.get("gpu_type"))
+    cost = None
+    if gpus is not None and gpu_type is not None:
+        cost = hourly_cost(prices, gpu_type, gpus, 0, where) * 24 * days
+    return Extension(was, end, days, gpus, cost)
+
+
+@dataclass(frozen=True)
 class ClusterChange:
     """One Together cluster in the plan, with its costs in USD per hour (None = unknown)."""
 
@@ -91,6 +127,8 @@ class ClusterChange:
     refreshed: bool = False
     """The preview refreshed it (`--refresh`): its live counts and allocation were read from
     Together just now, not from the stored state."""
+    extension: Extension | None = None
+    """An update that moves its reservation's end later."""
 
     @property
     def live_word(self) -> str:
@@ -305,6 +343,22 @@ def _field_lines(clusters: Iterable[ClusterChange]) -> list[str]:
     return lines
 
 
+def _extension_lines(clusters: Iterable[ClusterChange]) -> list[str]:
+    """One line per reservation extended: the ends, the days it adds and what they cost."""
+    lines = []
+    for cluster in clusters:
+        ext = cluster.extension
+        if ext is None:
+            continue
+        cost = marked(money(ext.cost), cluster.placeholder_price)
+        gpus = f"{_num(ext.gpus)} reserved GPUs"
+        lines.append(
+            f"- `{cluster.name}`: reservation extended by {ext.days:g} days, {ext.old_end} → "
+            f"{ext.new_end}: ≈ {cost} for {gpus} at the on-demand rate"
+        )
+    return lines
+
+
 def _totals(clusters: Sequence[Any]) -> str:
     known = [c for c in clusters if c.old_cost is not None and c.new_cost is not None]
     old = sum(c.old_cost or 0.0 for c in known)
@@ -415,6 +469,9 @@ class ClusterPreview:
                 prices.is_placeholder(s.gpu_type) for s in (old, new) if s and s.gpu_type
             ),
             refreshed="refresh" in ops,
+            extension=_extension(old_inputs, new_inputs, prices, where)
+            if action is Action.UPDATE
+            else None,
         )
 
     def table(
@@ -443,6 +500,9 @@ class ClusterPreview:
                 *ranges,
                 "",
             ]
+        extensions = _extension_lines(shown)
+        if extensions:
+            lines += ["Reservation extensions:", *extensions, ""]
         fields = _field_lines(shown)
         if fields:
             lines += ["Changed fields:", *fields, ""]

@@ -9,9 +9,16 @@ from functools import partial
 from typing import Any, Final
 
 from together_provider.cluster.table import CLUSTER, ClusterSpec
-from together_provider.framework.rulebook import Plan, Rule, Rulebook, replacing_fields, wanted
+from together_provider.framework.rulebook import (
+    Plan,
+    Rule,
+    Rulebook,
+    kept_when_unset,
+    replacing_fields,
+    wanted,
+)
 from together_provider.framework.schema import Draft, Policy, Unknown, is_unknown
-from together_provider.framework.validators import NODE_GPUS
+from together_provider.framework.validators import NODE_GPUS, instant
 
 ClusterDraft = Draft[ClusterSpec]
 """The possibly-unknown Cluster spec the rules read."""
@@ -188,6 +195,117 @@ def _volume_region(new: ClusterDraft, _old: ClusterDraft | None) -> str | None:
     )
 
 
+def _driver_choice(new: ClusterDraft, _old: ClusterDraft | None) -> str | None:
+    """The driver is named one way: by catalogue id, or by the CUDA + driver pair."""
+    by_id, cuda, driver = new.nvidia_version_id, new.cuda_version, new.nvidia_driver_version
+    if Unknown.VALUE in (by_id, cuda, driver):
+        return None
+    pair = {"cuda_version": cuda, "nvidia_driver_version": driver}
+    given = ", ".join(f"{k}={v!r}" for k, v in pair.items() if v is not None)
+    if by_id is not None and given:
+        return (
+            f"nvidia_version_id={by_id!r} with {given}; name the driver one way: either "
+            "nvidia_version_id, or cuda_version with nvidia_driver_version (remove the other)"
+        )
+    if by_id is None and None in pair.values():
+        missing = " and ".join(k for k, v in pair.items() if v is None)
+        return (
+            f"{missing} not set and no nvidia_version_id; Together needs the driver, by "
+            "nvidia_version_id (an id from `tg beta clusters list-regions`) or by cuda_version "
+            "with nvidia_driver_version (e.g. cuda_version='12.8', nvidia_driver_version='570')"
+        )
+    return None
+
+
+def _capacity_pool(new: ClusterDraft, _old: ClusterDraft | None) -> str | None:
+    pool, gpus, n = new.capacity_pool_id, new.num_capacity_pool_gpus, new.num_gpus
+    if gpus is None or Unknown.VALUE in (pool, gpus):
+        return None
+    if pool is None and gpus > 0:
+        return (
+            f"num_capacity_pool_gpus={gpus} without capacity_pool_id; GPUs are drawn from a pool "
+            "only by a cluster created on one (set capacity_pool_id, or remove "
+            "num_capacity_pool_gpus)"
+        )
+    if isinstance(n, int) and gpus > n and gpus % NODE_GPUS == 0:
+        return (
+            f"num_capacity_pool_gpus={gpus} is above num_gpus={n}; Together draws at most "
+            f"num_gpus from the pool (set num_capacity_pool_gpus to {n} or less, a multiple of 8)"
+        )
+    return None
+
+
+def _reserved_gpus(new: ClusterDraft, _old: ClusterDraft | None) -> str | None:
+    reserved, billing = new.num_reserved_gpus, new.billing_type
+    if reserved is None or Unknown.VALUE in (reserved, billing) or billing == "RESERVED":
+        return None
+    return (
+        f"num_reserved_gpus={reserved} with billing_type={billing!r}; only a RESERVED cluster "
+        "has prepaid reserved GPUs (remove num_reserved_gpus, or set billing_type='RESERVED')"
+    )
+
+
+_WINDOWED: Final = ("RESERVED", "SCHEDULED_CAPACITY")
+
+
+def _reservation_window(new: ClusterDraft, _old: ClusterDraft | None) -> str | None:
+    billing, start, end = new.billing_type, new.reservation_start_time, new.reservation_end_time
+    if Unknown.VALUE in (billing, start, end):
+        return None
+    if billing == "SCHEDULED_CAPACITY" and None in (start, end):
+        return (
+            "billing_type='SCHEDULED_CAPACITY' needs reservation_start_time and "
+            "reservation_end_time; Together reserves capacity for a window (set both, e.g. "
+            "'2027-01-01T00:00:00Z' and '2027-01-08T00:00:00Z')"
+        )
+    if end is not None and billing not in _WINDOWED:
+        return (
+            f"reservation_end_time={end!r} with billing_type={billing!r}; only a prepaid "
+            "cluster (RESERVED or SCHEDULED_CAPACITY) has an end (remove reservation_end_time)"
+        )
+    if start is not None and end is not None and instant(end) <= instant(start):
+        return (
+            f"reservation_end_time={end!r} is not after reservation_start_time={start!r}; a "
+            "reservation ends after it starts (set reservation_end_time later than "
+            f"{start!r})"
+        )
+    return None
+
+
+def _shortened(new: ClusterDraft, old: ClusterDraft | None) -> str | None:
+    """Together extends a running reservation; it never gives back days already bought."""
+    if old is None:
+        return None
+    was, end = old.reservation_end_time, new.reservation_end_time
+    if not isinstance(was, str) or not isinstance(end, str) or instant(end) >= instant(was):
+        return None
+    if replacing_fields(CLUSTER, old, new):
+        return None
+    return (
+        f"reservation_end_time {was} -> {end} shortens the running reservation; Together only "
+        f"extends one (set reservation_end_time to {was} or later, or replace the cluster, e.g. "
+        "with a new cluster_name)"
+    )
+
+
+def _add_on_set(new: ClusterDraft, old: ClusterDraft | None) -> str | None:
+    """The update request changes an existing add-on's config, by name; it adds or removes none."""
+    if old is None:
+        return None
+    was, now = old.add_ons, new.add_ons
+    if was is None or now is None or Unknown.VALUE in (was, now):
+        return None  # unsetting is the kept-when-unset rule's
+    before = sorted((a["name"], a["add_on_type"]) for a in was)
+    after = sorted((a["name"], a["add_on_type"]) for a in now)
+    if before == after or replacing_fields(CLUSTER, old, new):
+        return None
+    return (
+        f"add_ons {before} -> {after} adds, removes or retypes an add-on; Together's update "
+        "request only changes an existing add-on's config (keep the same names and types, or "
+        "replace the cluster, e.g. with a new cluster_name)"
+    )
+
+
 RULES: Final[tuple[Rule[ClusterSpec], ...]] = (
     Rule(
         "num_gpus",
@@ -278,6 +396,56 @@ RULES: Final[tuple[Rule[ClusterSpec], ...]] = (
         "only a reservation has a length (1..90 days)",
         _reservation_length,
     ),
+    Rule(
+        "nvidia_version_id",
+        "`nvidia_version_id` with `cuda_version`/`nvidia_driver_version`, or neither way",
+        "Together takes the driver by catalogue id or by the CUDA + driver pair, one way",
+        _driver_choice,
+    ),
+    Rule(
+        "num_capacity_pool_gpus",
+        "`num_capacity_pool_gpus` not a multiple of 8",
+        "nodes have 8 GPUs each",
+        partial(_not_multiple_of_8, "num_capacity_pool_gpus"),
+    ),
+    Rule(
+        "num_capacity_pool_gpus",
+        "`num_capacity_pool_gpus` > `num_gpus`, or set without `capacity_pool_id`",
+        "GPUs come from a pool only on a cluster created on one, and at most `num_gpus`",
+        _capacity_pool,
+    ),
+    Rule(
+        "num_reserved_gpus",
+        "`num_reserved_gpus` not a multiple of 8",
+        "nodes have 8 GPUs each",
+        partial(_not_multiple_of_8, "num_reserved_gpus"),
+    ),
+    Rule(
+        "num_reserved_gpus",
+        "`num_reserved_gpus` without `RESERVED` billing",
+        "only a reservation has prepaid GPUs",
+        _reserved_gpus,
+    ),
+    Rule(
+        "reservation_end_time",
+        "`SCHEDULED_CAPACITY` without both reservation times, an end on an on-demand cluster, "
+        "or an end not after the start",
+        "a reservation is a window of prepaid time",
+        _reservation_window,
+    ),
+    Rule(
+        "reservation_end_time",
+        "`reservation_end_time` earlier than the running reservation's",
+        "Together extends a reservation; it never shortens one",
+        _shortened,
+    ),
+    Rule(
+        "add_ons",
+        "an add-on added, removed or retyped in an update",
+        "the update request only changes an existing add-on's config",
+        _add_on_set,
+    ),
+    *kept_when_unset(CLUSTER),
 )
 
 

@@ -9,6 +9,13 @@ from typing import TYPE_CHECKING, Any, Final
 
 from together_api.kubeconfig import decode_kube_config
 from together_facts.values import BillingType, ClusterType, GpuType
+from together_provider.cluster.shapes import (
+    ACCEPTANCE_TESTS,
+    ADD_ON,
+    CLUSTER_CONFIG,
+    OIDC_CONFIG,
+    changed_add_ons,
+)
 from together_provider.framework import validators
 from together_provider.framework.fields import adopt_id_field, ready_timeout_field
 from together_provider.framework.fixes import PULUMI_FIXES
@@ -68,19 +75,30 @@ class ClusterSpec:
         live="num_gpus",
         ceiling="auto_scale_max_gpus",
     )
-    cuda_version: str = input_field(
+    cuda_version: str | None = input_field(
         REPLACE,
         f"fixed when the node images are built; {NOT_UPDATABLE}",
-        "CUDA version of the node images.",
+        "CUDA version of the node images (the SDK's legacy selector, with "
+        "`nvidia_driver_version`); or name the pair by `nvidia_version_id`.",
+        default=None,
         example="'12.6'",
         live="cuda_version",
     )
-    nvidia_driver_version: str = input_field(
+    nvidia_driver_version: str | None = input_field(
         REPLACE,
         f"fixed when the node images are built; {NOT_UPDATABLE}",
-        "NVIDIA driver version of the node images.",
+        "NVIDIA driver version of the node images (with `cuda_version`).",
+        default=None,
         example="'560'",
         live="nvidia_driver_version",
+    )
+    nvidia_version_id: str | None = input_field(
+        REPLACE,
+        f"fixed when the node images are built; {NOT_UPDATABLE}",
+        "The CUDA + driver pair by its id in the region's catalogue "
+        "(`tg beta clusters list-regions`); instead of `cuda_version` and "
+        "`nvidia_driver_version`.",
+        default=None,
     )
     num_preemptible_gpus: int = input_field(
         IN_PLACE,
@@ -169,6 +187,101 @@ class ClusterSpec:
         wire=None,
         config=False,
     )
+    num_reserved_gpus: int | None = input_field(
+        IN_PLACE,
+        "grows or shrinks in place (PUT num_reserved_gpus)",
+        "Prepaid reserved GPUs of a `RESERVED` cluster, in multiples of 8; Together defaults it "
+        "to `num_gpus`.",
+        default=None,
+        validator=validators.gpu_count,
+    )
+    reservation_start_time: str | None = input_field(
+        REPLACE,
+        f"a reservation's start is fixed at create; {NOT_UPDATABLE}",
+        "When a `SCHEDULED_CAPACITY` reservation starts (ISO 8601, e.g. "
+        "`2027-01-01T00:00:00Z`); unset, the cluster provisions at once.",
+        default=None,
+        validator=validators.timestamp,
+    )
+    reservation_end_time: str | None = input_field(
+        IN_PLACE,
+        "a reservation is extended in place (PUT reservation_end_time); it never shortens",
+        "When the reservation ends and Together decommissions the cluster (ISO 8601, e.g. "
+        "`2027-01-31T00:00:00Z`); `RESERVED` or `SCHEDULED_CAPACITY` clusters only. A later "
+        "value extends it in place.",
+        default=None,
+        validator=validators.timestamp,
+    )
+    capacity_pool_id: str | None = input_field(
+        REPLACE,
+        f"a cluster is drawn from one capacity pool at create; {NOT_UPDATABLE}",
+        "The capacity pool the cluster draws GPUs from.",
+        default=None,
+    )
+    num_capacity_pool_gpus: int | None = input_field(
+        IN_PLACE,
+        "changes in place (PUT num_capacity_pool_gpus)",
+        "GPUs drawn from `capacity_pool_id`, in multiples of 8, at most `num_gpus`.",
+        default=None,
+        validator=validators.gpu_count,
+    )
+    add_ons: list[dict[str, Any]] | None = input_field(
+        IN_PLACE,
+        "an add-on's config changes in place (PUT add_ons with the changed add-ons only); "
+        "adding or removing one is rejected (the update request names existing add-ons)",
+        "Add-ons, each `{name, add_on_type, config}` with the SDK's keys; `config` takes "
+        "`dashboard`, `headlamp`, `ingress` and `slurm_web`, each `{enabled}`.",
+        default=None,
+        validator=validators.records(ADD_ON, "name"),
+        put=changed_add_ons,
+    )
+    cluster_config: dict[str, Any] | None = input_field(
+        IN_PLACE,
+        "changes in place (PUT cluster_config)",
+        "Cluster settings with the SDK's keys: `load_balancer` (required: NONE, TRAEFIK, NGINX "
+        "or ISTIO), `ingress` and `observability` (`{enabled}`), `gpu_operator_version`, "
+        "`network_operator_version`, `jumphost_enabled`, `kubernetes_dashboard_enabled`, "
+        "`ssh_ca_enabled`, `slurm_startup_scripts`.",
+        default=None,
+        validator=CLUSTER_CONFIG,
+    )
+    install_traefik: bool | None = input_field(
+        REPLACE,
+        f"installed at create; {NOT_UPDATABLE}",
+        "Install the Traefik ingress controller (Kubernetes clusters; Together's default: false).",
+        default=None,
+    )
+    oidc_config: dict[str, Any] | None = input_field(
+        REPLACE,
+        f"the API server's authentication is set at create; {NOT_UPDATABLE}",
+        "OIDC for the Kubernetes API with the SDK's keys: `client_id`, `issuer_url`, "
+        "`username_claim`, `username_prefix`, `group_claim`, `group_prefix` (required) and "
+        "`ca_cert`.",
+        default=None,
+        validator=OIDC_CONFIG,
+    )
+    acceptance_tests_params: dict[str, Any] | None = input_field(
+        REPLACE,
+        f"the tests run once, at bring-up; {NOT_UPDATABLE}",
+        "GPU acceptance tests at bring-up, with the SDK's keys: `enabled`, `dcgm_diag_level`, "
+        "`dcgm_diag_skipped`, `gpu_burn_duration`, `gpu_burn_skipped`, "
+        "`nccl_single_node_skipped`, `nccl_multi_node_skipped`, `storage_skipped`.",
+        default=None,
+        validator=ACCEPTANCE_TESTS,
+    )
+    slurm_image: str | None = input_field(
+        REPLACE,
+        f"the Slurm image is chosen at create; {NOT_UPDATABLE}",
+        "A custom Slurm image (SLURM clusters).",
+        default=None,
+    )
+    slurm_shm_size_gib: int | None = input_field(
+        REPLACE,
+        f"fixed at create; {NOT_UPDATABLE}",
+        "Shared memory of a SLURM cluster, in GiB.",
+        default=None,
+        validator=validators.whole,
+    )
     ready_timeout_seconds: float = ready_timeout_field(
         "only bounds how long the provider waits for readiness",
         "How long create and standard-count updates wait for Ready, and delete for the "
@@ -211,6 +324,34 @@ def _control_plane_ready(cluster: Cluster) -> bool:
     return bool(cluster.control_plane_ready)
 
 
+def worker_nodes(cluster: Cluster) -> list[dict[str, str]]:
+    """The GPU nodes live now, each with its compute class and latest phase."""
+    return [
+        {
+            "node_id": node.node_id,
+            "host_name": node.host_name,
+            "compute_class": "preemptible" if node.is_preemptible else "standard",
+            "status": node.status,
+            "phase": node.phase_transitions[-1].phase if node.phase_transitions else "",
+        }
+        for node in cluster.gpu_worker_nodes
+    ]
+
+
+def _first_ready_at(cluster: Cluster) -> str | None:
+    return cluster.first_ready_at.isoformat() if cluster.first_ready_at else None
+
+
+def _add_on_states(cluster: Cluster) -> list[dict[str, Any]] | None:
+    """Each add-on's state as Together reports it; None (not stored) without add-ons."""
+    return [{"name": a.name, "state": a.state} for a in cluster.add_ons] or None
+
+
+def _reservation_ends_at(cluster: Cluster) -> str | None:
+    end = cluster.reservation_end_time
+    return validators.timestamp("reservation_end_time", end.isoformat()) if end else None
+
+
 @dataclass(frozen=True)
 class ClusterOutputs:
     """What the provider computes from the live cluster; every input is echoed beside these."""
@@ -236,6 +377,23 @@ class ClusterOutputs:
     preemption_events: list[dict[str, Any]] = output_field(
         f"The last {MAX_PREEMPTION_EVENTS} reclaim notices, oldest first.",
         source=preemption_events,
+    )
+    worker_nodes: list[dict[str, Any]] = output_field(
+        "The GPU worker nodes live now, each `{node_id, host_name, compute_class, status, "
+        "phase}`; `compute_class` is `standard` or `preemptible`.",
+        source=worker_nodes,
+    )
+    first_ready_at: str | None = output_field(
+        "When the cluster was first Ready (ISO 8601); unset until then.", source=_first_ready_at
+    )
+    add_on_states: list[dict[str, Any]] | None = output_field(
+        "Each add-on's state as Together reports it, `{name, state}`; unset without add-ons.",
+        source=_add_on_states,
+    )
+    reservation_ends_at: str | None = output_field(
+        "When the reservation ends as Together reports it (ISO 8601, UTC); unset for a cluster "
+        "with no end.",
+        source=_reservation_ends_at,
     )
 
 

@@ -40,6 +40,7 @@ class _Input:
     names_resource: bool
     omit_default: bool
     ceiling: str | None
+    put: Callable[[Any, Any], Any] | None
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,7 @@ def input_field(
     names_resource: bool = False,
     omit_default: bool = False,
     ceiling: str | None = None,
+    put: Callable[[Any, Any], Any] | None = None,
 ) -> Any:
     """Declare one input of a resource's table (used as a dataclass field's default).
 
@@ -81,6 +83,8 @@ def input_field(
     `ceiling`: the field that, when set, makes this one a floor: the live value (`live=`) may
     then move anywhere in [this, ceiling] without a diff, and one outside is brought back to the
     nearest bound (a declared range, as an autoscaler next to infrastructure as code needs).
+    `put(old, new)`: what an in-place change sends in the update request (default: the new
+    value), e.g. only the add-ons whose config changed.
     """
     meta = _Input(
         policy,
@@ -95,6 +99,7 @@ def input_field(
         names_resource,
         omit_default,
         ceiling,
+        put,
     )
     return dataclasses.field(default=default, metadata={_KEY: meta})
 
@@ -145,6 +150,7 @@ class InputField:
     omit_default: bool
     optional: bool
     ceiling: str | None = None
+    put: Callable[[Any, Any], Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -223,6 +229,7 @@ def read_inputs(spec: type) -> Iterator[InputField]:
             omit_default=meta.omit_default,
             optional=optional,
             ceiling=meta.ceiling,
+            put=meta.put,
         )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Generic
 
 from together_provider.framework.schema import (
@@ -19,7 +20,7 @@ from together_provider.framework.schema import (
     without_host_keys,
 )
 
-__all__ = ["Plan", "Rule", "Rulebook", "differs", "replacing_fields", "wanted"]
+__all__ = ["Plan", "Rule", "Rulebook", "differs", "kept_when_unset", "replacing_fields", "wanted"]
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ class Plan:
 
     changed: tuple[str, ...] = ()
     replaces: tuple[str, ...] = ()
-    update: dict[str, int] = field(default_factory=dict)
+    update: dict[str, Any] = field(default_factory=dict)
     delete_before_replace: bool = False
 
     @property
@@ -86,6 +87,36 @@ def wanted(schema: Schema[S], old: Draft[S] | None, new: Draft[S], name: str) ->
     if not isinstance(live, int) or isinstance(live, bool):
         return value  # nothing known of the live value (older state): the floor
     return min(max(live, value), ceiling)
+
+
+def _unset_in_place(
+    schema: Schema[S], name: str, new: Draft[S], old: Draft[S] | None
+) -> str | None:
+    if old is None or getattr(new, name) is not None:
+        return None
+    was = getattr(old, name)
+    if was is None or isinstance(was, Unknown):
+        return None
+    return (
+        f"{name} was {was!r} and is now unset; Together's update request keeps a field it omits, "
+        f"so it cannot be unset in place (set {name} again, or replace the {schema.noun}, e.g. "
+        "with a new name)"
+    )
+
+
+def kept_when_unset(schema: Schema[S]) -> tuple[Rule[S], ...]:
+    """One rule per optional in-place API field: unsetting it is refused at check, since an
+    update request keeps what it omits (the change would preview and then do nothing)."""
+    return tuple(
+        Rule(
+            f.name,
+            f"`{f.name}` unset after it was set",
+            "an update request keeps a field it omits, so nothing could unset it",
+            partial(_unset_in_place, schema, f.name),
+        )
+        for f in schema.inputs
+        if f.policy is Policy.IN_PLACE and f.wire is not None and f.optional
+    )
 
 
 def _creates_first(_old: Draft[Any], _new: Draft[Any]) -> bool:
@@ -176,11 +207,12 @@ class Rulebook(Generic[S]):
         changed = tuple(name for name in policies if differs(getattr(old, name), targets[name]))
         replaces = replacing_fields(self.schema, old, new)
         update = {
-            wire: value
+            wire: self._put(name, getattr(old, name), value)
             for name in changed
             if policies[name] is Policy.IN_PLACE
             and (wire := self.schema.by_name[name].wire) is not None
-            and isinstance(value := targets[name], int)
+            and (value := targets[name]) is not None
+            and not isinstance(value, Unknown)
         }
         return Plan(
             changed=changed,
@@ -188,6 +220,14 @@ class Rulebook(Generic[S]):
             update={} if replaces else update,
             delete_before_replace=bool(replaces) and self._deletes_first(old, new),
         )
+
+    def _put(self, name: str, old: Any, new: Any) -> Any:
+        """What the update request carries for a changed in-place field: the new value, or what
+        its `put` hook makes of the change (only the add-ons whose config changed, say)."""
+        put = self.schema.by_name[name].put
+        if put is None or old is None or isinstance(old, Unknown):
+            return new
+        return put(old, new)
 
     def plan(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> Plan:
         """Diff previous outputs against checked inputs; output-only keys in `old` are ignored."""

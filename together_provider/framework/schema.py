@@ -83,7 +83,8 @@ class Draft(Generic[S]):
         return isinstance(other, Draft) and vars(self) == vars(other)
 
     def __hash__(self) -> int:
-        return hash(tuple(sorted(vars(self).items(), key=lambda kv: kv[0])))
+        # A nested object (a dict or list field) is unhashable itself; its repr is stable.
+        return hash(repr(sorted(vars(self).items(), key=lambda kv: kv[0])))
 
     def __repr__(self) -> str:
         return f"Draft({vars(self)!r})"
@@ -265,8 +266,10 @@ class Schema(Generic[S]):
         return body
 
     def outputs_of(self, live: Any) -> dict[str, Any]:
-        """Every computed output from the live API object."""
-        return {f.name: f.source(live) for f in self.outputs}
+        """Every computed output from the live API object; one that is None (not applicable to
+        this object) is left out, so it costs the state nothing."""
+        found = {f.name: f.source(live) for f in self.outputs}
+        return {name: value for name, value in found.items() if value is not None}
 
     def live_inputs(self, previous: Mapping[str, Any], live: Any) -> dict[str, Any]:
         """The inputs as the API sees them now: in-place fields read back, so drift shows.
@@ -317,13 +320,23 @@ def _parse_field(spec_field: InputField, raw: Any, failures: list[Failure]) -> A
             failures.append(Failure(name, f"{name} is required; set it{example}"))
             return Unknown.VALUE
         return spec_field.default
-    if is_unknown(raw):
+    if _holds_unknown(raw):
         return Unknown.VALUE
     try:
         return spec_field.validator(name, raw)
     except Invalid as invalid:
         failures.append(Failure(name, invalid.reason))
         return Unknown.VALUE
+
+
+def _holds_unknown(raw: Any) -> bool:
+    """Unknown itself, or a nested object (dict or list) with an unknown anywhere inside: the
+    whole field is then not known until apply."""
+    if isinstance(raw, Mapping):
+        return any(_holds_unknown(v) for v in raw.values())
+    if isinstance(raw, list | tuple):
+        return any(_holds_unknown(v) for v in raw)
+    return is_unknown(raw)
 
 
 def _known(value: Any) -> Any:

@@ -5,7 +5,8 @@ becomes an int, but `8.5`, a bool or the string `"8"` is a failure with a fix, n
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from together_facts.values import GPUS_PER_NODE
@@ -98,3 +99,83 @@ def choice(valid: tuple[str, ...]) -> Validator:
         )
 
     return parse
+
+
+def timestamp(name: str, raw: object) -> str:
+    """An ISO 8601 instant with its offset, e.g. `2027-01-31T00:00:00Z`, kept as canonical UTC
+    text (`...Z`), so `+00:00` and `Z` spellings of one instant are no diff."""
+    if not isinstance(raw, str):
+        raise Invalid(
+            f"{name}={show(raw)} is a {type(raw).__name__}; expected an ISO 8601 time such as "
+            "'2027-01-31T00:00:00Z'"
+        )
+    try:
+        when = datetime.fromisoformat(raw.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        when = None
+    if when is None or when.tzinfo is None:
+        raise Invalid(
+            f"{name}={raw!r} is not an ISO 8601 time with an offset; write it like "
+            "'2027-01-31T00:00:00Z'"
+        )
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def instant(value: str) -> datetime:
+    """The `datetime` of a `timestamp`-parsed value (canonical UTC text)."""
+    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+
+
+def record(
+    keys: Mapping[str, Validator], required: tuple[str, ...] = (), what: str = "object"
+) -> Validator:
+    """A nested object of the API under its own keys (`{load_balancer: 'NONE', ...}`): each key
+    parsed by its validator, unknown keys refused with the valid ones named, `required` ones
+    present. The parsed object keeps only the keys that were set."""
+
+    def parse(name: str, raw: object) -> dict[str, Any]:
+        if not isinstance(raw, Mapping):
+            raise Invalid(
+                f"{name}={show(raw)} is a {type(raw).__name__}; expected an {what} with keys "
+                f"{', '.join(keys)}"
+            )
+        unknown = [k for k in raw if k not in keys]
+        if unknown:
+            close = difflib.get_close_matches(str(unknown[0]), list(keys), n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise Invalid(
+                f"{name} has an unknown key {unknown[0]!r}; {hint}valid keys: {', '.join(keys)}"
+            )
+        missing = [k for k in required if raw.get(k) is None]
+        if missing:
+            raise Invalid(
+                f"{name} has no {missing[0]!r}; Together requires {', '.join(required)} in {name}"
+            )
+        return {k: keys[k](f"{name}.{k}", v) for k, v in raw.items() if v is not None}
+
+    return parse
+
+
+def records(item: Validator, key: str) -> Validator:
+    """A list of nested objects, each parsed by `item`, told apart by `key` (unique)."""
+
+    def parse(name: str, raw: object) -> list[Any]:
+        if not isinstance(raw, list | tuple):
+            raise Invalid(f"{name}={show(raw)} is a {type(raw).__name__}; expected a list")
+        parsed = [item(f"{name}[{i}]", entry) for i, entry in enumerate(raw)]
+        seen: set[Any] = set()
+        for entry in parsed:
+            if entry.get(key) in seen:
+                raise Invalid(
+                    f"{name} has two entries with {key}={show(entry.get(key))}; each {key} "
+                    "may appear once"
+                )
+            seen.add(entry.get(key))
+        return parsed
+
+    return parse
+
+
+def toggle() -> Validator:
+    """`{enabled: true|false}`, the API's switch object."""
+    return record({"enabled": flag}, what="object")

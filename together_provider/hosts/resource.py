@@ -4,8 +4,10 @@ classes (`together_provider.resources`) derive from."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import inspect
+import weakref
 from typing import Any, ClassVar
 
 import pulumi
@@ -15,12 +17,42 @@ from together_provider.extensions import ID, ProgramExtension
 from together_provider.framework.kind import PACKAGE, Kind
 from together_provider.hosts.dynamic import provider_class
 
+_NONE: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, pulumi.Output[None]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _none_output() -> pulumi.Output[None]:
+    """One output resolving to None per event loop, shared by every unset input's attribute (it
+    has no value, no secret and no dependency to tell them apart), made once, not per property."""
+    loop = asyncio.get_event_loop()
+    found = _NONE.get(loop)
+    if found is None:
+        found = _NONE[loop] = pulumi.Output.from_input(None)
+    return found
+
+
+def unset_inputs(kind: Kind, args: Any) -> tuple[str, ...]:
+    """The inputs `args` leaves unset whose value stays None whatever the provider does (no
+    default, not the name input, which the provider fills from the resource name)."""
+    return tuple(
+        f.name
+        for f in kind.schema.inputs
+        if f.default is None and not f.names_resource and getattr(args, f.name) is None
+    )
+
 
 def input_props(kind: Kind, args: Any) -> dict[str, Any]:
-    """The program's `args` as the properties a host sends: every input, unset ones included
-    (the SDK sends no None, so each is an output resolving to None), and every output."""
+    """The program's `args` as the properties a host sends: every input that is set or that
+    the provider may fill, and every output. An input left unset with no default is not sent
+    (the engine stores no None anyway): each property costs the program an output to resolve,
+    and a Cluster has a dozen optional API fields most programs never set; its attribute is an
+    output resolving to None all the same (`set_program_attributes`)."""
     # Not dataclasses.asdict: it deep-copies, and Outputs must be passed through untouched.
-    props: dict[str, Any] = {f.name: getattr(args, f.name) for f in dataclasses.fields(args)}
+    unset = set(unset_inputs(kind, args))
+    props: dict[str, Any] = {
+        f.name: getattr(args, f.name) for f in dataclasses.fields(args) if f.name not in unset
+    }
     props.update(dict.fromkeys(kind.schema.output_names))
     return props
 
@@ -28,6 +60,12 @@ def input_props(kind: Kind, args: Any) -> dict[str, Any]:
 def set_program_attributes(kind: Kind, resource: pulumi.CustomResource, args: Any) -> None:
     """What both hosts' resources know in the program already, as the kind declares it:
     its `flags` (e.g. `has_volume`, which the workload helpers read) and `known_at_preview`."""
+    unset = unset_inputs(kind, args)
+    if unset:
+        nothing = _none_output()
+        for name in unset:
+            # Where the SDK keeps a property's output (both hosts read `__dict__`).
+            resource.__dict__[name] = nothing
     program = kind.get(ProgramExtension) or ProgramExtension()
     for flag, field in program.flags.items():
         setattr(resource, flag, getattr(args, field) is not None)

@@ -80,6 +80,12 @@ class VolumeSpec:
         "deletes it with its cluster, so replacing that cluster loses them.",
         default=True,
     )
+    instance_cluster_id: str | None = input_field(
+        REPLACE,
+        f"where a volume is placed is decided at create; {NOT_RESIZABLE}",
+        "A cluster whose infrastructure the volume is placed on (its `cluster_id`).",
+        default=None,
+    )
     ready_timeout_seconds: float = ready_timeout_field(
         "only bounds how long the provider waits for the volume",
         "How long create waits for the volume to be available (and delete for it to be gone).",

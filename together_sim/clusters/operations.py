@@ -4,6 +4,7 @@ against the simulator too; the state changes themselves live in ``lifecycle`` an
 from __future__ import annotations
 
 from collections.abc import Collection
+from datetime import UTC, datetime
 from typing import Final
 
 from together_api.wire import (
@@ -17,7 +18,7 @@ from together_api.wire import (
 from together_facts.values import GPUS_PER_NODE
 from together_sim.autoscale import check_create as check_auto_scale
 from together_sim.catalogue import DEFAULT_PROJECT_ID, find_driver, region_by_name
-from together_sim.clusters.state import SimCluster
+from together_sim.clusters.state import SimCluster, reservation_end
 from together_sim.echo import updated
 from together_sim.errors import SimError
 from together_sim.model import World
@@ -107,6 +108,7 @@ def create_cluster(world: World, req: SimCreateRequest, *, fail: bool = False) -
     reserved = req.num_reserved_gpus
     if reserved is None:
         reserved = req.num_gpus if req.billing_type == "RESERVED" else 0
+    _check_window(req)
     check_auto_scale(req.auto_scale, req.auto_scale_max_gpus, req.num_gpus)
     _check_volumes(world, req)
     filled = {
@@ -141,6 +143,78 @@ def create_cluster(world: World, req: SimCreateRequest, *, fail: bool = False) -
     for volume_id in cluster.volume_ids:
         world.volumes.attach(volume_id, cluster.cluster_id)
     return cluster
+
+
+_PREPAID: Final = ("RESERVED", "SCHEDULED_CAPACITY")
+
+
+def _check_window(req: ClusterCreateRequest) -> None:
+    """A reservation window as the SDK documents it: SCHEDULED_CAPACITY needs both ends, an
+    end belongs to a prepaid cluster and comes after the start."""
+    start, end = req.reservation_start_time, req.reservation_end_time
+    if req.billing_type == "SCHEDULED_CAPACITY" and (start is None or end is None):
+        raise SimError(
+            400,
+            "reservation_start_time and reservation_end_time are required for "
+            "SCHEDULED_CAPACITY billing",
+            param="reservation_end_time",
+        )
+    if end is not None and req.billing_type not in _PREPAID:
+        raise SimError(
+            400, "reservation_end_time is only accepted for prepaid clusters", param="billing_type"
+        )
+    if start is not None and end is not None and _aware(end) <= _aware(start):
+        raise SimError(
+            400,
+            "reservation_end_time must be after reservation_start_time",
+            param="reservation_end_time",
+        )
+
+
+def _check_update(cluster: SimCluster, req: ClusterUpdateRequest) -> None:
+    """What an update may change of a reservation and a capacity pool (the SDK's update docs):
+    reserved GPUs only on a RESERVED cluster, pool GPUs only on a pool's cluster, a multiple of 8
+    and at most num_gpus, and an end only on a prepaid cluster, never before the current one."""
+    spec = cluster.spec
+    if req.num_reserved_gpus is not None:
+        if spec.billing_type != "RESERVED":
+            raise SimError(
+                400,
+                "num_reserved_gpus is only applicable for clusters with RESERVED billing type",
+                param="num_reserved_gpus",
+            )
+        _check_count("num_reserved_gpus", req.num_reserved_gpus, minimum=0)
+    if req.num_capacity_pool_gpus is not None:
+        num_gpus = req.num_gpus if req.num_gpus is not None else spec.num_gpus
+        pool = req.num_capacity_pool_gpus
+        if spec.capacity_pool_id is None or pool % GPUS_PER_NODE or pool > num_gpus:
+            raise SimError(
+                400,
+                "num_capacity_pool_gpus is only valid for clusters created with a "
+                "capacity_pool_id, and must be a multiple of 8 and <= num_gpus",
+                param="num_capacity_pool_gpus",
+            )
+    end = req.reservation_end_time
+    if end is not None:
+        if spec.billing_type not in _PREPAID:
+            raise SimError(
+                400,
+                "reservation_end_time is only accepted for prepaid clusters",
+                param="reservation_end_time",
+            )
+        current = reservation_end(cluster)
+        if current is not None and _aware(end) < _aware(current):
+            raise SimError(
+                400,
+                f"reservation_end_time {end.isoformat()} is before the reservation's current "
+                f"end {current.isoformat()}; a reservation can only be extended",
+                param="reservation_end_time",
+            )
+
+
+def _aware(when: datetime) -> datetime:
+    """A time without an offset is read as UTC, as Together's gateway reads it."""
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
 def _check_volumes(world: World, req: ClusterCreateRequest) -> None:
@@ -194,6 +268,7 @@ def update_cluster(
     if req.num_gpus is not None:
         _check_count("num_gpus", req.num_gpus, minimum=GPUS_PER_NODE)
     _check_preemptible(target, cluster_type)
+    _check_update(cluster, req)
     merged = [_merge_add_on(spec.add_ons or [], add_on) for add_on in req.add_ons or []]
     if req.num_gpus is not None and req.num_gpus != spec.num_gpus:
         world.scale_standard(cluster, req.num_gpus, marked)

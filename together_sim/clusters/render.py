@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import hashlib
 from datetime import UTC, datetime
-from typing import Final
+from typing import Any, Final
 
 from together_api.wire import (
     AddOn,
@@ -21,7 +21,7 @@ from together_api.wire import (
     Volume,
 )
 from together_facts.values import GPUS_PER_NODE
-from together_sim.clusters.state import PROVISIONING_PLAN, SimCluster, SimNode
+from together_sim.clusters.state import PROVISIONING_PLAN, SimCluster, SimNode, reservation_end
 from together_sim.echo import echoed
 from together_sim.model import World
 from together_sim.timings import Timings
@@ -120,6 +120,48 @@ def kube_config_yaml(cluster: SimCluster) -> str:
     return kubeconfig(cluster.spec.cluster_name, server, ca, {"token": token})
 
 
+def _control_plane(cluster: SimCluster, world: World, ready: bool) -> list[ControlPlaneNode]:
+    ready_at = _control_plane_ready_at(cluster, world.timings)
+    return [
+        ControlPlaneNode(
+            node_id=f"cp-{cluster.cluster_id[:5]}-{i}",
+            host_name=f"cp-{cluster.cluster_id[:5]}-{i}",
+            status="Ready" if ready else "NotReady",
+            num_cpu_cores=16,
+            memory_gib=64.0,
+            network=_ip(cluster.cluster_id, i),
+            phase_transitions=_node_phases(cluster.created_at, ready_at, None, world.now),
+        )
+        for i in range(CONTROL_PLANE_NODES)
+    ]
+
+
+def _add_ons(cluster: SimCluster) -> list[AddOn]:
+    """Each add-on with its config, and its state: an entry per enabled component once the
+    cluster has been Ready (the SDK's ``AddOnState`` has one key per component)."""
+    rendered = []
+    for add_on in cluster.spec.add_ons or []:
+        config = add_on.config.model_dump(mode="json", exclude_none=True) if add_on.config else {}
+        state: dict[str, Any] = {
+            key: {}
+            for key, toggle in config.items()
+            if toggle.get("enabled") and cluster.first_ready_at is not None
+        }
+        rendered.append(
+            AddOn(
+                add_on_type=add_on.add_on_type or add_on.name,
+                name=add_on.name,
+                config=config,
+                state=state,
+            )
+        )
+    return rendered
+
+
+def _time(seconds: float | None) -> datetime | None:
+    return to_datetime(seconds) if seconds is not None else None
+
+
 def render_cluster(
     cluster: SimCluster,
     world: World,
@@ -136,26 +178,17 @@ def render_cluster(
     a Ready cluster in its last provisioning phase: a client that sees Ready may use the
     kubeconfig at once, as it may with Together.
     """
-    now, timings, volumes = world.now, world.timings, world.volumes
-    cp_ready_at = _control_plane_ready_at(cluster, timings)
-    cp_ready = cp_ready_at <= now and cluster.deleting_since is None and kubernetes_up
+    now, spec = world.now, cluster.spec
+    cp_ready = (
+        _control_plane_ready_at(cluster, world.timings) <= now
+        and cluster.deleting_since is None
+        and kubernetes_up
+    )
     status = cluster.status
     if status == ClusterStatus.READY and not kubernetes_up:
         status = PROVISIONING_PLAN[-2][0]
-    control_plane = [
-        ControlPlaneNode(
-            node_id=f"cp-{cluster.cluster_id[:5]}-{i}",
-            host_name=f"cp-{cluster.cluster_id[:5]}-{i}",
-            status="Ready" if cp_ready else "NotReady",
-            num_cpu_cores=16,
-            memory_gib=64.0,
-            network=_ip(cluster.cluster_id, i),
-            phase_transitions=_node_phases(cluster.created_at, cp_ready_at, None, now),
-        )
-        for i in range(CONTROL_PLANE_NODES)
-    ]
-    events = [e for e in cluster.events if now - e.at <= timings.event_retention]
-    spec = cluster.spec
+    retention = world.timings.event_retention
+    yaml = kube_config or kube_config_yaml(cluster)
     computed = {
         "cluster_id": cluster.cluster_id,
         "num_cpu_workers": 0,
@@ -167,7 +200,7 @@ def render_cluster(
             PhaseTransition(phase=phase, transition_time=to_datetime(at))
             for phase, at in cluster.phases
         ],
-        "control_plane_nodes": control_plane,
+        "control_plane_nodes": _control_plane(cluster, world, cp_ready),
         "gpu_worker_nodes": [_gpu_node(n, i, now) for i, n in enumerate(cluster.nodes)],
         "deleted_gpu_worker_nodes": [
             _gpu_node(n, i, now) for i, n in enumerate(cluster.deleted_nodes)
@@ -176,30 +209,21 @@ def render_cluster(
             NodeLifecycleEvent(
                 node_id=e.node_id, reason=e.reason, message=e.message, timestamp=to_datetime(e.at)
             )
-            for e in events
+            for e in cluster.events
+            if now - e.at <= retention
         ],
         "volumes": [
             Volume.model_validate(echoed(v.render(now), Volume))
-            for v in (volumes.by_id.get(i) for i in cluster.volume_ids)
+            for v in (world.volumes.by_id.get(i) for i in cluster.volume_ids)
             if v is not None
         ],
-        "kube_config": base64.b64encode((kube_config or kube_config_yaml(cluster)).encode()).decode(
-            "ascii"
-        ),
-        "add_ons": [
-            AddOn(
-                add_on_type=a.add_on_type or a.name,
-                name=a.name,
-                config=a.config.model_dump(mode="json", exclude_none=True) if a.config else {},
-            )
-            for a in spec.add_ons or []
-        ],
+        "kube_config": base64.b64encode(yaml.encode()).decode("ascii"),
+        "add_ons": _add_ons(cluster),
         "created_at": to_datetime(cluster.created_at),
-        "first_ready_at": (
-            to_datetime(cluster.first_ready_at) if cluster.first_ready_at is not None else None
-        ),
+        "first_ready_at": _time(cluster.first_ready_at),
         "control_plane_ready": cp_ready,
         "duration_hours": spec.duration_days * 24 if spec.duration_days else None,
+        "reservation_end_time": reservation_end(cluster),
         "os_image": (
             f"together-gpu-worker-cuda{spec.cuda_version}-nvidia{spec.nvidia_driver_version}"
         ),

@@ -3,6 +3,7 @@ JSON. How the state moves over time is :mod:`together_sim.clusters.lifecycle`'s.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from pydantic import BaseModel, Field, model_validator
@@ -11,7 +12,14 @@ from together_api.wire import ClusterStatus
 from together_facts.values import GPUS_PER_NODE
 from together_sim.requests import SimCreateRequest
 
-__all__ = ["FAILED_PHASE", "PROVISIONING_PLAN", "SimCluster", "SimEvent", "SimNode"]
+__all__ = [
+    "FAILED_PHASE",
+    "PROVISIONING_PLAN",
+    "SimCluster",
+    "SimEvent",
+    "SimNode",
+    "reservation_end",
+]
 
 PROVISIONING_PLAN: Final = (
     # (status, phase, fraction of the provisioning time at which it starts)
@@ -98,3 +106,15 @@ class SimCluster(BaseModel):
 
     def allocated_preemptible_gpus(self) -> int:
         return GPUS_PER_NODE * len(self.live(preemptible=True))
+
+
+def reservation_end(cluster: SimCluster) -> datetime | None:
+    """When the cluster's reservation ends: the end it was given (at create or by a PUT), else a
+    RESERVED cluster's creation plus its ``duration_days``; None for a cluster with no end."""
+    spec = cluster.spec
+    if spec.reservation_end_time is not None:
+        return spec.reservation_end_time
+    if spec.billing_type == "RESERVED" and spec.duration_days:
+        start = datetime.fromtimestamp(cluster.created_at, UTC)
+        return start + timedelta(days=spec.duration_days)
+    return None

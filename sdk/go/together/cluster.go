@@ -16,6 +16,12 @@ import (
 type Cluster struct {
 	pulumi.CustomResourceState
 
+	// GPU acceptance tests at bring-up, with the SDK's keys: `enabled`, `dcgm_diag_level`, `dcgm_diag_skipped`, `gpu_burn_duration`, `gpu_burn_skipped`, `nccl_single_node_skipped`, `nccl_multi_node_skipped`, `storage_skipped`.
+	AcceptanceTestsParams pulumi.MapOutput `pulumi:"acceptanceTestsParams"`
+	// Each add-on's state as Together reports it, `{name, state}`; unset without add-ons.
+	AddOnStates pulumi.MapArrayOutput `pulumi:"addOnStates"`
+	// Add-ons, each `{name, add_on_type, config}` with the SDK's keys; `config` takes `dashboard`, `headlamp`, `ingress` and `slurm_web`, each `{enabled}`.
+	AddOns pulumi.MapArrayOutput `pulumi:"addOns"`
 	// Take over this existing cluster at create instead of creating one.
 	AdoptClusterId pulumi.StringPtrOutput `pulumi:"adoptClusterId"`
 	// Preemptible GPUs live now; may stay below the target, and drops on a reclaim.
@@ -26,6 +32,10 @@ type Cluster struct {
 	AutoScaleMaxGpus pulumi.IntPtrOutput `pulumi:"autoScaleMaxGpus"`
 	// How the standard GPUs are billed. One of: RESERVED, ON_DEMAND, SCHEDULED_CAPACITY.
 	BillingType pulumi.StringOutput `pulumi:"billingType"`
+	// The capacity pool the cluster draws GPUs from.
+	CapacityPoolId pulumi.StringPtrOutput `pulumi:"capacityPoolId"`
+	// Cluster settings with the SDK's keys: `load_balancer` (required: NONE, TRAEFIK, NGINX or ISTIO), `ingress` and `observability` (`{enabled}`), `gpu_operator_version`, `network_operator_version`, `jumphost_enabled`, `kubernetes_dashboard_enabled`, `ssh_ca_enabled`, `slurm_startup_scripts`.
+	ClusterConfig pulumi.MapOutput `pulumi:"clusterConfig"`
 	// Together's id of the cluster.
 	ClusterId pulumi.StringOutput `pulumi:"clusterId"`
 	// The cluster's name in Together; defaults to the resource name (the config key).
@@ -36,24 +46,36 @@ type Cluster struct {
 	ControlPlaneReady pulumi.BoolOutput `pulumi:"controlPlaneReady"`
 	// When Together created it (ISO 8601).
 	CreatedAt pulumi.StringOutput `pulumi:"createdAt"`
-	// CUDA version of the node images.
-	CudaVersion pulumi.StringOutput `pulumi:"cudaVersion"`
+	// CUDA version of the node images (the SDK's legacy selector, with `nvidia_driver_version`); or name the pair by `nvidia_version_id`.
+	CudaVersion pulumi.StringPtrOutput `pulumi:"cudaVersion"`
 	// The preemptible target as Together echoes it.
 	DesiredPreemptibleGpus pulumi.IntOutput `pulumi:"desiredPreemptibleGpus"`
 	// Length of a `RESERVED` cluster, 1..90 days.
 	DurationDays pulumi.IntPtrOutput `pulumi:"durationDays"`
+	// When the cluster was first Ready (ISO 8601); unset until then.
+	FirstReadyAt pulumi.StringPtrOutput `pulumi:"firstReadyAt"`
 	// GPU model of every node. One of: H100_SXM, H200_SXM, RTX_6000_PCI, L40_PCIE, B200_SXM, H100_SXM_INF, B300_SXM, GB200_SXM.
 	GpuType pulumi.StringOutput `pulumi:"gpuType"`
+	// Install the Traefik ingress controller (Kubernetes clusters; Together's default: false).
+	InstallTraefik pulumi.BoolPtrOutput `pulumi:"installTraefik"`
 	// Kubeconfig of a Kubernetes cluster, as YAML.
 	KubeConfig pulumi.StringOutput `pulumi:"kubeConfig"`
 	// Ceiling of a declared preemptible range, in multiples of 8, at least `num_preemptible_gpus` (then the floor). Something else (an autoscaler, `tg beta clusters update`) may move the live target anywhere in [floor, ceiling] without a diff; a live target outside is brought back to the nearest bound in place. Unset: the target is held at `num_preemptible_gpus`.
 	MaxPreemptibleGpus pulumi.IntPtrOutput `pulumi:"maxPreemptibleGpus"`
+	// GPUs drawn from `capacity_pool_id`, in multiples of 8, at most `num_gpus`.
+	NumCapacityPoolGpus pulumi.IntPtrOutput `pulumi:"numCapacityPoolGpus"`
 	// Standard GPUs (never preempted); at least one 8-GPU node, in multiples of 8. With `auto_scale`, the floor: Together's autoscaler may move the live count anywhere up to `auto_scale_max_gpus` without a diff.
 	NumGpus pulumi.IntOutput `pulumi:"numGpus"`
 	// Preemptible *target* at 50% of the on-demand price, in multiples of 8; see the `allocated_preemptible_gpus` output for what is live.
 	NumPreemptibleGpus pulumi.IntOutput `pulumi:"numPreemptibleGpus"`
-	// NVIDIA driver version of the node images.
-	NvidiaDriverVersion pulumi.StringOutput `pulumi:"nvidiaDriverVersion"`
+	// Prepaid reserved GPUs of a `RESERVED` cluster, in multiples of 8; Together defaults it to `num_gpus`.
+	NumReservedGpus pulumi.IntPtrOutput `pulumi:"numReservedGpus"`
+	// NVIDIA driver version of the node images (with `cuda_version`).
+	NvidiaDriverVersion pulumi.StringPtrOutput `pulumi:"nvidiaDriverVersion"`
+	// The CUDA + driver pair by its id in the region's catalogue (`tg beta clusters list-regions`); instead of `cuda_version` and `nvidia_driver_version`.
+	NvidiaVersionId pulumi.StringPtrOutput `pulumi:"nvidiaVersionId"`
+	// OIDC for the Kubernetes API with the SDK's keys: `client_id`, `issuer_url`, `username_claim`, `username_prefix`, `group_claim`, `group_prefix` (required) and `ca_cert`.
+	OidcConfig pulumi.MapOutput `pulumi:"oidcConfig"`
 	// The last 20 reclaim notices, oldest first.
 	PreemptionEvents pulumi.MapArrayOutput `pulumi:"preemptionEvents"`
 	// Together project; required for a preemptible target.
@@ -62,6 +84,16 @@ type Cluster struct {
 	ReadyTimeoutSeconds pulumi.Float64Output `pulumi:"readyTimeoutSeconds"`
 	// Together region, e.g. `us-central-8`.
 	Region pulumi.StringOutput `pulumi:"region"`
+	// When the reservation ends and Together decommissions the cluster (ISO 8601, e.g. `2027-01-31T00:00:00Z`); `RESERVED` or `SCHEDULED_CAPACITY` clusters only. A later value extends it in place.
+	ReservationEndTime pulumi.StringPtrOutput `pulumi:"reservationEndTime"`
+	// When the reservation ends as Together reports it (ISO 8601, UTC); unset for a cluster with no end.
+	ReservationEndsAt pulumi.StringPtrOutput `pulumi:"reservationEndsAt"`
+	// When a `SCHEDULED_CAPACITY` reservation starts (ISO 8601, e.g. `2027-01-01T00:00:00Z`); unset, the cluster provisions at once.
+	ReservationStartTime pulumi.StringPtrOutput `pulumi:"reservationStartTime"`
+	// A custom Slurm image (SLURM clusters).
+	SlurmImage pulumi.StringPtrOutput `pulumi:"slurmImage"`
+	// Shared memory of a SLURM cluster, in GiB.
+	SlurmShmSizeGib pulumi.IntPtrOutput `pulumi:"slurmShmSizeGib"`
 	// Together's status, e.g. `Ready`.
 	Status pulumi.StringOutput `pulumi:"status"`
 	// Shared volume to attach at create, e.g. a `SharedVolume`'s `volume_id`.
@@ -70,6 +102,8 @@ type Cluster struct {
 	VolumeName pulumi.StringOutput `pulumi:"volumeName"`
 	// The attached volume's region (a `SharedVolume`'s `region`); Together's volume object has none, so the cluster learns it here.
 	VolumeRegion pulumi.StringPtrOutput `pulumi:"volumeRegion"`
+	// The GPU worker nodes live now, each `{node_id, host_name, compute_class, status, phase}`; `compute_class` is `standard` or `preemptible`.
+	WorkerNodes pulumi.MapArrayOutput `pulumi:"workerNodes"`
 }
 
 // NewCluster registers a new resource with the given unique name, arguments, and options.
@@ -79,17 +113,11 @@ func NewCluster(ctx *pulumi.Context,
 		return nil, errors.New("missing one or more required arguments")
 	}
 
-	if args.CudaVersion == nil {
-		return nil, errors.New("invalid value for required argument 'CudaVersion'")
-	}
 	if args.GpuType == nil {
 		return nil, errors.New("invalid value for required argument 'GpuType'")
 	}
 	if args.NumGpus == nil {
 		return nil, errors.New("invalid value for required argument 'NumGpus'")
-	}
-	if args.NvidiaDriverVersion == nil {
-		return nil, errors.New("invalid value for required argument 'NvidiaDriverVersion'")
 	}
 	if args.Region == nil {
 		return nil, errors.New("invalid value for required argument 'Region'")
@@ -146,6 +174,10 @@ func (ClusterState) ElementType() reflect.Type {
 }
 
 type clusterArgs struct {
+	// GPU acceptance tests at bring-up, with the SDK's keys: `enabled`, `dcgm_diag_level`, `dcgm_diag_skipped`, `gpu_burn_duration`, `gpu_burn_skipped`, `nccl_single_node_skipped`, `nccl_multi_node_skipped`, `storage_skipped`.
+	AcceptanceTestsParams map[string]interface{} `pulumi:"acceptanceTestsParams"`
+	// Add-ons, each `{name, add_on_type, config}` with the SDK's keys; `config` takes `dashboard`, `headlamp`, `ingress` and `slurm_web`, each `{enabled}`.
+	AddOns []map[string]interface{} `pulumi:"addOns"`
 	// Take over this existing cluster at create instead of creating one.
 	AdoptClusterId *string `pulumi:"adoptClusterId"`
 	// Together's own autoscaling (Kubernetes Cluster Autoscaler) of the *standard* nodes, between `num_gpus` and `auto_scale_max_gpus`; capacity beyond a reservation is billed on demand.
@@ -154,30 +186,52 @@ type clusterArgs struct {
 	AutoScaleMaxGpus *int `pulumi:"autoScaleMaxGpus"`
 	// How the standard GPUs are billed. One of: RESERVED, ON_DEMAND, SCHEDULED_CAPACITY.
 	BillingType *string `pulumi:"billingType"`
+	// The capacity pool the cluster draws GPUs from.
+	CapacityPoolId *string `pulumi:"capacityPoolId"`
+	// Cluster settings with the SDK's keys: `load_balancer` (required: NONE, TRAEFIK, NGINX or ISTIO), `ingress` and `observability` (`{enabled}`), `gpu_operator_version`, `network_operator_version`, `jumphost_enabled`, `kubernetes_dashboard_enabled`, `ssh_ca_enabled`, `slurm_startup_scripts`.
+	ClusterConfig map[string]interface{} `pulumi:"clusterConfig"`
 	// The cluster's name in Together; defaults to the resource name (the config key).
 	ClusterName *string `pulumi:"clusterName"`
 	// `KUBERNETES` or `SLURM`. One of: KUBERNETES, SLURM.
 	ClusterType *string `pulumi:"clusterType"`
-	// CUDA version of the node images.
-	CudaVersion string `pulumi:"cudaVersion"`
+	// CUDA version of the node images (the SDK's legacy selector, with `nvidia_driver_version`); or name the pair by `nvidia_version_id`.
+	CudaVersion *string `pulumi:"cudaVersion"`
 	// Length of a `RESERVED` cluster, 1..90 days.
 	DurationDays *int `pulumi:"durationDays"`
 	// GPU model of every node. One of: H100_SXM, H200_SXM, RTX_6000_PCI, L40_PCIE, B200_SXM, H100_SXM_INF, B300_SXM, GB200_SXM.
 	GpuType string `pulumi:"gpuType"`
+	// Install the Traefik ingress controller (Kubernetes clusters; Together's default: false).
+	InstallTraefik *bool `pulumi:"installTraefik"`
 	// Ceiling of a declared preemptible range, in multiples of 8, at least `num_preemptible_gpus` (then the floor). Something else (an autoscaler, `tg beta clusters update`) may move the live target anywhere in [floor, ceiling] without a diff; a live target outside is brought back to the nearest bound in place. Unset: the target is held at `num_preemptible_gpus`.
 	MaxPreemptibleGpus *int `pulumi:"maxPreemptibleGpus"`
+	// GPUs drawn from `capacity_pool_id`, in multiples of 8, at most `num_gpus`.
+	NumCapacityPoolGpus *int `pulumi:"numCapacityPoolGpus"`
 	// Standard GPUs (never preempted); at least one 8-GPU node, in multiples of 8. With `auto_scale`, the floor: Together's autoscaler may move the live count anywhere up to `auto_scale_max_gpus` without a diff.
 	NumGpus int `pulumi:"numGpus"`
 	// Preemptible *target* at 50% of the on-demand price, in multiples of 8; see the `allocated_preemptible_gpus` output for what is live.
 	NumPreemptibleGpus *int `pulumi:"numPreemptibleGpus"`
-	// NVIDIA driver version of the node images.
-	NvidiaDriverVersion string `pulumi:"nvidiaDriverVersion"`
+	// Prepaid reserved GPUs of a `RESERVED` cluster, in multiples of 8; Together defaults it to `num_gpus`.
+	NumReservedGpus *int `pulumi:"numReservedGpus"`
+	// NVIDIA driver version of the node images (with `cuda_version`).
+	NvidiaDriverVersion *string `pulumi:"nvidiaDriverVersion"`
+	// The CUDA + driver pair by its id in the region's catalogue (`tg beta clusters list-regions`); instead of `cuda_version` and `nvidia_driver_version`.
+	NvidiaVersionId *string `pulumi:"nvidiaVersionId"`
+	// OIDC for the Kubernetes API with the SDK's keys: `client_id`, `issuer_url`, `username_claim`, `username_prefix`, `group_claim`, `group_prefix` (required) and `ca_cert`.
+	OidcConfig map[string]interface{} `pulumi:"oidcConfig"`
 	// Together project; required for a preemptible target.
 	ProjectId *string `pulumi:"projectId"`
 	// How long create and standard-count updates wait for Ready, and delete for the cluster to be gone (Pulumi's customTimeouts do not reach dynamic providers).
 	ReadyTimeoutSeconds *float64 `pulumi:"readyTimeoutSeconds"`
 	// Together region, e.g. `us-central-8`.
 	Region string `pulumi:"region"`
+	// When the reservation ends and Together decommissions the cluster (ISO 8601, e.g. `2027-01-31T00:00:00Z`); `RESERVED` or `SCHEDULED_CAPACITY` clusters only. A later value extends it in place.
+	ReservationEndTime *string `pulumi:"reservationEndTime"`
+	// When a `SCHEDULED_CAPACITY` reservation starts (ISO 8601, e.g. `2027-01-01T00:00:00Z`); unset, the cluster provisions at once.
+	ReservationStartTime *string `pulumi:"reservationStartTime"`
+	// A custom Slurm image (SLURM clusters).
+	SlurmImage *string `pulumi:"slurmImage"`
+	// Shared memory of a SLURM cluster, in GiB.
+	SlurmShmSizeGib *int `pulumi:"slurmShmSizeGib"`
 	// Shared volume to attach at create, e.g. a `SharedVolume`'s `volume_id`.
 	VolumeId *string `pulumi:"volumeId"`
 	// The attached volume's region (a `SharedVolume`'s `region`); Together's volume object has none, so the cluster learns it here.
@@ -186,6 +240,10 @@ type clusterArgs struct {
 
 // The set of arguments for constructing a Cluster resource.
 type ClusterArgs struct {
+	// GPU acceptance tests at bring-up, with the SDK's keys: `enabled`, `dcgm_diag_level`, `dcgm_diag_skipped`, `gpu_burn_duration`, `gpu_burn_skipped`, `nccl_single_node_skipped`, `nccl_multi_node_skipped`, `storage_skipped`.
+	AcceptanceTestsParams pulumi.MapInput
+	// Add-ons, each `{name, add_on_type, config}` with the SDK's keys; `config` takes `dashboard`, `headlamp`, `ingress` and `slurm_web`, each `{enabled}`.
+	AddOns pulumi.MapArrayInput
 	// Take over this existing cluster at create instead of creating one.
 	AdoptClusterId pulumi.StringPtrInput
 	// Together's own autoscaling (Kubernetes Cluster Autoscaler) of the *standard* nodes, between `num_gpus` and `auto_scale_max_gpus`; capacity beyond a reservation is billed on demand.
@@ -194,30 +252,52 @@ type ClusterArgs struct {
 	AutoScaleMaxGpus pulumi.IntPtrInput
 	// How the standard GPUs are billed. One of: RESERVED, ON_DEMAND, SCHEDULED_CAPACITY.
 	BillingType pulumi.StringPtrInput
+	// The capacity pool the cluster draws GPUs from.
+	CapacityPoolId pulumi.StringPtrInput
+	// Cluster settings with the SDK's keys: `load_balancer` (required: NONE, TRAEFIK, NGINX or ISTIO), `ingress` and `observability` (`{enabled}`), `gpu_operator_version`, `network_operator_version`, `jumphost_enabled`, `kubernetes_dashboard_enabled`, `ssh_ca_enabled`, `slurm_startup_scripts`.
+	ClusterConfig pulumi.MapInput
 	// The cluster's name in Together; defaults to the resource name (the config key).
 	ClusterName pulumi.StringPtrInput
 	// `KUBERNETES` or `SLURM`. One of: KUBERNETES, SLURM.
 	ClusterType pulumi.StringPtrInput
-	// CUDA version of the node images.
-	CudaVersion pulumi.StringInput
+	// CUDA version of the node images (the SDK's legacy selector, with `nvidia_driver_version`); or name the pair by `nvidia_version_id`.
+	CudaVersion pulumi.StringPtrInput
 	// Length of a `RESERVED` cluster, 1..90 days.
 	DurationDays pulumi.IntPtrInput
 	// GPU model of every node. One of: H100_SXM, H200_SXM, RTX_6000_PCI, L40_PCIE, B200_SXM, H100_SXM_INF, B300_SXM, GB200_SXM.
 	GpuType pulumi.StringInput
+	// Install the Traefik ingress controller (Kubernetes clusters; Together's default: false).
+	InstallTraefik pulumi.BoolPtrInput
 	// Ceiling of a declared preemptible range, in multiples of 8, at least `num_preemptible_gpus` (then the floor). Something else (an autoscaler, `tg beta clusters update`) may move the live target anywhere in [floor, ceiling] without a diff; a live target outside is brought back to the nearest bound in place. Unset: the target is held at `num_preemptible_gpus`.
 	MaxPreemptibleGpus pulumi.IntPtrInput
+	// GPUs drawn from `capacity_pool_id`, in multiples of 8, at most `num_gpus`.
+	NumCapacityPoolGpus pulumi.IntPtrInput
 	// Standard GPUs (never preempted); at least one 8-GPU node, in multiples of 8. With `auto_scale`, the floor: Together's autoscaler may move the live count anywhere up to `auto_scale_max_gpus` without a diff.
 	NumGpus pulumi.IntInput
 	// Preemptible *target* at 50% of the on-demand price, in multiples of 8; see the `allocated_preemptible_gpus` output for what is live.
 	NumPreemptibleGpus pulumi.IntPtrInput
-	// NVIDIA driver version of the node images.
-	NvidiaDriverVersion pulumi.StringInput
+	// Prepaid reserved GPUs of a `RESERVED` cluster, in multiples of 8; Together defaults it to `num_gpus`.
+	NumReservedGpus pulumi.IntPtrInput
+	// NVIDIA driver version of the node images (with `cuda_version`).
+	NvidiaDriverVersion pulumi.StringPtrInput
+	// The CUDA + driver pair by its id in the region's catalogue (`tg beta clusters list-regions`); instead of `cuda_version` and `nvidia_driver_version`.
+	NvidiaVersionId pulumi.StringPtrInput
+	// OIDC for the Kubernetes API with the SDK's keys: `client_id`, `issuer_url`, `username_claim`, `username_prefix`, `group_claim`, `group_prefix` (required) and `ca_cert`.
+	OidcConfig pulumi.MapInput
 	// Together project; required for a preemptible target.
 	ProjectId pulumi.StringPtrInput
 	// How long create and standard-count updates wait for Ready, and delete for the cluster to be gone (Pulumi's customTimeouts do not reach dynamic providers).
 	ReadyTimeoutSeconds pulumi.Float64PtrInput
 	// Together region, e.g. `us-central-8`.
 	Region pulumi.StringInput
+	// When the reservation ends and Together decommissions the cluster (ISO 8601, e.g. `2027-01-31T00:00:00Z`); `RESERVED` or `SCHEDULED_CAPACITY` clusters only. A later value extends it in place.
+	ReservationEndTime pulumi.StringPtrInput
+	// When a `SCHEDULED_CAPACITY` reservation starts (ISO 8601, e.g. `2027-01-01T00:00:00Z`); unset, the cluster provisions at once.
+	ReservationStartTime pulumi.StringPtrInput
+	// A custom Slurm image (SLURM clusters).
+	SlurmImage pulumi.StringPtrInput
+	// Shared memory of a SLURM cluster, in GiB.
+	SlurmShmSizeGib pulumi.IntPtrInput
 	// Shared volume to attach at create, e.g. a `SharedVolume`'s `volume_id`.
 	VolumeId pulumi.StringPtrInput
 	// The attached volume's region (a `SharedVolume`'s `region`); Together's volume object has none, so the cluster learns it here.
@@ -261,6 +341,21 @@ func (o ClusterOutput) ToClusterOutputWithContext(ctx context.Context) ClusterOu
 	return o
 }
 
+// GPU acceptance tests at bring-up, with the SDK's keys: `enabled`, `dcgm_diag_level`, `dcgm_diag_skipped`, `gpu_burn_duration`, `gpu_burn_skipped`, `nccl_single_node_skipped`, `nccl_multi_node_skipped`, `storage_skipped`.
+func (o ClusterOutput) AcceptanceTestsParams() pulumi.MapOutput {
+	return o.ApplyT(func(v *Cluster) pulumi.MapOutput { return v.AcceptanceTestsParams }).(pulumi.MapOutput)
+}
+
+// Each add-on's state as Together reports it, `{name, state}`; unset without add-ons.
+func (o ClusterOutput) AddOnStates() pulumi.MapArrayOutput {
+	return o.ApplyT(func(v *Cluster) pulumi.MapArrayOutput { return v.AddOnStates }).(pulumi.MapArrayOutput)
+}
+
+// Add-ons, each `{name, add_on_type, config}` with the SDK's keys; `config` takes `dashboard`, `headlamp`, `ingress` and `slurm_web`, each `{enabled}`.
+func (o ClusterOutput) AddOns() pulumi.MapArrayOutput {
+	return o.ApplyT(func(v *Cluster) pulumi.MapArrayOutput { return v.AddOns }).(pulumi.MapArrayOutput)
+}
+
 // Take over this existing cluster at create instead of creating one.
 func (o ClusterOutput) AdoptClusterId() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Cluster) pulumi.StringPtrOutput { return v.AdoptClusterId }).(pulumi.StringPtrOutput)
@@ -284,6 +379,16 @@ func (o ClusterOutput) AutoScaleMaxGpus() pulumi.IntPtrOutput {
 // How the standard GPUs are billed. One of: RESERVED, ON_DEMAND, SCHEDULED_CAPACITY.
 func (o ClusterOutput) BillingType() pulumi.StringOutput {
 	return o.ApplyT(func(v *Cluster) pulumi.StringOutput { return v.BillingType }).(pulumi.StringOutput)
+}
+
+// The capacity pool the cluster draws GPUs from.
+func (o ClusterOutput) CapacityPoolId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Cluster) pulumi.StringPtrOutput { return v.CapacityPoolId }).(pulumi.StringPtrOutput)
+}
+
+// Cluster settings with the SDK's keys: `load_balancer` (required: NONE, TRAEFIK, NGINX or ISTIO), `ingress` and `observability` (`{enabled}`), `gpu_operator_version`, `network_operator_version`, `jumphost_enabled`, `kubernetes_dashboard_enabled`, `ssh_ca_enabled`, `slurm_startup_scripts`.
+func (o ClusterOutput) ClusterConfig() pulumi.MapOutput {
+	return o.ApplyT(func(v *Cluster) pulumi.MapOutput { return v.ClusterConfig }).(pulumi.MapOutput)
 }
 
 // Together's id of the cluster.
@@ -311,9 +416,9 @@ func (o ClusterOutput) CreatedAt() pulumi.StringOutput {
 	return o.ApplyT(func(v *Cluster) pulumi.StringOutput { return v.CreatedAt }).(pulumi.StringOutput)
 }
 
-// CUDA version of the node images.
-func (o ClusterOutput) CudaVersion() pulumi.StringOutput {
-	return o.ApplyT(func(v *Cluster) pulumi.StringOutput { return v.CudaVersion }).(pulumi.StringOutput)
+// CUDA version of the node images (the SDK's legacy selector, with `nvidia_driver_version`); or name the pair by `nvidia_version_id`.
+func (o ClusterOutput) CudaVersion() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Cluster) pulumi.StringPtrOutput { return v.CudaVersion }).(pulumi.StringPtrOutput)
 }
 
 // The preemptible target as Together echoes it.
@@ -326,9 +431,19 @@ func (o ClusterOutput) DurationDays() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *Cluster) pulumi.IntPtrOutput { return v.DurationDays }).(pulumi.IntPtrOutput)
 }
 
+// When the cluster was first Ready (ISO 8601); unset until then.
+func (o ClusterOutput) FirstReadyAt() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Cluster) pulumi.StringPtrOutput { return v.FirstReadyAt }).(pulumi.StringPtrOutput)
+}
+
 // GPU model of every node. One of: H100_SXM, H200_SXM, RTX_6000_PCI, L40_PCIE, B200_SXM, H100_SXM_INF, B300_SXM, GB200_SXM.
 func (o ClusterOutput) GpuType() pulumi.StringOutput {
 	return o.ApplyT(func(v *Cluster) pulumi.StringOutput { return v.GpuType }).(pulumi.StringOutput)
+}
+
+// Install the Traefik ingress controller (Kubernetes clusters; Together's default: false).
+func (o ClusterOutput) InstallTraefik() pulumi.BoolPtrOutput {
+	return o.ApplyT(func(v *Cluster) pulumi.BoolPtrOutput { return v.InstallTraefik }).(pulumi.BoolPtrOutput)
 }
 
 // Kubeconfig of a Kubernetes cluster, as YAML.
@@ -341,6 +456,11 @@ func (o ClusterOutput) MaxPreemptibleGpus() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *Cluster) pulumi.IntPtrOutput { return v.MaxPreemptibleGpus }).(pulumi.IntPtrOutput)
 }
 
+// GPUs drawn from `capacity_pool_id`, in multiples of 8, at most `num_gpus`.
+func (o ClusterOutput) NumCapacityPoolGpus() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *Cluster) pulumi.IntPtrOutput { return v.NumCapacityPoolGpus }).(pulumi.IntPtrOutput)
+}
+
 // Standard GPUs (never preempted); at least one 8-GPU node, in multiples of 8. With `auto_scale`, the floor: Together's autoscaler may move the live count anywhere up to `auto_scale_max_gpus` without a diff.
 func (o ClusterOutput) NumGpus() pulumi.IntOutput {
 	return o.ApplyT(func(v *Cluster) pulumi.IntOutput { return v.NumGpus }).(pulumi.IntOutput)
@@ -351,9 +471,24 @@ func (o ClusterOutput) NumPreemptibleGpus() pulumi.IntOutput {
 	return o.ApplyT(func(v *Cluster) pulumi.IntOutput { return v.NumPreemptibleGpus }).(pulumi.IntOutput)
 }
 
-// NVIDIA driver version of the node images.
-func (o ClusterOutput) NvidiaDriverVersion() pulumi.StringOutput {
-	return o.ApplyT(func(v *Cluster) pulumi.StringOutput { return v.NvidiaDriverVersion }).(pulumi.StringOutput)
+// Prepaid reserved GPUs of a `RESERVED` cluster, in multiples of 8; Together defaults it to `num_gpus`.
+func (o ClusterOutput) NumReservedGpus() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *Cluster) pulumi.IntPtrOutput { return v.NumReservedGpus }).(pulumi.IntPtrOutput)
+}
+
+// NVIDIA driver version of the node images (with `cuda_version`).
+func (o ClusterOutput) NvidiaDriverVersion() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Cluster) pulumi.StringPtrOutput { return v.NvidiaDriverVersion }).(pulumi.StringPtrOutput)
+}
+
+// The CUDA + driver pair by its id in the region's catalogue (`tg beta clusters list-regions`); instead of `cuda_version` and `nvidia_driver_version`.
+func (o ClusterOutput) NvidiaVersionId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Cluster) pulumi.StringPtrOutput { return v.NvidiaVersionId }).(pulumi.StringPtrOutput)
+}
+
+// OIDC for the Kubernetes API with the SDK's keys: `client_id`, `issuer_url`, `username_claim`, `username_prefix`, `group_claim`, `group_prefix` (required) and `ca_cert`.
+func (o ClusterOutput) OidcConfig() pulumi.MapOutput {
+	return o.ApplyT(func(v *Cluster) pulumi.MapOutput { return v.OidcConfig }).(pulumi.MapOutput)
 }
 
 // The last 20 reclaim notices, oldest first.
@@ -376,6 +511,31 @@ func (o ClusterOutput) Region() pulumi.StringOutput {
 	return o.ApplyT(func(v *Cluster) pulumi.StringOutput { return v.Region }).(pulumi.StringOutput)
 }
 
+// When the reservation ends and Together decommissions the cluster (ISO 8601, e.g. `2027-01-31T00:00:00Z`); `RESERVED` or `SCHEDULED_CAPACITY` clusters only. A later value extends it in place.
+func (o ClusterOutput) ReservationEndTime() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Cluster) pulumi.StringPtrOutput { return v.ReservationEndTime }).(pulumi.StringPtrOutput)
+}
+
+// When the reservation ends as Together reports it (ISO 8601, UTC); unset for a cluster with no end.
+func (o ClusterOutput) ReservationEndsAt() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Cluster) pulumi.StringPtrOutput { return v.ReservationEndsAt }).(pulumi.StringPtrOutput)
+}
+
+// When a `SCHEDULED_CAPACITY` reservation starts (ISO 8601, e.g. `2027-01-01T00:00:00Z`); unset, the cluster provisions at once.
+func (o ClusterOutput) ReservationStartTime() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Cluster) pulumi.StringPtrOutput { return v.ReservationStartTime }).(pulumi.StringPtrOutput)
+}
+
+// A custom Slurm image (SLURM clusters).
+func (o ClusterOutput) SlurmImage() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *Cluster) pulumi.StringPtrOutput { return v.SlurmImage }).(pulumi.StringPtrOutput)
+}
+
+// Shared memory of a SLURM cluster, in GiB.
+func (o ClusterOutput) SlurmShmSizeGib() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *Cluster) pulumi.IntPtrOutput { return v.SlurmShmSizeGib }).(pulumi.IntPtrOutput)
+}
+
 // Together's status, e.g. `Ready`.
 func (o ClusterOutput) Status() pulumi.StringOutput {
 	return o.ApplyT(func(v *Cluster) pulumi.StringOutput { return v.Status }).(pulumi.StringOutput)
@@ -394,6 +554,11 @@ func (o ClusterOutput) VolumeName() pulumi.StringOutput {
 // The attached volume's region (a `SharedVolume`'s `region`); Together's volume object has none, so the cluster learns it here.
 func (o ClusterOutput) VolumeRegion() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *Cluster) pulumi.StringPtrOutput { return v.VolumeRegion }).(pulumi.StringPtrOutput)
+}
+
+// The GPU worker nodes live now, each `{node_id, host_name, compute_class, status, phase}`; `compute_class` is `standard` or `preemptible`.
+func (o ClusterOutput) WorkerNodes() pulumi.MapArrayOutput {
+	return o.ApplyT(func(v *Cluster) pulumi.MapArrayOutput { return v.WorkerNodes }).(pulumi.MapArrayOutput)
 }
 
 func init() {

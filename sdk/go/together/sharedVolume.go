@@ -20,6 +20,8 @@ type SharedVolume struct {
 	AdoptVolumeId pulumi.StringPtrOutput `pulumi:"adoptVolumeId"`
 	// The clusters that use the volume (from the clusters' own `volumes` lists).
 	ClusterIds pulumi.StringArrayOutput `pulumi:"clusterIds"`
+	// A cluster whose infrastructure the volume is placed on (its `cluster_id`).
+	InstanceClusterId pulumi.StringPtrOutput `pulumi:"instanceClusterId"`
 	// Keep the volume when the last cluster using it is deleted. The default (true) lets the stack, not a cluster's deletion, decide when the checkpoints go; with false Together deletes it with its cluster, so replacing that cluster loses them.
 	IsLifecycleIndependent pulumi.BoolOutput `pulumi:"isLifecycleIndependent"`
 	// Together project.
@@ -92,6 +94,8 @@ func (SharedVolumeState) ElementType() reflect.Type {
 type sharedVolumeArgs struct {
 	// Take over this existing volume at create instead of creating one.
 	AdoptVolumeId *string `pulumi:"adoptVolumeId"`
+	// A cluster whose infrastructure the volume is placed on (its `cluster_id`).
+	InstanceClusterId *string `pulumi:"instanceClusterId"`
 	// Keep the volume when the last cluster using it is deleted. The default (true) lets the stack, not a cluster's deletion, decide when the checkpoints go; with false Together deletes it with its cluster, so replacing that cluster loses them.
 	IsLifecycleIndependent *bool `pulumi:"isLifecycleIndependent"`
 	// Together project.
@@ -110,6 +114,8 @@ type sharedVolumeArgs struct {
 type SharedVolumeArgs struct {
 	// Take over this existing volume at create instead of creating one.
 	AdoptVolumeId pulumi.StringPtrInput
+	// A cluster whose infrastructure the volume is placed on (its `cluster_id`).
+	InstanceClusterId pulumi.StringPtrInput
 	// Keep the volume when the last cluster using it is deleted. The default (true) lets the stack, not a cluster's deletion, decide when the checkpoints go; with false Together deletes it with its cluster, so replacing that cluster loses them.
 	IsLifecycleIndependent pulumi.BoolPtrInput
 	// Together project.
@@ -169,6 +175,11 @@ func (o SharedVolumeOutput) AdoptVolumeId() pulumi.StringPtrOutput {
 // The clusters that use the volume (from the clusters' own `volumes` lists).
 func (o SharedVolumeOutput) ClusterIds() pulumi.StringArrayOutput {
 	return o.ApplyT(func(v *SharedVolume) pulumi.StringArrayOutput { return v.ClusterIds }).(pulumi.StringArrayOutput)
+}
+
+// A cluster whose infrastructure the volume is placed on (its `cluster_id`).
+func (o SharedVolumeOutput) InstanceClusterId() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *SharedVolume) pulumi.StringPtrOutput { return v.InstanceClusterId }).(pulumi.StringPtrOutput)
 }
 
 // Keep the volume when the last cluster using it is deleted. The default (true) lets the stack, not a cluster's deletion, decide when the checkpoints go; with false Together deletes it with its cluster, so replacing that cluster loses them.

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import pulumi
 
 from together_provider.framework.kind import Kind
-from together_provider.hosts.native._properties import camel, snake
+from together_provider.hosts.native._properties import PROPERTIES, camel, snake
 from together_provider.hosts.native.package_schema import python_type
 from together_provider.hosts.resource import input_props, set_program_attributes
 
@@ -43,4 +43,6 @@ class NativeResource(pulumi.CustomResource):
         return snake(prop)
 
     def translate_input_property(self, prop: str) -> str:
-        return camel(prop)
+        # The SDK calls this on the keys of nested dicts too: an API object's own keys
+        # (`cluster_config`'s `load_balancer`) are not properties and keep their names.
+        return camel(prop) if prop in PROPERTIES else prop

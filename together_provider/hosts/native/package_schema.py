@@ -111,10 +111,12 @@ def resource_schema(kind: Kind) -> dict[str, Any]:
     inputs_ = kind.schema.inputs
     required_inputs = [camel(f.name) for f in inputs_ if f.required and not f.names_resource]
     always_set = [camel(f.name) for f in inputs_ if f.required or f.default is not None]
+    # An output typed `X | None` is left out where it does not apply (`Schema.outputs_of`).
+    set_outputs = [camel(f.name) for f in kind.schema.outputs if not without_none(f.annotation)[1]]
     return {
         "description": description(kind),
         "properties": {**inputs, **outputs},
-        "required": [*always_set, *outputs],
+        "required": [*always_set, *set_outputs],
         "inputProperties": inputs,
         "requiredInputs": required_inputs,
     }

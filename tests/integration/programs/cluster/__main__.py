@@ -23,5 +23,8 @@ for name, spec in config.require_object("clusters").items():
     pulumi.export(f"{name}_allocated", cluster.allocated_preemptible_gpus)
     pulumi.export(f"{name}_events", cluster.preemption_events)
     pulumi.export(f"{name}_kube_config", cluster.kube_config)
+    # An input the program set, and one it left unset (an output resolving to None all the same).
+    pulumi.export(f"{name}_reservation_end_time", cluster.reservation_end_time)
+    pulumi.export(f"{name}_capacity_pool_id", cluster.capacity_pool_id)
     # The type the outputs arrive as: the declared one casts the engine's 8.0 to 8.
     pulumi.export(f"{name}_int_counts", cluster.num_gpus.apply(lambda n: type(n).__name__))

@@ -1,0 +1,162 @@
+"""The equivalent mutants, proven rather than trusted (issue 51): each entry of
+`tests/mutation-equivalent.txt` names a mutant, says why no test can tell it apart, and stores the
+line it changes, before and after. mutmut numbers a function's mutants in order, so after an edit
+a listed number may name another mutant, a real survivor; `regenerate` makes a module's mutants
+again with mutmut's own mutation function (no test run: seconds), and `mismatches` names every
+entry whose mutant is gone or changes another line than its stored text says.
+
+The file's format, one entry per mutant::
+
+    NAME: why no test can tell it apart
+        - the line before (stripped)
+        + the line after (stripped; `(line removed)` when the mutant removes it)
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import libcst as cst
+from mutmut import configuration
+from mutmut.mutation.file_mutation import combine_mutations_to_source, create_mutations
+
+from mutate.modules import Module
+from mutate.results import changed_line, function_of
+
+__all__ = ["Equivalent", "format_entry", "mismatches", "parse_equivalents", "regenerate"]
+
+BEFORE: Final = "- "
+AFTER: Final = "+ "
+
+
+@dataclass(frozen=True)
+class Equivalent:
+    name: str
+    reason: str
+    before: str
+    after: str
+
+
+def parse_equivalents(text: str, where: str) -> dict[str, Equivalent]:
+    """Every entry of the list; `#` starts a comment line. An entry without a reason, or without
+    both its lines, is an error naming its line."""
+    found: dict[str, Equivalent] = {}
+    entry: list[str] = []  # name, reason, before, after as they come
+    start = 0
+
+    def close() -> None:
+        if not entry:
+            return
+        if len(entry) != 4:
+            raise ValueError(
+                f"{where}:{start}: {entry[0]!r} lacks its '{BEFORE}before' and '{AFTER}after' "
+                "lines: every equivalent mutant stores the line it changes"
+            )
+        name, reason, before, after = entry
+        if name in found:
+            raise ValueError(f"{where}:{start}: {name} is listed twice")
+        found[name] = Equivalent(name, reason, before, after)
+        entry.clear()
+
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if raw[0].isspace() and entry and line.startswith((BEFORE.strip(), AFTER.strip())):
+            expected = BEFORE if len(entry) == 2 else AFTER
+            if len(entry) > 3 or not (line + " ").startswith(expected):
+                raise ValueError(f"{where}:{number}: expected a '{expected}' line, got {line!r}")
+            entry.append(line[len(expected) :] if line != expected.strip() else "")
+            continue
+        close()
+        name, colon, reason = line.partition(":")
+        if not colon or not reason.strip() or " " in name.strip() or "__mutmut_" not in name:
+            raise ValueError(
+                f"{where}:{number}: {line!r} is not 'MUTANT_NAME: reason'; every equivalent "
+                "mutant says why no test can tell it apart from the real code"
+            )
+        entry[:] = [name.strip(), reason.strip()]
+        start = number
+    close()
+    return found
+
+
+def format_entry(name: str, reason: str, before: str, after: str) -> str:
+    return f"{name}: {reason}\n    {BEFORE}{before}\n    {AFTER}{after}\n"
+
+
+def _load_tool_defaults() -> None:
+    """mutmut's settings with its defaults, loaded once. mutmut reads them from the working
+    directory's pyproject.toml (a real run's copy has its own `[tool.mutmut]` table, written by
+    mutate/run.py); without one it guesses the source directory from the directory's *name*, and
+    fails in a clone whose folder is not named after a package. Making mutants again needs only
+    the defaults (no pattern excluded), so they are read in an empty directory that names one."""
+    if configuration._config is not None:
+        return
+    here = Path.cwd()
+    with tempfile.TemporaryDirectory(prefix="mutmut-defaults-") as empty:
+        Path(empty, "pyproject.toml").write_text('[tool.mutmut]\nsource_paths = ["."]\n')
+        os.chdir(empty)
+        try:
+            configuration.config()
+        finally:
+            os.chdir(here)
+
+
+def regenerate(
+    module: Module, root: Path, only: Collection[str] | None = None
+) -> dict[str, tuple[str, str]]:
+    """Each mutant of `module` (by its full name) with the first line it changes, before and
+    after, as mutmut would make it: its own `create_mutations` and `combine_mutations_to_source`
+    over the file under `root` (the tests of each mutant are never run). `only`: the functions
+    (or methods) to make them of; mutmut numbers each function's mutants on their own, so the
+    others are left out without renumbering any."""
+    source = (root / module.path).read_text(encoding="utf-8")
+    _load_tool_defaults()
+    tree, mutations, classes, functions = create_mutations(module.inner, source)
+    if only is not None:
+        mutations = [
+            m
+            for m in mutations
+            if isinstance(m.contained_by_top_level_function, cst.FunctionDef)
+            and m.contained_by_top_level_function.name.value in only
+        ]
+    mutated = combine_mutations_to_source(tree, mutations, classes, functions)
+    lines = mutated.code.splitlines()
+    spans = mutated.line_span_by_function_name
+    found: dict[str, tuple[str, str]] = {}
+    for name in mutated.mutant_names:
+        orig = spans[name.rpartition("__mutmut_")[0] + "__mutmut_orig"]
+        mine = spans[name]
+        _, before, after = changed_line(lines[orig.start : orig.end], lines[mine.start : mine.end])
+        found[f"{module.dotted}.{name}"] = (before, after)
+    return found
+
+
+def mismatches(
+    equivalents: Mapping[str, Equivalent], modules: Iterable[Module], root: Path
+) -> list[str]:
+    """One sentence per entry whose mutant is gone or changes another line than its entry
+    says (only the modules that have entries are mutated again)."""
+    problems: list[str] = []
+    for module in modules:
+        prefix = f"{module.dotted}."
+        listed = [e for name, e in equivalents.items() if name.startswith(prefix)]
+        if not listed:
+            continue
+        made = regenerate(module, root, {function_of(e.name).split(".")[-1] for e in listed})
+        for entry in listed:
+            if entry.name not in made:
+                problems.append(f"{entry.name}: no such mutant of {module.path} any more")
+            elif made[entry.name] != (entry.before, entry.after):
+                before, after = made[entry.name]
+                problems.append(
+                    f"{entry.name} now changes {before!r} -> {after!r}, not {entry.before!r} "
+                    f"-> {entry.after!r}: the mutant of this number changed; judge it again"
+                )
+    return problems
