@@ -162,6 +162,7 @@ MODULES: Final[tuple[Module, ...]] = (
         ),
     ),
     Module("targets", "together_drill/targets.py", _unit("test_drill_targets", "test_drill_edges")),
+    Module("starting", "together_drill/starting.py", _unit("test_drill_starting")),
     Module(
         "checkpoints",
         "worker/together_worker/checkpoints.py",

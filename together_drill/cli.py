@@ -30,7 +30,10 @@ class ClusterArgs:
     """The nodes a reclaim may drain; None: ``together.ai/compute-class=preemptible``."""
     keep: bool
     volume_dir: Path | None
-    """Where the Job's checkpoint volume is mounted on this machine (None: not reachable)."""
+    """Where the Job's checkpoint volume is mounted on this machine (None: a reader pod reads
+    it in the cluster)."""
+    reader_image: str | None = None
+    """The reader pod's image (None: the Job's own)."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,8 @@ class DrillArgs:
     workload: dict[str, object]
     """What was drilled, as given (the JSON report repeats it)."""
     cluster: ClusterArgs | None = None
+    start_timeout_seconds: float = 300.0
+    """How long a pod of the Job may take to start running before the drill gives up."""
 
 
 def parser() -> argparse.ArgumentParser:
@@ -75,6 +80,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--timeout", type=float, default=900.0, help="give up on the Job after these seconds"
     )
+    p.add_argument(
+        "--start-timeout",
+        type=float,
+        default=300.0,
+        help="give up when no pod of the Job runs after these seconds (300); a pod that cannot "
+        "start for a reason that will not fix itself ends the drill within 60 s",
+    )
     remote = p.add_argument_group(
         "an existing cluster (a Together cluster, kind...): Together's drain done by hand"
     )
@@ -96,7 +108,11 @@ def parser() -> argparse.ArgumentParser:
         "--volume-dir",
         type=Path,
         help="where the Job's checkpoint volume is mounted on this machine, for the drill to "
-        "read its files",
+        "read its files (default: a reader pod of the drill's own reads the claim in the cluster)",
+    )
+    remote.add_argument(
+        "--reader-image",
+        help="the volume reader pod's image, with python3 (default: the Job's own image)",
     )
     p.add_argument(
         "--command",
@@ -168,6 +184,8 @@ def _checked(args: argparse.Namespace) -> DrillArgs:
         raise DrillInputError(f"--image-archive {args.image_archive}: no such file")
     if args.timeout <= 0:
         raise DrillInputError(f"--timeout {args.timeout}: give seconds > 0")
+    if args.start_timeout <= 0:
+        raise DrillInputError(f"--start-timeout {args.start_timeout}: give seconds > 0")
     cluster = _cluster(args)
     if args.manifest is not None:
         job = load_job(args.manifest, local=cluster is None)
@@ -192,6 +210,7 @@ def _checked(args: argparse.Namespace) -> DrillArgs:
         timeout_seconds=args.timeout,
         workload=workload,
         cluster=cluster,
+        start_timeout_seconds=args.start_timeout,
     )
 
 
@@ -208,7 +227,7 @@ def _selector(raw: str) -> dict[str, str]:
 def _cluster(args: argparse.Namespace) -> ClusterArgs | None:
     """The existing cluster's arguments, checked; None for the local world (whose flags are
     then the only ones allowed)."""
-    remote = ("context", "namespace", "node_selector", "volume_dir")
+    remote = ("context", "namespace", "node_selector", "volume_dir", "reader_image")
     if args.kubeconfig is None:
         given = [f"--{n.replace('_', '-')}" for n in remote if getattr(args, n) is not None]
         if args.keep:
@@ -225,10 +244,16 @@ def _cluster(args: argparse.Namespace) -> ClusterArgs | None:
         )
     if args.volume_dir is not None and not args.volume_dir.is_dir():
         raise DrillInputError(f"--volume-dir {args.volume_dir}: no such directory")
+    if args.volume_dir is not None and args.reader_image is not None:
+        raise DrillInputError(
+            "--reader-image is the image of the pod that reads the volume in the cluster; with "
+            "--volume-dir the drill reads it here: give one of them"
+        )
     return ClusterArgs(
         kubeconfig=args.kubeconfig,
         context=args.context,
         node_selector=_selector(args.node_selector) if args.node_selector else None,
         keep=args.keep,
         volume_dir=args.volume_dir,
+        reader_image=args.reader_image,
     )

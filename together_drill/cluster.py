@@ -4,11 +4,11 @@ existing cluster reached through a kubeconfig (remote.py). The run (run.py) spea
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Protocol
 
 from together_drill.kube import Kube
 from together_drill.manifest import DrillJob
+from together_drill.volume import VolumeReader
 
 Say = Callable[[str], None]
 """Prints a progress line (stderr)."""
@@ -22,8 +22,9 @@ class Cluster(Protocol):
     def kube(self) -> Kube: ...
 
     @property
-    def volume_dir(self) -> Path | None:
-        """Where the Job's checkpoint volume is readable from here (None: it is not)."""
+    def reader(self) -> VolumeReader:
+        """How the drill reads the Job's checkpoint volume (a directory here, a reader pod in
+        the cluster, or nothing); ready once :meth:`prepare` ran."""
 
     def eligible(self) -> set[str] | None:
         """The nodes a reclaim may take (None: any node a pod of the Job runs on)."""

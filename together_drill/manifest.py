@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -15,6 +15,15 @@ from together_facts.values import DRAIN_WINDOW_SECONDS
 from together_worker import job as worker_job
 
 Obj = dict[str, Any]
+APPLIED_KINDS: Final = {
+    "ConfigMap": "configmaps",
+    "Secret": "secrets",
+    "ServiceAccount": "serviceaccounts",
+}
+"""The manifest's objects the drill creates beside the Job (in its namespace), by their API's
+plural: what the Job's pods mount, read or run as."""
+SILENT_KINDS: Final = frozenset({"PersistentVolumeClaim", "Namespace", "Job"})
+"""Kinds neither created nor warned about: the drill makes the claims and the namespace itself."""
 CLAIM_NAME: Final = "drill-checkpoints"
 MOUNT_PATH: Final = "/checkpoints"
 
@@ -33,6 +42,21 @@ class DrillJob:
 
     manifest: Obj
     claims: tuple[str, ...]
+    objects: tuple[Obj, ...] = ()
+    """The manifest's ConfigMaps, Secrets and ServiceAccounts, to create in the Job's namespace."""
+    ignored: tuple[str, ...] = ()
+    """The manifest's other objects, as "Kind name": the drill does not create them."""
+
+    def paths(self) -> list[tuple[str, Obj]]:
+        """Each object of :attr:`objects` with its API path, in the Job's namespace."""
+        found = []
+        for obj in self.objects:
+            placed = copy.deepcopy(obj)
+            placed["metadata"]["namespace"] = self.namespace
+            plural = APPLIED_KINDS[str(obj["kind"])]
+            name = obj["metadata"]["name"]
+            found.append((f"/api/v1/namespaces/{self.namespace}/{plural}/{name}", placed))
+        return found
 
     @property
     def name(self) -> str:
@@ -88,7 +112,8 @@ def _documents(path: Path) -> list[tuple[str, Obj]]:
 def load_job(path: Path, *, local: bool = True) -> DrillJob:
     """The one Job in ``path``, checked: a batch/v1 Job with a name, containers and a
     restartPolicy a Job accepts, whose pods can land on the preemptible nodes the drill
-    reclaims. Other objects (its claim, a Service...) are ignored: the drill makes its own."""
+    reclaims. The manifest's ConfigMaps, Secrets and ServiceAccounts come with it (the drill
+    creates them); its claims are the drill's to make; anything else is named in a warning."""
     documents = _documents(path)
     jobs = [(where, d) for where, d in documents if d.get("kind") == "Job"]
     if not jobs:
@@ -115,8 +140,9 @@ def load_job(path: Path, *, local: bool = True) -> DrillJob:
         raise DrillInputError(f"{where}: Job {name} has no spec.template.spec.containers")
     if spec.get("restartPolicy") not in ("Never", "OnFailure"):
         raise DrillInputError(
-            f"{where}: Job {name}: restartPolicy={spec.get('restartPolicy')!r}; a Job's pods "
-            "need Never (what a pod failure policy needs) or OnFailure"
+            f"{where}: Job {name}: restartPolicy "
+            + (f"{spec['restartPolicy']!r}" if spec.get("restartPolicy") else "not set")
+            + "; a Job's pods need Never (what a pod failure policy needs) or OnFailure"
         )
     selector = spec.get("nodeSelector", {}).get(worker_job.COMPUTE_CLASS_LABEL)
     if selector not in (None, worker_job.PREEMPTIBLE):
@@ -129,7 +155,18 @@ def load_job(path: Path, *, local: bool = True) -> DrillJob:
         for v in spec.get("volumes", [])
         if isinstance(v, dict) and isinstance(v.get("persistentVolumeClaim"), dict)
     )
-    return DrillJob(_drillable(manifest, local=local), claims)
+    objects, ignored = [], []
+    for _, document in documents:
+        kind = str(document.get("kind"))
+        name = (document.get("metadata") or {}).get("name")
+        if kind in APPLIED_KINDS and name and document.get("apiVersion") == "v1":
+            obj = copy.deepcopy(document)
+            for key in ("resourceVersion", "uid", "creationTimestamp", "managedFields"):
+                obj["metadata"].pop(key, None)
+            objects.append(obj)
+        elif kind not in SILENT_KINDS:
+            ignored.append(f"{kind} {name or '(no name)'}")
+    return DrillJob(_drillable(manifest, local=local), claims, tuple(objects), tuple(ignored))
 
 
 def _drillable(manifest: Obj, *, local: bool = True) -> Obj:
@@ -168,7 +205,7 @@ def on_cluster(
         spec["nodeSelector"] = {
             k: v for k, v in spec["nodeSelector"].items() if k != worker_job.COMPUTE_CLASS_LABEL
         } | node_selector
-    return DrillJob(manifest, job.claims)
+    return replace(job, manifest=manifest)
 
 
 def ignores_disruption(manifest: Obj) -> bool:
@@ -196,6 +233,12 @@ def warnings(job: DrillJob) -> list[str]:
             f"reclaim counts against its backoffLimit={spec.get('backoffLimit', 6)} "
             "(RECLAIM_COUNTED_AS_FAILURE): add the rule {action: Ignore, onPodConditions: "
             "[{type: DisruptionTarget}]} and podReplacementPolicy: Failed"
+        )
+    if job.ignored:
+        found.append(
+            f"the manifest's {', '.join(job.ignored)} not created: the drill creates only the "
+            "Job, its claims and the ConfigMaps, Secrets and ServiceAccounts of the manifest; "
+            "create the rest in the cluster first if the Job needs it"
         )
     return found
 

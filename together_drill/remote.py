@@ -7,7 +7,6 @@ workload's pod; :meth:`RemoteCluster.close` uncordons what it cordoned and delet
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Final
 
 import httpx
@@ -16,6 +15,9 @@ from together_drill.cli import ClusterArgs
 from together_drill.cluster import Say
 from together_drill.kube import Kube, Obj
 from together_drill.manifest import DrillInputError, DrillJob
+from together_drill.needs import create_missing, delete_created
+from together_drill.reader import PodReader, checkpoint_claim, is_kwok, reader_node, reader_pod
+from together_drill.volume import LocalReader, NoReader, VolumeReader
 from together_drill.waits import CouldNotDrill, wait_for
 from together_facts.values import DRAIN_WINDOW_SECONDS
 from together_worker.job import COMPUTE_CLASS_LABEL, PREEMPTIBLE
@@ -39,39 +41,58 @@ class RemoteCluster:
             raise DrillInputError(f"--kubeconfig {args.kubeconfig}: {error}") from error
         self.cordoned: set[str] = set()
         """The nodes this drill cordoned (and must uncordon): never one found cordoned."""
+        self._reader: VolumeReader = (
+            LocalReader(args.volume_dir) if args.volume_dir is not None else NoReader()
+        )
+        self.pod_reader: PodReader | None = None
+        """The reader pod this drill created (and must delete)."""
+        self.spared: str | None = None
+        """A reclaimable node the reader pod runs on, left out of the reclaims."""
+        self.created: list[str] = []
+        """The API paths of the manifest's objects this drill created (and must delete)."""
 
     @property
     def kube(self) -> Kube:
         return self._kube
 
     @property
-    def volume_dir(self) -> Path | None:
-        return self.args.volume_dir
+    def reader(self) -> VolumeReader:
+        return self._reader
 
     def _where(self) -> str:
         return f"context {self.args.context or '(current)'} of {self.args.kubeconfig}"
 
+    def _matching(self) -> list[Obj]:
+        return [n for n in self._kube.items("/api/v1/nodes") if _labelled(n, self.selector)]
+
     def eligible(self) -> set[str]:
-        return {
-            n["metadata"]["name"]
-            for n in self._kube.items("/api/v1/nodes")
-            if _labelled(n, self.selector)
-        }
+        return {n["metadata"]["name"] for n in self._matching()} - {self.spared}
 
     def prepare(self, job: DrillJob, say: Say) -> None:
         """Refuse a cluster with no node the drill may drain, or without the Job's claims."""
         try:
-            nodes = self.eligible()
+            matching = self._matching()
         except httpx.HTTPError as error:
             raise CouldNotDrill(
                 f"{self._where()}: the API server did not answer: {error}"
             ) from error
+        nodes = {n["metadata"]["name"] for n in matching}
         wanted = ",".join(f"{k}={v}" for k, v in self.selector.items())
         if not nodes:
             raise DrillInputError(
                 f"{self._where()} has no node labelled {wanted}, so there is nothing the drill "
                 "may reclaim; point it at a Together cluster with preemptible nodes, or name the "
                 "nodes it may drain with --node-selector KEY=VALUE"
+            )
+        fake = sorted(n["metadata"]["name"] for n in matching if is_kwok(n))
+        if fake:
+            raise DrillInputError(
+                f"node(s) {', '.join(fake)} labelled {wanted} in {self._where()} are KWOK "
+                "stand-ins: no process runs there (a pod 'completes' at once), so nothing can be "
+                "drilled on them; drill where a kubelet runs the pods: the local world (no "
+                "--kubeconfig; needs root and the node packages), the simulator started with "
+                "--real-nodes, or a Together cluster; --node-selector KEY=VALUE can name the "
+                "real nodes (the simulator labels them together-sim/kwok=false)"
             )
         say(f"{len(nodes)} node(s) labelled {wanted} in {self._where()}")
         for claim in job.claims:
@@ -84,11 +105,39 @@ class RemoteCluster:
                     f"{self._where()} does not have ({error.response.status_code}): create it "
                     "first (the drill makes claims only in its local world)"
                 ) from error
-        if self.args.volume_dir is None and job.claims:
+        create_missing(self._kube, job, say, self.created)
+        if self.args.volume_dir is None:
+            self._start_reader(job, nodes, say)
+
+    def _start_reader(self, job: DrillJob, nodes: set[str], say: Say) -> None:
+        """The reader pod, on a node no reclaim takes; without a claim or such a node, a warning
+        (the saves the files would show are then unverified)."""
+        claim = checkpoint_claim(job)
+        if claim is None:
             say(
-                "warning: the Job's checkpoint volume is not readable from here (give "
-                "--volume-dir where it is mounted); findings that need its files are left out"
+                "warning: the Job mounts no claim, so the drill has no checkpoint volume to "
+                "read; a save it cannot see is unverified"
             )
+            return
+        where = reader_node(self._kube.items("/api/v1/nodes"), nodes)
+        if where is None:
+            say(
+                "warning: no Ready node for the volume reader pod that the drill would not "
+                "reclaim (it needs a standard node, or two reclaimable ones); give --volume-dir "
+                "DIR where the claim is mounted here, or a save it cannot see is unverified"
+            )
+            return
+        node, spared = where
+        image = self.args.reader_image or str(job.pod_spec["containers"][0]["image"])
+        self.pod_reader = PodReader(self._kube, reader_pod(job, claim, node, image), say)
+        self._reader = self.pod_reader
+        if spared:
+            self.spared = node
+        say(
+            f"volume reader pod {self.pod_reader.name} on node {node}"
+            + (" (left out of the reclaims)" if spared else "")
+            + f" reads claim {claim} read-only"
+        )
 
     def reclaim(self, node: str, pods: list[str], namespace: str, say: Say) -> None:
         """Cordon ``node`` (unless it already was) and evict ``pods``, each with its own grace
@@ -147,6 +196,18 @@ class RemoteCluster:
                 say(f"cleaning up: Job {job.name} deleted")
             except (httpx.HTTPError, CouldNotDrill) as error:
                 errors.append(f"delete Job {job.name}: {error}")
+        errors += delete_created(self._kube, self.created)
+        if self.created and not errors:
+            say(f"cleaning up: {len(self.created)} object(s) of the manifest deleted")
+        self.created = []
+        reader = self.pod_reader
+        if reader is not None:
+            try:
+                reader.delete()
+                say(f"cleaning up: volume reader pod {reader.name} deleted")
+                self.pod_reader = None
+            except (httpx.HTTPError, CouldNotDrill) as error:
+                errors.append(f"delete pod {reader.name}: {error}")
         self._kube.close()
         if errors:
             raise CouldNotDrill(

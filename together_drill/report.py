@@ -37,11 +37,13 @@ def _pod_json(pod: PodSeen) -> dict[str, Any]:
 
 
 def by_index(reclaims: Sequence[ReclaimSeen]) -> dict[str, list[PodSeen]]:
-    """Each index's reclaimed pods in order: a gang's report per index."""
+    """Each index's reclaimed pods in order: a gang's report per index (an Indexed Job's only: a
+    pod of another Job has no index)."""
     found: dict[str, list[PodSeen]] = {}
     for reclaim in reclaims:
         for pod in reclaim.pods:
-            found.setdefault(pod.index if pod.index is not None else "-", []).append(pod)
+            if pod.index is not None:
+                found.setdefault(pod.index, []).append(pod)
     return dict(sorted(found.items()))
 
 
@@ -121,6 +123,11 @@ def as_json(
     }
 
 
+def _known(value: object, unknown: str = "unknown") -> str:
+    """A value for a sentence: never Python's None."""
+    return unknown if value is None else str(value)
+
+
 def _yes(value: bool | None) -> str:
     return "unknown" if value is None else ("yes" if value else "no")
 
@@ -147,10 +154,13 @@ def readable(
                 else "never (removed with the node)"
             )
             lines += [
-                f"    pod {pod.pod} (index {pod.index}):",
+                f"    pod {pod.pod}"
+                + (f" (index {pod.index})" if pod.index is not None else "")
+                + ":",
                 f"      SIGTERM delivered: {_yes(pod.sigterm_delivered)}; exit after {took} "
                 f"of a {pod.grace_seconds:g} s grace (drain window {window_seconds:g} s)",
-                f"      exit code {pod.exit_code}; killed by force: {_yes(pod.forced_kill)}; "
+                f"      exit code {_known(pod.exit_code)}; "
+                f"killed by force: {_yes(pod.forced_kill)}; "
                 f"counted as success by the Job: {_yes(pod.counted_success)}",
             ]
             lines.append(
@@ -162,10 +172,11 @@ def readable(
                 redone = pod.work_redone
                 lines.append(
                     f"      checkpoint written: {_yes(pod.checkpoint_written)} "
-                    f"(step {pod.checkpointed_step}); next pod {pod.next_pod or '(none yet)'} "
+                    f"(step {_known(pod.checkpointed_step)}); "
+                    f"next pod {pod.next_pod or '(none yet)'} "
                     f"resumed from it: {_yes(pod.resumed)}; work redone: "
                     f"{redone if redone is not None else 'unknown'} step(s) "
-                    f"(checkpoint every {pod.checkpoint_every}; from status.json)"
+                    f"(checkpoint every {_known(pod.checkpoint_every)}; from status.json)"
                 )
             else:
                 lines.append(
@@ -182,8 +193,9 @@ def readable(
     if len(indexes) > 1:
         for index, pods in indexes.items():
             resumed = "; ".join(
-                f"{pod.pod} saved step {pod.checkpointed_step}, "
-                f"{pod.next_pod or '(no next pod seen)'} resumed from {pod.next_resumed_from}"
+                f"{pod.pod} saved step {_known(pod.checkpointed_step)}, "
+                f"{pod.next_pod or '(no next pod seen)'} resumed from "
+                f"{_known(pod.next_resumed_from, 'no step seen')}"
                 if pod.uses_library
                 else f"{pod.pod}: resume not known (no status file)"
                 for pod in pods

@@ -19,11 +19,25 @@ import httpx
 
 from together_drill.cli import DrillArgs
 from together_drill.cluster import Cluster, Say
-from together_drill.evidence import Snapshot, VolumeSeen, judge_save, snapshot, status_runs
+from together_drill.evidence import Snapshot, VolumeSeen, judge_save
 from together_drill.kube import Kube, Obj, PodWatch, terminated
 from together_drill.manifest import DrillInputError, DrillJob, warnings
 from together_drill.report import as_json, readable, write_not_drilled
-from together_drill.targets import Running, choose, ended_early, random_due, running_now
+from together_drill.starting import (
+    STUCK_SECONDS,
+    blocked,
+    event_blocked,
+    failed_by_itself,
+    fails_by_itself,
+)
+from together_drill.targets import (
+    Running,
+    choose,
+    ended_early,
+    random_due,
+    running_now,
+    starting_on,
+)
 from together_drill.verdict import (
     COULD_NOT_DRILL,
     JobSeen,
@@ -52,6 +66,16 @@ class EndedEarly(CouldNotDrill):
     """The Job ended before a reclaim was due: nothing left to drill (exit 2)."""
 
 
+class WontRun(CouldNotDrill):
+    """A pod of the Job cannot start, or the workload fails by itself: nothing to drill (exit 2);
+    the message names the object, the reason and the fix."""
+
+
+EVENTS_EVERY_SECONDS: Final = 2.0
+STARTING_WAIT_SECONDS: Final = 60.0
+"""How long a due reclaim waits for the Job's pods still starting on its node to run."""
+
+
 @dataclass
 class Reclaimed:
     node: str
@@ -78,17 +102,18 @@ def run(args: DrillArgs) -> int:
     """The drill's exit code: 0 safe, 1 unsafe, 2 could not drill, 3 unverified. Whatever
     ends it (the Job, an error, Ctrl-C, SIGTERM), the cluster is closed: left as found."""
     say = progress(time.monotonic())
-    for warning in warnings(args.job):
-        say(f"warning: {warning}")
+    notes = [f"warning: {w}" for w in warnings(args.job)]
+    for note in notes:
+        say(note)
     previous = signal.signal(signal.SIGTERM, _interrupted)
     cluster: Cluster | None = None
     created: list[DrillJob] = []
     """The Job, once this drill created it (never one that was there before)."""
     try:
         cluster = _open(args, say)
-        report, code = _drill(cluster, args, say, created)
+        report, code = _drill(cluster, args, say, created, notes)
         print(report)
-    except (DrillInputError, EndedEarly) as error:
+    except (DrillInputError, EndedEarly, WontRun) as error:
         print(f"together_drill: {error}", file=sys.stderr)
         code = _not_drilled(args, str(error))
     except (CouldNotDrill, httpx.HTTPError) as error:
@@ -199,18 +224,114 @@ class _Drill:
         self.watch = PodWatch(self.kube, self.job.namespace, f"{JOB_NAME_LABEL}={self.job.name}")
         self.eligible = cluster.eligible()
         self.first = 0.0
+        self.created_at = 0.0
+        """time.monotonic() when the Job was created."""
+        self.started = False
+        """A pod of the Job ran: a pod pending after that waits for capacity (a refill)."""
+        self.reclaimed: set[str] = set()
+        self.stuck_since: dict[str, float] = {}
+        self.events: list[Obj] = []
+        self.events_at = -EVENTS_EVERY_SECONDS
+        self.job_uid = ""
+        self.due: float | None = None
+        """time.monotonic() when the next reclaim was due."""
+        self.late: list[str] = []
+        """Why that reclaim came later than due."""
 
     def state(self) -> _State:
         status = self.kube.request("GET", self.job_path).get("status", {})
         return _State(status, running_now(list(self.watch.seen), self.eligible), time.monotonic())
 
-    def wait(self, what: str, until: Any) -> _State:
-        """Poll the Job and its pods until ``until(state)`` or the Job ended."""
-        return wait_for(
-            lambda: s if (s := self.state()).ended or until(s) else None,
-            what,
-            max(0.0, self.deadline - time.monotonic()),
-        )
+    def wait(self, what: str, until: Any, limit: float | None = None) -> _State:
+        """Poll the Job and its pods until ``until(state)`` or the Job ended; a pod that cannot
+        start or fails by itself ends the drill (WontRun)."""
+
+        def check() -> _State | None:
+            state = self.state()
+            self.failed_alone(state)
+            if state.ended or until(state):
+                return state
+            self.trouble(state)
+            return None
+
+        left = max(0.0, self.deadline - time.monotonic())
+        return wait_for(check, what, left if limit is None else min(left, limit))
+
+    def failed_alone(self, state: _State) -> None:
+        """Raise WontRun when a pod the drill did not reclaim ended non-zero by itself."""
+        for name, pod in sorted(self.watch.latest().items()):
+            failed = None if name in self.reclaimed else failed_by_itself(pod)
+            if failed is not None:
+                container, code = failed
+                raise WontRun(
+                    fails_by_itself(
+                        self.job.name, name, container, code, state.at - self.first,
+                        self.logs(name, container),
+                    )
+                )  # fmt: skip
+
+    def trouble(self, state: _State) -> None:
+        """Raise WontRun when (before any pod ran) a pod has a reason not to start that has
+        lasted STUCK_SECONDS, or no pod ran within --start-timeout."""
+        if self.started:
+            return
+        latest = self.watch.latest()
+        problems: dict[str, str] = {}
+        pods = {n: p for n, p in latest.items() if p.get("_event") != "DELETED"}
+        for name, pod in pods.items():
+            found = blocked(pod)
+            if found is not None:
+                problems[f"{name}/{found[0]}"] = found[1]
+        if state.at - self.events_at >= EVENTS_EVERY_SECONDS:
+            self.events_at = state.at
+            try:  # a cluster may not let the drill list events: the pods' reasons still count
+                self.events = self.kube.items(f"/api/v1/namespaces/{self.job.namespace}/events")
+            except httpx.HTTPError:
+                self.events = []
+        for name, pod in pods.items():
+            uid = pod["metadata"].get("uid")
+            mine = [e for e in self.events if e.get("involvedObject", {}).get("uid") == uid]
+            found = event_blocked(mine, f"pod {name}")
+            if found is None:
+                continue
+            scheduled = bool(pod["spec"].get("nodeName"))
+            if (found[0] == "FailedScheduling") != scheduled:
+                problems[f"{name}/{found[0]}"] = found[1]
+        if not pods:
+            mine = [
+                e for e in self.events if e.get("involvedObject", {}).get("uid") == self.job_uid
+            ]
+            found = event_blocked(mine, f"Job {self.job.name}")
+            if found is not None:
+                problems[f"job/{found[0]}"] = found[1]
+        for key in set(self.stuck_since) - set(problems):
+            del self.stuck_since[key]
+        for key, sentence in sorted(problems.items()):
+            if state.at - self.stuck_since.setdefault(key, state.at) >= STUCK_SECONDS:
+                raise WontRun(sentence)
+        timeout = self.args.start_timeout_seconds
+        if state.at - self.created_at >= timeout:
+            last = "; ".join(problems.values()) or "no reason shown by its pods or events"
+            raise WontRun(
+                f"no pod of Job {self.job.name} ran within --start-timeout {timeout:.0f} s of "
+                f"its creation ({last}); find why with kubectl describe pods -l "
+                f"{JOB_NAME_LABEL}={self.job.name}, or give a longer --start-timeout"
+            )
+
+    def logs(self, pod: str, container: str) -> str:
+        """The last lines of ``container`` of ``pod`` (its previous run's when it restarted)."""
+        path = f"/api/v1/namespaces/{self.job.namespace}/pods/{pod}/log"
+        for previous in ("false", "true"):
+            try:
+                response = self.kube.http.get(
+                    path,
+                    params={"container": container, "tailLines": "10", "previous": previous},
+                )
+            except httpx.HTTPError:
+                continue
+            if response.status_code == 200 and response.text.strip():
+                return response.text
+        return ""
 
     def ended_before(self, state: _State, number: int, due: float | None) -> EndedEarly:
         return EndedEarly(
@@ -238,13 +359,45 @@ class _Drill:
                 return None
             due = random_due(state.now, self.rng)
         when = due
+        self.due, self.late = due, []
         state = self.wait(f"reclaim {number + 1}", lambda s: s.at >= when)
         if not state.ended and not state.now:
+            self.say(f"reclaim {number + 1} due; no pod of the Job is running: waiting for one")
+            self.late.append("no pod of the Job was running when it was due")
             state = self.wait("a running pod to reclaim", lambda s: bool(s.now))
         if state.ended:
             self._ended(state, number, due)
             return None
-        return choose(state.now, self.rng)
+        chosen = choose(state.now, self.rng)
+        if chosen is None:
+            return None
+        node = chosen[0]
+        starting = starting_on(self.watch.latest(), node)
+        if starting:
+            self.say(
+                f"reclaim {number + 1} due: waiting for pod(s) {', '.join(starting)}, starting on "
+                f"node {node}, to run (the reclaim takes the node with every pod on it)"
+            )
+            self.late.append(f"pod(s) {', '.join(starting)} were still starting on its node")
+            try:
+                state = self.wait(
+                    "the pods starting on the node to run",
+                    lambda s: not starting_on(self.watch.latest(), node),
+                    STARTING_WAIT_SECONDS,
+                )
+            except WontRun:
+                raise
+            except CouldNotDrill:
+                self.say(f"  pod(s) on node {node} still not running; reclaiming it now")
+            if state.ended:
+                self._ended(state, number, due)
+                return None
+            chosen = (
+                (node, sorted(name for name, _ in state.now.get(node, [])))
+                if state.now.get(node)
+                else chosen
+            )
+        return chosen
 
     def _ended(self, state: _State, number: int, due: float | None) -> None:
         """A Job that failed after a reclaim goes to the verdict (which says why); any other end
@@ -254,18 +407,24 @@ class _Drill:
             return
         raise self.ended_before(state, number + 1, due)
 
-    def files(self) -> Snapshot:
-        volume = self.cluster.volume_dir
-        return snapshot(volume) if volume is not None else {}
+    def files(self, after: float | None = None) -> Snapshot:
+        """The volume's files now (with ``after``, a ``time.time()``: read no earlier)."""
+        return self.cluster.reader.read(after).files
 
     def failed(self) -> int:
         return int(self.kube.request("GET", self.job_path).get("status", {}).get("failed", 0))
 
     def reclaim(self, number: int, node: str, pods: list[str]) -> Reclaimed:
         files, failed = self.files(), self.failed()
+        self.reclaimed.update(pods)
         now, wall = time.monotonic(), time.time()
         self.cluster.reclaim(node, pods, self.job.namespace, self.say)
-        self.say(f"reclaim {number + 1}: node {node} (pods: {', '.join(pods)})")
+        timing = ""
+        if self.due is not None:
+            timing = f"; due at +{self.due - self.first:.1f} s, done at +{now - self.first:.1f} s"
+            if self.late:
+                timing += f" ({'; '.join(self.late)})"
+        self.say(f"reclaim {number + 1}: node {node} (pods: {', '.join(pods)}){timing}")
         reclaimed = Reclaimed(node, now, wall, round(now - self.first, 1), pods, files, failed)
         self.follow(reclaimed)
         return reclaimed
@@ -280,7 +439,7 @@ class _Drill:
                 if any(
                     terminated(p) or p.get("_event") == "DELETED" for _, p in self.history(name)
                 ):
-                    reclaimed.ended_files[name] = self.files()
+                    reclaimed.ended_files[name] = self.files(time.time())
                     pending.discard(name)
                     self.say(f"  pod {name} ended")
             return not pending
@@ -336,13 +495,13 @@ class _Drill:
             p["metadata"].get("deletionTimestamp") for _, p in history
         )
         index = pod["metadata"].get("labels", {}).get(INDEX_LABEL)
-        volume = self.cluster.volume_dir
+        reader = self.cluster.reader
         files = (
             VolumeSeen(reclaimed.files, reclaimed.ended_files.get(name, {}))
-            if volume is not None
+            if reader.readable
             else None
         )
-        runs = status_runs(volume) if volume is not None else {}
+        runs = reader.read().runs if reader.readable else {}
         judged = judge_save(name, index, reclaimed.wall, files, runs)
         return PodSeen(
             pod=name,
@@ -368,19 +527,26 @@ class _Drill:
         )
 
 
-def _drill(cluster: Cluster, args: DrillArgs, say: Say, created: list[DrillJob]) -> tuple[str, int]:
+def _drill(
+    cluster: Cluster, args: DrillArgs, say: Say, created: list[DrillJob], notes: list[str]
+) -> tuple[str, int]:
     drill = _Drill(cluster, args, say)
     job = args.job
     try:
         cluster.prepare(job, say)
-        drill.kube.request("POST", f"/apis/batch/v1/namespaces/{job.namespace}/jobs", job.manifest)
+        drill.eligible = cluster.eligible()  # less the node a reader pod may run on
+        made = drill.kube.request(
+            "POST", f"/apis/batch/v1/namespaces/{job.namespace}/jobs", job.manifest
+        )
         created.append(job)
-        drill.first = time.monotonic()  # until a pod runs: "+N s" counts from the Job's creation
+        drill.job_uid = str(made.get("metadata", {}).get("uid", ""))
+        drill.first = drill.created_at = time.monotonic()  # "+N s" from here until a pod runs
         say(f"Job {job.name} created ({job.completions} completion(s)); waiting for a pod to run")
         first = drill.wait("a pod of the Job to run", lambda s: bool(s.now))
         if first.ended:
             raise drill.ended_before(first, 1, None)
         drill.first = min(t for pods in first.now.values() for _, t in pods)
+        drill.started = True
         reclaims: list[Reclaimed] = []
         for number in range(args.reclaims):
             target = drill.target(number)
@@ -396,7 +562,6 @@ def _drill(cluster: Cluster, args: DrillArgs, say: Say, created: list[DrillJob])
     finally:
         drill.watch.stop()
     result = verdict(seen, job_seen, DRAIN_WINDOW_SECONDS)
-    notes = [f"warning: {w}" for w in warnings(job)]
     if args.json_path is not None:
         report = as_json(result, seen, job_seen, args.workload, DRAIN_WINDOW_SECONDS, notes)
         args.json_path.write_text(json.dumps(report, indent=2) + "\n")

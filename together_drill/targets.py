@@ -44,6 +44,21 @@ def running_now(
     return nodes
 
 
+def starting_on(latest: Mapping[str, Mapping[str, Any]], node: str) -> list[str]:
+    """The pods of the Job placed on ``node`` that have not run yet and are not ending: a reclaim
+    of the node would take them with it, unseen, so the drill waits for them to run first (a
+    gang's second pod may start seconds after the first on a busy node)."""
+    return sorted(
+        name
+        for name, pod in latest.items()
+        if pod["spec"].get("nodeName") == node
+        and pod.get("_event") != "DELETED"
+        and not pod["metadata"].get("deletionTimestamp")
+        and not running(dict(pod))
+        and pod.get("status", {}).get("phase") in (None, "Pending")
+    )
+
+
 def choose(now: Running, rng: random.Random) -> tuple[str, list[str]] | None:
     """One node among those running a live pod now, and its live pods; None if there is none."""
     if not now:

@@ -368,7 +368,7 @@ def unseen_save(pod: PodSeen) -> str:
     return (
         f"the drill could not see {pod.pod} save after SIGTERM: {where}; to let it see, use "
         "together_worker's Worker (its status.json), or write checkpoints to the Job's claimed "
-        "volume (run the drill where that volume is mounted)"
+        "volume (on a cluster the drill reads it through its reader pod, or --volume-dir)"
     )
 
 

@@ -43,7 +43,8 @@ def wait_for(check: Callable[[], T | None], what: str, timeout: float) -> T:
         subject=what,
         timeout=timeout,
         timed_out=lambda _state: CouldNotDrill(
-            f"timed out after {timeout:.0f} s waiting for {what} (last: {last[0]!r})"
+            f"timed out after {timeout:.0f} s waiting for {what}"
+            + (f" (last: {last[0]!r})" if last[0] is not None else "")
         ),
         pace=POLL,
     )

@@ -22,6 +22,8 @@ from together_api.client import TogetherClient
 from together_api.wire import ClusterCreateRequest, VolumeCreateRequest
 from together_drill.kube import Kube
 from together_drill.manifest import DrillInputError, DrillJob
+from together_drill.needs import create_missing
+from together_drill.volume import LocalReader, VolumeReader
 from together_drill.waits import CouldNotDrill, wait_for
 from together_sim.banner import read_banner
 from together_sim.host.images import IMAGES_ENV, archive_names, find_images
@@ -214,6 +216,10 @@ class World:
         assert self._kube is not None, "the world has not started"
         return self._kube
 
+    @property
+    def reader(self) -> VolumeReader:
+        return LocalReader(self.volume_dir)
+
     def ready_real_nodes(self) -> list[str]:
         """The real preemptible nodes that are Ready and schedulable."""
         found = []
@@ -234,8 +240,10 @@ class World:
         return None  # the Job's pods run on the preemptible nodes only
 
     def prepare(self, job: DrillJob, say: Callable[[str], None]) -> None:
+        self.namespace(job.namespace)
         for claim in job.claims:
             self.claim(claim, job.namespace)
+        create_missing(self.kube, job, say, [])  # the world goes, with all it holds
         self._known = set(self.ready_real_nodes())
 
     def reclaim(
@@ -271,6 +279,17 @@ class World:
         say(f"  refill: node {sorted(fresh)[0]} Ready after {took} s")
         return took
 
+    def namespace(self, namespace: str) -> None:
+        if namespace != "default":
+            namespaces = {n["metadata"]["name"] for n in self.kube.items("/api/v1/namespaces")}
+            if namespace not in namespaces:
+                self.kube.request("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
+
+    def claim(self, name: str, namespace: str) -> None:
+        """A claim of the drill's shared volume (its static PersistentVolume, by name)."""
+        self.namespace(namespace)
+        self.kube.claim_volume(name, VOLUME_NAME, namespace)
+
     def close(self, job: DrillJob | None = None, say: Callable[[str], None] | None = None) -> None:
         """Stop everything (the simulator stops its control planes and removes its real nodes
         and what they did to the host) and remove the state directory. ``job`` goes with the
@@ -291,11 +310,3 @@ class World:
                 self._proc.stdout.close()
             self._proc = None
         shutil.rmtree(self.state_dir, ignore_errors=True)
-
-    def claim(self, name: str, namespace: str) -> None:
-        """A claim of the drill's shared volume (its static PersistentVolume, by name)."""
-        if namespace != "default":
-            namespaces = {n["metadata"]["name"] for n in self.kube.items("/api/v1/namespaces")}
-            if namespace not in namespaces:
-                self.kube.request("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
-        self.kube.claim_volume(name, VOLUME_NAME, namespace)

@@ -74,7 +74,7 @@ def test_the_directory_render_yaml_to_directory_writes(tmp_path: Path) -> None:
         ),
         (
             [{**JOB, "spec": {"template": {"spec": {"containers": [{"name": "t"}]}}}}],
-            "restartPolicy=None; a Job's pods need Never",
+            "restartPolicy not set; a Job's pods need Never",
         ),
         (
             [

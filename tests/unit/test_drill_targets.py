@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from together_drill.targets import choose, ended_early, random_due, running_now
+from together_drill.targets import choose, ended_early, random_due, running_now, starting_on
 
 
 def _pod(name: str, node: str, state: str = "running", **metadata: Any) -> dict[str, Any]:
@@ -77,3 +77,22 @@ def test_how_a_job_ended_is_read_from_its_conditions_with_or_without_a_reason() 
     assert (done.ended, done.failure) == ("Complete: Completed", None)
     running = state({"type": "Failed", "status": "False"})
     assert (running.ended, running.failure) == (None, None)
+
+
+def test_pods_still_starting_on_a_node_are_waited_for() -> None:
+    """A gang's second pod placed on the node but not running yet would go with the node
+    unseen: the reclaim waits for it."""
+    pending = _pod("b", "n1", "waiting")
+    pending["status"]["phase"] = "Pending"
+    latest = {
+        "a": _pod("a", "n1"),
+        "b": pending,
+        "c": _pod("c", "n2", "waiting"),  # another node
+        "d": _pod("d", "n1", "waiting", deletionTimestamp="x"),  # ending
+        "e": {**_pod("e", "n1", "waiting"), "_event": "DELETED"},
+        "f": {**_pod("f", "n1", "terminated"), "status": {"phase": "Failed"}},
+        "g": _pod("g", "n1", "waiting"),  # no phase yet: starting
+        "h": {"metadata": {"name": "h"}, "spec": {"nodeName": "n1"}},  # no status yet
+    }
+    assert starting_on(latest, "n1") == ["b", "g", "h"]
+    assert starting_on(latest, "n3") == []

@@ -460,7 +460,8 @@ def test_a_reclaim_counted_as_a_failure_says_what_it_costs() -> None:
 
 HOW_TO_SEE = (
     "; to let it see, use together_worker's Worker (its status.json), or write checkpoints to "
-    "the Job's claimed volume (run the drill where that volume is mounted)"
+    "the Job's claimed volume (on a cluster the drill reads it through its reader pod, or "
+    "--volume-dir)"
 )
 
 
@@ -503,3 +504,20 @@ def test_only_a_failed_job_blames_the_reclaims_counted_against_it() -> None:
     assert problem.message == (
         f"the Job train did not complete in the drill's time (1 of 2 done){fix}"
     )
+
+
+def test_no_none_in_the_report_of_a_pod_of_a_job_that_is_not_indexed() -> None:
+    """A non-Indexed Job's pods have no index: none is shown, the JSON has no index key for
+    them, and a value not seen reads "unknown", never Python's None."""
+    plain = replace(GOOD, index=None, exit_code=None, checkpointed_step=None, checkpoint_every=None)
+    other = replace(plain, pod="sweep-x", next_resumed_from=None)
+    reclaims = [ReclaimSeen("n", 5.0, (plain, other), 20.0)]
+    result = verdict(reclaims, DONE, WINDOW)
+    text = readable(result, reclaims, DONE, WINDOW)
+    assert "None" not in text
+    assert f"pod {GOOD.pod}:" in text and "exit code unknown;" in text
+    assert "(step unknown)" in text and "(checkpoint every unknown; from status.json)" in text
+    assert as_json(result, reclaims, DONE, {}, WINDOW)["indexes"] == {}
+    gang = [ReclaimSeen("n", 5.0, (replace(other, index="0"), replace(GOOD, index="1")), 2.0)]
+    shown = readable(verdict(gang, DONE, WINDOW), gang, DONE, WINDOW)
+    assert "index 0: sweep-x saved step unknown, sweep-0-bbbb resumed from no step seen" in shown
