@@ -120,6 +120,11 @@ MODULES: Final[tuple[Module, ...]] = (
         (*_unit("test_preview_plan", "test_plan_facts"), *_PREVIEW_TESTS),
     ),
     Module(
+        "steps",
+        "together_provider/preview/steps.py",
+        (*_unit("test_preview_plan", "test_plan_facts"), *_PREVIEW_TESTS),
+    ),
+    Module(
         "guardrails",
         "together_provider/preview/guardrails.py",
         (*_unit("test_preview_guardrails"), *_PREVIEW_TESTS),

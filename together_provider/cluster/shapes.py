@@ -52,29 +52,18 @@ CLUSTER_CONFIG: Final = validators.record(
     required=("load_balancer",),
 )
 
+_OIDC_REQUIRED: Final = (
+    "client_id",
+    "issuer_url",
+    "username_claim",
+    "username_prefix",
+    "group_claim",
+    "group_prefix",
+)
+"""The SDK's `OidcConfig` keys it requires; `ca_cert` alone is optional."""
+
 OIDC_CONFIG: Final = validators.record(
-    {
-        **dict.fromkeys(
-            (
-                "client_id",
-                "issuer_url",
-                "username_claim",
-                "username_prefix",
-                "group_claim",
-                "group_prefix",
-                "ca_cert",
-            ),
-            validators.text,
-        ),
-    },
-    required=(
-        "client_id",
-        "issuer_url",
-        "username_claim",
-        "username_prefix",
-        "group_claim",
-        "group_prefix",
-    ),
+    dict.fromkeys((*_OIDC_REQUIRED, "ca_cert"), validators.text), required=_OIDC_REQUIRED
 )
 
 ACCEPTANCE_TESTS: Final = validators.record(
