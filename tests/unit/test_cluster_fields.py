@@ -189,6 +189,11 @@ def _reasons(new: dict[str, Any], old: dict[str, Any] | None = None) -> list[str
             "cuda_version not set and no nvidia_version_id",
         ),
         (
+            {k: v for k, v in RESERVED.items() if k not in ("nvidia_driver_version",)},
+            None,
+            "nvidia_driver_version not set and no nvidia_version_id",
+        ),
+        (
             SPEC | {"reservation_end_time": "2027-01-31T00:00:00Z"},
             None,
             "reservation_end_time='2027-01-31T00:00:00Z' with billing_type='ON_DEMAND'",
@@ -228,7 +233,8 @@ def _reasons(new: dict[str, Any], old: dict[str, Any] | None = None) -> list[str
         "end-before-start",
         "shortened",
         "driver-two-ways",
-        "driver-neither-way",
+        "driver-without-cuda",
+        "driver-without-driver-version",
         "end-on-demand",
         "reserved-on-demand",
         "unset-in-place",
@@ -295,3 +301,16 @@ def test_a_cluster_without_the_new_fields_stores_none_of_them(sim: Sim) -> None:
     stored = mapping.outputs(CLUSTER.to_props(spec), live)
     assert set(stored) == BEFORE_ISSUE_49 | EVERY_CLUSTER
     assert [n["compute_class"] for n in stored["worker_nodes"]] == ["standard"]
+
+
+@pytest.mark.parametrize("half", ["cuda_version", "nvidia_driver_version"])
+def test_a_missing_half_of_the_driver_pair_is_reported_on_that_half(half: str) -> None:
+    """A user who forgot `cuda_version` looks for `cuda_version` in the error, not for
+    `nvidia_version_id`, which they never set (the engine prints `property <field> ...`)."""
+    failures = RULEBOOK.validate("train", {k: v for k, v in RESERVED.items() if k != half}, None)
+    assert [f.field for f in failures] == [half]
+    both = {k: v for k, v in RESERVED.items() if k not in ("cuda_version", "nvidia_driver_version")}
+    assert [f.field for f in RULEBOOK.validate("train", both, None)] == [
+        "cuda_version",
+        "nvidia_driver_version",
+    ]

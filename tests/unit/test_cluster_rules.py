@@ -335,7 +335,7 @@ BAD_SPECS: list[tuple[str, dict[str, Any], dict[str, Any] | None, str]] = [
     ("missing name", without("cluster_name"), None, "cluster_name"),
     ("missing gpu type", without("gpu_type"), None, "gpu_type"),
     ("missing count", without("num_gpus"), None, "num_gpus"),
-    ("missing cuda", without("cuda_version"), None, "nvidia_version_id"),
+    ("missing cuda", without("cuda_version"), None, "cuda_version"),
     ("typo num_gpu", BASE | {"num_gpu": 8}, None, "num_gpu"),
     ("typo preemptible", PRE | {"num_preemptable_gpus": 8}, None, "num_preemptable_gpus"),
     ("numeric region", BASE | {"region": 8}, None, "region"),

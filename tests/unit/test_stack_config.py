@@ -177,7 +177,9 @@ def test_missing_required_keys_are_listed() -> None:
     assert {
         "clusters.train.region",
         "clusters.train.gpuType",
-        "clusters.train.nvidiaVersionId",  # the driver: by catalogue id, or the CUDA pair
+        # the driver (by catalogue id, or the CUDA pair): each missing half of the pair
+        "clusters.train.cudaVersion",
+        "clusters.train.nvidiaDriverVersion",
     } <= fields
 
 

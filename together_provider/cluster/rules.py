@@ -195,26 +195,32 @@ def _volume_region(new: ClusterDraft, _old: ClusterDraft | None) -> str | None:
     )
 
 
-def _driver_choice(new: ClusterDraft, _old: ClusterDraft | None) -> str | None:
+def _driver_twice(new: ClusterDraft, _old: ClusterDraft | None) -> str | None:
     """The driver is named one way: by catalogue id, or by the CUDA + driver pair."""
     by_id, cuda, driver = new.nvidia_version_id, new.cuda_version, new.nvidia_driver_version
-    if Unknown.VALUE in (by_id, cuda, driver):
+    if by_id is None or Unknown.VALUE in (by_id, cuda, driver):
         return None
     pair = {"cuda_version": cuda, "nvidia_driver_version": driver}
     given = ", ".join(f"{k}={v!r}" for k, v in pair.items() if v is not None)
-    if by_id is not None and given:
-        return (
-            f"nvidia_version_id={by_id!r} with {given}; name the driver one way: either "
-            "nvidia_version_id, or cuda_version with nvidia_driver_version (remove the other)"
-        )
-    if by_id is None and None in pair.values():
-        missing = " and ".join(k for k, v in pair.items() if v is None)
-        return (
-            f"{missing} not set and no nvidia_version_id; Together needs the driver, by "
-            "nvidia_version_id (an id from `tg beta clusters list-regions`) or by cuda_version "
-            "with nvidia_driver_version (e.g. cuda_version='12.8', nvidia_driver_version='570')"
-        )
-    return None
+    if not given:
+        return None
+    return (
+        f"nvidia_version_id={by_id!r} with {given}; name the driver one way: either "
+        "nvidia_version_id, or cuda_version with nvidia_driver_version (remove the other)"
+    )
+
+
+def _driver_half(field: str, new: ClusterDraft, _old: ClusterDraft | None) -> str | None:
+    """Without a catalogue id, each half of the CUDA + driver pair is needed; reported on the half
+    that is missing, which is the field a user who forgot it looks for."""
+    by_id, value = new.nvidia_version_id, getattr(new, field)
+    if by_id is not None or value is not None or Unknown.VALUE in (by_id, value):
+        return None
+    return (
+        f"{field} not set and no nvidia_version_id; Together needs the driver, by "
+        "nvidia_version_id (an id from `tg beta clusters list-regions`) or by cuda_version "
+        "with nvidia_driver_version (e.g. cuda_version='12.8', nvidia_driver_version='570')"
+    )
 
 
 def _capacity_pool(new: ClusterDraft, _old: ClusterDraft | None) -> str | None:
@@ -398,9 +404,18 @@ RULES: Final[tuple[Rule[ClusterSpec], ...]] = (
     ),
     Rule(
         "nvidia_version_id",
-        "`nvidia_version_id` with `cuda_version`/`nvidia_driver_version`, or neither way",
+        "`nvidia_version_id` with `cuda_version`/`nvidia_driver_version`",
         "Together takes the driver by catalogue id or by the CUDA + driver pair, one way",
-        _driver_choice,
+        _driver_twice,
+    ),
+    *(
+        Rule(
+            half,
+            f"`{half}` unset without `nvidia_version_id`",
+            "without a catalogue id, Together needs both halves of the CUDA + driver pair",
+            partial(_driver_half, half),
+        )
+        for half in ("cuda_version", "nvidia_driver_version")
     ),
     Rule(
         "num_capacity_pool_gpus",
