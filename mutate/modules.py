@@ -62,12 +62,26 @@ MODULES: Final[tuple[Module, ...]] = (
     Module(
         "rules",
         "together_provider/cluster/rules.py",
-        _unit("test_cluster_rules", "test_ranges", "test_counts", "test_spec", "test_volume_rules"),
+        _unit(
+            "test_cluster_rules",
+            "test_cluster_fields",
+            "test_ranges",
+            "test_counts",
+            "test_spec",
+            "test_volume_rules",
+        ),
     ),
     Module(
         "rulebook",
         "together_provider/framework/rulebook.py",
-        _unit("test_cluster_rules", "test_ranges", "test_counts", "test_spec", "test_volume_rules"),
+        _unit(
+            "test_cluster_rules",
+            "test_cluster_fields",
+            "test_ranges",
+            "test_counts",
+            "test_spec",
+            "test_volume_rules",
+        ),
     ),
     Module(
         "decide",
@@ -133,7 +147,12 @@ MODULES: Final[tuple[Module, ...]] = (
         "cluster-preview",
         "together_provider/cluster/preview.py",
         (
-            *_unit("test_cluster_preview_words", "test_preview_plan", "test_preview_guardrails"),
+            *_unit(
+                "test_cluster_preview_words",
+                "test_preview_reservation",
+                "test_preview_plan",
+                "test_preview_guardrails",
+            ),
             *_PREVIEW_TESTS,
         ),
     ),
