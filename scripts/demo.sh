@@ -12,10 +12,15 @@
 # puts kubectl on PATH with KUBECONFIG pointing at the stack's first cluster (.demo/kubeconfig).
 # The Kubernetes provider plugin is linked into the demo's Pulumi home (.demo/pulumi-home/plugins).
 # Real nodes are on (REAL_NODES=1, the default; make demo turns them off, saying why in one line,
-# where they cannot run; REAL_NODES=0 from the user turns them off, and up says so in one line): the simulator backs DEMO_REAL_NODES node(s) (default 1: the dev
-# cluster's standard node) with a real kubelet and containerd, and the preemptible autoscaler
-# runs there as a pod, deployed by the stack's PreemptibleAutoscaler from the image
-# tools/images/build.sh built (.demo/env names it). With REAL_NODES=0 every node is a KWOK node,
+# where they cannot run; REAL_NODES=0 from the user turns them off, and up says so in one line):
+# the simulator backs the first DEMO_REAL_NODES nodes made with a real kubelet and containerd
+# (--real-nodes-once: a slot freed is not given again, so every later node, a burst's or another
+# stack's, is a KWOK node). The default, 3, is the dev cluster's first up: its standard node and
+# its 2 preemptible ones, which docs/walkthrough.md's last step drills; on a machine with less
+# than 2 cores or 1 GiB of memory available (a real node takes about 150 MiB) it is 1, the
+# standard node, and up says why. The preemptible autoscaler runs on the standard node as a pod,
+# deployed by the stack's PreemptibleAutoscaler from the image tools/images/build.sh built
+# (.demo/env names it). With REAL_NODES=0 every node is a KWOK node,
 # and the autoscaler runs as a local process for that cluster, inside its declared range
 # (scripts/demo-autoscaler.sh; pid .demo/autoscaler.pid, log .demo/autoscaler.log); `down` stops
 # it first.
@@ -30,7 +35,7 @@ SIM_URL="http://127.0.0.1:$PORT"
 : "${TOGETHER_K8S_PROVIDER_BIN:?run this through make demo (it builds the Kubernetes provider first)}"
 KUBE_BIN="${TOGETHER_KUBE_BIN:-$(bash "$REPO/tools/kube/build.sh" --where)}"
 REAL_NODES="${REAL_NODES:-1}"
-DEMO_REAL_NODES="${DEMO_REAL_NODES:-1}"
+DEMO_REAL_NODES="${DEMO_REAL_NODES:-}"
 IMAGES_DIR=""
 if [ "${1:-up}" != up ]; then
   REAL_NODES=0  # down: nothing to start
@@ -52,6 +57,18 @@ print(real_nodes_unavailable(Path(sys.argv[1])))' "$KUBE_BIN")" || [ -n "$why" ]
 fi
 if [ "$REAL_NODES" != 0 ]; then
   IMAGES_DIR="${TOGETHER_IMAGES_DIR:-$(bash "$REPO/tools/images/build.sh")}"
+  if [ -z "$DEMO_REAL_NODES" ]; then
+    # The dev cluster's 3 first nodes where the machine has room for them, else its standard
+    # node alone (the autoscaler's), saying why.
+    cores="$(nproc)"
+    free_mib="$(awk '$1 == "MemAvailable:" { print int($2 / 1024) }' /proc/meminfo)"
+    if [ "$cores" -ge 2 ] && [ "${free_mib:-0}" -ge 1024 ]; then
+      DEMO_REAL_NODES=3
+    else
+      DEMO_REAL_NODES=1
+      echo "real nodes: only the standard node ($cores core(s), ${free_mib:-?} MiB available; the preemptible nodes need 2 cores and 1 GiB): they are KWOK nodes, which the drill of docs/walkthrough.md cannot drill"
+    fi
+  fi
 fi
 
 step() { printf '\n==> %s\n' "$*"; }
@@ -172,8 +189,8 @@ start_simulator() {
   # user can read a command line (ps), a process's environment only its owner.
   local real=()
   if [ "$REAL_NODES" != 0 ]; then
-    real=(--real-nodes "$DEMO_REAL_NODES" --images "$IMAGES_DIR")
-    echo "real nodes: $DEMO_REAL_NODES (a kubelet and containerd each; REAL_NODES=0 for KWOK only)"
+    real=(--real-nodes "$DEMO_REAL_NODES" --real-nodes-once --images "$IMAGES_DIR")
+    echo "real nodes: the first $DEMO_REAL_NODES made (a kubelet and containerd each; later ones are KWOK nodes; REAL_NODES=0 for KWOK only)"
   fi
   TOGETHER_SIM_API_KEY="$TOGETHER_API_KEY" nohup "$REPO/.venv/bin/python" -m together_sim \
     --host 127.0.0.1 --port "$PORT" --state-dir "$SIM_STATE" \

@@ -255,6 +255,15 @@ _OPTIONS: Final[tuple[tuple[str, dict[str, Any]], ...]] = (
         ),
     ),
     (
+        "--real-nodes-once",
+        dict(
+            action="store_true",
+            help="with --real-nodes N: a slot a real node freed is not given again, so only the "
+            "first N nodes made are real and every later one is a KWOK node (make demo: its "
+            "first up's nodes are real, the nodes a burst or another stack makes are not)",
+        ),
+    ),
+    (
         "--images",
         dict(
             type=Path,
@@ -287,6 +296,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.real_nodes and not args.kubernetes:
         parser.error("--real-nodes needs --kubernetes (real nodes join a cluster's control plane)")
+    if args.real_nodes_once and not args.real_nodes:
+        parser.error("--real-nodes-once needs --real-nodes N (the slots it gives once)")
     if args.real_nodes < 0:
         parser.error(f"--real-nodes {args.real_nodes}: give a count of nodes, 0 or more")
     return args
@@ -442,6 +453,7 @@ def _serve(argv: list[str], early: _EarlySignals) -> None:
         kubernetes=args.kubernetes,
         kube_bin=args.kube_bin,
         real_nodes=args.real_nodes,
+        real_nodes_once=args.real_nodes_once,
         images_dir=args.images,
         image_archives=tuple(args.image_archives),
     )

@@ -42,6 +42,9 @@ class SimulatorConfig:
     """Where etcd, kube-apiserver, ... are; None: ``$TOGETHER_KUBE_BIN`` (one of them is needed)."""
     real_nodes: int = 0
     """Up to this many nodes at a time run a real kubelet and containerd (the rest are KWOK)."""
+    real_nodes_once: bool = False
+    """A slot a real node freed is not given again: only the first ``real_nodes`` nodes made are
+    real (``--real-nodes-once``)."""
     images_dir: Path | None = None
     """The real nodes' image archives; None: ``$TOGETHER_IMAGES_DIR``."""
     image_archives: tuple[Path, ...] = ()
@@ -102,7 +105,7 @@ class SimulatorRuntime:
         if reason:
             raise SystemExit(f"together_sim --real-nodes {count}: {reason}")
         images = NodeImages.load(find_images(self.config.images_dir), self.config.image_archives)
-        return RealNodePool(Path(), count, bin_dir, images)
+        return RealNodePool(Path(), count, bin_dir, images, reuses=not self.config.real_nodes_once)
 
     def kube_config(self, cluster_id: str) -> str | None:
         """The working kubeconfig of the cluster's control plane, or None without one."""

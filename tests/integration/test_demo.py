@@ -44,6 +44,7 @@ def project(tmp_path: Path, engine: Path) -> Iterator[Path]:
         work / "examples" / "sweep",
         ignore=shutil.ignore_patterns("__pycache__", "Pulumi.*.yaml"),
     )
+    shutil.copytree(REPO / "examples" / "drill", work / "examples" / "drill")  # walkthrough, 5
     shutil.copytree(
         REPO / "policy", work / "policy", ignore=shutil.ignore_patterns("venv", "__pycache__")
     )

@@ -47,6 +47,8 @@ class ApiServer:
 class Pool:
     """A pool whose slots are all held: ``acquire`` makes no real node; ``asked`` counts."""
 
+    spent = False
+
     def __init__(self) -> None:
         self.asked: list[str] = []
 
@@ -118,15 +120,23 @@ class Real:
 
 
 class Slots:
-    """A pool with one slot: the first node asked is real, the rest wait or are KWOK."""
+    """A pool with one slot: the first node asked is real, the rest wait or are KWOK. ``once``:
+    the slot is given once (``--real-nodes-once``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, once: bool = False) -> None:
         self.held: dict[str, Real] = {}
         self.released: list[str] = []
+        self.once = once
+        self.given = 0
+
+    @property
+    def spent(self) -> bool:
+        return self.once and self.given >= 1
 
     def acquire(self, *, name: str, **_: Any) -> Real | None:
-        if self.held:
+        if self.held or self.spent:
             return None
+        self.given += 1
         self.held[name] = Real(name)
         return self.held[name]
 
@@ -150,6 +160,21 @@ def test_a_real_node_is_made_while_a_slot_is_free_and_goes_only_once_it_may() ->
     provider.prune(api, pods, {}, {"n2"})
     assert pool.released == ["n1"] and not provider.has("n1")
     assert isinstance(provider.make(api, pods, "H100", _node("n2"), {"n2"}), Real)
+
+
+def test_with_slots_given_once_a_node_does_not_wait_for_a_leaving_real_node() -> None:
+    """--real-nodes-once: n1's slot will not be n2's, so n2 is a KWOK node at once, and stays
+    one once n1 has gone."""
+    pool = Slots(once=True)
+    provider, api, pods, server = _setup(cast(Pool, pool))
+    real = provider.make(api, pods, "H100", _node("n1"), {"n1", "n2"})
+    assert isinstance(real, Real)
+    made = provider.make(api, pods, "H100", _node("n2"), {"n2"})
+    assert isinstance(made, KwokNode) and set(server.nodes) == {"n2"}
+    real.may = True
+    provider.prune(api, pods, {}, {"n2", "n3"})
+    assert pool.released == ["n1"]
+    assert isinstance(provider.make(api, pods, "H100", _node("n3"), {"n2", "n3"}), KwokNode)
 
 
 def test_a_real_node_that_could_not_start_is_a_kwok_node_from_then_on() -> None:

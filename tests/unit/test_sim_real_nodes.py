@@ -199,8 +199,11 @@ def test_real_nodes_need_the_pause_image(tmp_path: Path, monkeypatch: pytest.Mon
 def test_real_nodes_need_kubernetes_and_a_count(capsys: pytest.CaptureFixture[str]) -> None:
     assert parse_args(["--kubernetes", "--real-nodes", "2"]).real_nodes == 2
     assert parse_args([]).real_nodes == 0
+    assert parse_args(["--kubernetes", "--real-nodes", "3", "--real-nodes-once"]).real_nodes_once
+    assert not parse_args([]).real_nodes_once
     for argv, said in (
         (["--real-nodes", "2"], "--real-nodes needs --kubernetes"),
+        (["--kubernetes", "--real-nodes-once"], "--real-nodes-once needs --real-nodes N"),
         (["--kubernetes", "--real-nodes", "-1"], "give a count of nodes"),
     ):
         with pytest.raises(SystemExit):

@@ -64,11 +64,18 @@ class RealNodePool:
     leaves it behind, and the next start of any simulator with real nodes, or
     ``python -m together_sim cleanup``, undoes it (:func:`journal.sweep`)."""
 
-    def __init__(self, root: Path, slots: int, kube_bin: Path, images: NodeImages) -> None:
+    def __init__(
+        self, root: Path, slots: int, kube_bin: Path, images: NodeImages, *, reuses: bool = True
+    ) -> None:
         if not 0 < slots <= MAX_SLOTS:
             raise SystemExit(f"together_sim: --real-nodes {slots}: give 0 to {MAX_SLOTS}")
         self.root = root
         self.slots = slots
+        self.reuses = reuses
+        """Whether a slot a node freed is given again (``--real-nodes-once``: not, so only the
+        first ``slots`` nodes made are real)."""
+        self._given = 0
+        """How many real nodes this pool has made."""
         self.kube_bin = kube_bin
         self.images = images
         self.network: Network | None = None
@@ -84,6 +91,11 @@ class RealNodePool:
         self._lock = threading.Lock()
         self._closing = False
         """Set by :meth:`close`: no node is made from then on (a mirror's last pass may ask)."""
+
+    @property
+    def spent(self) -> bool:
+        """Whether no node will ever be real again (``--real-nodes-once``, every slot given)."""
+        return not self.reuses and self._given >= self.slots
 
     @property
     def _holder(self) -> str:
@@ -137,7 +149,7 @@ class RealNodePool:
         (the provider then makes a KWOK node), or once the pool is closing."""
         with self._lock:
             free = [s for s in range(self.slots) if s not in self._nodes]
-            if not free or self._closing:
+            if not free or self._closing or self.spent:
                 return None
             assert self.network is not None and self.journal is not None, "pool not started"
             assert self.seed is not None, "the pool is not started"
@@ -154,6 +166,7 @@ class RealNodePool:
             node_journal = self.journal.new_child(f"node-{spec.slot}")
             node = RealNode(spec, labels(spec), on_crash, node_journal)
             self._nodes[spec.slot] = node
+            self._given += 1
         return node.make()
 
     def release(self, node: RealNode) -> list[str]:

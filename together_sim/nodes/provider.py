@@ -83,7 +83,12 @@ class NodeProvider:
         if real is not None:
             return real
         leaving = any(n not in wanted for n in self._real)
-        if leaving and self.pool is not None and node.node_id not in self._kwok_only:
+        if (
+            leaving
+            and self.pool is not None
+            and not self.pool.spent  # a slot freed is not given again: no use waiting for it
+            and node.node_id not in self._kwok_only
+        ):
             return None
         return KwokNode(api, kwok_node_object(gpu_type, node), pods).make()
 
