@@ -314,3 +314,83 @@ def test_a_missing_half_of_the_driver_pair_is_reported_on_that_half(half: str) -
         "cuda_version",
         "nvidia_driver_version",
     ]
+
+
+WINDOW_WITHOUT_ENDS: dict[str, Any] = {
+    k: v for k, v in RESERVED.items() if k not in ("duration_days", "num_reserved_gpus")
+} | {"billing_type": "SCHEDULED_CAPACITY"}
+
+
+@pytest.mark.parametrize(
+    ("new", "old", "sentence"),
+    [
+        (
+            {k: v for k, v in RESERVED.items() if k != "cuda_version"},
+            None,
+            "cuda_version not set and no nvidia_version_id; Together needs the driver, by "
+            "nvidia_version_id (an id from `tg beta clusters list-regions`) or by cuda_version "
+            "with nvidia_driver_version (e.g. cuda_version='12.8', nvidia_driver_version='570')",
+        ),
+        (
+            RESERVED | {"nvidia_version_id": "nv-1"},
+            None,
+            "nvidia_version_id='nv-1' with cuda_version='12.8', nvidia_driver_version='570'; name "
+            "the driver one way: either nvidia_version_id, or cuda_version with "
+            "nvidia_driver_version (remove the other)",
+        ),
+        (
+            {**WINDOW_WITHOUT_ENDS, "reservation_end_time": None},
+            None,
+            "billing_type='SCHEDULED_CAPACITY' needs reservation_start_time and "
+            "reservation_end_time; Together reserves capacity for a window (set both, e.g. "
+            "'2027-01-01T00:00:00Z' and '2027-01-08T00:00:00Z')",
+        ),
+        (
+            RESERVED | {"reservation_start_time": "2027-01-31T00:00:00Z"},
+            None,
+            "reservation_end_time='2027-01-31T00:00:00Z' is not after "
+            "reservation_start_time='2027-01-31T00:00:00Z'; a reservation ends after it starts "
+            "(set reservation_end_time later than '2027-01-31T00:00:00Z')",
+        ),
+        (
+            SPEC | {"num_reserved_gpus": 8.0},
+            None,
+            "num_reserved_gpus=8 with billing_type='ON_DEMAND'; only a RESERVED cluster has "
+            "prepaid reserved GPUs (remove num_reserved_gpus, or set billing_type='RESERVED')",
+        ),
+        (
+            SPEC | {"reservation_end_time": "2027-01-31T00:00:00Z"},
+            None,
+            "reservation_end_time='2027-01-31T00:00:00Z' with billing_type='ON_DEMAND'; only a "
+            "prepaid cluster (RESERVED or SCHEDULED_CAPACITY) has an end (remove "
+            "reservation_end_time)",
+        ),
+        (
+            RESERVED | {"reservation_end_time": "2027-01-15T00:00:00Z"},
+            RESERVED,
+            "reservation_end_time 2027-01-31T00:00:00Z -> 2027-01-15T00:00:00Z shortens the "
+            "running reservation; Together only extends one (set reservation_end_time to "
+            "2027-01-31T00:00:00Z or later, or replace the cluster, e.g. with a new cluster_name)",
+        ),
+    ],
+    ids=[
+        "no-cuda",
+        "two-ways",
+        "window-without-end",
+        "end-at-start",
+        "reserved-on-demand",
+        "end-on-demand",
+        "shortened",
+    ],
+)
+def test_each_refusal_reads_as_one_whole_sentence(
+    new: dict[str, Any], old: dict[str, Any] | None, sentence: str
+) -> None:
+    """What a user reads, word for word: the value, the rule and the fix (a word dropped or a
+    value in the wrong case would send them looking for the wrong setting)."""
+    assert _reasons(new, old) == [f"cluster 'train': {sentence}"]
+
+
+def test_a_scheduled_window_with_both_ends_in_order_passes() -> None:
+    window = WINDOW_WITHOUT_ENDS | {"reservation_start_time": "2027-01-01T00:00:00Z"}
+    assert _reasons(window) == []
