@@ -56,32 +56,28 @@ _PREVIEW_TESTS: Final = _unit(
     "test_preview_render", "test_preview_policy", "test_preview_ranges", "test_preview_volumes"
 )
 
+_RULES_TESTS: Final = _unit(
+    "test_cluster_rules",
+    "test_cluster_fields",
+    "test_ranges",
+    "test_counts",
+    "test_spec",
+    "test_volume_rules",
+)
+"""The rules and the rulebook they run on are judged by the same tests."""
+
 _WORKER_PROCESSES: Final = "tests/unit/test_worker_processes.py"
 
 MODULES: Final[tuple[Module, ...]] = (
     Module(
         "rules",
         "together_provider/cluster/rules.py",
-        _unit(
-            "test_cluster_rules",
-            "test_cluster_fields",
-            "test_ranges",
-            "test_counts",
-            "test_spec",
-            "test_volume_rules",
-        ),
+        _RULES_TESTS,
     ),
     Module(
         "rulebook",
         "together_provider/framework/rulebook.py",
-        _unit(
-            "test_cluster_rules",
-            "test_cluster_fields",
-            "test_ranges",
-            "test_counts",
-            "test_spec",
-            "test_volume_rules",
-        ),
+        _RULES_TESTS,
     ),
     Module(
         "decide",
