@@ -101,10 +101,8 @@ def main(argv: list[str] | None = None) -> int:
                         f"{constant.before!r} -> {constant.after!r}\n      {constant.name}"
                     )
             source = (REPO / module.path).read_text(encoding="utf-8")
-            print(
-                "  not mutated (mutmut, and prose or non-literal constants): "
-                f"{unreached(source).words()}"
-            )
+            left = unreached(source, {constant.constant for constant, _ in constants})
+            print(f"  not mutated (mutmut, and prose or non-literal constants): {left.words()}")
             for name in counted.stale_equivalents:
                 print(f"  stale entry in {EQUIVALENTS.name} (gone, or killed now): {name}")
             print(f"  log: {outcome.log.relative_to(REPO)}")

@@ -36,6 +36,8 @@ TIMEOUT_SECONDS: Final = 300
 class ConstantMutant:
     name: str
     """`<module>.<CONSTANT>__const_<n>`, numbered from 1 per constant in the file's order."""
+    constant: str
+    """The module-level name the mutated literal is bound to (`<CONSTANT>`)."""
     line: int
     before: str
     after: str
@@ -108,6 +110,7 @@ def constant_mutants(source: str, dotted: str) -> list[ConstantMutant]:
                     found.append(
                         ConstantMutant(
                             name=f"{dotted}.{names[0]}__const_{count}",
+                            constant=names[0],
                             line=line,
                             before=lines[line - 1].strip(),
                             after=new_lines[line - 1].strip(),

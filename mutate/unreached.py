@@ -2,11 +2,13 @@
 51): a decorated function (a `@property`, a `@cached_property`, ...: mutmut 3 skips them,
 `@staticmethod` and `@classmethod` aside), and a statement outside any function (a module
 constant, a class attribute, a dataclass field's default). `mutate/constants.py` mutates the
-module constants that are literals itself; what is left is listed here. Pure: reads source text."""
+module constants that hold short literals itself; the module constants it made no mutant of are
+listed here (class attributes and dataclass defaults are not listed). Pure: reads source text."""
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Final
 
@@ -24,7 +26,8 @@ class Unreached:
     decorated: tuple[tuple[str, str, int], ...]
     """(`Class.method` or `function`, the decorator, statements in its body)."""
     constants: tuple[str, ...]
-    """Module-level names bound outside any function (`__all__` aside)."""
+    """Module-level names bound outside any function (`__all__` aside) that no constant mutant
+    changed."""
 
     def words(self) -> str:
         parts = []
@@ -74,7 +77,9 @@ def constants(tree: ast.Module) -> list[str]:
     return names
 
 
-def unreached(source: str) -> Unreached:
+def unreached(source: str, mutated: Collection[str] = ()) -> Unreached:
+    """`mutated`: the module constants `mutate/constants.py` made mutants of in this run (none
+    with `--no-constants`), left out of the list."""
     tree = ast.parse(source)
     decorated = tuple(
         (name, _decorator(function.decorator_list[0]), _statements(function))
@@ -85,4 +90,4 @@ def unreached(source: str) -> Unreached:
             and _decorator(function.decorator_list[0]) in MUTMUT_DECORATORS
         )
     )
-    return Unreached(decorated, tuple(constants(tree)))
+    return Unreached(decorated, tuple(n for n in constants(tree) if n not in mutated))

@@ -72,6 +72,15 @@ def f() -> int:
     )
 
 
+def test_the_constants_mutated_in_a_run_are_not_reported_as_not_mutated() -> None:
+    """What the report prints as not mutated leaves out what `mutate/constants.py` mutated."""
+    source = 'LIMIT = 3\nT = TypeVar("T")\nFIX = f"{LIMIT} left"\n'
+    mutated = {m.constant for m in constant_mutants(source, "m")}
+    assert mutated == {"LIMIT"}
+    assert unreached(source, mutated).constants == ("T", "FIX")
+    assert unreached(source).constants == ("LIMIT", "T", "FIX")  # a run without constants
+
+
 def test_constants_get_mutmuts_number_and_string_mutants_prose_and_type_names_aside() -> None:
     source = """from typing import Final, TypeVar
 T = TypeVar("T")
