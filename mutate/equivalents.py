@@ -16,17 +16,16 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-import libcst as cst
 from mutmut import configuration
-from mutmut.mutation.file_mutation import combine_mutations_to_source, create_mutations
+from mutmut.mutation.file_mutation import mutate_file_contents
 
 from mutate.modules import Module
-from mutate.results import changed_line, function_of
+from mutate.results import changed_line
 
 __all__ = ["Equivalent", "format_entry", "mismatches", "parse_equivalents", "regenerate"]
 
@@ -108,25 +107,13 @@ def _load_tool_defaults() -> None:
             os.chdir(here)
 
 
-def regenerate(
-    module: Module, root: Path, only: Collection[str] | None = None
-) -> dict[str, tuple[str, str]]:
+def regenerate(module: Module, root: Path) -> dict[str, tuple[str, str]]:
     """Each mutant of `module` (by its full name) with the first line it changes, before and
-    after, as mutmut would make it: its own `create_mutations` and `combine_mutations_to_source`
-    over the file under `root` (the tests of each mutant are never run). `only`: the functions
-    (or methods) to make them of; mutmut numbers each function's mutants on their own, so the
-    others are left out without renumbering any."""
+    after, as `mutmut run` makes it: its own `mutate_file_contents`, the one call its run makes
+    per file, over the file under `root` (the tests of each mutant are never run)."""
     source = (root / module.path).read_text(encoding="utf-8")
     _load_tool_defaults()
-    tree, mutations, classes, functions = create_mutations(module.inner, source)
-    if only is not None:
-        mutations = [
-            m
-            for m in mutations
-            if isinstance(m.contained_by_top_level_function, cst.FunctionDef)
-            and m.contained_by_top_level_function.name.value in only
-        ]
-    mutated = combine_mutations_to_source(tree, mutations, classes, functions)
+    mutated = mutate_file_contents(module.inner, source)
     lines = mutated.code.splitlines()
     spans = mutated.line_span_by_function_name
     found: dict[str, tuple[str, str]] = {}
@@ -149,7 +136,7 @@ def mismatches(
         listed = [e for name, e in equivalents.items() if name.startswith(prefix)]
         if not listed:
             continue
-        made = regenerate(module, root, {function_of(e.name).split(".")[-1] for e in listed})
+        made = regenerate(module, root)
         for entry in listed:
             if entry.name not in made:
                 problems.append(f"{entry.name}: no such mutant of {module.path} any more")

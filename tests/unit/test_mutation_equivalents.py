@@ -103,7 +103,8 @@ def test_mutants_are_made_again_from_a_clone_of_any_name(
 ) -> None:
     """mutmut guesses its source directory from the working directory's name when no
     `[tool.mutmut]` table is there: CI's clone is in a folder named after no package, where a
-    plain `create_mutations` raised FileNotFoundError. The defaults are loaded wherever we are."""
+    plain `mutate_file_contents` raised FileNotFoundError. The defaults are loaded wherever we
+    are."""
     from mutmut import configuration
 
     monkeypatch.setattr(configuration, "_config", None)
