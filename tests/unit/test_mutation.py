@@ -21,8 +21,6 @@ EQUIVALENTS = ROOT / "tests" / "mutation-equivalent.txt"
 def test_every_equivalent_mutant_has_a_reason() -> None:
     text = EQUIVALENTS.read_text(encoding="utf-8")
     listed = parse_equivalents(text, EQUIVALENTS.name)
-    entries = [x for x in text.splitlines() if x.strip() and not x[0].isspace() and x[0] != "#"]
-    assert len(listed) == len(entries), "a mutant is listed twice"
     assert all(len(e.reason.split()) >= 3 for e in listed.values()), listed
     modules = tuple(f"{m.dotted}." for m in MODULES)
     assert [name for name in listed if not name.startswith(modules)] == []

@@ -89,9 +89,10 @@ def test_an_entry_regenerated_is_its_own_proof() -> None:
         ("m.x_f__mutmut_1: a reason\n    - a\n", 1, "lacks its '- before' and '+ after' lines"),
         ("m.x_f__mutmut_1: a reason here\n    + a\n    - b\n", 2, "expected a '- ' line"),
         ("m.x_f__mutmut_1\n    - a\n    + b\n", 1, "is not 'MUTANT_NAME: reason'"),
+        ("m.x_f__mutmut_1: a reason here\n    - a\n    + b\n" * 2, 4, "is listed twice"),
     ],
 )
-def test_an_entry_without_its_reason_or_its_lines_is_refused(
+def test_an_entry_without_its_reason_or_its_lines_or_listed_twice_is_refused(
     text: str, where: int, message: str
 ) -> None:
     with pytest.raises(ValueError, match=f"equivalent.txt:{where}: .*{re.escape(message)}"):
