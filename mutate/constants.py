@@ -22,6 +22,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from mutmut.mutation.mutators import operator_number, operator_string
 
 from mutate.modules import Module
+from mutate.run import stop_leftovers
 
 __all__ = ["MAX_STRING", "ConstantMutant", "constant_mutants", "judge_constants"]
 
@@ -157,6 +158,8 @@ def judge_constants(module: Module, work: Path) -> list[tuple[ConstantMutant, bo
                 killed = done.returncode != 0
             except subprocess.TimeoutExpired:
                 killed = True  # a test hung on it: told apart
+            finally:
+                stop_leftovers(work)  # what its tests started, which a timeout does not end
             judged.append((mutant, killed))
     finally:
         target.write_text(original, encoding="utf-8")

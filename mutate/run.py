@@ -20,7 +20,7 @@ from typing import IO, Final
 from mutate.modules import Module
 from mutate.results import Mutant, function_of, read_mutants
 
-__all__ = ["REPO", "WORK", "Outcome", "children_cpu", "mutate_module"]
+__all__ = ["REPO", "WORK", "Outcome", "children_cpu", "mutate_module", "stop_leftovers"]
 
 REPO: Final = Path(__file__).resolve().parents[1]
 WORK: Final = REPO / ".build" / "mutate"
@@ -72,9 +72,7 @@ def mutate_module(module: Module, *, workers: int = WORKERS) -> Outcome:
             if module.through_processes and _give_process_tests(work, module, mutated):
                 _mutmut(work, workers, out)
         finally:
-            left = _stop_leftovers(work)
-            if left:
-                print(f"  {left} process(es) a mutant left running in the copy: killed")
+            stop_leftovers(work)
     source = (REPO / module.path).read_text(encoding="utf-8")
     mutants = tuple(read_mutants(work / "mutants", mutated, source))
     cpu = children_cpu() - cpu_before
@@ -149,11 +147,11 @@ def _mutmut(work: Path, workers: int, out: IO[str]) -> None:
         raise RuntimeError(f"mutmut run failed in {work} (exit {done.returncode}):\n{tail}")
 
 
-def _stop_leftovers(work: Path) -> int:
+def stop_leftovers(work: Path) -> None:
     """Kill what mutants left behind: a mutant launcher that never exits, or a command it never
-    stopped, outlives the test that mutmut killed at its timeout. Each runs in the copy (the
-    tests start their processes there), so a process whose working directory is under `work`
-    is one of this run's, and nothing else is touched."""
+    stopped, outlives the test that mutmut (or `mutate/constants.py`) killed at its timeout. Each
+    runs in the copy (the tests start their processes there), so a process whose working
+    directory is under `work` is one of this run's, and nothing else is touched."""
     killed = 0
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
@@ -166,7 +164,8 @@ def _stop_leftovers(work: Path) -> int:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(int(entry.name), signal.SIGKILL)
                 killed += 1
-    return killed
+    if killed:
+        print(f"  {killed} process(es) a mutant left running in the copy: killed")
 
 
 def _give_process_tests(work: Path, module: Module, mutated: str) -> bool:
