@@ -163,7 +163,7 @@ MODULES: Final[tuple[Module, ...]] = (
     Module(
         "volume-rules",
         "together_provider/volume/rules.py",
-        _unit("test_volume_rules", "test_volume_shrink"),
+        _unit("test_volume_rules", "test_volume_shrink", "test_cluster_rules"),
     ),
     Module(
         "preview-drill",
