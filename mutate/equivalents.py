@@ -94,7 +94,10 @@ def _load_tool_defaults() -> None:
     directory's pyproject.toml (a real run's copy has its own `[tool.mutmut]` table, written by
     mutate/run.py); without one it guesses the source directory from the directory's *name*, and
     fails in a clone whose folder is not named after a package. Making mutants again needs only
-    the defaults (no pattern excluded), so they are read in an empty directory that names one."""
+    the defaults (no pattern excluded), so they are read in an empty directory that names one.
+    They make the same mutants as a real run: run.py's table chooses the file and the tests, and
+    sets none of the keys that change a file's mutants (`do_not_mutate_patterns`,
+    `mutate_only_covered_lines`); one that did would have to be written here too."""
     if configuration._config is not None:
         return
     here = Path.cwd()
