@@ -113,3 +113,22 @@ def test_mutants_are_made_again_from_a_clone_of_any_name(
     made = regenerate(by_key("volume-rules"), ROOT)
     assert made and all("__mutmut_" in name for name in made)
     assert Path.cwd() == tmp_path
+
+
+def test_a_real_runs_table_sets_nothing_that_changes_which_mutants_a_file_gets(
+    tmp_path: Path,
+) -> None:
+    """`regenerate` makes mutants with mutmut's defaults, the real run with the table run.py
+    writes: the two make the same mutants only while that table leaves these keys alone."""
+    import tomllib
+
+    from mutate import run
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n", encoding="utf-8")
+    module = by_key("volume-rules")
+    run._write_config(tmp_path, module, module.path)
+    table = tomllib.loads((tmp_path / "pyproject.toml").read_text(encoding="utf-8"))
+    assert table["tool"]["mutmut"]["only_mutate"] == [module.path]
+    assert {"do_not_mutate_patterns", "mutate_only_covered_lines"}.isdisjoint(
+        table["tool"]["mutmut"]
+    )
