@@ -44,45 +44,53 @@ class Equivalent:
 def parse_equivalents(text: str, where: str) -> dict[str, Equivalent]:
     """Every entry of the list; `#` starts a comment line. An entry without a reason, or without
     both its lines, is an error naming its line."""
-    found: dict[str, Equivalent] = {}
-    entry: list[str] = []  # name, reason, before, after as they come
-    start = 0
-
-    def close() -> None:
-        if not entry:
-            return
-        if len(entry) != 4:
-            raise ValueError(
-                f"{where}:{start}: {entry[0]!r} lacks its '{BEFORE}before' and '{AFTER}after' "
-                "lines: every equivalent mutant stores the line it changes"
-            )
-        name, reason, before, after = entry
-        if name in found:
-            raise ValueError(f"{where}:{start}: {name} is listed twice")
-        found[name] = Equivalent(name, reason, before, after)
-        entry.clear()
-
+    entries: list[tuple[int, str, list[tuple[int, str]]]] = []  # a name line, its indented lines
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
-        if raw[0].isspace() and entry and line.startswith((BEFORE.strip(), AFTER.strip())):
-            expected = BEFORE if len(entry) == 2 else AFTER
-            if len(entry) > 3 or not (line + " ").startswith(expected):
-                raise ValueError(f"{where}:{number}: expected a '{expected}' line, got {line!r}")
-            entry.append(line[len(expected) :] if line != expected.strip() else "")
-            continue
-        close()
-        name, colon, reason = line.partition(":")
-        if not colon or not reason.strip() or " " in name.strip() or "__mutmut_" not in name:
+        if raw[0].isspace() and entries:
+            entries[-1][2].append((number, line))
+        else:
+            entries.append((number, line, []))
+    found: dict[str, Equivalent] = {}
+    for start, head, indented in entries:
+        name, colon, reason = head.partition(":")
+        name, reason = name.strip(), reason.strip()
+        if not colon or not reason or " " in name or "__mutmut_" not in name:
             raise ValueError(
-                f"{where}:{number}: {line!r} is not 'MUTANT_NAME: reason'; every equivalent "
+                f"{where}:{start}: {head!r} is not 'MUTANT_NAME: reason'; every equivalent "
                 "mutant says why no test can tell it apart from the real code"
             )
-        entry[:] = [name.strip(), reason.strip()]
-        start = number
-    close()
+        if len(indented) < 2:
+            raise ValueError(
+                f"{where}:{start}: {name!r} lacks its '{BEFORE}before' and '{AFTER}after' "
+                "lines: every equivalent mutant stores the line it changes"
+            )
+        if len(indented) > 2:
+            number, line = indented[2]
+            raise ValueError(
+                f"{where}:{number}: {name} stores one line before and one after, not {line!r}"
+            )
+        if name in found:
+            raise ValueError(f"{where}:{start}: {name} is listed twice")
+        (at_before, before), (at_after, after) = indented
+        found[name] = Equivalent(
+            name,
+            reason,
+            _stored(where, at_before, before, BEFORE),
+            _stored(where, at_after, after, AFTER),
+        )
     return found
+
+
+def _stored(where: str, number: int, line: str, mark: str) -> str:
+    """The text of a `- before` or `+ after` line (`-` alone: an empty line)."""
+    if line == mark.strip():
+        return ""
+    if not line.startswith(mark):
+        raise ValueError(f"{where}:{number}: expected a '{mark}' line, got {line!r}")
+    return line.removeprefix(mark)
 
 
 def format_entry(name: str, reason: str, before: str, after: str) -> str:

@@ -90,6 +90,7 @@ def test_an_entry_regenerated_is_its_own_proof() -> None:
         ("m.x_f__mutmut_1: a reason here\n    + a\n    - b\n", 2, "expected a '- ' line"),
         ("m.x_f__mutmut_1\n    - a\n    + b\n", 1, "is not 'MUTANT_NAME: reason'"),
         ("m.x_f__mutmut_1: a reason here\n    - a\n    + b\n" * 2, 4, "is listed twice"),
+        ("m.x_f__mutmut_1: a reason\n    - a\n    + b\n    + c\n", 4, "one line before and one"),
     ],
 )
 def test_an_entry_without_its_reason_or_its_lines_or_listed_twice_is_refused(
