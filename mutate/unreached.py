@@ -85,6 +85,7 @@ def unreached(source: str, mutated: Collection[str] = ()) -> Unreached:
         (name, _decorator(function.decorator_list[0]), _statements(function))
         for name, function in _functions(tree.body)
         if function.decorator_list
+        and _statements(function)  # a stub (`...`, a Protocol's) holds nothing to mutate
         and not (
             len(function.decorator_list) == 1
             and _decorator(function.decorator_list[0]) in MUTMUT_DECORATORS

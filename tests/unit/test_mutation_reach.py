@@ -59,6 +59,10 @@ class C:
     def s() -> int:
         return 1
 
+class P(Protocol):
+    @property
+    def stub(self) -> int: ...
+
 @functools.cache
 def f() -> int:
     return LIMIT
