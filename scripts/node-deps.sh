@@ -28,6 +28,14 @@ PACKAGES=(
   python3.11                  # the python image's interpreter and stdlib (Debian's, reproducible)
 )
 
+# Docker's containerd.io (Docker's packages, on GitHub's hosted runners among others) ships the
+# containerd, ctr and runc commands and conflicts with Debian's containerd and runc: installing
+# those would remove containerd.io, and Docker with it. Where it is installed, real nodes use its
+# commands (each node runs a containerd of its own, with its own config and socket, beside
+# Docker's), so those two packages are not asked for.
+DOCKER_CONTAINERD=containerd.io
+PROVIDED_BY_DOCKER=" containerd runc "
+
 say_unavailable() { printf 'real nodes are unavailable: %s; going on with KWOK nodes\n' "$*" >&2; }
 
 # The decision, pure: from the user id, whether apt-get exists, and the missing packages, print
@@ -51,12 +59,23 @@ decide() {
   fi
 }
 
-# The packages of PACKAGES not installed, by dpkg's status; all of them when there is no dpkg.
+# Whether the package $1 is installed, by dpkg's status (never, when there is no dpkg).
+installed() {
+  local status
+  status="$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" || status=""
+  [ "$status" = "install ok installed" ]
+}
+
+# The packages of PACKAGES not installed; containerd and runc count as there when Docker's
+# containerd.io is (above).
 missing() {
-  local package status
+  local package docker=no
+  installed "$DOCKER_CONTAINERD" && docker=yes
   for package in "${PACKAGES[@]}"; do
-    status="$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null)" || status=""
-    [ "$status" = "install ok installed" ] || printf '%s\n' "$package"
+    if [ "$docker" = yes ] && [[ "$PROVIDED_BY_DOCKER" == *" $package "* ]]; then
+      continue
+    fi
+    installed "$package" || printf '%s\n' "$package"
   done
 }
 

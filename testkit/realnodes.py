@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from together_sim.host import systemd
 from together_sim.host.cgroups import CGROUP_ROOT
 from together_sim.host.images import IMAGES_ENV
 from together_sim.host.sysctls import SHARED_SETTINGS, read_sysctls
@@ -128,7 +129,8 @@ def host_leftovers(state_dir: Path, network: int, sysctls: dict[str, str]) -> li
     kernel settings the kubelet rewrites, against ``sysctls`` read before it started."""
     left: list[str] = []
     ours = (str(state_dir), f"{RUN_ROOT}/tsim{network}-")
-    cgroup_mark = f"/together-sim/tsim{network}-"
+    scope = systemd.scope_unit(network)
+    cgroup_marks = (f"/together-sim/tsim{network}-", f"/{scope}/")
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
@@ -140,7 +142,7 @@ def host_leftovers(state_dir: Path, network: int, sysctls: dict[str, str]) -> li
             continue
         if state == "Z":  # exited, holding nothing but its pid until its parent reaps it
             continue
-        if any(o in cmdline for o in ours) or cgroup_mark in cgroups:
+        if any(o in cmdline for o in ours) or any(m in cgroups for m in cgroup_marks):
             left.append(f"process {entry.name}: {cmdline.strip()[:120]}")
     for line in Path("/proc/self/mountinfo").read_text().splitlines():
         point = line.split()[4]
@@ -160,6 +162,8 @@ def host_leftovers(state_dir: Path, network: int, sysctls: dict[str, str]) -> li
             left += [f"cgroup {d}" for d in top.glob(f"tsim{network}-*")]
         if (hierarchy / "kubepods").is_dir():
             left.append(f"cgroup {hierarchy / 'kubepods'}")
+    if (CGROUP_ROOT / systemd.scope_cgroup(scope)).is_dir():  # a cgroup v2 host with systemd
+        left.append(f"cgroup {CGROUP_ROOT / systemd.scope_cgroup(scope)}")
     left += _chains()
     if SHARED_SETTINGS.exists():  # another simulator holds real nodes: the settings are its
         holders = json.loads(SHARED_SETTINGS.read_text())["holders"]

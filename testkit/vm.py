@@ -1,17 +1,5 @@
 """Boot the Debian 12 VM image of ``tools/vm/build.sh`` (a cgroup v2 host with systemd), run one
-command inside it, and read back its output and exit status.
-
-The checkout, the Python it runs on (the host's pyenv, glibc-compatible with bookworm) and the
-built binaries are shared read-only over 9p at the SAME paths, so the host's ``.venv`` runs in
-the guest unchanged. A writable share (tag ``job``) carries the command in and its output and
-exit status out: the image's ``together-vm-job.service`` runs ``guest.sh`` from it once systemd
-is up, then powers the guest off. The disk is booted with ``snapshot=on``: the image is never
-written, and the guest's writes go to a temporary file of QEMU's in the run's directory.
-
-KVM is used when a short probe boot proves it works on this host (on these machines a KVM guest
-hangs after the kernel's EDD probe), TCG otherwise; ``TOGETHER_VM_ACCEL=tcg|kvm`` chooses. However
-:func:`run_in_vm` ends (a timeout, an error, a test interrupted), the QEMU process is killed and
-the run's directory removed."""
+command inside it, and read back its output and exit status (:func:`run_in_vm`)."""
 
 from __future__ import annotations
 
@@ -170,6 +158,16 @@ def run_in_vm(
 ) -> VmResult:
     """Boot the image, run ``command`` (a ``/bin/sh`` script) as root in ``cwd``, with ``env``
     (nothing else of the host's environment), and return its status and output.
+
+    The checkout, the Python it runs on (the host's pyenv, glibc-compatible with bookworm) and
+    the built binaries are shared read-only over 9p at the SAME paths, so the host's ``.venv``
+    runs in the guest unchanged. A writable share (tag ``job``) carries the command in and its
+    output and exit status out: the image's ``together-vm-job.service`` runs ``guest.sh`` from
+    it once systemd is up, then powers the guest off. The disk is booted with ``snapshot=on``:
+    the image is never written, the guest's writes go to a temporary file of QEMU's in the
+    run's directory. KVM is used when a probe proves it works (:func:`accelerator`), TCG
+    otherwise. However this ends (a timeout, an error, an interrupted test), the QEMU process is
+    killed and the run's directory removed.
 
     The checkout and :func:`python_share` are always shared read-only, with ``shares`` (more
     host directories: the built binaries) at the same paths. ``PYTHONDONTWRITEBYTECODE`` is set:

@@ -71,6 +71,7 @@ def test_a_cli_without_the_python_host_beside_it_is_not_used(tmp_path: Path) -> 
 IMAGE_INPUTS = (
     "Dockerfile.autoscaler", "constraints.txt", "pyproject.toml", "together_facts", "together_api",
     "together_autoscaler", "worker", "scripts/worker-wheel.sh",
+    "scripts/node-deps.sh",  # tools/vm/build.sh's: the packages its image installs
 )  # fmt: skip
 
 
@@ -90,7 +91,10 @@ def copy_tools(destination: Path) -> Path:
 
 
 def a_pin_of(build_dir: Path) -> Path:
-    """The file that pins a build's dependencies: go.sum, or go.mod for a module without any."""
+    """The file that pins a build's dependencies: go.sum, or go.mod for a module without any;
+    for the VM image, the package list it installs (scripts/node-deps.sh)."""
+    if build_dir.name == "vm":
+        return build_dir.parent.parent / "scripts" / "node-deps.sh"
     return build_dir / "go.sum" if (build_dir / "go.sum").exists() else build_dir / "go.mod"
 
 
@@ -110,6 +114,7 @@ def key_of(script: Path, cache: Path) -> str:
         "TOGETHER_ACT_CACHE": str(cache),
         "TOGETHER_ACTIONLINT_CACHE": str(cache),
         "TOGETHER_IMAGES_CACHE": str(cache),
+        "TOGETHER_VM_CACHE": str(cache),
     }
     out = subprocess.run(
         ["bash", str(script), "--where"], env=env, capture_output=True, text=True, check=True
@@ -311,18 +316,25 @@ def test_lib_keeps_an_identical_build_that_finished_first(tmp_path: Path) -> Non
 
 
 def test_make_runs_every_build_and_exports_its_directory() -> None:
-    """The Makefile's one list of builds covers every tools/*/build.sh."""
+    """The Makefile's one list of builds covers every tools/*/build.sh, but the VM image's, which
+    only ``make test-vm`` builds and boots (testkit/vm.py finds it with ``--where``)."""
     env = {**os.environ, "MAKEFLAGS": ""}
+    test_vm = subprocess.run(
+        ["make", "-n", "-s", "test-vm"], cwd=REPO, env=env, capture_output=True, text=True
+    ).stdout
+    assert "tools/vm/build.sh" in test_vm
     engine = subprocess.run(
         ["make", "-n", "-s", "engine"], cwd=REPO, env=env, capture_output=True, text=True
     ).stdout
     test = subprocess.run(
         ["make", "-n", "-s", "test"], cwd=REPO, env=env, capture_output=True, text=True
     ).stdout
-    for build in BUILDS:
+    builds = [b for b in BUILDS if b != "vm"]
+    for build in builds:
         assert f"tools/{build}/build.sh" in engine
         assert f"tools/{build}/build.sh" in test
+    assert "tools/vm/build.sh" not in test  # minutes of mmdebstrap: make test-vm's alone
     # ... and exports each where the tests look for it (testkit's table of the builds).
-    assert sorted(TOOL_BINS) == BUILDS
+    assert sorted(TOOL_BINS) == builds
     for variable, _ in TOOL_BINS.values():
         assert f"export {variable}" in test

@@ -14,6 +14,7 @@ from together_sim.host.processes import zombie
 
 __all__ = [
     "CGROUP_ROOT",
+    "PARENT",
     "cgroup_dirs",
     "cgroup_pids",
     "delegate_controllers",
@@ -27,6 +28,10 @@ __all__ = [
 ]
 
 CGROUP_ROOT: Final = Path("/sys/fs/cgroup")
+PARENT: Final = "together-sim"
+"""The parent of every real node's cgroup (and the image seed's), below the root of each
+hierarchy; on a cgroup v2 host with systemd it is instead the simulator's delegated scope
+(:mod:`together_sim.host.systemd`)."""
 
 
 def _hierarchies(root: Path | None = None) -> list[Path]:
@@ -190,4 +195,4 @@ def _rmdir(path: Path) -> None:
 
 def shared_cgroup_parents() -> list[Path]:
     """``together-sim`` in every hierarchy: the parent of every real node's cgroup."""
-    return [h / "together-sim" for h in _hierarchies()]
+    return [h / PARENT for h in _hierarchies()]

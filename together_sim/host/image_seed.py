@@ -86,13 +86,20 @@ class ImageSeed:
     :meth:`start` begins the import and returns; :meth:`copy_to` waits for it (or for its error,
     which it raises for every node that asks) and copies the seed into a node's root."""
 
-    def __init__(self, root: Path, images: NodeImages, journal: Journal, name: str) -> None:
+    def __init__(
+        self,
+        root: Path,
+        images: NodeImages,
+        journal: Journal,
+        name: str,
+        cgroup_parent: str = cgroups.PARENT,
+    ) -> None:
         self.root = root / SEED_DIR
         self.images = images
         self.journal = journal
         self.run_dir = shared.RUN_DIR / name
         """containerd's socket and state: short paths (a unix socket's is at most 107 bytes)."""
-        self.cgroup = f"together-sim/{name}"
+        self.cgroup = f"{cgroup_parent}/{name}"
         self.seconds: float | None = None
         """How long the import took (None until it is done)."""
         self.error = ""

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from together_sim.host import cgroups, mounts, processes, shared, sysctls
+from together_sim.host import cgroups, mounts, processes, shared, sysctls, systemd
 
 __all__ = ["Change", "Journal", "Owner", "Undone", "check_undo_args", "sweep"]
 
@@ -287,6 +287,13 @@ def _undo_cgroup(relative: str) -> Undone:
     return Undone(removed=[] if left else [f"cgroup {relative}"], left=left)
 
 
+def _undo_scope(unit: str) -> Undone:
+    """Stop the delegated systemd scope of the nodes' cgroups (cgroup v2 with systemd), killing
+    whatever still runs in it, and remove its cgroup."""
+    left = systemd.stop_scope(unit)
+    return Undone(removed=[] if left else [f"systemd scope {unit}"], left=left)
+
+
 def _undo_mounts(paths: list[str]) -> Undone:
     left = mounts.unmount_under(*(Path(p) for p in paths))
     return Undone(removed=[] if left else [f"mounts under {p}" for p in paths],
@@ -350,6 +357,7 @@ def _undo_journal(path: str) -> Undone:
 UNDO: Final[dict[str, Callable[..., Undone]]] = {
     "process": _undo_process,
     "cgroup": _undo_cgroup,
+    "scope": _undo_scope,
     "mounts": _undo_mounts,
     "netns": _undo_netns,
     "link": _undo_link,

@@ -8,12 +8,13 @@ import json
 import logging
 import os
 import shutil
+import subprocess
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
-from together_sim.host import cgroups, journal, shared, sysctls
+from together_sim.host import cgroups, journal, processes, shared, sysctls, systemd
 from together_sim.host.image_seed import ImageSeed
 from together_sim.host.images import NodeImages
 from together_sim.host.journal import Journal, Owner
@@ -48,7 +49,10 @@ def real_nodes_unavailable(kube_bin: Path | None = None) -> str:
         )
     if not cgroups.CGROUP_ROOT.is_dir():
         return "real nodes need the cgroup filesystem at /sys/fs/cgroup"
-    if why := cgroups.v2_unavailable():
+    if systemd.manages_cgroups():
+        if shutil.which("systemd-run") is None:
+            return "real nodes on a systemd host need systemd-run (Debian's systemd package)"
+    elif why := cgroups.v2_unavailable():
         return why
     if kube_bin is not None and not (kube_bin / "kubelet").exists():
         return f"no kubelet in {kube_bin}: rebuild with tools/kube/build.sh (it builds the kubelet)"
@@ -80,6 +84,10 @@ class RealNodePool:
         self.images = images
         self.network: Network | None = None
         self.journal: Journal | None = None
+        self.cgroup_parent = cgroups.PARENT
+        """Where the nodes' and the seed's cgroups go (:meth:`_place_cgroups`)."""
+        self._scope_holder: subprocess.Popen[bytes] | None = None
+        """The process that keeps a systemd scope alive (reaped at :meth:`close`)."""
         self.seed: ImageSeed | None = None
         """The images, unpacked once for every node (:mod:`~together_sim.host.image_seed`)."""
         self._nodes: dict[int, RealNode] = {}
@@ -115,14 +123,30 @@ class RealNodePool:
             if self.temporary:
                 self.journal.record("directory", path=str(self.root))
             self.network = claim_network(self.journal, self._previous_index())
+        self._place_cgroups()
         # Now, not at the first node: the import then runs while the first control plane boots.
         self.seed = ImageSeed(
-            self.root, self.images, self.journal, f"seed{self.network.index}"
+            self.root, self.images, self.journal, f"seed{self.network.index}", self.cgroup_parent
         ).start()
         shared.save_json(
             self.record_path, {"network": self.network.index, "journal": str(self.journal.path)}
         )
         return self
+
+    def _place_cgroups(self) -> None:
+        """On a cgroup v2 host with systemd, put every cgroup of this pool in a delegated scope
+        of its own (:mod:`together_sim.host.systemd`: why), in the journal before it is made,
+        with the process that holds it; elsewhere they go below ``together-sim``."""
+        assert self.journal is not None and self.network is not None, "the pool is not started"
+        if not systemd.manages_cgroups():
+            return
+        unit = systemd.scope_unit(self.network.index)
+        self.journal.record("scope", unit=unit)
+        holder, self.cgroup_parent = systemd.start_scope(unit)
+        self._scope_holder = holder
+        started = processes.process_started(holder.pid)
+        if started is not None:
+            self.journal.record("process", pid=holder.pid, started=started, name="scope-holder")
 
     def _previous_index(self) -> int | None:
         try:
@@ -153,7 +177,9 @@ class RealNodePool:
                 return None
             assert self.network is not None and self.journal is not None, "pool not started"
             assert self.seed is not None, "the pool is not started"
-            share = PoolShare(self.slots, self.kube_bin, self.images, self.seed, self.network)
+            share = PoolShare(
+                self.slots, self.kube_bin, self.images, self.seed, self.network, self.cgroup_parent
+            )
             spec = RealNodeSpec(
                 name=name, slot=free[0], preemptible=preemptible, gpu_type=gpu_type, plane=plane,
                 pool=share,
@@ -208,6 +234,8 @@ class RealNodePool:
                 left = self.journal.undo().left
             self._holding = False
             self.network = None
+        if self._scope_holder is not None:  # killed by the undo: reaped, no zombie stays
+            self._scope_holder.poll()
         shared.remove_empty_parents()
         if left:
             log.error(

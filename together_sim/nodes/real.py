@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import shutil
 import subprocess
 import threading
 import time
@@ -47,7 +48,8 @@ RUN_ROOT: Final = shared.RUN_DIR
 """Sockets, containerd's state and the kubelet's directory: short paths, since a unix socket's
 path has at most 107 bytes (the cluster's directory under a state dir can be longer)."""
 CNI_BIN: Final = Path("/usr/lib/cni")
-RUNC: Final = "/usr/sbin/runc"
+RUNC: Final = shutil.which("runc", path="/usr/sbin:/usr/bin") or "/usr/sbin/runc"
+"""Debian's runc is /usr/sbin/runc; Docker's containerd.io ships /usr/bin/runc (node-deps.sh)."""
 _MONITOR_SECONDS: Final = 0.5
 _START_STEP_SECONDS: Final = 30.0
 """The longest a step of a node's start runs once the node is being removed: each step checks
@@ -79,6 +81,9 @@ class PoolShare:
     images: NodeImages
     seed: ImageSeed
     network: Network
+    cgroup_parent: str = cgroups.PARENT
+    """Where the nodes' cgroups go: ``together-sim`` at the root of each hierarchy, or the
+    pool's delegated systemd scope on a cgroup v2 host with systemd."""
 
 
 @dataclass(frozen=True)
@@ -114,7 +119,7 @@ class NodeLayout:
             network_index=spec.pool.network.index,
             run_dir=str(RUN_ROOT / netns),
             node_dir=str(spec.plane.cluster_dir / "nodes" / spec.name),
-            cgroup=f"together-sim/{netns}",
+            cgroup=f"{spec.pool.cgroup_parent}/{netns}",
         )
 
 

@@ -1,0 +1,118 @@
+"""The real nodes' cgroups on a cgroup v2 host whose init is systemd: a transient scope of the
+simulator's own with ``Delegate=yes``, below which systemd leaves the tree to us
+(:func:`start_scope` says why)."""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import time
+from pathlib import Path
+from typing import Final
+
+from together_sim.host import cgroups
+
+__all__ = [
+    "SLICE",
+    "manages_cgroups",
+    "scope_cgroup",
+    "scope_unit",
+    "start_scope",
+    "stop_scope",
+]
+
+SLICE: Final = "system.slice"
+"""The slice the scope is placed in (``--slice``), so its cgroup is known before it exists."""
+RUN_SYSTEMD: Final = Path("/run/systemd/system")
+"""Exists when systemd is the init of this boot (``sd_booted(3)``)."""
+_START_WAIT: Final = 10.0
+
+
+def manages_cgroups(root: Path | None = None) -> bool:
+    """Whether the cgroup tree is systemd's: a cgroup v2 host booted with systemd. (A v1 host
+    with systemd keeps the v1 layout's cgroups: not tested, see docs/dependencies.md.)"""
+    return cgroups.unified(root) and RUN_SYSTEMD.is_dir()
+
+
+def scope_unit(index: int) -> str:
+    """The scope of the simulator that owns bridge ``tsim<index>`` (one per simulator)."""
+    return f"together-sim-tsim{index}.scope"
+
+
+def scope_cgroup(unit: str) -> str:
+    """The scope's cgroup, relative to the cgroup root."""
+    return f"{SLICE}/{unit}"
+
+
+def start_scope(unit: str) -> tuple[subprocess.Popen[bytes], str]:
+    """Start the delegated scope ``unit`` with its holder in the leaf ``holder``, delegate the
+    scope's controllers to its children, and return the holder and the scope's cgroup.
+
+    Why a scope: systemd owns the cgroup tree of such a host. Cgroups made at its root outside
+    any unit are not ours to make (systemd documents that only a delegated subtree may be
+    written by others), and the root delegates only the controllers some unit asked for
+    (``memory pids`` on a fresh Debian 12: no ``cpu``, which the kubelet needs). A scope with
+    ``Delegate=yes`` gets every controller systemd can delegate, systemd never touches what is
+    below it, ``systemctl stop`` kills whatever still runs in it and removes it, and
+    ``systemctl`` lists it by name. The kubelet and containerd keep the ``cgroupfs`` driver:
+    their tree is the node's cgroup inside the scope, which the systemd driver cannot express
+    (it would put every node's pods in one ``kubepods.slice`` of the host's).
+
+    A scope lives while a process is in it, so a holder (``sleep infinity``) keeps it from the
+    pool's start (before the image seed's containerd runs) to its close. It sits in the leaf
+    ``holder``: on cgroup v2 only a cgroup with no process of its own may delegate controllers
+    to its children (the nodes' cgroups). It outlives a killed simulator on purpose (no
+    ``PR_SET_PDEATHSIG``): the scope then stays until the sweep stops it, instead of going
+    under a node that is still starting."""
+    proc = subprocess.Popen(
+        ["systemd-run", "--scope", "--quiet", "--collect", f"--unit={unit}", f"--slice={SLICE}",
+         "--property=Delegate=yes", "--description=together_sim real nodes (python -m "
+         "together_sim cleanup removes it after a crash)", "--", "sleep", "infinity"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        start_new_session=True,
+    )  # fmt: skip
+    relative = scope_cgroup(unit)
+    deadline = time.monotonic() + _START_WAIT
+    while f"0::/{relative}" not in _cgroup_of(proc.pid):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            _, err = proc.communicate()
+            raise OSError(
+                f"systemd-run could not start the scope {unit} for the real nodes' cgroups "
+                f"({err.decode(errors='replace').strip() or 'no answer'}); if a stopped "
+                f"simulator left it, `python -m together_sim cleanup` stops it"
+            )
+        time.sleep(0.02)
+    if proc.stderr is not None:
+        proc.stderr.close()
+    scope = cgroups.CGROUP_ROOT / relative
+    (scope / "holder").mkdir(exist_ok=True)
+    (scope / "holder" / "cgroup.procs").write_text(str(proc.pid))
+    cgroups.delegate_controllers(scope)
+    return proc, relative
+
+
+def _cgroup_of(pid: int) -> str:
+    try:
+        return (Path("/proc") / str(pid) / "cgroup").read_text()
+    except OSError:
+        return ""
+
+
+def stop_scope(unit: str) -> list[str]:
+    """Kill what still runs in the scope ``unit`` (the holder, anything a crash left), stop it
+    and remove its cgroup; returns what is left ([] also when it was gone already)."""
+    relative = scope_cgroup(unit)
+    survivors = cgroups.kill_cgroup(relative)
+    subprocess.run(["systemctl", "stop", unit], capture_output=True)
+    subprocess.run(["systemctl", "reset-failed", unit], capture_output=True)
+    left = [f"process {p} in scope {unit}" for p in sorted(survivors)]
+    left += [f"cgroup {c}" for c in cgroups.remove_cgroup(relative)]
+    with contextlib.suppress(OSError):
+        state = subprocess.run(
+            ["systemctl", "show", "--property=ActiveState", "--value", unit],
+            capture_output=True, text=True,
+        ).stdout.strip()  # fmt: skip
+        if state not in ("", "inactive", "failed"):
+            left.append(f"systemd unit {unit} ({state})")
+    return left
