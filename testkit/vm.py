@@ -242,3 +242,25 @@ def _tail(path: Path, lines: int = 40) -> str:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
     except OSError:
         return "(none)"
+
+
+def probe() -> str:
+    """Why this host cannot boot the VM and run a command in it ("" when it can): what
+    ``.ci/run`` asks before it runs ``make test-vm``. Builds nothing: run tools/vm/build.sh
+    first."""
+    try:
+        image = image_dir()
+        if why := vm_unavailable(image):
+            return why
+        result = run_in_vm("true", image=image, timeout=600)
+    except (OSError, RuntimeError, TimeoutError, ValueError) as error:
+        return str(error).splitlines()[0]
+    return "" if result.returncode == 0 else f"`true` exited {result.returncode} in the VM"
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["probe"]:
+        sys.exit("usage: python -m testkit.vm probe")
+    reason = probe()
+    print(f"the VM cannot run here: {reason}" if reason else "the VM boots here", file=sys.stderr)
+    sys.exit(3 if reason else 0)

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from testkit.hostsnap import bridge_index
+from testkit.hostsnap import bridge_index, leftovers, snapshot
 from testkit.wait import wait_for
 from tests.integration.test_real_node_crashes import _cleanup, _cluster, _pods_running, _sim
 from together_sim.host import cgroups, processes, systemd
@@ -77,9 +77,10 @@ def test_the_nodes_cgroups_live_in_a_delegated_scope_that_a_stop_removes(
     tmp_path: Path, kube_bin: Path
 ) -> None:
     assert _failed_units() == []
+    before = snapshot()
     sim = _sim(tmp_path, kube_bin)
     with sim:
-        index = bridge_index(sim.pid)
+        pid, index = sim.pid, bridge_index(sim.pid)
         unit = systemd.scope_unit(index)
         _, kube = _cluster(sim)
         try:
@@ -89,15 +90,17 @@ def test_the_nodes_cgroups_live_in_a_delegated_scope_that_a_stop_removes(
             kube.close()
     assert sim.returncode == 0
     _host_is_clean(unit)
+    assert leftovers(before, snapshot(), besides=pid, ours=index, marks=(str(tmp_path),)) == []
 
 
 def test_after_a_sigkill_the_scope_holds_the_pods_until_cleanup_stops_it(
     tmp_path: Path, kube_bin: Path
 ) -> None:
+    before = snapshot()
     sim = _sim(tmp_path, kube_bin)
     with sim:
-        pid = sim.pid
-        unit = systemd.scope_unit(bridge_index(pid))
+        pid, index = sim.pid, bridge_index(sim.pid)
+        unit = systemd.scope_unit(index)
         _, kube = _cluster(sim)
         try:
             _pods_running(kube)
@@ -117,3 +120,4 @@ def test_after_a_sigkill_the_scope_holds_the_pods_until_cleanup_stops_it(
     assert f"systemd scope {unit}" in done.stdout, done.stdout
     assert _sleepers() == []
     _host_is_clean(unit)
+    assert leftovers(before, snapshot(), besides=pid, ours=index, marks=(str(tmp_path),)) == []
