@@ -206,6 +206,12 @@ def _reasons(new: dict[str, Any], old: dict[str, Any] | None = None) -> list[str
         ),
         (RESERVED | {"add_ons": [DASHBOARD]}, RESERVED, "adds, removes or retypes an add-on"),
         (
+            RESERVED,
+            {k: v for k, v in RESERVED.items() if k != "add_ons"},
+            "add_ons [] -> [('dash', 'dashboard'), ('edge', 'ingress')] adds, removes or retypes "
+            "an add-on",
+        ),
+        (
             RESERVED | {"cluster_config": {"observability": {"enabled": True}}},
             None,
             "cluster_config has no 'load_balancer'; Together requires load_balancer",
@@ -239,6 +245,7 @@ def _reasons(new: dict[str, Any], old: dict[str, Any] | None = None) -> list[str
         "reserved-on-demand",
         "unset-in-place",
         "add-on-removed",
+        "add-on-added-to-none",
         "config-without-load-balancer",
         "config-typo",
         "add-on-twice",
