@@ -112,6 +112,11 @@ def test_the_same_value_spelled_another_way_is_no_change() -> None:
     assert not RULEBOOK.plan(RESERVED, same).has_changes
 
 
+def test_the_same_add_ons_in_another_order_are_no_change() -> None:
+    # Together names each add-on: a reordered list is no update (and no PUT of `add_ons: []`).
+    assert not RULEBOOK.plan(RESERVED, RESERVED | {"add_ons": [INGRESS, DASHBOARD]}).has_changes
+
+
 def test_a_capacity_pool_change_replaces_the_cluster() -> None:
     pooled = RESERVED | {"capacity_pool_id": "pool-a", "num_capacity_pool_gpus": 8.0}
     plan = RULEBOOK.plan(pooled, pooled | {"capacity_pool_id": "pool-b"})
