@@ -90,7 +90,8 @@ def _extension(
     if was is None or end is None or end <= was:
         return None
     days = (validators.instant(end) - validators.instant(was)).total_seconds() / 86400
-    gpus = count(new.get("num_reserved_gpus")) or count(new.get("num_gpus"))
+    reserved = count(new.get("num_reserved_gpus"))  # unset: Together reserves num_gpus
+    gpus = count(new.get("num_gpus")) if reserved is None else reserved
     gpu_type = known_str(new.get("gpu_type"))
     cost = None
     if gpus is not None and gpu_type is not None:

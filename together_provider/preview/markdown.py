@@ -15,8 +15,9 @@ from together_provider.preview.guardrails import (
     placeholder_legend,
 )
 from together_provider.preview.kinds import preview_of
-from together_provider.preview.plan import Action, Outcome, StackPlan
+from together_provider.preview.plan import Outcome, StackPlan
 from together_provider.preview.policy import PolicyViolation
+from together_provider.preview.steps import Action
 from together_provider.preview.verdict import Verdict, judged
 
 __all__ = [
