@@ -90,17 +90,8 @@ def test_a_full_pool_gives_a_kwok_node_and_delete_undoes_the_make() -> None:
     assert server.nodes == {} and ("DELETE", "/api/v1/nodes/n1") in server.calls
 
 
-def test_the_node_behind_a_node_object_is_a_kwok_node_unless_this_run_made_it_real() -> None:
-    provider, api, pods, _ = _setup()
-    found = provider.node_of(api, pods, {"metadata": {"name": "n9"}})
-    assert isinstance(found, KwokNode) and found.name == "n9"
-    assert provider.status() == {}
-
-
 class Real:
     """A real node stand-in: not registered until told, failing when told."""
-
-    kind = "real"
 
     def __init__(self, name: str) -> None:
         self.name = name

@@ -235,6 +235,5 @@ def test_a_kwok_node_and_a_real_node_are_both_a_sim_node(tmp_path: Path) -> None
         _spec(tmp_path), "", lambda *_: None, Journal(tmp_path / "j.jsonl", Owner(1, None))
     )
     assert isinstance(kwok, SimNode) and isinstance(real, SimNode)
-    assert (kwok.kind, real.kind) == ("kwok", "real")
     assert kwok.may_go([], None, 0.0) and real.may_go([], None, 0.0)
     assert not real.ready(None) and real.ready({"metadata": {"name": NODE}}) and real.ready(None)

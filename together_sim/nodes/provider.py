@@ -92,11 +92,6 @@ class NodeProvider:
             return None
         return KwokNode(api, kwok_node_object(gpu_type, node), pods).make()
 
-    def node_of(self, api: KubeApi, pods: PodClock, k8s: Obj) -> SimNode:
-        """The node behind a Node object: this run's real node, else a KWOK node."""
-        real = self._real.get(k8s["metadata"]["name"])
-        return real if real is not None else KwokNode(api, k8s, pods)
-
     def draining(self, name: str) -> None:
         """The node's drain was seen now: its pods' grace periods count from here (real
         seconds, for a real node's :meth:`~SimNode.may_go`)."""
