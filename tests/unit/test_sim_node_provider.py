@@ -47,7 +47,7 @@ class ApiServer:
 class Pool:
     """A pool whose slots are all held: ``acquire`` makes no real node; ``asked`` counts."""
 
-    spent = False
+    reuses = True
 
     def __init__(self) -> None:
         self.asked: list[str] = []
@@ -117,23 +117,20 @@ class Slots:
     def __init__(self, *, once: bool = False) -> None:
         self.held: dict[str, Real] = {}
         self.released: list[str] = []
-        self.once = once
-        self.given = 0
-
-    @property
-    def spent(self) -> bool:
-        return self.once and self.given >= 1
+        self.reuses = not once
+        self.free = True
 
     def acquire(self, *, name: str, **_: Any) -> Real | None:
-        if self.held or self.spent:
+        if not self.free:
             return None
-        self.given += 1
+        self.free = False
         self.held[name] = Real(name)
         return self.held[name]
 
     def release(self, node: Real) -> list[str]:
         self.released.append(node.name)
         self.held.pop(node.name, None)
+        self.free = self.reuses
         return []
 
 

@@ -86,7 +86,7 @@ class NodeProvider:
         if (
             leaving
             and self.pool is not None
-            and not self.pool.spent  # a slot freed is not given again: no use waiting for it
+            and self.pool.reuses  # the slot the leaving node frees will be given again
             and node.node_id not in self._kwok_only
         ):
             return None
