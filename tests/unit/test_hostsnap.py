@@ -107,9 +107,14 @@ def test_an_image_seed_of_another_bridge_is_anothers(run_dir: Path) -> None:
 
 
 def test_settings_another_simulator_held_before_may_be_restored_meanwhile() -> None:
+    """Held by another then (their record kept the settings before any holder), nobody after:
+    the last release wrote the record's settings back, and only those pass."""
     held = replace(BEFORE, sysctls={**SETTINGS, "vm/overcommit_memory": "1"})
-    restored = replace(BEFORE, sysctl_holders=frozenset())
-    assert leftovers(replace(held, sysctl_holders=frozenset({"7@/x"})), restored, 99, 3) == []
-    assert leftovers(held, restored, besides=99, ours=3) == [  # nobody held them: a change
+    held_by_another = replace(held, sysctls_original=SETTINGS)
+    assert leftovers(held_by_another, BEFORE, besides=99, ours=3) == []
+    assert leftovers(held_by_another, held, besides=99, ours=3) == [  # never restored
+        "sysctl vm/overcommit_memory=1 (was 0)"
+    ]
+    assert leftovers(held, BEFORE, besides=99, ours=3) == [  # nobody held them: a change
         "sysctl vm/overcommit_memory=0 (was 1)"
     ]
