@@ -16,9 +16,10 @@ from together_sim.host.journal import Journal
 
 __all__ = ["HostSnapshot", "bridge_index", "foreign_journals", "leftovers", "snapshot"]
 
-_INDEXED = re.compile(r"(?:tsim(\d+)(?:-n\d+|v\d+)?|seed(\d+))(?![\d])")
+_INDEXED = re.compile(r"(?<!\w)(?:tsim(\d+)(?:-n\d+|v\d+)?|seed(\d+))(?![\d])")
 """What carries a bridge index: a node's netns, veth, cgroup or run directory (``tsim<k>``,
-``tsim<k>-n<s>``, ``tsim<k>v<s>``) and the image seed's cgroup and run directory (``seed<k>``)."""
+``tsim<k>-n<s>``, ``tsim<k>v<s>``) and the image seed's cgroup and run directory (``seed<k>``),
+each a whole name (a test's directory ``test_image_seed0`` names no bridge)."""
 
 
 @dataclass(frozen=True)

@@ -104,6 +104,12 @@ def test_an_image_seed_of_another_bridge_is_anothers(run_dir: Path) -> None:
     assert leftovers(BEFORE, ours, besides=99, ours=3) == [
         "cgroup /sys/fs/cgroup/together-sim/seed3"
     ]
+    # A name that merely ends in seed<k> (a test's directory) is nobody's bridge: it is ours.
+    test_dir = "/tmp/pytest-of-root/pytest-0/test_image_seed0"
+    process = {**BEFORE.processes, (601, 8): f"1 601 / {test_dir} etcd"}
+    assert leftovers(BEFORE, replace(BEFORE, processes=process), 99, 3, marks=(test_dir,)) == [
+        f"process 601: 1 601 / {test_dir} etcd"
+    ]
 
 
 def test_settings_another_simulator_held_before_may_be_restored_meanwhile() -> None:
