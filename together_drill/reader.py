@@ -115,7 +115,7 @@ def reader_pod(job: DrillJob, claim: str, node: str, image: str) -> Obj:
                 "name": "lister",
                 "image": image,
                 "imagePullPolicy": pull,
-                "command": ["python3", "-c", LISTER, MOUNT, str(TICK_SECONDS), "0"],
+                "command": ["python3", "-c", LISTER, MOUNT, str(TICK_SECONDS)],
                 "volumeMounts": [{"name": "volume", "mountPath": MOUNT, "readOnly": True}],
             }
         ],

@@ -37,7 +37,7 @@ def test_the_reader_pods_lister_sees_what_the_local_reader_sees(tmp_path: Path) 
     _volume(tmp_path)
     printed = subprocess.run(
         [sys.executable, "-c", LISTER.replace("time.sleep(tick)", "break"), str(tmp_path),
-         "0.25", "0"],
+         "0.25"],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     (line,) = printed.stdout.splitlines()
