@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 import os
 import time
-from stat import S_ISREG
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any, Final, NamedTuple, Protocol
 
 from together_drill.evidence import FileSeen, Snapshot
