@@ -19,7 +19,7 @@ import httpx
 
 from together_drill.cli import DrillArgs
 from together_drill.cluster import Cluster, Say
-from together_drill.evidence import Snapshot, VolumeSeen, judge_save
+from together_drill.evidence import Snapshot, StatusRuns, VolumeSeen, judge_save
 from together_drill.kube import Kube, Obj, PodWatch, terminated
 from together_drill.manifest import DrillInputError, DrillJob, warnings
 from together_drill.report import as_json, readable, write_not_drilled
@@ -483,7 +483,11 @@ class _Drill:
             state.failure,
         )
 
-    def pod_seen(self, reclaimed: Reclaimed, name: str, rise: int, position: int) -> PodSeen:
+    def pod_seen(
+        self, reclaimed: Reclaimed, name: str, rise: int, position: int, runs: StatusRuns
+    ) -> PodSeen:
+        """What ``name`` did when ``reclaimed`` took it; ``runs``: together_worker's status files
+        as the volume shows them once the Job finished (read once for every pod)."""
         history = self.history(name)
         pod = history[-1][1]
         ended = next(((t, p) for t, p in history if terminated(p)), None)
@@ -495,13 +499,11 @@ class _Drill:
             p["metadata"].get("deletionTimestamp") for _, p in history
         )
         index = pod["metadata"].get("labels", {}).get(INDEX_LABEL)
-        reader = self.cluster.reader
         files = (
             VolumeSeen(reclaimed.files, reclaimed.ended_files.get(name, {}))
-            if reader.readable
+            if self.cluster.reader.readable
             else None
         )
-        runs = reader.read().runs if reader.readable else {}
         judged = judge_save(name, index, reclaimed.wall, files, runs)
         return PodSeen(
             pod=name,
@@ -554,10 +556,11 @@ def _drill(
                 break
             reclaims.append(drill.reclaim(number, *target))
         job_seen = drill.finish()
+        runs = cluster.reader.read().runs  # NOTHING's: {} when the volume cannot be read
         seen = []
         for r in reclaims:
             rise = r.failed_after - r.failed_before
-            pods = tuple(drill.pod_seen(r, pod, rise, i) for i, pod in enumerate(r.pods))
+            pods = tuple(drill.pod_seen(r, pod, rise, i, runs) for i, pod in enumerate(r.pods))
             seen.append(ReclaimSeen(r.node, r.at_seconds, pods, r.refill_seconds))
     finally:
         drill.watch.stop()
