@@ -36,7 +36,7 @@ from together_drill.targets import (
     ended_early,
     random_due,
     running_now,
-    starting_on,
+    starting,
 )
 from together_drill.verdict import (
     COULD_NOT_DRILL,
@@ -72,8 +72,6 @@ class WontRun(CouldNotDrill):
 
 
 EVENTS_EVERY_SECONDS: Final = 2.0
-STARTING_WAIT_SECONDS: Final = 60.0
-"""How long a due reclaim waits for the Job's pods still starting on its node to run."""
 
 
 @dataclass
@@ -362,42 +360,20 @@ class _Drill:
         self.due, self.late = due, []
         state = self.wait(f"reclaim {number + 1}", lambda s: s.at >= when)
         if not state.ended and not state.now:
-            self.say(f"reclaim {number + 1} due; no pod of the Job is running: waiting for one")
-            self.late.append("no pod of the Job was running when it was due")
+            waiting = sorted(n for n, pod in self.watch.latest().items() if starting(pod))
+            why = (
+                f"pod(s) {', '.join(waiting)} of the Job were still starting (a reclaim takes a "
+                "node with every pod on it)"
+                if waiting
+                else "no pod of the Job was running"
+            )
+            self.say(f"reclaim {number + 1} due; {why}: waiting for a node to reclaim")
+            self.late.append(f"{why} when it was due")
             state = self.wait("a running pod to reclaim", lambda s: bool(s.now))
         if state.ended:
             self._ended(state, number, due)
             return None
-        chosen = choose(state.now, self.rng)
-        if chosen is None:
-            return None
-        node = chosen[0]
-        starting = starting_on(self.watch.latest(), node)
-        if starting:
-            self.say(
-                f"reclaim {number + 1} due: waiting for pod(s) {', '.join(starting)}, starting on "
-                f"node {node}, to run (the reclaim takes the node with every pod on it)"
-            )
-            self.late.append(f"pod(s) {', '.join(starting)} were still starting on its node")
-            try:
-                state = self.wait(
-                    "the pods starting on the node to run",
-                    lambda s: not starting_on(self.watch.latest(), node),
-                    STARTING_WAIT_SECONDS,
-                )
-            except WontRun:
-                raise
-            except CouldNotDrill:
-                self.say(f"  pod(s) on node {node} still not running; reclaiming it now")
-            if state.ended:
-                self._ended(state, number, due)
-                return None
-            chosen = (
-                (node, sorted(name for name, _ in state.now.get(node, [])))
-                if state.now.get(node)
-                else chosen
-            )
-        return chosen
+        return choose(state.now, self.rng)
 
     def _ended(self, state: _State, number: int, due: float | None) -> None:
         """A Job that failed after a reclaim goes to the verdict (which says why); any other end
