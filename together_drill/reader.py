@@ -14,6 +14,7 @@ import httpx
 from together_drill.cluster import Say
 from together_drill.kube import Kube, Obj
 from together_drill.manifest import DrillJob
+from together_drill.starting import WAITING_FIXES
 from together_drill.volume import LISTER, NOTHING, TICK_SECONDS, Observation, parse_line
 from together_drill.waits import CouldNotDrill, wait_for
 from together_worker.job import COMPUTE_CLASS_LABEL
@@ -29,9 +30,6 @@ TAIL_MOST: Final = 4096
 """The deepest tail a read asks for, in log entries (64 MiB of a line split every 16 KiB)."""
 STANDARD: Final = "standard"
 KWOK_ANNOTATION: Final = "kwok.x-k8s.io/node"
-NEVER_STARTS: Final = frozenset(
-    {"ErrImageNeverPull", "CreateContainerConfigError", "ImagePullBackOff", "InvalidImageName"}
-)
 
 
 def is_kwok(node: Obj) -> bool:
@@ -198,8 +196,9 @@ class PodReader:
                 self._give_up(f"ended: {self._tail()}")
                 return "failed"
             waiting = statuses[0].get("state", {}).get("waiting", {}) if statuses else {}
-            if waiting.get("reason") in NEVER_STARTS:
-                self._give_up(f"cannot start: {waiting.get('reason')}: {waiting.get('message')}")
+            if waiting.get("reason") in WAITING_FIXES:  # what keeps the Job's pods from starting
+                said = f": {waiting['message']}" if waiting.get("message") else ""
+                self._give_up(f"cannot start: {waiting['reason']}{said}")
                 return "failed"
             return None
 

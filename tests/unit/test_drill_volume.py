@@ -25,7 +25,7 @@ from together_drill.reader import (
     reader_node,
     reader_pod,
 )
-from together_drill.volume import LISTER, LocalReader, observe, parse_line, runs_from
+from together_drill.volume import LISTER, NOTHING, LocalReader, observe, parse_line, runs_from
 from together_drill.waits import CouldNotDrill
 
 
@@ -266,3 +266,22 @@ def test_a_line_the_runtime_split_into_partial_entries_is_read_whole(tmp_path: P
     assert reader.readable and len(seen.files) == 400
     assert seen.files == observe(volume).files
     assert asked == [1, 8]  # one deeper look, not one per entry
+
+
+@pytest.mark.parametrize("reason", ["ErrImageNeverPull", "ErrImagePull", "InvalidImageName"])
+def test_a_reader_pod_that_cannot_start_is_given_up_at_once_in_one_sentence(
+    tmp_path: Path, reason: str
+) -> None:
+    """The reasons that keep the Job's pods from starting keep the reader from it too: the drill
+    says so at once (no None where the runtime gives no message) and reads nothing."""
+    api = ReaderApi({"std": _node("std", "standard")})
+    cluster = _cluster(tmp_path, api)
+    job = checkpointing_job("img:1", ["python3", "train.py"], 10, local=False)
+    said: list[str] = []
+    reader = PodReader(cluster.kube, reader_pod(job, "c", "std", "img:1"), said.append)
+    waiting = {"waiting": {"reason": reason}}
+    api.pods[reader.name]["status"] = {"containerStatuses": [{"state": waiting}]}
+    assert reader.read() == NOTHING and not reader.readable
+    (line,) = said
+    assert f"(image img:1, node std) cannot start: {reason}; the Job's checkpoint" in line
+    assert "None" not in line
