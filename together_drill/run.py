@@ -508,11 +508,12 @@ class _Drill:
 def _drill(
     cluster: Cluster, args: DrillArgs, say: Say, created: list[DrillJob], notes: list[str]
 ) -> tuple[str, int]:
-    drill = _Drill(cluster, args, say)
     job = args.job
+    # Prepared first: the nodes a reclaim may take are known only then (less the node a reader
+    # pod runs on), so the drill lists them once, and its --timeout counts from there.
+    cluster.prepare(job, say)
+    drill = _Drill(cluster, args, say)
     try:
-        cluster.prepare(job, say)
-        drill.eligible = cluster.eligible()  # less the node a reader pod may run on
         made = drill.kube.request(
             "POST", f"/apis/batch/v1/namespaces/{job.namespace}/jobs", job.manifest
         )
