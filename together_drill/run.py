@@ -240,7 +240,7 @@ class _Drill:
         status = self.kube.request("GET", self.job_path).get("status", {})
         return _State(status, running_now(list(self.watch.seen), self.eligible), time.monotonic())
 
-    def wait(self, what: str, until: Any, limit: float | None = None) -> _State:
+    def wait(self, what: str, until: Any) -> _State:
         """Poll the Job and its pods until ``until(state)`` or the Job ended; a pod that cannot
         start or fails by itself ends the drill (WontRun)."""
 
@@ -252,8 +252,7 @@ class _Drill:
             self.trouble(state)
             return None
 
-        left = max(0.0, self.deadline - time.monotonic())
-        return wait_for(check, what, left if limit is None else min(left, limit))
+        return wait_for(check, what, max(0.0, self.deadline - time.monotonic()))
 
     def failed_alone(self, state: _State) -> None:
         """Raise WontRun when a pod the drill did not reclaim ended non-zero by itself."""
