@@ -11,7 +11,7 @@ import pytest
 
 from together_facts.prices import PriceTable
 from together_provider.preview.plan import Outcome, StackPlan, lists_unchanged, plan_outcome
-from together_provider.preview.steps import Action, merge
+from together_provider.preview_parts.steps import Action, merge
 
 PRICES = PriceTable({}, "none", "2026-01-01")
 

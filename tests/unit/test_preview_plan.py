@@ -11,7 +11,7 @@ import pytest
 
 from together_provider.preview import PreviewInputError, build_plan, load_price_table
 from together_provider.preview.plan import state_time
-from together_provider.preview.steps import Action, count, known_str, merge, props_of
+from together_provider.preview_parts.steps import Action, count, known_str, merge, props_of
 from together_provider.registry import BY_TYPE
 
 CLUSTER_TYPE = next(t for t in BY_TYPE if t.endswith("Cluster"))

@@ -160,7 +160,7 @@ class ThingPreview:
         self.kind = kind
 
     def change(self, name: str, steps: Sequence[dict[str, Any]], prices: Any, where: str) -> Any:
-        from together_provider.preview.steps import merge
+        from together_provider.preview_parts.steps import merge
 
         return ThingChange(name, merge(steps)[1])
 

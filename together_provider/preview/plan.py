@@ -12,9 +12,9 @@ from typing import Any, Final
 
 from together_provider.extensions import PreviewExtension, StackConfigExtension, config_key
 from together_provider.framework.kind import Kind
-from together_provider.preview.kinds import Change, preview_of
-from together_provider.preview.prices import PreviewInputError, PriceTable, stack_overrides
-from together_provider.preview.steps import REPLACE_OPS, Action
+from together_provider.preview_parts.kinds import Change, preview_of
+from together_provider.preview_parts.prices import PreviewInputError, PriceTable, stack_overrides
+from together_provider.preview_parts.steps import REPLACE_OPS, Action
 from together_provider.registry import BY_TYPE, KINDS
 
 _MONITOR_NOISE: Final = "Resource monitor has terminated"
