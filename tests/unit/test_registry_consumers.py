@@ -35,6 +35,8 @@ CONSUMERS = sorted(
         ROOT / "together_provider" / "stack_config.py",
         ROOT / "together_provider" / "docs.py",
         *(ROOT / "together_provider" / "preview").glob("*.py"),
+        # what every kind's preview builds on: shared, so it names none of them either
+        *(ROOT / "together_provider" / "preview_parts").glob("*.py"),
         *(ROOT / "together_provider" / "gitops").glob("*.py"),
     ]
 )
