@@ -121,7 +121,7 @@ MODULES: Final[tuple[Module, ...]] = (
     ),
     Module(
         "preview-prices",
-        "together_provider/preview/prices.py",
+        "together_provider/preview_parts/prices.py",
         _unit("test_prices", "test_preview_render"),
     ),
     Module(
@@ -131,12 +131,12 @@ MODULES: Final[tuple[Module, ...]] = (
     ),
     Module(
         "steps",
-        "together_provider/preview/steps.py",
+        "together_provider/preview_parts/steps.py",
         (*_unit("test_preview_plan", "test_plan_facts"), *_PREVIEW_TESTS),
     ),
     Module(
         "guardrails",
-        "together_provider/preview/guardrails.py",
+        "together_provider/preview_parts/guardrails.py",
         (*_unit("test_preview_guardrails"), *_PREVIEW_TESTS),
     ),
     Module(

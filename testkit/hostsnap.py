@@ -16,9 +16,10 @@ from together_sim.host.journal import Journal
 
 __all__ = ["HostSnapshot", "bridge_index", "foreign_journals", "leftovers", "snapshot"]
 
-_INDEXED = re.compile(r"(?:tsim(\d+)(?:-n\d+|v\d+)?|seed(\d+))(?![\d])")
+_INDEXED = re.compile(r"(?<!\w)(?:tsim(\d+)(?:-n\d+|v\d+)?|seed(\d+))(?![\d])")
 """What carries a bridge index: a node's netns, veth, cgroup or run directory (``tsim<k>``,
-``tsim<k>-n<s>``, ``tsim<k>v<s>``) and the image seed's cgroup and run directory (``seed<k>``)."""
+``tsim<k>-n<s>``, ``tsim<k>v<s>``) and the image seed's cgroup and run directory (``seed<k>``),
+each a whole name (a test's directory ``test_image_seed0`` names no bridge)."""
 
 
 @dataclass(frozen=True)
@@ -32,9 +33,10 @@ class HostSnapshot:
     sysctls: dict[str, str]
     cgroups: frozenset[str]
     run_dir: frozenset[str]
-    sysctl_holders: frozenset[str] = frozenset()
-    """Who held the kernel settings then (`sysctls.SHARED_SETTINGS`): another simulator's hold
-    may end meanwhile, and its release restores them."""
+    sysctls_original: dict[str, str] | None = None
+    """When another simulator held the kernel settings then, the settings as they were before
+    any holder (`sysctls.SHARED_SETTINGS`): its hold may end meanwhile, and the last release
+    writes these back."""
 
 
 def _processes() -> dict[tuple[int, int], str]:
@@ -73,10 +75,10 @@ def _lines(*args: str) -> list[str]:
     return subprocess.run(list(args), capture_output=True, text=True).stdout.splitlines()
 
 
-def _holders() -> frozenset[str]:
+def _original_sysctls() -> dict[str, str] | None:
     with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-        return frozenset(json.loads(sysctls.SHARED_SETTINGS.read_text())["holders"])
-    return frozenset()
+        return dict(json.loads(sysctls.SHARED_SETTINGS.read_text())["original"])
+    return None
 
 
 def snapshot() -> HostSnapshot:
@@ -105,7 +107,7 @@ def snapshot() -> HostSnapshot:
         links=links,
         iptables=iptables,
         sysctls=sysctls.read_sysctls(),
-        sysctl_holders=_holders(),
+        sysctls_original=_original_sysctls(),
         cgroups=_cgroups(),
         run_dir=frozenset(str(p) for p in run.rglob("*")) if run.is_dir() else frozenset(),
     )
@@ -183,14 +185,12 @@ def leftovers(
         gone = sorted(set(before.iptables) - set(after.iptables))
         added = sorted(set(after.iptables) - set(before.iptables))
         left += [f"iptables added {r}" for r in added] + [f"iptables removed {r}" for r in gone]
-    held_by_another = any(
-        not h.startswith((f"{besides}@", f"{besides}:")) for h in before.sysctl_holders
-    )
     if not sysctls.SHARED_SETTINGS.exists():  # nobody holds them: they must be as before,
-        left += [  # unless another held them then (its release restored them meanwhile)
+        restored = before.sysctls_original or before.sysctls  # or as before any holder
+        left += [  # when another held them then (the last release restored them meanwhile)
             f"sysctl {k}={after.sysctls[k]} (was {v})"
-            for k, v in before.sysctls.items()
-            if after.sysctls[k] != v and not held_by_another
+            for k, v in restored.items()
+            if after.sysctls[k] != v
         ]
     else:
         holders = json.loads(sysctls.SHARED_SETTINGS.read_text())["holders"]

@@ -6,10 +6,8 @@ reclaim says nothing about whether the workload keeps the contract."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final, NamedTuple
 
 from together_drill.verdict import Save
@@ -43,20 +41,6 @@ def temporary(name: str) -> bool:
 
 def _status(name: str) -> bool:
     return STATUS_FILE in name.rsplit("/", 1)[-1]
-
-
-def snapshot(volume: Path) -> Snapshot:
-    """Every file of the volume, temporary ones included."""
-    found: Snapshot = {}
-    for path in volume.rglob("*"):
-        try:
-            if not path.is_file():
-                continue
-            stat = path.stat()
-        except OSError:
-            continue  # written or removed as we looked
-        found[str(path.relative_to(volume))] = FileSeen(stat.st_size, stat.st_ino, stat.st_mtime)
-    return found
 
 
 def checkpoints(files: Snapshot) -> Snapshot:
@@ -133,19 +117,6 @@ def save_from_status(run: dict[str, Any]) -> tuple[Save, str | None]:
     return Save.UNSEEN, None
 
 
-def status_runs(volume: Path) -> dict[str, list[dict[str, Any]]]:
-    """Every together_worker status file on the volume, by the directory it is in (an index's):
-    each index's runs, oldest first."""
-    found: dict[str, list[dict[str, Any]]] = {}
-    for path in volume.rglob(STATUS_FILE):
-        try:
-            runs = json.loads(path.read_text()).get("runs", [])
-        except (OSError, ValueError, AttributeError):
-            continue
-        found[path.parent.name] = [r for r in runs if isinstance(r, dict)]
-    return found
-
-
 def run_of(runs: list[dict[str, Any]], pod: str, reclaimed_at: float) -> int | None:
     """Which run of an index's status file is ``pod``'s: by its name (POD_NAME, which
     CheckpointingWorker sets), else the run that got its signal just after the reclaim (an
@@ -174,7 +145,7 @@ def runs_for(
 
 StatusRuns = Mapping[str, list[dict[str, Any]]]
 """together_worker's status files' runs by the directory each file is in (an index's), oldest
-first: what `status_runs` reads from a volume."""
+first: what `volume.runs_from` reads from a volume."""
 
 
 class VolumeSeen(NamedTuple):

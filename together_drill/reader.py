@@ -14,6 +14,7 @@ import httpx
 from together_drill.cluster import Say
 from together_drill.kube import Kube, Obj
 from together_drill.manifest import DrillJob
+from together_drill.starting import WAITING_FIXES
 from together_drill.volume import LISTER, NOTHING, TICK_SECONDS, Observation, parse_line
 from together_drill.waits import CouldNotDrill, wait_for
 from together_worker.job import COMPUTE_CLASS_LABEL
@@ -25,11 +26,10 @@ START_SECONDS: Final = 120.0
 FRESH_SECONDS: Final = 10.0
 """How long a read waits for a line printed after the moment it asks for."""
 GONE_SECONDS: Final = 60.0
+TAIL_MOST: Final = 4096
+"""The deepest tail a read asks for, in log entries (64 MiB of a line split every 16 KiB)."""
 STANDARD: Final = "standard"
 KWOK_ANNOTATION: Final = "kwok.x-k8s.io/node"
-NEVER_STARTS: Final = frozenset(
-    {"ErrImageNeverPull", "CreateContainerConfigError", "ImagePullBackOff", "InvalidImageName"}
-)
 
 
 def is_kwok(node: Obj) -> bool:
@@ -115,7 +115,7 @@ def reader_pod(job: DrillJob, claim: str, node: str, image: str) -> Obj:
                 "name": "lister",
                 "image": image,
                 "imagePullPolicy": pull,
-                "command": ["python3", "-c", LISTER, MOUNT, str(TICK_SECONDS), "0"],
+                "command": ["python3", "-c", LISTER, MOUNT, str(TICK_SECONDS)],
                 "volumeMounts": [{"name": "volume", "mountPath": MOUNT, "readOnly": True}],
             }
         ],
@@ -196,8 +196,9 @@ class PodReader:
                 self._give_up(f"ended: {self._tail()}")
                 return "failed"
             waiting = statuses[0].get("state", {}).get("waiting", {}) if statuses else {}
-            if waiting.get("reason") in NEVER_STARTS:
-                self._give_up(f"cannot start: {waiting.get('reason')}: {waiting.get('message')}")
+            if waiting.get("reason") in WAITING_FIXES:  # what keeps the Job's pods from starting
+                said = f": {waiting['message']}" if waiting.get("message") else ""
+                self._give_up(f"cannot start: {waiting['reason']}{said}")
                 return "failed"
             return None
 
@@ -213,11 +214,22 @@ class PodReader:
         return " | ".join(text.splitlines()[-3:]) or "(no output)"
 
     def _last(self) -> Observation | None:
-        response = self.kube.http.get(f"{self.path}/log", params={"tailLines": "1"})
-        if response.status_code != 200:
-            return None
-        lines = response.text.strip().splitlines()
-        return parse_line(lines[-1]) if lines else None
+        """The lister's latest line. The container runtime stores a line longer than its limit
+        (16 KiB for containerd, 8 KiB for CRI-O: a volume of a few hundred files) as partial
+        entries, and ``tailLines`` counts each: when the last line read does not parse, the tail
+        is asked again, deeper, until it holds the whole line (or the log has no more)."""
+        depth, text = 1, ""
+        while depth <= TAIL_MOST:
+            response = self.kube.http.get(f"{self.path}/log", params={"tailLines": str(depth)})
+            if response.status_code != 200 or response.text == text:
+                return None
+            text = response.text
+            lines = text.strip().splitlines()
+            seen = parse_line(lines[-1]) if lines else None
+            if seen is not None:
+                return seen
+            depth *= 8
+        return None
 
     def read(self, after: float | None = None) -> Observation:
         if self.failed is not None:

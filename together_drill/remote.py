@@ -62,20 +62,22 @@ class RemoteCluster:
     def _where(self) -> str:
         return f"context {self.args.context or '(current)'} of {self.args.kubeconfig}"
 
-    def _matching(self) -> list[Obj]:
-        return [n for n in self._kube.items("/api/v1/nodes") if _labelled(n, self.selector)]
+    def _matching(self, nodes: list[Obj]) -> list[Obj]:
+        return [n for n in nodes if _labelled(n, self.selector)]
 
     def eligible(self) -> set[str]:
-        return {n["metadata"]["name"] for n in self._matching()} - {self.spared}
+        matching = self._matching(self._kube.items("/api/v1/nodes"))
+        return {n["metadata"]["name"] for n in matching} - {self.spared}
 
     def prepare(self, job: DrillJob, say: Say) -> None:
         """Refuse a cluster with no node the drill may drain, or without the Job's claims."""
         try:
-            matching = self._matching()
+            every = self._kube.items("/api/v1/nodes")
         except httpx.HTTPError as error:
             raise CouldNotDrill(
                 f"{self._where()}: the API server did not answer: {error}"
             ) from error
+        matching = self._matching(every)
         nodes = {n["metadata"]["name"] for n in matching}
         wanted = ",".join(f"{k}={v}" for k, v in self.selector.items())
         if not nodes:
@@ -107,9 +109,9 @@ class RemoteCluster:
                 ) from error
         create_missing(self._kube, job, say, self.created)
         if self.args.volume_dir is None:
-            self._start_reader(job, nodes, say)
+            self._start_reader(job, every, nodes, say)
 
-    def _start_reader(self, job: DrillJob, nodes: set[str], say: Say) -> None:
+    def _start_reader(self, job: DrillJob, every: list[Obj], nodes: set[str], say: Say) -> None:
         """The reader pod, on a node no reclaim takes; without a claim or such a node, a warning
         (the saves the files would show are then unverified)."""
         claim = checkpoint_claim(job)
@@ -119,7 +121,7 @@ class RemoteCluster:
                 "read; a save it cannot see is unverified"
             )
             return
-        where = reader_node(self._kube.items("/api/v1/nodes"), nodes)
+        where = reader_node(every, nodes)
         if where is None:
             say(
                 "warning: no Ready node for the volume reader pod that the drill would not "

@@ -19,7 +19,7 @@ import httpx
 
 from together_drill.cli import DrillArgs
 from together_drill.cluster import Cluster, Say
-from together_drill.evidence import Snapshot, VolumeSeen, judge_save
+from together_drill.evidence import Snapshot, StatusRuns, VolumeSeen, judge_save
 from together_drill.kube import Kube, Obj, PodWatch, terminated
 from together_drill.manifest import DrillInputError, DrillJob, warnings
 from together_drill.report import as_json, readable, write_not_drilled
@@ -36,7 +36,7 @@ from together_drill.targets import (
     ended_early,
     random_due,
     running_now,
-    starting_on,
+    starting,
 )
 from together_drill.verdict import (
     COULD_NOT_DRILL,
@@ -72,8 +72,6 @@ class WontRun(CouldNotDrill):
 
 
 EVENTS_EVERY_SECONDS: Final = 2.0
-STARTING_WAIT_SECONDS: Final = 60.0
-"""How long a due reclaim waits for the Job's pods still starting on its node to run."""
 
 
 @dataclass
@@ -242,7 +240,7 @@ class _Drill:
         status = self.kube.request("GET", self.job_path).get("status", {})
         return _State(status, running_now(list(self.watch.seen), self.eligible), time.monotonic())
 
-    def wait(self, what: str, until: Any, limit: float | None = None) -> _State:
+    def wait(self, what: str, until: Any) -> _State:
         """Poll the Job and its pods until ``until(state)`` or the Job ended; a pod that cannot
         start or fails by itself ends the drill (WontRun)."""
 
@@ -254,8 +252,7 @@ class _Drill:
             self.trouble(state)
             return None
 
-        left = max(0.0, self.deadline - time.monotonic())
-        return wait_for(check, what, left if limit is None else min(left, limit))
+        return wait_for(check, what, max(0.0, self.deadline - time.monotonic()))
 
     def failed_alone(self, state: _State) -> None:
         """Raise WontRun when a pod the drill did not reclaim ended non-zero by itself."""
@@ -362,42 +359,20 @@ class _Drill:
         self.due, self.late = due, []
         state = self.wait(f"reclaim {number + 1}", lambda s: s.at >= when)
         if not state.ended and not state.now:
-            self.say(f"reclaim {number + 1} due; no pod of the Job is running: waiting for one")
-            self.late.append("no pod of the Job was running when it was due")
+            waiting = sorted(n for n, pod in self.watch.latest().items() if starting(pod))
+            why = (
+                f"pod(s) {', '.join(waiting)} of the Job were still starting (a reclaim takes a "
+                "node with every pod on it)"
+                if waiting
+                else "no pod of the Job was running"
+            )
+            self.say(f"reclaim {number + 1} due; {why}: waiting for a node to reclaim")
+            self.late.append(f"{why} when it was due")
             state = self.wait("a running pod to reclaim", lambda s: bool(s.now))
         if state.ended:
             self._ended(state, number, due)
             return None
-        chosen = choose(state.now, self.rng)
-        if chosen is None:
-            return None
-        node = chosen[0]
-        starting = starting_on(self.watch.latest(), node)
-        if starting:
-            self.say(
-                f"reclaim {number + 1} due: waiting for pod(s) {', '.join(starting)}, starting on "
-                f"node {node}, to run (the reclaim takes the node with every pod on it)"
-            )
-            self.late.append(f"pod(s) {', '.join(starting)} were still starting on its node")
-            try:
-                state = self.wait(
-                    "the pods starting on the node to run",
-                    lambda s: not starting_on(self.watch.latest(), node),
-                    STARTING_WAIT_SECONDS,
-                )
-            except WontRun:
-                raise
-            except CouldNotDrill:
-                self.say(f"  pod(s) on node {node} still not running; reclaiming it now")
-            if state.ended:
-                self._ended(state, number, due)
-                return None
-            chosen = (
-                (node, sorted(name for name, _ in state.now.get(node, [])))
-                if state.now.get(node)
-                else chosen
-            )
-        return chosen
+        return choose(state.now, self.rng)
 
     def _ended(self, state: _State, number: int, due: float | None) -> None:
         """A Job that failed after a reclaim goes to the verdict (which says why); any other end
@@ -483,7 +458,11 @@ class _Drill:
             state.failure,
         )
 
-    def pod_seen(self, reclaimed: Reclaimed, name: str, rise: int, position: int) -> PodSeen:
+    def pod_seen(
+        self, reclaimed: Reclaimed, name: str, rise: int, position: int, runs: StatusRuns
+    ) -> PodSeen:
+        """What ``name`` did when ``reclaimed`` took it; ``runs``: together_worker's status files
+        as the volume shows them once the Job finished (read once for every pod)."""
         history = self.history(name)
         pod = history[-1][1]
         ended = next(((t, p) for t, p in history if terminated(p)), None)
@@ -495,13 +474,11 @@ class _Drill:
             p["metadata"].get("deletionTimestamp") for _, p in history
         )
         index = pod["metadata"].get("labels", {}).get(INDEX_LABEL)
-        reader = self.cluster.reader
         files = (
             VolumeSeen(reclaimed.files, reclaimed.ended_files.get(name, {}))
-            if reader.readable
+            if self.cluster.reader.readable
             else None
         )
-        runs = reader.read().runs if reader.readable else {}
         judged = judge_save(name, index, reclaimed.wall, files, runs)
         return PodSeen(
             pod=name,
@@ -530,11 +507,12 @@ class _Drill:
 def _drill(
     cluster: Cluster, args: DrillArgs, say: Say, created: list[DrillJob], notes: list[str]
 ) -> tuple[str, int]:
-    drill = _Drill(cluster, args, say)
     job = args.job
+    # Prepared first: the nodes a reclaim may take are known only then (less the node a reader
+    # pod runs on), so the drill lists them once, and its --timeout counts from there.
+    cluster.prepare(job, say)
+    drill = _Drill(cluster, args, say)
     try:
-        cluster.prepare(job, say)
-        drill.eligible = cluster.eligible()  # less the node a reader pod may run on
         made = drill.kube.request(
             "POST", f"/apis/batch/v1/namespaces/{job.namespace}/jobs", job.manifest
         )
@@ -554,10 +532,11 @@ def _drill(
                 break
             reclaims.append(drill.reclaim(number, *target))
         job_seen = drill.finish()
+        runs = cluster.reader.read().runs  # NOTHING's: {} when the volume cannot be read
         seen = []
         for r in reclaims:
             rise = r.failed_after - r.failed_before
-            pods = tuple(drill.pod_seen(r, pod, rise, i) for i, pod in enumerate(r.pods))
+            pods = tuple(drill.pod_seen(r, pod, rise, i, runs) for i, pod in enumerate(r.pods))
             seen.append(ReclaimSeen(r.node, r.at_seconds, pods, r.refill_seconds))
     finally:
         drill.watch.stop()

@@ -21,12 +21,26 @@ def live(pod: Mapping[str, Any]) -> bool:
     return running(dict(pod)) and not pod["metadata"].get("deletionTimestamp")
 
 
+def starting(pod: Mapping[str, Any]) -> bool:
+    """Placed on a node but not running yet, and not ending: a reclaim of its node would take it
+    with it, unseen."""
+    return (
+        bool(pod["spec"].get("nodeName"))
+        and pod.get("_event") != "DELETED"
+        and not pod["metadata"].get("deletionTimestamp")
+        and not running(dict(pod))
+        and pod.get("status", {}).get("phase") in (None, "Pending")
+    )
+
+
 def running_now(
     seen: Iterable[tuple[float, Mapping[str, Any]]], eligible: set[str] | None = None
 ) -> Running:
     """The live pods by node, from every version the watch saw (the latest of each pod decides
     whether it is live; the first running one, since when). ``eligible``: the nodes a reclaim
-    may take (None: any)."""
+    may take (None: any). A node where a pod of the Job is still :func:`starting` is left out
+    until that pod runs (a gang's second pod may start seconds after the first on a busy node):
+    every wait for a node to reclaim then waits for it, and no reclaim takes a pod unseen."""
     started: dict[str, float] = {}
     latest: dict[str, Mapping[str, Any]] = {}
     for seen_at, pod in seen:
@@ -34,29 +48,15 @@ def running_now(
         latest[name] = pod
         if running(dict(pod)):
             started.setdefault(name, seen_at)
+    busy = {pod["spec"]["nodeName"] for pod in latest.values() if starting(pod)}
     nodes: Running = {}
     for name, pod in latest.items():
         if pod.get("_event") == "DELETED" or not live(pod):
             continue
         node = pod["spec"].get("nodeName")
-        if node and (eligible is None or node in eligible):
+        if node and node not in busy and (eligible is None or node in eligible):
             nodes.setdefault(node, []).append((name, started[name]))
     return nodes
-
-
-def starting_on(latest: Mapping[str, Mapping[str, Any]], node: str) -> list[str]:
-    """The pods of the Job placed on ``node`` that have not run yet and are not ending: a reclaim
-    of the node would take them with it, unseen, so the drill waits for them to run first (a
-    gang's second pod may start seconds after the first on a busy node)."""
-    return sorted(
-        name
-        for name, pod in latest.items()
-        if pod["spec"].get("nodeName") == node
-        and pod.get("_event") != "DELETED"
-        and not pod["metadata"].get("deletionTimestamp")
-        and not running(dict(pod))
-        and pod.get("status", {}).get("phase") in (None, "Pending")
-    )
 
 
 def choose(now: Running, rng: random.Random) -> tuple[str, list[str]] | None:

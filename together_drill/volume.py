@@ -9,6 +9,7 @@ import json
 import os
 import time
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any, Final, NamedTuple, Protocol
 
 from together_drill.evidence import FileSeen, Snapshot
@@ -58,9 +59,8 @@ def runs_from(texts: dict[str, str]) -> Runs:
 
 
 LISTER: Final = r"""
-import hashlib, json, os, sys, time
-root, tick, every = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
-n = 0
+import json, os, stat, sys, time
+root, tick = sys.argv[1], float(sys.argv[2])
 while True:
     files, status = [], {}
     for top, dirs, names in os.walk(root):
@@ -68,7 +68,7 @@ while True:
             path = os.path.join(top, name)
             try:
                 st = os.lstat(path)
-                if not os.path.isfile(path) or os.path.islink(path):
+                if not stat.S_ISREG(st.st_mode):  # one lstat: a symlink is not a file here
                     continue
                 rel = os.path.relpath(path, root)
                 files.append([rel, st.st_size, st.st_ino, st.st_mtime])
@@ -77,9 +77,7 @@ while True:
                         status[rel] = f.read()
             except OSError:
                 continue
-    print(json.dumps({"t": time.time(), "n": n, "files": sorted(files), "status": status}),
-          flush=True)
-    n += 1
+    print(json.dumps({"t": time.time(), "files": sorted(files), "status": status}), flush=True)
     time.sleep(tick)
 """.replace("STATUS", repr(STATUS_FILE))
 """The reader pod's program: standard library only (any image with python3 runs it). It prints
@@ -111,11 +109,11 @@ def observe(volume: Path) -> Observation:
         for name in names:
             path = Path(top) / name
             try:
-                stat = path.lstat()
-                if not path.is_file() or path.is_symlink():
+                seen = path.lstat()
+                if not S_ISREG(seen.st_mode):  # as the lister: one lstat, a symlink is no file
                     continue
                 rel = str(path.relative_to(volume))
-                files[rel] = FileSeen(stat.st_size, stat.st_ino, stat.st_mtime)
+                files[rel] = FileSeen(seen.st_size, seen.st_ino, seen.st_mtime)
                 if name == STATUS_FILE:
                     texts[rel] = path.read_text()
             except OSError:

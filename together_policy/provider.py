@@ -18,7 +18,7 @@ from together_provider.kubernetes import (
     forbids_preemptible,
     requires_preemptible,
 )
-from together_provider.preview.prices import (
+from together_provider.preview_parts.prices import (
     PRICES_CONFIG_KEY,
     PriceTable,
     hourly_cost,

@@ -86,7 +86,7 @@ class ExportsExtension:
 @dataclass(frozen=True)
 class PreviewExtension:
     """The kind's part of the PR comment (`together_provider.preview`): `preview` builds, for the
-    kind, the object that reads and renders its changes (a `preview.kinds.KindPreview`, as the
+    kind, the object that reads and renders its changes (a `preview_parts.kinds.KindPreview`, as the
     kind's own function declares: the type checker holds it there), importing it on first call.
     A kind without one shows none of its changes there (they still count in the engine's change
     summary)."""

@@ -63,7 +63,15 @@ class LoggedRequest:
     path: str
     status: int
     body: str | None = None
-    """A PUT's body as it arrived (JSON text): what a test checks the update carried."""
+    """A PUT's body as it arrived: what a test checks the update carried."""
+
+
+def _json_or_text(body: str) -> object:
+    """A body as its JSON, else as its text (a malformed PUT is logged too: it got its 4xx)."""
+    try:
+        return json.loads(body)
+    except ValueError:
+        return body
 
 
 class RequestLog:
@@ -93,7 +101,7 @@ class RequestLog:
             ],
             "requests": [
                 {"method": e.method, "path": e.path, "status": e.status}
-                | ({"body": json.loads(e.body)} if e.body else {})
+                | ({"body": _json_or_text(e.body)} if e.body else {})
                 for e in entries
             ],
             "total": len(entries),

@@ -20,10 +20,24 @@ __all__ = [
     "NOT_ECHOED",
     "SimVolume",
     "Volumes",
+    "check_same_region",
 ]
 
 DATACENTER_MISMATCH: Final = "Shared volume does not exist in the datacenter"
 """Together's message when a ``volume_id`` lives in another region (quoted by its docs)."""
+
+
+def check_same_region(volume_region: str, cluster_region: str, *, param: str) -> None:
+    """The one region rule of every way a cluster and a volume meet (a ``volume_id`` attached,
+    a ``shared_volume`` created with the cluster, an ``instance_cluster_id``): a volume is reachable
+    only from clusters of its own region. Together's message leads (its docs quote it)."""
+    if volume_region != cluster_region:
+        raise SimError(
+            400,
+            f"{DATACENTER_MISMATCH}: the volume is in {volume_region}, the cluster in "
+            f"{cluster_region} ({param}); a volume is reachable only in its own region",
+            param=param,
+        )
 
 
 class _Regioned(Protocol):
@@ -126,13 +140,7 @@ class Volumes:
                     f"instance_cluster_id {req.instance_cluster_id} is not a cluster",
                     param="instance_cluster_id",
                 )
-            if placed.spec.region != req.region:
-                raise SimError(
-                    400,
-                    f"instance_cluster_id {placed.cluster_id} is in {placed.spec.region}, "
-                    f"the volume's region is {req.region}",
-                    param="instance_cluster_id",
-                )
+            check_same_region(req.region, placed.spec.region, param="instance_cluster_id")
         self.check_create(req)
         return self.provision(req, project_id=project_id, now=now)
 
@@ -189,13 +197,7 @@ class Volumes:
         volume = self.by_id.get(volume_id)
         if volume is None:
             raise SimError(400, f"shared volume {volume_id} does not exist", param="volume_id")
-        if volume.spec.region != region:
-            raise SimError(
-                400,
-                f"{DATACENTER_MISMATCH}: volume {volume_id} is in {volume.spec.region}, "
-                f"the cluster in {region}",
-                param="volume_id",
-            )
+        check_same_region(volume.spec.region, region, param="volume_id")
         if volume.deleting_since is not None:
             raise SimError(400, f"shared volume {volume_id} is being deleted", param="volume_id")
         return volume

@@ -181,7 +181,7 @@ def test_a_two_pod_indexed_job_is_reported_per_index(kube_bin: Path, tmp_path: P
     The premise, checked first: the reclaim took both pods. It once listed only index 1 (issue
     50): on a busy machine the second pod was still starting on the node 4 s after the first ran,
     so only the first was live when the reclaim came, and the node went with the other unseen.
-    A due reclaim now waits for the Job's pods still starting on its node."""
+    A node is now no reclaim's while a pod of the Job is still starting on it."""
     spec = {
         "completionMode": "Indexed",
         "completions": 2,

@@ -21,7 +21,7 @@ from tests.previews import Previews, record_previews, rejected, rendered, table_
 from tests.specs import CLUSTER_SPEC
 from together_provider.preview import Outcome, load_price_table
 from together_provider.preview.__main__ import main
-from together_provider.preview.prices import DEFAULT_PRICES_FILE
+from together_provider.preview_parts.prices import DEFAULT_PRICES_FILE
 
 pytestmark = pytest.mark.engine
 

@@ -15,7 +15,7 @@ import pytest
 from tests.previews import Previews, record_previews, rejected, rendered, table_row
 from tests.specs import CKPT, TRAIN
 from together_provider.preview import Outcome, load_price_table
-from together_provider.preview.plan import Action
+from together_provider.preview_parts.steps import Action
 
 pytestmark = pytest.mark.engine
 

@@ -112,6 +112,11 @@ def test_the_same_value_spelled_another_way_is_no_change() -> None:
     assert not RULEBOOK.plan(RESERVED, same).has_changes
 
 
+def test_the_same_add_ons_in_another_order_are_no_change() -> None:
+    # Together names each add-on: a reordered list is no update (and no PUT of `add_ons: []`).
+    assert not RULEBOOK.plan(RESERVED, RESERVED | {"add_ons": [INGRESS, DASHBOARD]}).has_changes
+
+
 def test_a_capacity_pool_change_replaces_the_cluster() -> None:
     pooled = RESERVED | {"capacity_pool_id": "pool-a", "num_capacity_pool_gpus": 8.0}
     plan = RULEBOOK.plan(pooled, pooled | {"capacity_pool_id": "pool-b"})
@@ -206,6 +211,12 @@ def _reasons(new: dict[str, Any], old: dict[str, Any] | None = None) -> list[str
         ),
         (RESERVED | {"add_ons": [DASHBOARD]}, RESERVED, "adds, removes or retypes an add-on"),
         (
+            RESERVED,
+            {k: v for k, v in RESERVED.items() if k != "add_ons"},
+            "add_ons [] -> [('dash', 'dashboard'), ('edge', 'ingress')] adds, removes or retypes "
+            "an add-on",
+        ),
+        (
             RESERVED | {"cluster_config": {"observability": {"enabled": True}}},
             None,
             "cluster_config has no 'load_balancer'; Together requires load_balancer",
@@ -239,6 +250,7 @@ def _reasons(new: dict[str, Any], old: dict[str, Any] | None = None) -> list[str
         "reserved-on-demand",
         "unset-in-place",
         "add-on-removed",
+        "add-on-added-to-none",
         "config-without-load-balancer",
         "config-typo",
         "add-on-twice",

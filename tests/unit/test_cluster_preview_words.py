@@ -14,8 +14,9 @@ from together_provider.cluster.preview import ClusterChange
 from together_provider.cluster.table import CLUSTER_TYPE
 from together_provider.framework.schema import UNKNOWN
 from together_provider.preview import build_plan
-from together_provider.preview.kinds import preview_of
-from together_provider.preview.plan import Action, StackPlan
+from together_provider.preview.plan import StackPlan
+from together_provider.preview_parts.kinds import preview_of
+from together_provider.preview_parts.steps import Action
 from together_provider.registry import BY_TYPE
 
 PROJECT = "proj"

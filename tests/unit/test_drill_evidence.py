@@ -19,11 +19,10 @@ from together_drill.evidence import (
     save_from_files,
     save_from_status,
     shrunk_in_place,
-    snapshot,
-    status_runs,
     temporary,
 )
 from together_drill.verdict import Save
+from together_drill.volume import observe
 
 RECLAIM = 1000.0  # the reclaim's wall-clock time
 
@@ -134,7 +133,7 @@ def test_a_pod_reads_its_own_indexs_status_file(tmp_path: Path) -> None:
     for index in ("0", "1"):
         (tmp_path / index).mkdir()
         (tmp_path / index / "status.json").write_text(f'{{"runs": [{{"pod": "i{index}"}}]}}')
-    found = status_runs(tmp_path)
+    found = observe(tmp_path).runs
     assert runs_for(found, "1") == [[{"pod": "i1"}]]
     assert len(runs_for(found, None)) == 2 and len(runs_for(found, "7")) == 2
 
@@ -145,7 +144,7 @@ def test_temporary_and_hidden_files_are_not_checkpoints(tmp_path: Path) -> None:
     (tmp_path / "0" / ".partial-000000000002-7").write_bytes(b"x")
     (tmp_path / "0" / "model.ckpt.tmp").write_bytes(b"x")
     ckpt = tmp_path / "0" / "model.ckpt"
-    found = snapshot(tmp_path)
+    found = observe(tmp_path).files
     assert len(found) == 3  # every file is seen, temporary ones too
     assert checkpoints(found) == {
         "0/model.ckpt": FileSeen(10, ckpt.stat().st_ino, os.stat(ckpt).st_mtime)
@@ -159,13 +158,13 @@ def test_only_a_file_cut_short_in_place_counts_as_partial(tmp_path: Path) -> Non
     in_place, atomic = tmp_path / "0" / "model.ckpt", tmp_path / "0" / "status.json"
     in_place.write_text("x" * 100)
     atomic.write_text('{"updated_at": 1733155200.123456}')
-    before = snapshot(tmp_path)
+    before = observe(tmp_path).files
     with in_place.open("r+") as f:  # truncated where it stands, as `open(path, "w")` does
         f.truncate(40)
     fresh = atomic.with_name(".status.json.partial")
     fresh.write_text('{"updated_at": 1733155200.1}')
     fresh.replace(atomic)
-    after = snapshot(tmp_path)
+    after = observe(tmp_path).files
     assert after["0/status.json"].size < before["0/status.json"].size  # it did shrink
     assert shrunk_in_place(before, after) == ("0/model.ckpt",)
 
@@ -242,7 +241,7 @@ def test_a_status_file_without_runs_or_unreadable_is_skipped(tmp_path: Path) -> 
         (tmp_path / f"ok{index}" / "status.json").write_text('{"runs": [{"pod": "p"}]}')
     (tmp_path / "empty").mkdir()
     (tmp_path / "empty" / "status.json").write_text("{}")
-    found = status_runs(tmp_path)
+    found = observe(tmp_path).runs
     assert found == {"empty": [], **{f"ok{i}": [{"pod": "p"}] for i in range(10)}}
 
 

@@ -87,3 +87,12 @@ def test_on_a_cluster_only_the_missing_are_created_and_only_those_deleted(tmp_pa
         "/api/v1/namespaces/ml/configmaps/script",
         "/api/v1/namespaces/ml/serviceaccounts/trainer",
     ]
+
+
+def test_the_examples_configmap_holds_the_examples_train_py() -> None:
+    """docs/drill.md runs one script two ways: inline (examples/drill/train.py) and from the
+    ConfigMap of examples/drill/job.yaml. Two copies of it must not drift apart."""
+    root = Path(__file__).resolve().parents[2] / "examples" / "drill"
+    job = load_job(root / "job.yaml")
+    (script,) = [o for o in job.objects if o["kind"] == "ConfigMap"]
+    assert script["data"]["train.py"] == (root / "train.py").read_text()

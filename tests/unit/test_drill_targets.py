@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from together_drill.targets import choose, ended_early, random_due, running_now, starting_on
+from together_drill.targets import choose, ended_early, random_due, running_now, starting
 
 
 def _pod(name: str, node: str, state: str = "running", **metadata: Any) -> dict[str, Any]:
@@ -81,7 +81,7 @@ def test_how_a_job_ended_is_read_from_its_conditions_with_or_without_a_reason() 
 
 def test_pods_still_starting_on_a_node_are_waited_for() -> None:
     """A gang's second pod placed on the node but not running yet would go with the node
-    unseen: the reclaim waits for it."""
+    unseen: the node is no reclaim's until it runs."""
     pending = _pod("b", "n1", "waiting")
     pending["status"]["phase"] = "Pending"
     latest = {
@@ -93,6 +93,17 @@ def test_pods_still_starting_on_a_node_are_waited_for() -> None:
         "f": {**_pod("f", "n1", "terminated"), "status": {"phase": "Failed"}},
         "g": _pod("g", "n1", "waiting"),  # no phase yet: starting
         "h": {"metadata": {"name": "h"}, "spec": {"nodeName": "n1"}},  # no status yet
+        "i": {"metadata": {"name": "i"}, "spec": {}},  # not placed yet: on no node
     }
-    assert starting_on(latest, "n1") == ["b", "g", "h"]
-    assert starting_on(latest, "n3") == []
+    assert sorted(n for n, pod in latest.items() if starting(pod)) == ["b", "c", "g", "h"]
+    assert running_now([(1.0, _pod("a", "n1")), (2.0, _pod("x", "n3"))]) == {
+        "n1": [("a", 1.0)],
+        "n3": [("x", 2.0)],
+    }
+    for name in ("b", "g", "h"):  # any one pod starting on n1 holds n1 back, never n3
+        seen = [(1.0, _pod("a", "n1")), (2.0, _pod("x", "n3")), (3.0, latest[name])]
+        assert running_now(seen) == {"n3": [("x", 2.0)]}
+    ran = [(1.0, _pod("a", "n1")), (2.0, pending), (3.0, _pod("b", "n1"))]
+    assert running_now(ran) == {"n1": [("a", 1.0), ("b", 3.0)]}  # once it runs, both go
+    others = [(1.0, _pod("a", "n1")), *((2.0, latest[n]) for n in ("d", "e", "f", "i"))]
+    assert running_now(others) == {"n1": [("a", 1.0)]}

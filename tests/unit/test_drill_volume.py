@@ -17,8 +17,15 @@ import pytest
 
 from tests.unit.test_drill_remote import Api, _cluster
 from together_drill.manifest import DrillInputError, checkpointing_job
-from together_drill.reader import READER_LABEL, checkpoint_claim, is_kwok, reader_node, reader_pod
-from together_drill.volume import LISTER, LocalReader, observe, parse_line, runs_from
+from together_drill.reader import (
+    READER_LABEL,
+    PodReader,
+    checkpoint_claim,
+    is_kwok,
+    reader_node,
+    reader_pod,
+)
+from together_drill.volume import LISTER, NOTHING, LocalReader, observe, parse_line, runs_from
 from together_drill.waits import CouldNotDrill
 
 
@@ -37,7 +44,7 @@ def test_the_reader_pods_lister_sees_what_the_local_reader_sees(tmp_path: Path) 
     _volume(tmp_path)
     printed = subprocess.run(
         [sys.executable, "-c", LISTER.replace("time.sleep(tick)", "break"), str(tmp_path),
-         "0.25", "0"],
+         "0.25"],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     (line,) = printed.stdout.splitlines()
@@ -221,3 +228,60 @@ def test_a_reader_left_by_a_killed_drill_is_replaced_and_another_pod_never_touch
     with pytest.raises(CouldNotDrill, match="not the drill's volume reader"):
         _cluster(tmp_path, theirs).prepare(job, lambda line: None)
     assert theirs.pods["drill-volume-reader"] == {"metadata": {"labels": {"app": "theirs"}}}
+
+
+def test_a_line_the_runtime_split_into_partial_entries_is_read_whole(tmp_path: Path) -> None:
+    """The runtime stores a line past 16 KiB as partial entries and the kubelet's tailLines
+    counts each: a volume of many files is still read, from a deeper tail."""
+    volume = tmp_path / "volume"
+    volume.mkdir()
+    for number in range(400):  # about 26 KiB of listing
+        (volume / f"shard-{number:04d}.pt").write_bytes(b"x")
+    lister = LISTER.replace("time.sleep(tick)", "break")
+    printed = subprocess.run(
+        [sys.executable, "-c", lister, str(volume), "0.25"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert len(printed) > 16384
+    chunks = [printed[i : i + 16384] for i in range(0, len(printed), 16384)]
+    entries = ["old line\n", *chunks]  # each chunk but the last has no newline: partial
+    api = ReaderApi({"p1": _node("p1", "preemptible"), "std": _node("std", "standard")})
+    asked: list[int] = []
+
+    def kubelet(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/log"):
+            depth = int(request.url.params["tailLines"])
+            asked.append(depth)
+            return httpx.Response(200, text="".join(entries[-depth:]))
+        return api(request)
+
+    cluster = _cluster(tmp_path, api)
+    cluster.kube.http = httpx.Client(
+        base_url="https://api.example", transport=httpx.MockTransport(kubelet)
+    )
+    job = checkpointing_job("img:1", ["python3", "train.py"], 10, local=False)
+    reader = PodReader(cluster.kube, reader_pod(job, "drill-checkpoints", "std", "img:1"), print)
+    api.pods[reader.name]["status"] = {"containerStatuses": [{"state": {"running": {}}}]}
+    seen = reader.read()
+    assert reader.readable and len(seen.files) == 400
+    assert seen.files == observe(volume).files
+    assert asked == [1, 8]  # one deeper look, not one per entry
+
+
+@pytest.mark.parametrize("reason", ["ErrImageNeverPull", "ErrImagePull", "InvalidImageName"])
+def test_a_reader_pod_that_cannot_start_is_given_up_at_once_in_one_sentence(
+    tmp_path: Path, reason: str
+) -> None:
+    """The reasons that keep the Job's pods from starting keep the reader from it too: the drill
+    says so at once (no None where the runtime gives no message) and reads nothing."""
+    api = ReaderApi({"std": _node("std", "standard")})
+    cluster = _cluster(tmp_path, api)
+    job = checkpointing_job("img:1", ["python3", "train.py"], 10, local=False)
+    said: list[str] = []
+    reader = PodReader(cluster.kube, reader_pod(job, "c", "std", "img:1"), said.append)
+    waiting = {"waiting": {"reason": reason}}
+    api.pods[reader.name]["status"] = {"containerStatuses": [{"state": waiting}]}
+    assert reader.read() == NOTHING and not reader.readable
+    (line,) = said
+    assert f"(image img:1, node std) cannot start: {reason}; the Job's checkpoint" in line
+    assert "None" not in line

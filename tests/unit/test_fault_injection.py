@@ -10,11 +10,10 @@ import errno
 import os
 import signal
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from together_drill.evidence import snapshot
+from together_drill.volume import observe
 from together_worker import CheckpointStore, launcher
 from together_worker.checkpoints import PARTIAL_PREFIX
 
@@ -50,20 +49,19 @@ def test_another_error_from_killpg_still_escapes(monkeypatch: pytest.MonkeyPatch
         launcher._signal_group(4242, signal.SIGTERM)
 
 
-def _removed_after_is_file(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
-    """The first file `is_file` answers for is removed right after it answered True: another
-    process renamed or deleted it mid-walk. Returns the list that names it, once chosen."""
+def _removed_after_listing(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The first file of directory 0 is removed before its `lstat` (its siblings come after
+    it): another process renamed or deleted it mid-walk. Returns the list that names it."""
     chosen: list[Path] = []
-    is_file = Path.is_file
+    lstat = Path.lstat
 
-    def removed(self: Path, *args: Any, **kwargs: Any) -> bool:
-        found = is_file(self, *args, **kwargs)
-        if found and not chosen:
+    def removed(self: Path) -> os.stat_result:
+        if not chosen and self.parent.name == "0":
             chosen.append(self)
             os.unlink(self)
-        return found
+        return lstat(self)
 
-    monkeypatch.setattr(Path, "is_file", removed)
+    monkeypatch.setattr(Path, "lstat", removed)
     return chosen
 
 
@@ -74,8 +72,8 @@ def test_a_file_gone_mid_walk_leaves_the_rest_of_the_snapshot(
     for name in names:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_bytes(b"x" * 8)
-    chosen = _removed_after_is_file(monkeypatch)
-    seen = snapshot(tmp_path)
+    chosen = _removed_after_listing(monkeypatch)
+    seen = observe(tmp_path).files
     (gone,) = chosen
     assert set(seen) == names - {str(gone.relative_to(tmp_path))}
 

@@ -104,12 +104,23 @@ def test_an_image_seed_of_another_bridge_is_anothers(run_dir: Path) -> None:
     assert leftovers(BEFORE, ours, besides=99, ours=3) == [
         "cgroup /sys/fs/cgroup/together-sim/seed3"
     ]
+    # A name that merely ends in seed<k> (a test's directory) is nobody's bridge: it is ours.
+    test_dir = "/tmp/pytest-of-root/pytest-0/test_image_seed0"
+    process = {**BEFORE.processes, (601, 8): f"1 601 / {test_dir} etcd"}
+    assert leftovers(BEFORE, replace(BEFORE, processes=process), 99, 3, marks=(test_dir,)) == [
+        f"process 601: 1 601 / {test_dir} etcd"
+    ]
 
 
 def test_settings_another_simulator_held_before_may_be_restored_meanwhile() -> None:
+    """Held by another then (their record kept the settings before any holder), nobody after:
+    the last release wrote the record's settings back, and only those pass."""
     held = replace(BEFORE, sysctls={**SETTINGS, "vm/overcommit_memory": "1"})
-    restored = replace(BEFORE, sysctl_holders=frozenset())
-    assert leftovers(replace(held, sysctl_holders=frozenset({"7@/x"})), restored, 99, 3) == []
-    assert leftovers(held, restored, besides=99, ours=3) == [  # nobody held them: a change
+    held_by_another = replace(held, sysctls_original=SETTINGS)
+    assert leftovers(held_by_another, BEFORE, besides=99, ours=3) == []
+    assert leftovers(held_by_another, held, besides=99, ours=3) == [  # never restored
+        "sysctl vm/overcommit_memory=1 (was 0)"
+    ]
+    assert leftovers(held, BEFORE, besides=99, ours=3) == [  # nobody held them: a change
         "sysctl vm/overcommit_memory=0 (was 1)"
     ]

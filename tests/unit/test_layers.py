@@ -699,29 +699,15 @@ def _mutual_pairs(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
 def test_no_two_folders_or_modules_import_each_other(package: str) -> None:
     """Inside each package, no two modules or folders of one folder import each other, directly
     or through others: a folder is read as one whole, so its modules may not lean on a sibling
-    that leans back on any of them. In the provider, through others, these still do: each kind's
-    PR-comment part (`cluster/preview.py`) builds on `preview/`'s registry-free modules (steps,
-    cells, kinds, prices), whose folder also holds the plan that loops over the registry. No
-    module closes a circle (`test_no_product_package_has_an_import_cycle`); the list may only
-    shrink."""
+    that leans back on any of them. (Each kind's PR-comment part, `cluster/preview.py`, builds
+    on `preview_parts/`, which is free of the registry; only `preview/`'s plan loops over the
+    kinds.)"""
     pairs = _mutual_pairs(_module_graph(package))
     direct = [
         (a, b) for a, b in pairs if _imports_unit(package, a, b) and _imports_unit(package, b, a)
     ]
     assert direct == []
-    assert set(pairs) <= THROUGH_OTHERS.get(package, set())
-
-
-THROUGH_OTHERS: Final = {
-    "together_provider": {
-        ("together_provider.cluster", "together_provider.preview"),
-        ("together_provider.cluster", "together_provider.registry"),
-        ("together_provider.cluster", "together_provider.volume"),
-        ("together_provider.preview", "together_provider.registry"),
-        ("together_provider.preview", "together_provider.volume"),
-        ("together_provider.registry", "together_provider.volume"),
-    }
-}
+    assert pairs == []
 
 
 def _imports_unit(package: str, a: str, b: str) -> bool:

@@ -10,14 +10,8 @@ from typing import Any
 import pytest
 
 from together_facts.prices import PriceTable
-from together_provider.preview.plan import (
-    Action,
-    Outcome,
-    StackPlan,
-    lists_unchanged,
-    merge,
-    plan_outcome,
-)
+from together_provider.preview.plan import Outcome, StackPlan, lists_unchanged, plan_outcome
+from together_provider.preview_parts.steps import Action, merge
 
 PRICES = PriceTable({}, "none", "2026-01-01")
 

@@ -5,7 +5,7 @@ The engine tests (tests/integration/test_policy_pack.py) run the same checks thr
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -361,3 +361,14 @@ def test_the_reservation_policy_is_advisory_with_its_days_configurable() -> None
     policy = BY_NAME["reservation-end-ahead"]
     assert policy.level == "advisory"
     assert clusters.MIN_DAYS_LEFT in policy.config
+
+
+def test_the_reservation_policy_reads_its_days_from_the_config_and_defaults_to_seven() -> None:
+    check = BY_NAME["reservation-end-ahead"].stack_check
+    assert check is not None
+    # Ten days ahead of the clock the pack reads (days apart from any test's run time).
+    end = (datetime.now(UTC) + timedelta(days=10)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    stack = [cluster(**{**ENDING, "reservation_end_time": end})]
+    assert check(stack, {}) == []
+    (found,) = check(stack, {clusters.MIN_DAYS_LEFT: 14})
+    assert "less than 14 days from now" in found.message

@@ -32,7 +32,7 @@ from together_provider.preview.drill import (
     read_drill_report,
     render_drill,
 )
-from together_provider.preview.prices import PreviewInputError
+from together_provider.preview_parts.prices import PreviewInputError
 
 WINDOW = 300.0
 DONE = JobSeen("sweep", completions=1, succeeded=1)

@@ -1,4 +1,4 @@
-"""The preview's cost guardrails (`together_provider.preview.guardrails`) on plans made here: which
+"""The preview's cost guardrails (`preview_parts.guardrails`) on plans made here: which
 increase counts (only known costs, hourly kinds per hour, monthly ones added to a 730-hour month),
 where a threshold is crossed (strictly above it, round-off aside), when a crossing is on
 placeholder rates, and every word of the callouts."""
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from together_provider.framework.kind import Kind
-from together_provider.preview.guardrails import (
+from together_provider.preview_parts.guardrails import (
     GuardrailBreach,
     breaches,
     guardrail_lines,
@@ -20,8 +20,8 @@ from together_provider.preview.guardrails import (
     monthly_increase,
     placeholder_legend,
 )
-from together_provider.preview.kinds import preview_of
-from together_provider.preview.prices import PriceTable
+from together_provider.preview_parts.kinds import preview_of
+from together_provider.preview_parts.prices import PriceTable
 from together_provider.registry import KINDS
 
 HOURLY = next(k for k in KINDS if preview_of(k).per_hour)

@@ -10,14 +10,8 @@ from typing import Any
 import pytest
 
 from together_provider.preview import PreviewInputError, build_plan, load_price_table
-from together_provider.preview.plan import (
-    Action,
-    count,
-    known_str,
-    merge,
-    props_of,
-    state_time,
-)
+from together_provider.preview.plan import state_time
+from together_provider.preview_parts.steps import Action, count, known_str, merge, props_of
 from together_provider.registry import BY_TYPE
 
 CLUSTER_TYPE = next(t for t in BY_TYPE if t.endswith("Cluster"))

@@ -20,7 +20,7 @@ from together_provider.preview import (
     render,
 )
 from together_provider.preview.__main__ import main
-from together_provider.preview.prices import DEFAULT_PRICES_FILE
+from together_provider.preview_parts.prices import DEFAULT_PRICES_FILE
 
 PROJECT = "together-gpu-clusters"
 STACK_URN = f"urn:pulumi:dev::{PROJECT}::pulumi:pulumi:Stack::{PROJECT}-dev"

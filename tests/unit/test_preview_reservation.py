@@ -52,3 +52,29 @@ def test_a_stack_rate_prices_it_without_the_placeholder_mark() -> None:
 def test_an_unchanged_or_earlier_end_is_no_extension() -> None:
     assert "Reservation extensions:" not in render([_plan(_extend("2027-03-31T00:00:00Z"))])
     assert "Reservation extensions:" not in render([_plan(_extend("2027-03-01T00:00:00Z"))])
+
+
+def test_the_reserved_count_prices_it_even_when_zero_and_num_gpus_when_unset() -> None:
+    rates = {f"{PROJECT}:pricesPerGpuHour": json.dumps({"H100_SXM": 1.0})}
+    end = "2027-04-01T00:00:00Z"
+    none_reserved = _doc(
+        _step(
+            "update",
+            "research",
+            _state("research", 0, **{**RESERVED, "num_reserved_gpus": 0}),
+            _state("research", **{**RESERVED, "num_reserved_gpus": 0, "reservation_end_time": end}),
+        ),
+        config=rates,
+    )
+    assert "≈ $0.00 for 0 reserved GPUs" in render([_plan(none_reserved)])
+    unset = {k: v for k, v in RESERVED.items() if k != "num_reserved_gpus"}
+    by_num_gpus = _doc(
+        _step(
+            "update",
+            "research",
+            _state("research", 0, **unset),
+            _state("research", **{**unset, "reservation_end_time": end}),
+        ),
+        config=rates,
+    )
+    assert f"≈ ${16 * 24:,.2f} for 16 reserved GPUs" in render([_plan(by_num_gpus)])

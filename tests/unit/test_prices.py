@@ -22,7 +22,7 @@ from together_facts.prices import (
     parse_rates,
 )
 from together_facts.values import GPU_TYPES
-from together_provider.preview.prices import stack_overrides
+from together_provider.preview_parts.prices import stack_overrides
 
 GPU = "H100_SXM"
 

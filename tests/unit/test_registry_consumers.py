@@ -35,6 +35,8 @@ CONSUMERS = sorted(
         ROOT / "together_provider" / "stack_config.py",
         ROOT / "together_provider" / "docs.py",
         *(ROOT / "together_provider" / "preview").glob("*.py"),
+        # what every kind's preview builds on: shared, so it names none of them either
+        *(ROOT / "together_provider" / "preview_parts").glob("*.py"),
         *(ROOT / "together_provider" / "gitops").glob("*.py"),
     ]
 )
@@ -160,7 +162,7 @@ class ThingPreview:
         self.kind = kind
 
     def change(self, name: str, steps: Sequence[dict[str, Any]], prices: Any, where: str) -> Any:
-        from together_provider.preview.plan import merge
+        from together_provider.preview_parts.steps import merge
 
         return ThingChange(name, merge(steps)[1])
 

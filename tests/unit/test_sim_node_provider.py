@@ -47,7 +47,7 @@ class ApiServer:
 class Pool:
     """A pool whose slots are all held: ``acquire`` makes no real node; ``asked`` counts."""
 
-    spent = False
+    reuses = True
 
     def __init__(self) -> None:
         self.asked: list[str] = []
@@ -90,17 +90,8 @@ def test_a_full_pool_gives_a_kwok_node_and_delete_undoes_the_make() -> None:
     assert server.nodes == {} and ("DELETE", "/api/v1/nodes/n1") in server.calls
 
 
-def test_the_node_behind_a_node_object_is_a_kwok_node_unless_this_run_made_it_real() -> None:
-    provider, api, pods, _ = _setup()
-    found = provider.node_of(api, pods, {"metadata": {"name": "n9"}})
-    assert isinstance(found, KwokNode) and found.name == "n9"
-    assert provider.status() == {}
-
-
 class Real:
     """A real node stand-in: not registered until told, failing when told."""
-
-    kind = "real"
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -126,23 +117,20 @@ class Slots:
     def __init__(self, *, once: bool = False) -> None:
         self.held: dict[str, Real] = {}
         self.released: list[str] = []
-        self.once = once
-        self.given = 0
-
-    @property
-    def spent(self) -> bool:
-        return self.once and self.given >= 1
+        self.reuses = not once
+        self.free = True
 
     def acquire(self, *, name: str, **_: Any) -> Real | None:
-        if self.held or self.spent:
+        if not self.free:
             return None
-        self.given += 1
+        self.free = False
         self.held[name] = Real(name)
         return self.held[name]
 
     def release(self, node: Real) -> list[str]:
         self.released.append(node.name)
         self.held.pop(node.name, None)
+        self.free = self.reuses
         return []
 
 

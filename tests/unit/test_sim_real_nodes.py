@@ -235,6 +235,56 @@ def test_a_kwok_node_and_a_real_node_are_both_a_sim_node(tmp_path: Path) -> None
         _spec(tmp_path), "", lambda *_: None, Journal(tmp_path / "j.jsonl", Owner(1, None))
     )
     assert isinstance(kwok, SimNode) and isinstance(real, SimNode)
-    assert (kwok.kind, real.kind) == ("kwok", "real")
     assert kwok.may_go([], None, 0.0) and real.may_go([], None, 0.0)
     assert not real.ready(None) and real.ready({"metadata": {"name": NODE}}) and real.ready(None)
+
+
+def _started_pool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, reuses: bool
+) -> nodepool.RealNodePool:
+    """A pool of two slots as `start` leaves it, whose nodes neither start nor touch the host:
+    what is left to run is the slots' bookkeeping."""
+    for name in ("hold_sysctls", "release_sysctls", "read_sysctls"):
+        monkeypatch.setattr(f"together_sim.host.sysctls.{name}", lambda *_: {})
+    monkeypatch.setattr(RealNode, "make", lambda node: node)
+    monkeypatch.setattr(RealNode, "delete", lambda node: [])
+    images = NodeImages(archives=(), sandbox="localhost/pause:test")
+    pool = nodepool.RealNodePool(tmp_path, 2, tmp_path, images, reuses=reuses)
+    pool.journal = Journal.create(tmp_path / "pool.jsonl", Owner.me())
+    pool.network = Network(7)
+    pool.seed = ImageSeed(tmp_path, images, pool.journal, "seed7")
+    return pool
+
+
+def _acquire(pool: nodepool.RealNodePool, name: str) -> RealNode | None:
+    plane = JoinedPlane(Path("/nowhere"), 6443, ClusterPki(Path("/nowhere/pki")))
+    return pool.acquire(
+        name=name,
+        preemptible=True,
+        gpu_type="H100_SXM",
+        plane=plane,
+        labels=lambda spec: "",
+        on_crash=lambda *_: None,
+    )
+
+
+@pytest.mark.parametrize("reuses", [True, False])
+def test_a_slot_a_node_freed_is_given_again_unless_slots_are_given_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reuses: bool
+) -> None:
+    """--real-nodes 2: the first two nodes take slots 0 and 1, a third finds none. Once node 0
+    has gone, a fourth takes its slot again; with --real-nodes-once (reuses=False) it does not,
+    and no later node is real, even when every node has gone."""
+    pool = _started_pool(tmp_path, monkeypatch, reuses=reuses)
+    first, second = _acquire(pool, "n0"), _acquire(pool, "n1")
+    assert first is not None and second is not None
+    assert (first.spec.slot, second.spec.slot) == (0, 1)
+    assert _acquire(pool, "n2") is None
+    assert pool.release(first) == []
+    again = _acquire(pool, "n3")
+    assert (again.spec.slot if again is not None else None) == (0 if reuses else None)
+    pool.release(second)
+    if again is not None:
+        pool.release(again)
+    last = _acquire(pool, "n4")
+    assert (last.spec.slot if last is not None else None) == (0 if reuses else None)

@@ -320,6 +320,20 @@ def test_request_log_counts_api_calls_only(sim: Sim) -> None:
     assert sim.http.get("/_sim/requests").json()["total"] == 0
 
 
+def test_request_log_keeps_each_put_body_as_it_arrived(sim: Sim) -> None:
+    """A PUT's body is logged as its JSON, and one that is not JSON (answered 4xx) as its text:
+    the log still answers."""
+    cluster = sim.create()
+    path = f"/v1/compute/clusters/{cluster.cluster_id}"
+    sim.http.put(path, json={"num_gpus": 16})
+    bad = sim.http.put(path, content=b"{not json", headers={"Content-Type": "application/json"})
+    assert 400 <= bad.status_code < 500
+    response = sim.http.get("/_sim/requests")
+    assert response.status_code == 200
+    puts = [r for r in response.json()["requests"] if r["method"] == "PUT"]
+    assert [r.get("body") for r in puts] == [{"num_gpus": 16}, "{not json"]
+
+
 def test_random_reclaims_follow_the_rate(tmp_path: Path) -> None:
     config = SimulatorConfig(time_scale=0, admin=True, reclaim_rate=2.0, seed=7)
     with TestClient(create_app(config), headers={"Authorization": f"Bearer {KEY}"}) as http:

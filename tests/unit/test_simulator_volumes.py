@@ -137,6 +137,22 @@ def test_inline_shared_volume_is_created_with_the_cluster(sim: Sim) -> None:
     assert response.json()["error"]["param"] == "shared_volume.region"
 
 
+def test_a_volume_made_for_a_cluster_of_another_region_is_refused(sim: Sim) -> None:
+    cluster = sim.ready()
+    body = {"volume_name": "d", "size_tib": 1, "region": "us-west-2"}
+    response = sim.http.post(VOLUMES, json={**body, "instance_cluster_id": cluster.cluster_id})
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["param"] == "instance_cluster_id"
+    assert "Shared volume does not exist in the datacenter" in error["message"]
+    assert "us-west-2" in error["message"] and REGION in error["message"]
+    assert sim.http.get(VOLUMES).json()["volumes"] == []
+    same = sim.http.post(
+        VOLUMES, json={**body, "region": REGION, "instance_cluster_id": cluster.cluster_id}
+    )
+    assert same.status_code == 200, same.text
+
+
 def test_resize_shows_in_the_cluster_and_volumes_survive_a_restart(sim: Sim) -> None:
     volume = create_volume(sim)
     cluster = sim.ready(volume_id=volume.volume_id)

@@ -13,7 +13,8 @@ import pytest
 
 from together_facts.prices import PriceTable
 from together_provider.framework.schema import UNKNOWN
-from together_provider.preview.plan import Action, StackPlan
+from together_provider.preview.plan import StackPlan
+from together_provider.preview_parts.steps import Action
 from together_provider.registry import BY_TYPE
 from together_provider.volume.preview import (
     VolumeChange,

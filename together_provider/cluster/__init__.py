@@ -20,7 +20,7 @@ from together_provider.framework.kind import Kind
 
 if TYPE_CHECKING:
     from together_provider.cluster.lifecycle import ClusterLifecycle
-    from together_provider.preview.kinds import KindPreview
+    from together_provider.preview_parts.kinds import KindPreview
 
 
 def _lifecycle() -> type[ClusterLifecycle]:

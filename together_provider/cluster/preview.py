@@ -14,15 +14,15 @@ from together_provider.extensions import config_key
 from together_provider.framework import validators
 from together_provider.framework.kind import Kind
 from together_provider.framework.rulebook import Plan
-from together_provider.preview.cells import marked, money, signed_money
-from together_provider.preview.guardrails import (
+from together_provider.preview_parts.cells import marked, money, signed_money
+from together_provider.preview_parts.guardrails import (
     HOURS_PER_MONTH,
     PLACEHOLDER_MARK,
     placeholder_legend,
 )
-from together_provider.preview.kinds import StackPlan, attached_props
-from together_provider.preview.prices import PREEMPTIBLE_PRICE_FACTOR, PriceTable, hourly_cost
-from together_provider.preview.steps import Action, count, known_str, merge, props_of
+from together_provider.preview_parts.kinds import StackPlan, attached_props
+from together_provider.preview_parts.prices import PREEMPTIBLE_PRICE_FACTOR, PriceTable, hourly_cost
+from together_provider.preview_parts.steps import Action, count, known_str, merge, props_of
 
 DASH: Final = "\u2013"
 """The en dash of a declared range, as in "preemptible 8-32, live 24"."""
@@ -90,7 +90,8 @@ def _extension(
     if was is None or end is None or end <= was:
         return None
     days = (validators.instant(end) - validators.instant(was)).total_seconds() / 86400
-    gpus = count(new.get("num_reserved_gpus")) or count(new.get("num_gpus"))
+    reserved = count(new.get("num_reserved_gpus"))  # unset: Together reserves num_gpus
+    gpus = count(new.get("num_gpus")) if reserved is None else reserved
     gpu_type = known_str(new.get("gpu_type"))
     cost = None
     if gpus is not None and gpu_type is not None:
@@ -418,7 +419,7 @@ def price_note(changes: Sequence[ClusterChange], plan: StackPlan) -> str:
 
 
 class ClusterPreview:
-    """The Cluster's part of the PR comment (`preview.kinds.KindPreview`)."""
+    """The Cluster's part of the PR comment (`preview_parts.kinds.KindPreview`)."""
 
     plural = "clusters"
     per_hour = True

@@ -295,13 +295,14 @@ def _shortened(new: ClusterDraft, old: ClusterDraft | None) -> str | None:
 
 
 def _add_on_set(new: ClusterDraft, old: ClusterDraft | None) -> str | None:
-    """The update request changes an existing add-on's config, by name; it adds or removes none."""
+    """The update request changes an existing add-on's config, by name; it adds or removes none,
+    so a cluster created without add-ons cannot gain one either."""
     if old is None:
         return None
     was, now = old.add_ons, new.add_ons
-    if was is None or now is None or Unknown.VALUE in (was, now):
+    if now is None or Unknown.VALUE in (was, now):
         return None  # unsetting is the kept-when-unset rule's
-    before = sorted((a["name"], a["add_on_type"]) for a in was)
+    before = sorted((a["name"], a["add_on_type"]) for a in was or [])
     after = sorted((a["name"], a["add_on_type"]) for a in now)
     if before == after or replacing_fields(CLUSTER, old, new):
         return None

@@ -157,7 +157,9 @@ def record(
 
 
 def records(item: Validator, key: str) -> Validator:
-    """A list of nested objects, each parsed by `item`, told apart by `key` (unique)."""
+    """A list of nested objects, each parsed by `item`, told apart by `key` (unique). The API
+    names each entry by `key`, so their order means nothing: the parsed list is in `key` order,
+    and the same entries listed in another order are no diff."""
 
     def parse(name: str, raw: object) -> list[Any]:
         if not isinstance(raw, list | tuple):
@@ -171,7 +173,7 @@ def records(item: Validator, key: str) -> Validator:
                     "may appear once"
                 )
             seen.add(entry.get(key))
-        return parsed
+        return sorted(parsed, key=lambda entry: str(entry.get(key)))
 
     return parse
 

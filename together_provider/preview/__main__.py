@@ -22,7 +22,7 @@ from together_provider.preview import inputs
 from together_provider.preview.commands import drift_issue, post_to_pr
 from together_provider.preview.markdown import render_stack
 from together_provider.preview.plan import BAD_INPUT_EXIT, Outcome
-from together_provider.preview.prices import (
+from together_provider.preview_parts.prices import (
     DEFAULT_PRICES_FILE,
     PreviewInputError,
     load_price_table,

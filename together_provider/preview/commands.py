@@ -44,8 +44,8 @@ from together_provider.preview.inputs import (
 )
 from together_provider.preview.markdown import Trim, render_failure, render_stack
 from together_provider.preview.plan import BAD_INPUT_EXIT, Outcome, StackPlan, build_plan
-from together_provider.preview.prices import PreviewInputError, PriceTable, load_price_table
 from together_provider.preview.verdict import Verdict
+from together_provider.preview_parts.prices import PreviewInputError, PriceTable, load_price_table
 
 DRILL_ROOM: Final = len(DRILL_MARKER) + 2 + DRILL_SECTION_LIMIT
 """What a stack's preview leaves of GitHub's limit for the drill's marked section:

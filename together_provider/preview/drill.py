@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from together_provider.preview.prices import PreviewInputError
+from together_provider.preview_parts.prices import PreviewInputError
 
 DRILL_SECTION_LIMIT: Final = 8_000
 """The most characters the section takes (the poster's marker line aside): the comment keeps

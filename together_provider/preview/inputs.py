@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from together_provider.preview.drill import read_drill_report, render_drill
-from together_provider.preview.guardrails import breaches
 from together_provider.preview.plan import StackPlan, build_plan
 from together_provider.preview.policy import read_policy_events
-from together_provider.preview.prices import PreviewInputError, PriceTable
 from together_provider.preview.verdict import Verdict
+from together_provider.preview_parts.guardrails import breaches
+from together_provider.preview_parts.prices import PreviewInputError, PriceTable
 
 STDIN = "-"
 

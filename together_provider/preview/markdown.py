@@ -7,17 +7,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from together_provider.preview.cells import marked, money, signed_money
-from together_provider.preview.guardrails import (
+from together_provider.preview.plan import Outcome, StackPlan
+from together_provider.preview.policy import PolicyViolation
+from together_provider.preview.verdict import Verdict, judged
+from together_provider.preview_parts.cells import marked, money, signed_money
+from together_provider.preview_parts.guardrails import (
     HOURS_PER_MONTH,
     PLACEHOLDER_MARK,
     guardrail_lines,
     placeholder_legend,
 )
-from together_provider.preview.kinds import preview_of
-from together_provider.preview.plan import Action, Outcome, StackPlan
-from together_provider.preview.policy import PolicyViolation
-from together_provider.preview.verdict import Verdict, judged
+from together_provider.preview_parts.kinds import preview_of
+from together_provider.preview_parts.steps import Action
 
 __all__ = [
     "HOURS_PER_MONTH",

@@ -12,14 +12,9 @@ from typing import Any, Final
 
 from together_provider.extensions import PreviewExtension, StackConfigExtension, config_key
 from together_provider.framework.kind import Kind
-from together_provider.preview.kinds import Change, preview_of
-from together_provider.preview.prices import PreviewInputError, PriceTable, stack_overrides
-from together_provider.preview.steps import _REPLACE_OPS
-from together_provider.preview.steps import Action as Action  # re-exported, as are these four
-from together_provider.preview.steps import count as count
-from together_provider.preview.steps import known_str as known_str
-from together_provider.preview.steps import merge as merge
-from together_provider.preview.steps import props_of as props_of
+from together_provider.preview_parts.kinds import Change, preview_of
+from together_provider.preview_parts.prices import PreviewInputError, PriceTable, stack_overrides
+from together_provider.preview_parts.steps import REPLACE_OPS, Action
 from together_provider.registry import BY_TYPE, KINDS
 
 _MONITOR_NOISE: Final = "Resource monitor has terminated"
@@ -105,7 +100,7 @@ def plan_outcome(plan: StackPlan) -> Outcome:
         return Outcome.BLOCKED
     actions = {c.action for c in all_changes(plan)}
     ops = {op for op, count in plan.change_summary.items() if count}
-    if actions & {Action.REPLACE, Action.DELETE} or ops & (_REPLACE_OPS | {"delete"}):
+    if actions & {Action.REPLACE, Action.DELETE} or ops & (REPLACE_OPS | {"delete"}):
         return Outcome.REPLACEMENT
     if actions - {Action.SAME} or ops - {"same"}:
         return Outcome.CHANGES

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from together_provider.preview.prices import PreviewInputError
+from together_provider.preview_parts.prices import PreviewInputError
 
 MANDATORY: Final = "mandatory"
 ROOT_STACK_TYPE: Final = "pulumi:pulumi:Stack"

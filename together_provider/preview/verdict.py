@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from together_provider.preview.guardrails import GuardrailBreach
 from together_provider.preview.plan import Outcome, StackPlan
 from together_provider.preview.policy import PolicyViolation
+from together_provider.preview_parts.guardrails import GuardrailBreach
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from together_provider.volume.rules import RULEBOOK
 from together_provider.volume.table import TYPE_NAME, VOLUME
 
 if TYPE_CHECKING:
-    from together_provider.preview.kinds import KindPreview
+    from together_provider.preview_parts.kinds import KindPreview
     from together_provider.volume.lifecycle import VolumeLifecycle
 
 

@@ -11,11 +11,11 @@ from typing import Any, Final
 from together_provider.extensions import config_key
 from together_provider.framework.kind import Kind
 from together_provider.framework.schema import UNKNOWN
-from together_provider.preview.cells import marked, signed_money
-from together_provider.preview.guardrails import placeholder_legend
-from together_provider.preview.kinds import StackPlan
-from together_provider.preview.prices import PriceTable
-from together_provider.preview.steps import Action, merge
+from together_provider.preview_parts.cells import marked, signed_money
+from together_provider.preview_parts.guardrails import placeholder_legend
+from together_provider.preview_parts.kinds import StackPlan
+from together_provider.preview_parts.prices import PriceTable
+from together_provider.preview_parts.steps import Action, merge
 
 _PAST: Final = {"delete": "deleted", "replace": "replaced"}
 
@@ -88,7 +88,7 @@ def volume_change(
 
 
 PLACEHOLDER_MARK: Final = "†"
-"""The mark of a cost computed from a placeholder rate (`preview.guardrails.PLACEHOLDER_MARK`)."""
+"""The mark of a cost from a placeholder rate (`preview_parts.guardrails.PLACEHOLDER_MARK`)."""
 
 
 def _money(value: float | None, placeholder: bool = False) -> str:
@@ -202,7 +202,7 @@ def rate_note(rate: float | None, source: str, placeholder: bool = False) -> str
 
 
 class VolumePreview:
-    """The SharedVolume's part of the PR comment (`preview.kinds.KindPreview`)."""
+    """The SharedVolume's part of the PR comment (`preview_parts.kinds.KindPreview`)."""
 
     plural = "shared volumes"
     per_hour = False

@@ -22,6 +22,7 @@ from together_sim.clusters.state import SimCluster, reservation_end
 from together_sim.echo import updated
 from together_sim.errors import SimError
 from together_sim.requests import SimCreateRequest
+from together_sim.volumes import check_same_region
 
 __all__ = ["create_cluster", "lowers", "update_cluster"]
 
@@ -240,13 +241,7 @@ def _check_volumes(world: Operated, req: ClusterCreateRequest) -> None:
     if req.volume_id:
         world.volumes.check_attachable(req.volume_id, req.region)
     if req.shared_volume is not None:
-        if req.shared_volume.region != req.region:
-            raise SimError(
-                400,
-                f"shared_volume.region {req.shared_volume.region!r} differs from the cluster's "
-                f"region {req.region!r}; a volume is only reachable in its own region",
-                param="shared_volume.region",
-            )
+        check_same_region(req.shared_volume.region, req.region, param="shared_volume.region")
         world.volumes.check_create(req.shared_volume)
 
 

@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from together_sim.host import cgroups, mounts, processes, shared, sysctls, systemd
 
-__all__ = ["Change", "Journal", "Owner", "Undone", "check_undo_args", "sweep"]
+__all__ = ["Change", "Journal", "Owner", "Undone", "sweep"]
 
 
 _POOL_GLOB: Final = "pool-*.jsonl"
@@ -124,7 +124,7 @@ class Journal:
         """Append a change, durably, before the caller makes it. Its arguments are checked
         against the undo that will read them back, now: a wrong name would otherwise fail at
         the undo, in another process, after the one that wrote it is gone."""
-        check_undo_args(kind, args)
+        _check_undo_args(kind, args)
         with _lock_of(self.path):
             self._seq += 1
             change = Change(self._seq, kind, args)
@@ -216,7 +216,7 @@ class Journal:
         os.replace(tmp, self.path)
 
 
-def check_undo_args(kind: str, args: dict[str, Any]) -> None:
+def _check_undo_args(kind: str, args: dict[str, Any]) -> None:
     """Raise ValueError unless the undo of ``kind`` takes exactly ``args`` (each by name)."""
     undo = UNDO.get(kind, _forget_args if kind == "forget" else None)
     if undo is None:

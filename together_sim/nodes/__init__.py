@@ -4,7 +4,7 @@ saying what it left on the host."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Final, Protocol, Self, runtime_checkable
+from typing import Any, Final, Protocol, Self, runtime_checkable
 
 from together_sim.plane.client import KubeApi
 
@@ -22,9 +22,6 @@ DRAIN_STARTED: Final = "together-sim/drain-started"
 class SimNode(Protocol):
     """What the cluster's mirror asks of any node, as kind's and kwokctl's node providers do:
     the mirror, the reclaim path and the autoscaler's view know nothing else of a node."""
-
-    kind: ClassVar[str]
-    """``kwok`` or ``real``."""
 
     @property
     def name(self) -> str: ...

@@ -4,7 +4,7 @@ ending its pods and deleting it (:class:`together_sim.nodes.SimNode`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 from together_facts.values import COMPUTE_CLASS_LABEL, GPUS_PER_NODE, PREEMPTIBLE
 from together_sim.nodes import NODE_LABEL
@@ -56,7 +56,6 @@ class KwokNode:
     making it is a create (and the GPUs in its status) and removing it ends its pods (Failed,
     137: :meth:`PodClock.remove_with_node`) and deletes it."""
 
-    kind: ClassVar[str] = "kwok"
     api: KubeApi
     body: Obj
     """The Node (:func:`kwok_node_object`); once made, as the API server answered."""

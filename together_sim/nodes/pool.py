@@ -4,6 +4,7 @@ which names each node's (:mod:`together_sim.host.journal`)."""
 
 from __future__ import annotations
 
+import bisect
 import json
 import logging
 import os
@@ -78,8 +79,9 @@ class RealNodePool:
         self.reuses = reuses
         """Whether a slot a node freed is given again (``--real-nodes-once``: not, so only the
         first ``slots`` nodes made are real)."""
-        self._given = 0
-        """How many real nodes this pool has made."""
+        self._free = list(range(slots))
+        """The slots a new node may take, lowest first; :meth:`release` gives one back only
+        when the pool :attr:`reuses` its slots."""
         self.kube_bin = kube_bin
         self.images = images
         self.network: Network | None = None
@@ -99,11 +101,6 @@ class RealNodePool:
         self._lock = threading.Lock()
         self._closing = False
         """Set by :meth:`close`: no node is made from then on (a mirror's last pass may ask)."""
-
-    @property
-    def spent(self) -> bool:
-        """Whether no node will ever be real again (``--real-nodes-once``, every slot given)."""
-        return not self.reuses and self._given >= self.slots
 
     @property
     def _holder(self) -> str:
@@ -169,11 +166,10 @@ class RealNodePool:
         labels: Callable[[RealNodeSpec], str],
         on_crash: Callable[[RealNode, str, int], None],
     ) -> RealNode | None:
-        """A started real node for ``name`` in a free slot, or None when every slot is held
-        (the provider then makes a KWOK node), or once the pool is closing."""
+        """A started real node for ``name`` in the lowest free slot, or None when no slot is
+        free (the provider then makes a KWOK node), or once the pool is closing."""
         with self._lock:
-            free = [s for s in range(self.slots) if s not in self._nodes]
-            if not free or self._closing or self.spent:
+            if not self._free or self._closing:
                 return None
             assert self.network is not None and self.journal is not None, "pool not started"
             assert self.seed is not None, "the pool is not started"
@@ -181,8 +177,8 @@ class RealNodePool:
                 self.slots, self.kube_bin, self.images, self.seed, self.network, self.cgroup_parent
             )
             spec = RealNodeSpec(
-                name=name, slot=free[0], preemptible=preemptible, gpu_type=gpu_type, plane=plane,
-                pool=share,
+                name=name, slot=self._free.pop(0), preemptible=preemptible, gpu_type=gpu_type,
+                plane=plane, pool=share,
             )  # fmt: skip
             if not self._holding:
                 before = sysctls.read_sysctls()
@@ -192,17 +188,19 @@ class RealNodePool:
             node_journal = self.journal.new_child(f"node-{spec.slot}")
             node = RealNode(spec, labels(spec), on_crash, node_journal)
             self._nodes[spec.slot] = node
-            self._given += 1
         return node.make()
 
     def release(self, node: RealNode) -> list[str]:
-        """Remove ``node`` from the host and free its slot; the last one out restores the
-        kernel settings its kubelets rewrote. Returns what could not be removed: the slot of
-        such a node stays taken (its namespace may be there) until the pool closes."""
+        """Remove ``node`` from the host and free its slot (to be given again if the pool
+        :attr:`reuses` slots); the last one out restores the kernel settings its kubelets
+        rewrote. Returns what could not be removed: the slot of such a node stays taken (its
+        namespace may be there) until the pool closes."""
         left = node.delete()
         with self._lock:
             if not left and self._nodes.get(node.spec.slot) is node:
                 del self._nodes[node.spec.slot]
+                if self.reuses:
+                    bisect.insort(self._free, node.spec.slot)
             if not self._nodes and self._holding:
                 sysctls.release_sysctls(self._holder)
                 self._holding = False

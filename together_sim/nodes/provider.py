@@ -86,16 +86,11 @@ class NodeProvider:
         if (
             leaving
             and self.pool is not None
-            and not self.pool.spent  # a slot freed is not given again: no use waiting for it
+            and self.pool.reuses  # the slot the leaving node frees will be given again
             and node.node_id not in self._kwok_only
         ):
             return None
         return KwokNode(api, kwok_node_object(gpu_type, node), pods).make()
-
-    def node_of(self, api: KubeApi, pods: PodClock, k8s: Obj) -> SimNode:
-        """The node behind a Node object: this run's real node, else a KWOK node."""
-        real = self._real.get(k8s["metadata"]["name"])
-        return real if real is not None else KwokNode(api, k8s, pods)
 
     def draining(self, name: str) -> None:
         """The node's drain was seen now: its pods' grace periods count from here (real

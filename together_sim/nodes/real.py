@@ -15,7 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Final
+from typing import Any, Final
 
 from together_sim.host import cgroups, shared
 from together_sim.host.image_seed import ImageSeed
@@ -228,7 +228,6 @@ class RealNode:
     dies with that thread, ``PR_SET_PDEATHSIG``), which then watches them: a process that exits
     while the node should run is reported once through ``on_crash``."""
 
-    kind: ClassVar[str] = "real"
     spec: RealNodeSpec
     labels: str
     on_crash: Callable[[RealNode, str, int], None]

@@ -9,6 +9,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Final
 
+from together_facts.values import DRAIN_WINDOW_SECONDS
 from together_sim.plane.client import KubeApi, KubeApiError, rfc3339
 
 __all__ = [
@@ -34,7 +35,7 @@ EXIT_CODE: Final = "together-sim/exit-code"
 STOPPING: Final = "together-sim/stopping"
 DEFAULT_RUN_SECONDS: Final = 60.0
 """A Job's pod without ``together-sim/run-seconds`` runs one simulated minute."""
-MAX_GRACE_SECONDS: Final = 300
+MAX_GRACE_SECONDS: Final = DRAIN_WINDOW_SECONDS
 """Together's drain window: no pod gets a longer grace period on a reclaim."""
 DEFAULT_GRACE_SECONDS: Final = 30  # Kubernetes' default terminationGracePeriodSeconds
 EXIT_SIGTERM: Final = 143

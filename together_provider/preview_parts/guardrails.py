@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from together_provider.framework.kind import Kind
-from together_provider.preview.kinds import preview_of
-from together_provider.preview.prices import PriceTable
+from together_provider.preview_parts.kinds import preview_of
+from together_provider.preview_parts.prices import PriceTable
 
 
 class Priced(Protocol):

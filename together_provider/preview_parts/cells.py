@@ -3,7 +3,7 @@ the registry, so each kind's `preview.py` builds on it."""
 
 from __future__ import annotations
 
-from together_provider.preview.guardrails import PLACEHOLDER_MARK
+from together_provider.preview_parts.guardrails import PLACEHOLDER_MARK
 
 __all__ = ["marked", "money", "signed_money"]
 

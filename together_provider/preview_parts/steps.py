@@ -10,11 +10,11 @@ from typing import Any, Final
 
 from together_provider.framework.schema import UNKNOWN
 
-__all__ = ["Action", "count", "known_str", "merge", "props_of"]
+__all__ = ["REPLACE_OPS", "Action", "count", "known_str", "merge", "props_of"]
 
 # What the engine prints, checked against CLI v3.274.1: a replacement is one `replace` step, or
 # three (`delete-replaced`, `replace`, `create-replacement`) with `--show-replacement-steps`.
-_REPLACE_OPS: Final = frozenset({"replace", "create-replacement", "delete-replaced"})
+REPLACE_OPS: Final = frozenset({"replace", "create-replacement", "delete-replaced"})
 
 
 class Action(enum.StrEnum):
@@ -35,7 +35,7 @@ _ACTIONS: Final[Mapping[str, Action]] = {
     "same": Action.SAME,
     "refresh": Action.SAME,
     "read": Action.SAME,
-    **dict.fromkeys(_REPLACE_OPS, Action.REPLACE),
+    **dict.fromkeys(REPLACE_OPS, Action.REPLACE),
 }
 
 

@@ -12,7 +12,7 @@ from together_provider.framework.kind import Kind
 from together_provider.framework.schema import UNKNOWN
 
 if TYPE_CHECKING:
-    from together_provider.preview.prices import PriceTable
+    from together_provider.preview_parts.prices import PriceTable
 
 
 class Change(Protocol):
