@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 
 from testkit.realnodes import done_beside_others, real_nodes_beside_others, real_nodes_or_skip
-from testkit.wait import scaled, wait_for
+from testkit.wait import wait_for
 from together_sim.banner import read_banner
 
 __all__ = ["SimulatorProcess"]
@@ -116,7 +116,7 @@ class SimulatorProcess:
 
     def _read_banner(self) -> str:
         assert self._proc is not None
-        url = read_banner(self._proc, scaled(self.startup_timeout), 0.1)
+        url = read_banner(self._proc, self.startup_timeout, 0.1)
         if url is not None:
             return url
         self.stop()

@@ -3,22 +3,13 @@ simulator, an API server, a controller) to get somewhere, never for simulated ti
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from typing import TypeVar
 
-__all__ = ["TIMEOUT_SCALE_ENV", "scaled", "wait_for"]
-
-TIMEOUT_SCALE_ENV = "TOGETHER_TIMEOUT_SCALE"
+__all__ = ["wait_for"]
 
 T = TypeVar("T")
-
-
-def scaled(timeout: float) -> float:
-    """``timeout`` times ``$TOGETHER_TIMEOUT_SCALE`` (1 unless set): a slower machine, such as the
-    VM tests' emulated CPU (tests/vm), waits longer for the same events, never for others."""
-    return timeout * float(os.environ.get(TIMEOUT_SCALE_ENV) or 1)
 
 
 def wait_for(
@@ -35,7 +26,6 @@ def wait_for(
     `each` runs before every poll (e.g. a simulator's clock advanced one step, so simulated
     time passes while real processes catch up); an error in `ignore` counts as "not yet". After
     `timeout` real seconds it fails naming `what` and the last answer."""
-    timeout = scaled(timeout)
     deadline = time.monotonic() + timeout
     last: object = None
     while True:

@@ -22,7 +22,7 @@ from together_sim.host.journal import Journal, Owner
 from together_sim.host.network import MAX_SLOTS, Network, claim_network
 from together_sim.nodes.real import JoinedPlane, PoolShare, RealNode, RealNodeSpec
 
-__all__ = ["RECORD_FILE", "RealNodePool", "real_nodes_unavailable"]
+__all__ = ["RECORD_FILE", "RealNodePool", "place_cgroups", "real_nodes_unavailable"]
 
 RECORD_FILE: Final = "real-nodes.json"
 """``<root>/real-nodes.json``: the bridge's index and the pool's journal, so a restarted
@@ -58,6 +58,22 @@ def real_nodes_unavailable(kube_bin: Path | None = None) -> str:
     if kube_bin is not None and not (kube_bin / "kubelet").exists():
         return f"no kubelet in {kube_bin}: rebuild with tools/kube/build.sh (it builds the kubelet)"
     return ""
+
+
+def place_cgroups(journal: Journal, index: int) -> tuple[str, subprocess.Popen[bytes] | None]:
+    """Where the cgroups of the pool with bridge ``tsim<index>`` go, and the process that holds
+    that place. On a cgroup v2 host with systemd: a delegated scope of its own
+    (:mod:`together_sim.host.systemd` says why), in the journal before it is made, then its
+    holder; elsewhere ``together-sim`` below the root of each hierarchy, held by nothing."""
+    if not systemd.manages_cgroups():
+        return cgroups.PARENT, None
+    unit = systemd.scope_unit(index)
+    journal.record("scope", unit=unit)
+    holder, parent = systemd.start_scope(unit)
+    started = processes.process_started(holder.pid)
+    if started is not None:
+        journal.record("process", pid=holder.pid, started=started, name="scope-holder")
+    return parent, holder
 
 
 class RealNodePool:
@@ -131,19 +147,8 @@ class RealNodePool:
         return self
 
     def _place_cgroups(self) -> None:
-        """On a cgroup v2 host with systemd, put every cgroup of this pool in a delegated scope
-        of its own (:mod:`together_sim.host.systemd`: why), in the journal before it is made,
-        with the process that holds it; elsewhere they go below ``together-sim``."""
         assert self.journal is not None and self.network is not None, "the pool is not started"
-        if not systemd.manages_cgroups():
-            return
-        unit = systemd.scope_unit(self.network.index)
-        self.journal.record("scope", unit=unit)
-        holder, self.cgroup_parent = systemd.start_scope(unit)
-        self._scope_holder = holder
-        started = processes.process_started(holder.pid)
-        if started is not None:
-            self.journal.record("process", pid=holder.pid, started=started, name="scope-holder")
+        self.cgroup_parent, self._scope_holder = place_cgroups(self.journal, self.network.index)
 
     def _previous_index(self) -> int | None:
         try:
