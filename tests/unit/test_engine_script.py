@@ -236,7 +236,7 @@ FAKE_BUILD = """#!/usr/bin/env bash
 set -euo pipefail
 NAME="fake"
 VERSION="1.0"
-CACHE_ROOT="$FAKE_CACHE"
+CACHE_ENV=FAKE_CACHE
 INPUTS=(input.txt)
 installed() { return 1; }
 complete() { [ -x "$1/tool" ]; }

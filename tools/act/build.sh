@@ -15,24 +15,11 @@ set -euo pipefail
 NAME="act"
 VERSION="0.2.89"
 MODULE="github.com/nektos/act"
-CACHE_ROOT="${TOGETHER_ACT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/together-gpu-clusters/act}"
-INPUTS=(go.mod go.sum)
-
-installed() { dir_on_path act; }
-
-complete() { [ -x "$1/act" ]; }
-
-build() {
-  local stage="$1"
-  require_go "act (no 'act' is on PATH)" "Install Go, or put an act on PATH."
-  export GOFLAGS="${GOFLAGS:-} -mod=readonly"
-  say "building $MODULE v$VERSION"
-  say "a cold build downloads ~150 MB of modules and compiles for a few minutes"
-  go_download "$MODULE@v$VERSION (does the proxy serve that version? go list -m -versions $MODULE)"
-  go_build -buildvcs=false -trimpath -ldflags "-s -w" -o "$stage/act" "$MODULE"
-  "$stage/act" --version >/dev/null || die "the built act does not run"
-}
+CACHE_ENV=TOGETHER_ACT_CACHE
+CHECK=--version
+NOTE="a cold build downloads ~150 MB of modules and compiles for a few minutes"
 
 # shellcheck source=../lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+upstream_program act "$MODULE" "act"
 main "$@"

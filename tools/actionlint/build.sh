@@ -14,24 +14,11 @@ set -euo pipefail
 NAME="actionlint"
 VERSION="1.7.12"
 MODULE="github.com/rhysd/actionlint"
-CACHE_ROOT="${TOGETHER_ACTIONLINT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/together-gpu-clusters/actionlint}"
-INPUTS=(go.mod go.sum)
-
-installed() { dir_on_path actionlint; }
-
-complete() { [ -x "$1/actionlint" ]; }
-
-build() {
-  local stage="$1"
-  require_go "actionlint (no 'actionlint' is on PATH)" "Install Go, or put an actionlint on PATH."
-  export GOFLAGS="${GOFLAGS:-} -mod=readonly"
-  say "building $MODULE v$VERSION (cmd/actionlint)"
-  go_download "$MODULE@v$VERSION (does the proxy serve that version? go list -m -versions $MODULE)"
-  go_build -buildvcs=false -trimpath -ldflags "-s -w -X $MODULE.version=v$VERSION" \
-    -o "$stage/actionlint" "$MODULE/cmd/actionlint"
-  "$stage/actionlint" -version >/dev/null || die "the built actionlint does not run"
-}
+CACHE_ENV=TOGETHER_ACTIONLINT_CACHE
+VERSION_VAR="$MODULE.version"
+CHECK=-version
 
 # shellcheck source=../lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+upstream_program actionlint "$MODULE/cmd/actionlint" "actionlint"
 main "$@"

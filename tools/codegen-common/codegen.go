@@ -78,8 +78,38 @@ func readSchema(path string) ([]byte, error) {
 	return raw, nil
 }
 
-// Spec parses the schema and checks that it names a package and a version.
-func Spec(raw []byte) (schema.PackageSpec, error) {
+// Package is the schema bound for a generator: its language.<language> section is decoded into
+// info (a pointer to the generator's package-info type, e.g. *nodejs.NodePackageInfo), complete
+// checks it and fills in the packaging the tool adds (it sees the whole schema), and the section
+// is written back before the schema is bound.
+func Package(
+	raw []byte, language string, info any, complete func(spec schema.PackageSpec) error,
+) (*schema.Package, error) {
+	spec, err := parseSpec(raw)
+	if err != nil {
+		return nil, err
+	}
+	if section, ok := spec.Language[language]; ok {
+		if err := json.Unmarshal(section, info); err != nil {
+			return nil, fmt.Errorf("the schema's language.%s does not parse: %w", language, err)
+		}
+	}
+	if err := complete(spec); err != nil {
+		return nil, err
+	}
+	section, err := json.Marshal(info)
+	if err != nil {
+		return nil, err
+	}
+	if spec.Language == nil {
+		spec.Language = map[string]schema.RawMessage{}
+	}
+	spec.Language[language] = section
+	return bind(spec)
+}
+
+// parseSpec parses the schema and checks that it names a package and a version.
+func parseSpec(raw []byte) (schema.PackageSpec, error) {
 	var spec schema.PackageSpec
 	if err := json.Unmarshal(raw, &spec); err != nil {
 		return spec, fmt.Errorf("the schema is not a Pulumi package schema: %w", err)
@@ -90,8 +120,8 @@ func Spec(raw []byte) (schema.PackageSpec, error) {
 	return spec, nil
 }
 
-// Bind binds the schema with its validation: an invalid schema is an error naming the field.
-func Bind(spec schema.PackageSpec) (*schema.Package, error) {
+// bind binds the schema with its validation: an invalid schema is an error naming the field.
+func bind(spec schema.PackageSpec) (*schema.Package, error) {
 	pkg, diags, err := schema.BindSpec(spec, NoDependencies{}, schema.ValidationOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("cannot bind the schema: %w", err)

@@ -16,25 +16,9 @@ set -euo pipefail
 
 NAME="go-codegen"
 VERSION="3.248.0"  # pulumi's pkg/v3 = main.go's sdkVersion
-CACHE_ROOT="${TOGETHER_GO_CODEGEN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/together-gpu-clusters/go-codegen}"
-INPUTS=(go.mod go.sum '*.go' ../codegen-common/go.mod '../codegen-common/*.go')
-
-# Ours alone: no release ships this generator.
-installed() { return 1; }
-
-complete() { [ -x "$1/go-codegen" ]; }
-
-build() {
-  local stage="$1"
-  require_go "the Go SDK generator"
-  export GOFLAGS="${GOFLAGS:-} -mod=readonly"
-  say "building go-codegen (pulumi pkg v$VERSION code generators) into $stage"
-  say "the first build compiles pulumi's code generators (a few minutes); later builds reuse Go's cache"
-  go_download "the Go SDK generator"
-  go_build -buildvcs=false -trimpath -tags osusergo,grpcnotrace -ldflags "-s -w" \
-    -o "$stage/go-codegen" .
-}
+CACHE_ENV=TOGETHER_GO_CODEGEN_CACHE
 
 # shellcheck source=../lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+sdk_generator go-codegen "the Go SDK generator"
 main "$@"

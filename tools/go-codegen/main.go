@@ -17,12 +17,12 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
 
 	gogen "github.com/pulumi/pulumi/pkg/v3/codegen/go"
+	"github.com/pulumi/pulumi/pkg/v3/codegen/schema"
 	codegen "local.invalid/codegen-common"
 )
 
@@ -46,30 +46,17 @@ func main() {
 // generate returns the SDK's files, path -> content: go.mod at the top, the package in a
 // directory named after the last element of the import path.
 func generate(raw []byte) (map[string][]byte, error) {
-	spec, err := codegen.Spec(raw)
-	if err != nil {
-		return nil, err
-	}
 	var info gogen.GoPackageInfo
-	if raw, ok := spec.Language["go"]; ok {
-		if err := json.Unmarshal(raw, &info); err != nil {
-			return nil, fmt.Errorf("the schema's language.go does not parse: %w", err)
+	pkg, err := codegen.Package(raw, "go", &info, func(schema.PackageSpec) error {
+		if info.ImportBasePath == "" {
+			return errors.New("the schema has no language.go.importBasePath: " +
+				"set it in together_provider/hosts/native/package_schema.py (GO_IMPORT_PATH)")
 		}
-	}
-	if info.ImportBasePath == "" {
-		return nil, errors.New("the schema has no language.go.importBasePath: " +
-			"set it in together_provider/hosts/native/package_schema.py (GO_IMPORT_PATH)")
-	}
-	// The SDK's version is the schema's (the Python package's), so the plugin version the SDK
-	// asks the engine for is the one that served the schema.
-	info.RespectSchemaVersion = true
-	rawInfo, err := json.Marshal(info)
-	if err != nil {
-		return nil, err
-	}
-	spec.Language["go"] = rawInfo
-
-	pkg, err := codegen.Bind(spec)
+		// The SDK's version is the schema's (the Python package's), so the plugin version the
+		// SDK asks the engine for is the one that served the schema.
+		info.RespectSchemaVersion = true
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}

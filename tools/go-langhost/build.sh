@@ -21,26 +21,9 @@ set -euo pipefail
 
 NAME="go-langhost"
 VERSION="3.248.0"  # pulumi's sdk = the Go SDK programs pin (tools/go-codegen)
-CACHE_ROOT="${TOGETHER_GO_LANGHOST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/together-gpu-clusters/go-langhost}"
-INPUTS=(go.mod go.sum '*.go' ../langhost-common/go.mod '../langhost-common/*.go')
-
-installed() { dir_on_path pulumi-language-go; }
-
-complete() { [ -x "$1/pulumi-language-go" ]; }
-
-build() {
-  local stage="$1"
-  require_go "the Go language host (no 'pulumi-language-go' is on PATH)" \
-    "Install Go, or put a pulumi-language-go on PATH."
-  export GOFLAGS="${GOFLAGS:-} -mod=readonly"
-  say "building pulumi-language-go (sdk v$VERSION) into $stage"
-  go_download "the Go language host"
-  go_build -buildvcs=false -trimpath -tags osusergo,grpcnotrace \
-    -ldflags "-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v$VERSION" \
-    -o "$stage/pulumi-language-go" .
-  "$stage/pulumi-language-go" -version >/dev/null || die "the built host does not run"
-}
+CACHE_ENV=TOGETHER_GO_LANGHOST_CACHE
 
 # shellcheck source=../lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+language_host pulumi-language-go "the Go language host"
 main "$@"

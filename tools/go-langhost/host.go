@@ -100,7 +100,7 @@ func (h *host) GetProgramDependencies(
 		}
 		packages = append(packages, plugin.DependencyInfo{Name: r.Path, Version: version})
 	}
-	return langhost.Dependencies(packages), nil
+	return langhost.Dependencies(packages, nil)
 }
 
 // InstallDependencies is `pulumi install`: `go mod download` in the program directory, which
@@ -194,13 +194,13 @@ func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.R
 // The environment the Go SDK reads in pulumi.Run: its Env* constants (sdk/v3/go/pulumi/run.go),
 // named here rather than imported: importing that package compiles the Go SDK's runtime into the
 // host (4 packages the Node.js host does not build: a fresh build took 79 s instead of 10 s on
-// the busy 2-core machine) only to read nine names. test_native_go.py runs a program on them.
+// the busy 2-core machine) only to read these names (PULUMI_CONFIG and its secret keys come from
+// langhost.ConfigEnv). test_native_go.py runs a program on them.
 const (
 	envOrganization  = "PULUMI_ORGANIZATION"
 	envProject       = "PULUMI_PROJECT"
 	envRootDirectory = "PULUMI_ROOT_DIRECTORY"
 	envStack         = "PULUMI_STACK"
-	envConfig        = "PULUMI_CONFIG"
 	envParallel      = "PULUMI_PARALLEL"
 	envDryRun        = "PULUMI_DRY_RUN"
 	envMonitor       = "PULUMI_MONITOR"
@@ -211,24 +211,15 @@ const (
 // and its secret keys (a JSON array, PULUMI_CONFIG_SECRET_KEYS), and where the engine and the
 // resource monitor listen. Empty values are left out, as upstream.
 func runEnv(req *pulumirpc.RunRequest, engine string) ([]string, error) {
-	var env []string
+	env, err := langhost.ConfigEnv(req)
+	if err != nil {
+		return nil, err
+	}
 	add := func(name, value string) {
 		if value != "" {
 			env = append(env, name+"="+value)
 		}
 	}
-	if cfg := req.GetConfig(); cfg != nil {
-		raw, err := json.Marshal(cfg)
-		if err != nil {
-			return nil, fmt.Errorf("failed to serialize configuration: %w", err)
-		}
-		add(envConfig, string(raw))
-	}
-	keys, err := langhost.SecretKeysEnv(req)
-	if err != nil {
-		return nil, err
-	}
-	env = append(env, keys)
 	add(envOrganization, req.GetOrganization())
 	add(envProject, req.GetProject())
 	add(envRootDirectory, req.GetInfo().GetRootDirectory())

@@ -26,7 +26,7 @@
 set -euo pipefail
 
 NAME="images"
-CACHE_ROOT="${TOGETHER_IMAGES_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/together-gpu-clusters/images}"
+CACHE_ENV=TOGETHER_IMAGES_CACHE
 BUILD_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO_DIR="$(cd "$BUILD_DIR/../.." && pwd)"
 AUTOSCALER_VERSION="$(sed -n 's/^version = "\(.*\)"$/\1/p' "$REPO_DIR/pyproject.toml" | head -n1)"
@@ -60,16 +60,8 @@ for host_binary in "$PYTHON" "$BUSYBOX" "$LIBC"; do
   [ -f "$host_binary" ] && INPUTS+=("$host_binary")
 done
 
-ARCHIVES=(pause.tar python.tar autoscaler.tar)
-
-# Ours alone: nothing installs these images.
-installed() { return 1; }
-
-complete() {
-  local archive
-  for archive in "${ARCHIVES[@]}"; do [ -s "$1/$archive" ] || return 1; done
-  [ -f "$1/images.txt" ]
-}
+# Ours alone (no ON_PATH): nothing installs these images. No PROGRAMS: the archives and their list.
+FILES=(pause.tar python.tar autoscaler.tar images.txt)
 
 require_tools() {
   local tool missing=()

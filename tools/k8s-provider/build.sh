@@ -20,12 +20,10 @@ NAME="k8s-provider"
 VERSION="4.25.0"
 MODULE="github.com/pulumi/pulumi-kubernetes/provider/v4"
 PLUGIN="pulumi-resource-kubernetes"
-CACHE_ROOT="${TOGETHER_K8S_PROVIDER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/together-gpu-clusters/k8s-provider}"
+CACHE_ENV=TOGETHER_K8S_PROVIDER_CACHE
 INPUTS=(go.mod go.sum)
-
-installed() { dir_on_path "$PLUGIN"; }
-
-complete() { [ -x "$1/$PLUGIN" ]; }
+PROGRAMS=("$PLUGIN")
+ON_PATH="$PLUGIN"
 
 build() {
   local stage="$1" rev src log

@@ -22,18 +22,11 @@ KUBE_VERSION="1.36.3"
 ETCD_VERSION="3.6.8"
 KWOK_VERSION="0.8.0"
 VERSION="$KUBE_VERSION-etcd$ETCD_VERSION-kwok$KWOK_VERSION"
-CACHE_ROOT="${TOGETHER_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/together-gpu-clusters/kube}"
+CACHE_ENV=TOGETHER_KUBE_CACHE
 INPUTS=(go.mod go.sum)
-BINARIES=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kwok)
-
-# Ours alone: the simulator needs these exact versions and KWOK's stages beside them.
-installed() { return 1; }
-
-complete() {
-  local b
-  for b in "${BINARIES[@]}"; do [ -x "$1/$b" ] || return 1; done
-  [ -f "$1/kwok-stages/node/node-initialize.yaml" ]
-}
+# Ours alone (no ON_PATH): the simulator needs these exact versions and KWOK's stages beside them.
+PROGRAMS=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kwok)
+FILES=(kwok-stages/node/node-initialize.yaml)
 
 build() {
   local stage="$1" v=k8s.io/component-base/version ldflags kwok_dir

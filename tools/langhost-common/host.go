@@ -70,13 +70,19 @@ func (h *Host) Cancel(context.Context, *emptypb.Empty) (*emptypb.Empty, error) {
 	return &emptypb.Empty{}, nil
 }
 
-// Dependencies is GetProgramDependencies' answer for the packages a toolchain listed.
-func Dependencies(packages []plugin.DependencyInfo) *pulumirpc.GetProgramDependenciesResponse {
+// Dependencies is GetProgramDependencies' answer for what a toolchain's listing returned: the
+// packages it listed, or its error (err), so that a host returns Dependencies(tc.ListPackages(...)).
+func Dependencies(
+	packages []plugin.DependencyInfo, err error,
+) (*pulumirpc.GetProgramDependenciesResponse, error) {
+	if err != nil {
+		return nil, fmt.Errorf("failed to list the program's dependencies: %w", err)
+	}
 	deps := make([]*pulumirpc.DependencyInfo, 0, len(packages))
 	for _, p := range packages {
 		deps = append(deps, &pulumirpc.DependencyInfo{Name: p.Name, Version: p.Version})
 	}
-	return &pulumirpc.GetProgramDependenciesResponse{Dependencies: deps}
+	return &pulumirpc.GetProgramDependenciesResponse{Dependencies: deps}, nil
 }
 
 // InstallDependencies is `pulumi install`: install (the language's package installer) writes to
@@ -98,18 +104,28 @@ func InstallDependencies(
 	return closer.Close()
 }
 
-// SecretKeysEnv is PULUMI_CONFIG_SECRET_KEYS, the JSON array of the stack's secret config keys
-// both SDKs read (an empty array when there are none).
-func SecretKeysEnv(req *pulumirpc.RunRequest) (string, error) {
+// ConfigEnv is the stack's config as every SDK reads it from its environment: PULUMI_CONFIG, a
+// JSON object, left out when the stack has no config (as upstream's Python and Go hosts do: JSON
+// `null` would crash the Python SDK), and PULUMI_CONFIG_SECRET_KEYS, the JSON array of its secret
+// keys (an empty array when there are none).
+func ConfigEnv(req *pulumirpc.RunRequest) ([]string, error) {
+	var env []string
+	if cfg := req.GetConfig(); cfg != nil {
+		raw, err := json.Marshal(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("failed to serialize configuration: %w", err)
+		}
+		env = append(env, "PULUMI_CONFIG="+string(raw))
+	}
 	keys := req.GetConfigSecretKeys()
 	if keys == nil {
 		keys = []string{}
 	}
 	raw, err := json.Marshal(keys)
 	if err != nil {
-		return "", fmt.Errorf("failed to serialize configuration secret keys: %w", err)
+		return nil, fmt.Errorf("failed to serialize configuration secret keys: %w", err)
 	}
-	return "PULUMI_CONFIG_SECRET_KEYS=" + string(raw), nil
+	return append(env, "PULUMI_CONFIG_SECRET_KEYS="+string(raw)), nil
 }
 
 // RunResult is Run's answer once the program's process has ended with err (nil: success). A

@@ -21,27 +21,10 @@ set -euo pipefail
 
 NAME="nodejs-langhost"
 VERSION="3.248.0"  # pulumi's sdk/pkg = the @pulumi/pulumi the SDK runs on (tools/ts-codegen)
-CACHE_ROOT="${TOGETHER_NODEJS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/together-gpu-clusters/nodejs-langhost}"
-INPUTS=(go.mod go.sum '*.go' ../langhost-common/go.mod '../langhost-common/*.go')
-
-installed() { dir_on_path pulumi-language-nodejs; }
-
-complete() { [ -x "$1/pulumi-language-nodejs" ]; }
-
-build() {
-  local stage="$1"
-  require_go "the Node.js language host (no 'pulumi-language-nodejs' is on PATH)" \
-    "Install Go, or put a pulumi-language-nodejs on PATH."
-  export GOFLAGS="${GOFLAGS:-} -mod=readonly"
-  say "building pulumi-language-nodejs (sdk v$VERSION) into $stage"
-  say "the first build compiles pulumi's code generators (a few minutes); later builds reuse Go's cache"
-  go_download "the Node.js language host"
-  go_build -buildvcs=false -trimpath -tags osusergo,grpcnotrace \
-    -ldflags "-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v$VERSION" \
-    -o "$stage/pulumi-language-nodejs" .
-  "$stage/pulumi-language-nodejs" -version >/dev/null || die "the built host does not run"
-}
+CACHE_ENV=TOGETHER_NODEJS_CACHE
+NOTE="the first build compiles pulumi's code generators (a few minutes); later builds reuse Go's cache"
 
 # shellcheck source=../lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+language_host pulumi-language-nodejs "the Node.js language host"
 main "$@"

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -62,11 +61,7 @@ func (h *host) GetProgramDependencies(
 	if err != nil {
 		return nil, err
 	}
-	packages, err := pm.ListPackages(ctx, dir, req.GetTransitiveDependencies())
-	if err != nil {
-		return nil, fmt.Errorf("failed to list the program's npm packages: %w", err)
-	}
-	return langhost.Dependencies(packages), nil
+	return langhost.Dependencies(pm.ListPackages(ctx, dir, req.GetTransitiveDependencies()))
 }
 
 // InstallDependencies is `pulumi install`: the package manager's install in the program
@@ -174,22 +169,17 @@ func runArguments(req *pulumirpc.RunRequest, runner, engine, tracing string) []s
 	return append(args, req.GetArgs()...)
 }
 
-// runEnv passes stack config the way @pulumi/pulumi reads it (PULUMI_CONFIG, a JSON object, and
-// PULUMI_CONFIG_SECRET_KEYS, a JSON array) and switches ts-node on for TypeScript.
+// runEnv passes stack config the way @pulumi/pulumi reads it (langhost.ConfigEnv; a stack with
+// no config gets an empty object, as upstream's Node.js host passes it) and switches ts-node on
+// for TypeScript.
 func runEnv(req *pulumirpc.RunRequest, opts nodeOptions) ([]string, error) {
-	cfg := req.GetConfig()
-	if cfg == nil {
-		cfg = map[string]string{}
-	}
-	rawConfig, err := json.Marshal(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("failed to serialize configuration: %w", err)
-	}
-	keys, err := langhost.SecretKeysEnv(req)
+	env, err := langhost.ConfigEnv(req)
 	if err != nil {
 		return nil, err
 	}
-	env := []string{"PULUMI_CONFIG=" + string(rawConfig), keys}
+	if req.GetConfig() == nil {
+		env = append(env, "PULUMI_CONFIG={}")
+	}
 	if opts.typescript {
 		env = append(env, "PULUMI_NODEJS_TYPESCRIPT=true")
 	}

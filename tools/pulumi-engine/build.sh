@@ -18,8 +18,10 @@ set -euo pipefail
 NAME="engine"
 VERSION="3.274.1"
 MIN_MINOR=272  # the oldest v3 CLI the Python SDK pin (pulumi==3.272.0) is tested with
-CACHE_ROOT="${TOGETHER_ENGINE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/together-gpu-clusters/engine}"
+CACHE_ENV=TOGETHER_ENGINE_CACHE
 INPUTS=(go.mod go.sum 'langhost/*.go' ../langhost-common/go.mod '../langhost-common/*.go')
+PROGRAMS=(pulumi pulumi-language-python pulumi-resource-pulumi-python)
+FILES=(pulumi-language-python-exec)
 
 # "v3.272.0", "v3.280.1-dev.0", "3.300.0": v3 at minor MIN_MINOR or later.
 supported_version() {
@@ -37,11 +39,6 @@ installed() {
   [ -x "$dir/pulumi-language-python" ] && [ -f "$dir/pulumi-language-python-exec" ] \
     && [ -x "$dir/pulumi-resource-pulumi-python" ] || return 1
   printf '%s\n' "$dir"
-}
-
-complete() {
-  [ -x "$1/pulumi" ] && [ -x "$1/pulumi-language-python" ] \
-    && [ -f "$1/pulumi-language-python-exec" ] && [ -x "$1/pulumi-resource-pulumi-python" ]
 }
 
 build() {

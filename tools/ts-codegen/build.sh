@@ -18,25 +18,9 @@ set -euo pipefail
 
 NAME="ts-codegen"
 VERSION="3.248.0"  # pulumi's pkg/v3 = the @pulumi/pulumi pin in main.go
-CACHE_ROOT="${TOGETHER_TS_CODEGEN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/together-gpu-clusters/ts-codegen}"
-INPUTS=(go.mod go.sum '*.go' ../codegen-common/go.mod '../codegen-common/*.go')
-
-# Ours alone: no release ships this generator.
-installed() { return 1; }
-
-complete() { [ -x "$1/ts-codegen" ]; }
-
-build() {
-  local stage="$1"
-  require_go "the TypeScript SDK generator"
-  export GOFLAGS="${GOFLAGS:-} -mod=readonly"
-  say "building ts-codegen (pulumi pkg v$VERSION code generators) into $stage"
-  say "the first build compiles pulumi's code generators (a few minutes); later builds reuse Go's cache"
-  go_download "the TypeScript SDK generator"
-  go_build -buildvcs=false -trimpath -tags osusergo,grpcnotrace -ldflags "-s -w" \
-    -o "$stage/ts-codegen" .
-}
+CACHE_ENV=TOGETHER_TS_CODEGEN_CACHE
 
 # shellcheck source=../lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+sdk_generator ts-codegen "the TypeScript SDK generator"
 main "$@"

@@ -27,6 +27,7 @@ import (
 	"fmt"
 
 	"github.com/pulumi/pulumi/pkg/v3/codegen/nodejs"
+	"github.com/pulumi/pulumi/pkg/v3/codegen/schema"
 	codegen "local.invalid/codegen-common"
 )
 
@@ -53,35 +54,22 @@ func main() {
 
 // generate returns the SDK's files, path -> content.
 func generate(raw []byte) (map[string][]byte, error) {
-	spec, err := codegen.Spec(raw)
-	if err != nil {
-		return nil, err
-	}
 	// The npm name comes from the schema (language.nodejs.packageName), where `pulumi import`
 	// also reads it for the imports it writes; the packaging is this tool's.
 	var info nodejs.NodePackageInfo
-	if raw, ok := spec.Language["nodejs"]; ok {
-		if err := json.Unmarshal(raw, &info); err != nil {
-			return nil, fmt.Errorf("the schema's language.nodejs does not parse: %w", err)
+	pkg, err := codegen.Package(raw, "nodejs", &info, func(spec schema.PackageSpec) error {
+		if info.PackageName == "" {
+			return errors.New("the schema has no language.nodejs.packageName: " +
+				"set it in together_provider/native/package_schema.py (NPM_PACKAGE)")
 		}
-	}
-	if info.PackageName == "" {
-		return nil, errors.New("the schema has no language.nodejs.packageName: " +
-			"set it in together_provider/native/package_schema.py (NPM_PACKAGE)")
-	}
-	info.PackageDescription = spec.Description
-	info.Dependencies = map[string]string{"@pulumi/pulumi": pins["@pulumi/pulumi"]}
-	info.TypeScriptVersion = pins["typescript"]
-	// The SDK's version is the schema's (the Python package's), so the plugin version the SDK
-	// asks the engine for is the one that served the schema.
-	info.RespectSchemaVersion = true
-	rawInfo, err := json.Marshal(info)
-	if err != nil {
-		return nil, err
-	}
-	spec.Language["nodejs"] = rawInfo
-
-	pkg, err := codegen.Bind(spec)
+		info.PackageDescription = spec.Description
+		info.Dependencies = map[string]string{"@pulumi/pulumi": pins["@pulumi/pulumi"]}
+		info.TypeScriptVersion = pins["typescript"]
+		// The SDK's version is the schema's (the Python package's), so the plugin version the
+		// SDK asks the engine for is the one that served the schema.
+		info.RespectSchemaVersion = true
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -19,25 +19,11 @@ set -euo pipefail
 NAME="yaml-langhost"
 VERSION="1.25.0"
 MODULE="github.com/pulumi/pulumi-yaml"
-CACHE_ROOT="${TOGETHER_YAML_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/together-gpu-clusters/yaml-langhost}"
-INPUTS=(go.mod go.sum)
-
-installed() { dir_on_path pulumi-language-yaml; }
-
-complete() { [ -x "$1/pulumi-language-yaml" ]; }
-
-build() {
-  local stage="$1"
-  require_go "the YAML language host (no 'pulumi-language-yaml' is on PATH)" \
-    "Install Go, or put a pulumi-language-yaml on PATH."
-  export GOFLAGS="${GOFLAGS:-} -mod=readonly"
-  say "building $MODULE v$VERSION (cmd/pulumi-language-yaml)"
-  say "with a warm Go cache from the engine build this takes a few minutes; cold, 10-20 minutes"
-  go_download "$MODULE@v$VERSION (does the proxy serve that version? go list -m -versions $MODULE)"
-  go_build -trimpath -ldflags "-s -w -X $MODULE/pkg/version.Version=v$VERSION" \
-    -o "$stage/" "$MODULE/cmd/pulumi-language-yaml"
-}
+CACHE_ENV=TOGETHER_YAML_CACHE
+VERSION_VAR="$MODULE/pkg/version.Version"
+NOTE="with a warm Go cache from the engine build this takes a few minutes; cold, 10-20 minutes"
 
 # shellcheck source=../lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+upstream_program pulumi-language-yaml "$MODULE/cmd/pulumi-language-yaml" "the YAML language host"
 main "$@"

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"strconv"
@@ -75,11 +73,7 @@ func (h *host) GetProgramDependencies(
 	if err != nil {
 		return nil, err
 	}
-	packages, err := tc.ListPackages(ctx, req.GetTransitiveDependencies())
-	if err != nil {
-		return nil, fmt.Errorf("failed to get python dependencies: %w", err)
-	}
-	return langhost.Dependencies(packages), nil
+	return langhost.Dependencies(tc.ListPackages(ctx, req.GetTransitiveDependencies()))
 }
 
 // InstallDependencies is `pulumi install`: create the virtualenv and install requirements.txt.
@@ -132,7 +126,7 @@ func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.R
 	if err != nil {
 		return nil, err
 	}
-	env, err := configEnv(req)
+	env, err := langhost.ConfigEnv(req)
 	if err != nil {
 		return nil, err
 	}
@@ -144,23 +138,4 @@ func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.R
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 
 	return langhost.RunResult(cmd.Run(), "language executor"), nil
-}
-
-// configEnv passes stack config the way the Python SDK reads it: PULUMI_CONFIG (a JSON object)
-// and PULUMI_CONFIG_SECRET_KEYS (a JSON array). A stack with no config leaves PULUMI_CONFIG
-// unset, as upstream does: the SDK then starts from empty config (JSON `null` would crash it).
-func configEnv(req *pulumirpc.RunRequest) ([]string, error) {
-	var env []string
-	if cfg := req.GetConfig(); cfg != nil {
-		raw, err := json.Marshal(cfg)
-		if err != nil {
-			return nil, fmt.Errorf("failed to serialize configuration: %w", err)
-		}
-		env = append(env, "PULUMI_CONFIG="+string(raw))
-	}
-	keys, err := langhost.SecretKeysEnv(req)
-	if err != nil {
-		return nil, err
-	}
-	return append(env, keys), nil
 }
