@@ -27,7 +27,7 @@
 set -euo pipefail
 
 NAME="vm"
-CACHE_ROOT="${TOGETHER_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/together-gpu-clusters/vm}"
+CACHE_ENV=TOGETHER_VM_CACHE
 VERSION="bookworm"
 DISK_SIZE="8G"  # sparse: the root filesystem is about 1.4 GB, the rest room for the guest's runs
 # What the image needs beyond minbase, and why (node-deps.sh's packages are added below):
@@ -57,12 +57,9 @@ node_packages() {
     | tr -s ' \t' '\n' | sed '/^$/d'
 }
 
-# Ours alone: nothing installs this image.
-installed() { return 1; }
-
-complete() {
-  [ -s "$1/disk.img" ] && [ -s "$1/vmlinuz" ] && [ -s "$1/initrd.img" ] && [ -f "$1/packages.txt" ]
-}
+# Ours alone (no ON_PATH): nothing installs this image. No PROGRAMS: the disk, its kernel and
+# initramfs, and the list of its packages.
+FILES=(disk.img vmlinuz initrd.img packages.txt)
 
 # qemu-system-x86 (runs the VM), mmdebstrap (builds its root filesystem) and e2fsprogs
 # (mkfs.ext4 -d makes the disk from it), installed when missing.
