@@ -294,6 +294,12 @@ def _undo_scope(unit: str) -> Undone:
     return Undone(removed=[] if left else [f"systemd scope {unit}"], left=left)
 
 
+def _undo_controllers(controllers: list[str]) -> Undone:
+    """Disable again the controllers enabled above the scopes (cgroup v2 with systemd)."""
+    left = systemd.disable_above_scope(controllers)
+    return Undone(removed=[] if left else [f"controllers {' '.join(controllers)}"], left=left)
+
+
 def _undo_mounts(paths: list[str]) -> Undone:
     left = mounts.unmount_under(*(Path(p) for p in paths))
     return Undone(removed=[] if left else [f"mounts under {p}" for p in paths],
@@ -358,6 +364,7 @@ UNDO: Final[dict[str, Callable[..., Undone]]] = {
     "process": _undo_process,
     "cgroup": _undo_cgroup,
     "scope": _undo_scope,
+    "controllers": _undo_controllers,
     "mounts": _undo_mounts,
     "netns": _undo_netns,
     "link": _undo_link,

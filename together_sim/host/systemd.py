@@ -5,6 +5,7 @@ simulator's own with ``Delegate=yes``, below which systemd leaves the tree to us
 from __future__ import annotations
 
 import contextlib
+import errno
 import subprocess
 import time
 from pathlib import Path
@@ -13,12 +14,16 @@ from typing import Final
 from together_sim.host import cgroups
 
 __all__ = [
+    "KUBELET_CONTROLLERS",
     "SLICE",
+    "disable_above_scope",
+    "enable_above_scope",
     "manages_cgroups",
     "scope_cgroup",
     "scope_unit",
     "start_scope",
     "stop_scope",
+    "undelegated",
 ]
 
 SLICE: Final = "system.slice"
@@ -26,6 +31,10 @@ SLICE: Final = "system.slice"
 RUN_SYSTEMD: Final = Path("/run/systemd/system")
 """Exists when systemd is the init of this boot (``sd_booted(3)``)."""
 _START_WAIT: Final = 10.0
+KUBELET_CONTROLLERS: Final = ("cpu", "cpuset", "memory", "hugetlb", "pids")
+"""What the kubelet requires enabled in its ``cgroupRoot`` on cgroup v2, of those the host has
+(Kubernetes' ``getSupportedUnifiedControllers``): it refuses to start without each ("has some
+missing controllers: hugetlb")."""
 
 
 def manages_cgroups(root: Path | None = None) -> bool:
@@ -103,11 +112,24 @@ def stop_scope(unit: str) -> list[str]:
     """Kill what still runs in the scope ``unit`` (the holder, anything a crash left), stop it
     and remove its cgroup; returns what is left ([] also when it was gone already)."""
     relative = scope_cgroup(unit)
-    survivors = cgroups.kill_cgroup(relative)
+    # systemd kills what runs in it and removes its cgroup, and does so by itself once its last
+    # process (the holder, killed first by the journal's undo) is gone: the walks below then
+    # race with that removal, and a cgroup that vanished under them is one less to remove.
     subprocess.run(["systemctl", "stop", unit], capture_output=True)
+    survivors: set[int] = set()
+    dirs: list[Path] = []
+    for _ in range(3):
+        try:
+            survivors = cgroups.kill_cgroup(relative)
+            dirs = cgroups.remove_cgroup(relative)
+            break
+        except FileNotFoundError:
+            continue
     subprocess.run(["systemctl", "reset-failed", unit], capture_output=True)
     left = [f"process {p} in scope {unit}" for p in sorted(survivors)]
-    left += [f"cgroup {c}" for c in cgroups.remove_cgroup(relative)]
+    left += [f"cgroup {c}" for c in dirs if c.is_dir()]
+    if not dirs and (cgroups.CGROUP_ROOT / relative).is_dir():
+        left.append(f"cgroup {cgroups.CGROUP_ROOT / relative}")
     with contextlib.suppress(OSError):
         state = subprocess.run(
             ["systemctl", "show", "--property=ActiveState", "--value", unit],
@@ -115,4 +137,38 @@ def stop_scope(unit: str) -> list[str]:
         ).stdout.strip()  # fmt: skip
         if state not in ("", "inactive", "failed"):
             left.append(f"systemd unit {unit} ({state})")
+    return left
+
+
+def undelegated() -> list[str]:
+    """The kubelet's controllers the host has but systemd does not enable for the scopes of
+    :data:`SLICE`: systemd delegates only the controllers it manages, and ``hugetlb`` is not one
+    of them (systemd 252), so a ``Delegate=yes`` scope does not get it."""
+    available = (cgroups.CGROUP_ROOT / "cgroup.controllers").read_text().split()
+    enabled = (cgroups.CGROUP_ROOT / SLICE / "cgroup.subtree_control").read_text().split()
+    return [c for c in KUBELET_CONTROLLERS if c in available and c not in enabled]
+
+
+def _above_scope() -> list[Path]:
+    return [cgroups.CGROUP_ROOT, cgroups.CGROUP_ROOT / SLICE]
+
+
+def enable_above_scope(controllers: list[str]) -> None:
+    """Enable ``controllers`` from the root down to :data:`SLICE` (neither holds a process),
+    so the scopes below get them; systemd leaves controllers it does not manage alone."""
+    for level in _above_scope():
+        (level / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in controllers))
+
+
+def disable_above_scope(controllers: list[str]) -> list[str]:
+    """Disable ``controllers`` again, :data:`SLICE` first; returns what is left. One that another
+    simulator's scope still uses is busy (EBUSY) and stays: the last one out disables it."""
+    left = []
+    for level in reversed(_above_scope()):
+        for controller in controllers:
+            try:
+                (level / "cgroup.subtree_control").write_text(f"-{controller}")
+            except OSError as error:
+                if error.errno != errno.EBUSY:
+                    left.append(f"controller {controller} of {level}: {error.strerror}")
     return left

@@ -64,10 +64,15 @@ def place_cgroups(journal: Journal, index: int) -> tuple[str, subprocess.Popen[b
     """Where the cgroups of the pool with bridge ``tsim<index>`` go, and the process that holds
     that place. On a cgroup v2 host with systemd: a delegated scope of its own
     (:mod:`together_sim.host.systemd` says why), in the journal before it is made, then its
-    holder; elsewhere ``together-sim`` below the root of each hierarchy, held by nothing."""
+    holder, with any controller the kubelet needs that systemd does not delegate enabled above
+    it (journaled too); elsewhere ``together-sim`` below the root of each hierarchy, held by
+    nothing."""
     if not systemd.manages_cgroups():
         return cgroups.PARENT, None
     unit = systemd.scope_unit(index)
+    if extra := systemd.undelegated():  # hugetlb: systemd delegates only what it manages
+        journal.record("controllers", controllers=extra)
+        systemd.enable_above_scope(extra)
     journal.record("scope", unit=unit)
     holder, parent = systemd.start_scope(unit)
     started = processes.process_started(holder.pid)

@@ -18,7 +18,10 @@ from together_sim.nodes.pool import place_cgroups
 INDEX = 7
 """A bridge index of the test's own (no simulator runs in the guest meanwhile)."""
 UNIT = systemd.scope_unit(INDEX)
-KUBELET_NEEDS = {"cpu", "memory", "pids"}
+KUBELET_NEEDS = set(systemd.KUBELET_CONTROLLERS) & set(
+    (cgroups.CGROUP_ROOT / "cgroup.controllers").read_text().split()
+)
+"""What the kubelet refuses to start without, in its cgroupRoot (hugetlb among them)."""
 
 
 def _systemctl(*args: str) -> str:
@@ -38,6 +41,8 @@ def _no_trace_left() -> None:
     assert _failed_units() == []
     assert not (cgroups.CGROUP_ROOT / systemd.scope_cgroup(UNIT)).exists()
     assert not (cgroups.CGROUP_ROOT / cgroups.PARENT).exists()
+    for level in (cgroups.CGROUP_ROOT, cgroups.CGROUP_ROOT / systemd.SLICE):  # as systemd left it
+        assert "hugetlb" not in (level / "cgroup.subtree_control").read_text().split()
 
 
 def _node_in(journal: Journal, parent: str, out: Path) -> tuple[str, int]:
@@ -63,7 +68,8 @@ def test_the_pools_cgroups_are_in_a_delegated_scope_and_a_stop_removes_it(tmp_pa
     parent, holder = place_cgroups(journal, INDEX)
     node, pid = _node_in(journal, parent, tmp_path / "sleeper.log")
     # What the kubelet (cgroupfs, cgroupRoot = the node's cgroup) needs for kubepods below it;
-    # the root of a fresh systemd host delegates only what its units asked for (no cpu).
+    # the root of a fresh systemd host delegates only what its units asked for (no cpu), and a
+    # Delegate=yes scope gets only what systemd manages (no hugetlb).
     node_dir = cgroups.CGROUP_ROOT / node
     assert set((node_dir / "cgroup.controllers").read_text().split()) >= KUBELET_NEEDS
     assert set((node_dir / "cgroup.subtree_control").read_text().split()) >= KUBELET_NEEDS
