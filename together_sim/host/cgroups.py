@@ -147,10 +147,12 @@ def cgroup_pids(relative: str) -> set[int]:
     """Every process in ``relative`` or below, in any hierarchy."""
     pids: set[int] = set()
     for directory in cgroup_dirs(relative):
-        for procs in directory.rglob("cgroup.procs") if directory.is_dir() else ():
+        for walked, _, files in _walk(directory):
+            if "cgroup.procs" not in files:
+                continue
             try:
-                pids.update(int(p) for p in procs.read_text().split())
-            except OSError:
+                pids.update(int(p) for p in (walked / "cgroup.procs").read_text().split())
+            except OSError:  # removed meanwhile: its processes are gone
                 continue
     return pids
 
@@ -176,16 +178,24 @@ def remove_cgroup(relative: str, timeout: float = 5.0) -> list[Path]:
     while True:
         left = []
         for directory in cgroup_dirs(relative):
-            if not directory.is_dir():
-                continue
-            for sub in sorted((d for d in directory.rglob("*") if d.is_dir()), reverse=True):
-                _rmdir(sub)
-            _rmdir(directory)
+            for walked, _, _ in _walk(directory, deepest_first=True):
+                _rmdir(walked)
             if directory.is_dir():
                 left.append(directory)
         if not left or time.monotonic() > deadline:
             return left
         time.sleep(0.05)
+
+
+def _walk(
+    directory: Path, *, deepest_first: bool = False
+) -> list[tuple[Path, list[str], list[str]]]:
+    """``directory`` and every cgroup below it, with their files. A cgroup may vanish during the
+    walk (its owner, systemd or another simulator, removes it): os.walk skips what it can no
+    longer list, where Path.rglob raises FileNotFoundError."""
+    return [
+        (Path(d), dirs, files) for d, dirs, files in os.walk(directory, topdown=not deepest_first)
+    ]
 
 
 def _rmdir(path: Path) -> None:

@@ -113,23 +113,14 @@ def stop_scope(unit: str) -> list[str]:
     and remove its cgroup; returns what is left ([] also when it was gone already)."""
     relative = scope_cgroup(unit)
     # systemd kills what runs in it and removes its cgroup, and does so by itself once its last
-    # process (the holder, killed first by the journal's undo) is gone: the walks below then
-    # race with that removal, and a cgroup that vanished under them is one less to remove.
+    # process (the holder, killed first by the journal's undo) is gone: the walks of
+    # cgroups.kill_cgroup and remove_cgroup skip a cgroup that vanishes under them.
     subprocess.run(["systemctl", "stop", unit], capture_output=True)
-    survivors: set[int] = set()
-    dirs: list[Path] = []
-    for _ in range(3):
-        try:
-            survivors = cgroups.kill_cgroup(relative)
-            dirs = cgroups.remove_cgroup(relative)
-            break
-        except FileNotFoundError:
-            continue
+    survivors = cgroups.kill_cgroup(relative)
+    left_dirs = cgroups.remove_cgroup(relative)
     subprocess.run(["systemctl", "reset-failed", unit], capture_output=True)
     left = [f"process {p} in scope {unit}" for p in sorted(survivors)]
-    left += [f"cgroup {c}" for c in dirs if c.is_dir()]
-    if not dirs and (cgroups.CGROUP_ROOT / relative).is_dir():
-        left.append(f"cgroup {cgroups.CGROUP_ROOT / relative}")
+    left += [f"cgroup {c}" for c in left_dirs]
     with contextlib.suppress(OSError):
         state = subprocess.run(
             ["systemctl", "show", "--property=ActiveState", "--value", unit],
