@@ -15,6 +15,7 @@ from together_drill.manifest import (
     load_job,
     on_cluster,
 )
+from together_drill.waits import START_TIMEOUT_SECONDS
 from together_facts.values import DRAIN_WINDOW_SECONDS
 
 DEFAULT_REAL_NODES = 2
@@ -49,8 +50,9 @@ class DrillArgs:
     workload: dict[str, object]
     """What was drilled, as given (the JSON report repeats it)."""
     cluster: ClusterArgs | None = None
-    start_timeout_seconds: float = 300.0
-    """How long a pod of the Job may take to start running before the drill gives up."""
+    start_timeout_seconds: float = START_TIMEOUT_SECONDS
+    """How long a pod of the Job may take to start running before the drill gives up, and each
+    part of its local world (simulator, control plane, real nodes) to come up."""
 
 
 def parser() -> argparse.ArgumentParser:
@@ -83,9 +85,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--start-timeout",
         type=float,
-        default=300.0,
-        help="give up when no pod of the Job runs after these seconds (300); a pod that cannot "
-        "start for a reason that will not fix itself ends the drill within 60 s",
+        default=START_TIMEOUT_SECONDS,
+        help="give up when no pod of the Job runs after these seconds (300), or when a part of "
+        "the local world (its simulator, control plane, real nodes) takes longer to come up; a "
+        "slow host (a VM without KVM) needs more; a pod that cannot start for a reason that "
+        "will not fix itself ends the drill within 60 s",
     )
     remote = p.add_argument_group(
         "an existing cluster (a Together cluster, kind...): Together's drain done by hand"

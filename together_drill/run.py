@@ -156,7 +156,7 @@ def _open(args: DrillArgs, say: Say) -> Cluster:
     from together_drill.world import DrillWorldError, World, check_host
 
     kube_bin, images = check_host(args.job, args.image_archive)
-    world = World(kube_bin, images, args.real_nodes, args.image_archive)
+    world = World(kube_bin, images, args.real_nodes, args.image_archive, args.start_timeout_seconds)
     try:
         world.start(say)
     except DrillWorldError as error:

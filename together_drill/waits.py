@@ -19,6 +19,11 @@ class CouldNotDrill(RuntimeError):
     cluster it may not drill, a Job that ended before a reclaim was due); exit 2."""
 
 
+START_TIMEOUT_SECONDS: Final = 300.0
+"""``--start-timeout``'s default: how long each thing the drill starts may take to come up (the
+local world's simulator, control plane and real nodes; a pod of the Job). A loaded laptop needs
+a fraction of it; a VM without KVM starts one control plane in about 156 s."""
+
 POLL: Final = Pace(lambda _poll: 0.2, time.monotonic, time.sleep)
 """The drill's pace: real processes starting and pods changing, looked at five times a second."""
 

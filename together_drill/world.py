@@ -24,7 +24,7 @@ from together_drill.kube import Kube
 from together_drill.manifest import DrillInputError, DrillJob
 from together_drill.needs import create_missing
 from together_drill.volume import LocalReader, VolumeReader
-from together_drill.waits import CouldNotDrill, wait_for
+from together_drill.waits import START_TIMEOUT_SECONDS, CouldNotDrill, wait_for
 from together_sim.banner import read_banner
 from together_sim.host.images import IMAGES_ENV, archive_names, find_images
 from together_sim.nodes.pool import real_nodes_unavailable
@@ -126,13 +126,23 @@ def check_host(job: DrillJob, archive: Path | None) -> tuple[Path, Path]:
 class World:
     """Start with :meth:`start`, end with :meth:`close` (always: it leaves nothing running)."""
 
-    def __init__(self, kube_bin: Path, images: Path, real_nodes: int, archive: Path | None) -> None:
+    def __init__(
+        self,
+        kube_bin: Path,
+        images: Path,
+        real_nodes: int,
+        archive: Path | None,
+        start_timeout: float = START_TIMEOUT_SECONDS,
+    ) -> None:
         self.kube_bin, self.images, self.real_nodes, self.archive = (
             kube_bin,
             images,
             real_nodes,
             archive,
         )
+        self.start_timeout = start_timeout
+        """``--start-timeout``: how long the simulator, the control plane (each of its steps:
+        the simulator's ``--control-plane-timeout``) and the real nodes may each take."""
         self.state_dir = Path(tempfile.mkdtemp(prefix="together-drill-"))
         self._proc: subprocess.Popen[str] | None = None
         self.admin: httpx.Client | None = None
@@ -155,6 +165,7 @@ class World:
             "--provisioning-seconds", "60", "--kubernetes", "--kube-bin", str(self.kube_bin),
             # one slot for the standard node, the rest for the preemptible ones
             "--real-nodes", str(self.real_nodes + 1), "--images", str(self.images),
+            "--control-plane-timeout", str(self.start_timeout),
         ]  # fmt: skip
         if self.archive is not None:
             command += ["--image-archive", str(self.archive)]
@@ -180,14 +191,14 @@ class World:
             ),
         )
         self.cluster_id = self.client.create_cluster(request).cluster_id
-        wait_for(self._control_plane_running, "the cluster's control plane", 180)
+        wait_for(self._control_plane_running, "the cluster's control plane", self.start_timeout)
         cluster = self.client.get_cluster(self.cluster_id)
         self.kubeconfig = base64.b64decode(cluster.kube_config or "").decode()
         self._kube = Kube(self.kubeconfig)
         wait_for(
             lambda: len(self.ready_real_nodes()) >= self.real_nodes,
             f"{self.real_nodes} real preemptible node(s) Ready",
-            240,
+            self.start_timeout,
         )
         volumes = self.state_dir / "kube" / "volumes"
         self.volume_dir = wait_for(
@@ -199,7 +210,7 @@ class World:
 
     def _banner(self) -> str:
         assert self._proc is not None
-        url = read_banner(self._proc, 60, 0.2)
+        url = read_banner(self._proc, self.start_timeout, 0.2)
         if url is None:
             raise DrillWorldError("the simulator did not start")
         return url

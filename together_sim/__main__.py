@@ -31,7 +31,7 @@ except ModuleNotFoundError as missing:  # exercised by tests/integration/test_in
 from together_sim.app import ABORT_EXTENSION, create_app
 from together_sim.banner import BANNER
 from together_sim.runtime import SimulatorConfig, SimulatorRuntime
-from together_sim.timings import Timings
+from together_sim.timings import CONTROL_PLANE_START_SECONDS, Timings
 
 __all__ = [
     "API_KEY_ENV",
@@ -235,6 +235,17 @@ _OPTIONS: Final[tuple[tuple[str, dict[str, Any]], ...]] = (
         ),
     ),
     (
+        "--control-plane-timeout",
+        dict(
+            type=float,
+            default=CONTROL_PLANE_START_SECONDS,
+            metavar="SECONDS",
+            help="with --kubernetes: how long each step of a cluster's control-plane start "
+            "(etcd healthy, the API server ready) may take before the cluster's control plane "
+            "fails; a slow host (a VM without KVM: about 156 s) needs more (default %(default)s)",
+        ),
+    ),
+    (
         "--kube-bin",
         dict(
             type=Path,
@@ -298,6 +309,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         parser.error("--real-nodes needs --kubernetes (real nodes join a cluster's control plane)")
     if args.real_nodes_once and not args.real_nodes:
         parser.error("--real-nodes-once needs --real-nodes N (the slots it gives once)")
+    if args.control_plane_timeout <= 0:
+        parser.error(
+            f"--control-plane-timeout {args.control_plane_timeout:g}: give seconds, more than 0"
+        )
     if args.real_nodes < 0:
         parser.error(f"--real-nodes {args.real_nodes}: give a count of nodes, 0 or more")
     return args
@@ -456,6 +471,7 @@ def _serve(argv: list[str], early: _EarlySignals) -> None:
         real_nodes_once=args.real_nodes_once,
         images_dir=args.images,
         image_archives=tuple(args.image_archives),
+        control_plane_timeout=args.control_plane_timeout,
     )
     sock = _listen(args.host, args.port)  # before the app: a taken port leaves no state dir
     app = create_app(config)

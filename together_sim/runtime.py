@@ -16,7 +16,7 @@ from together_sim.clock import VirtualClock
 from together_sim.faults import FaultInjector, RequestLog
 from together_sim.model import World
 from together_sim.store import Store
-from together_sim.timings import Timings
+from together_sim.timings import CONTROL_PLANE_START_SECONDS, Timings
 
 if TYPE_CHECKING:
     from together_sim.kube.hub import KubeHub
@@ -49,6 +49,8 @@ class SimulatorConfig:
     """The real nodes' image archives; None: ``$TOGETHER_IMAGES_DIR``."""
     image_archives: tuple[Path, ...] = ()
     """A user's own image archives, imported into every real node too."""
+    control_plane_timeout: float = CONTROL_PLANE_START_SECONDS
+    """How long each step of a cluster's control-plane start may take (a slow host: more)."""
 
 
 class SimulatorRuntime:
@@ -90,7 +92,10 @@ class SimulatorRuntime:
             pool.root = root
             pool.temporary = self._kube_tmp is not None
         # The hub's own transactions do not wake it: it would pass again at once, forever.
-        self.kube = KubeHub(partial(self.transaction, wake=False), bin_dir, root, pool).start()
+        self.kube = KubeHub(
+            partial(self.transaction, wake=False), bin_dir, root, pool,
+            start_timeout=self.config.control_plane_timeout,
+        ).start()  # fmt: skip
 
     def _real_node_pool(self, bin_dir: Path) -> RealNodePool | None:
         """``--real-nodes``: checked before anything starts, so a machine that cannot run them

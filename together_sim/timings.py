@@ -6,7 +6,12 @@ from dataclasses import dataclass
 
 from together_facts.values import DRAIN_WINDOW_SECONDS
 
-__all__ = ["Timings"]
+__all__ = ["CONTROL_PLANE_START_SECONDS", "Timings"]
+
+CONTROL_PLANE_START_SECONDS = 90.0
+"""Real seconds, not simulated: how long each step of a cluster's control-plane start (etcd
+healthy, the API server ready) may take by default. A start takes 5 to 20 s on a loaded laptop
+and about 156 s in a VM without KVM; ``--control-plane-timeout`` gives a slow host more."""
 
 
 @dataclass(frozen=True)

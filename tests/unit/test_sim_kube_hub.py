@@ -290,3 +290,30 @@ def test_a_mirror_that_could_not_start_is_made_again_and_the_other_clusters_are_
     hub._pass()
     assert set(hub._mirrors) == {first, second}
     assert [len(cast(_StartsOnce, hub._mirrors[c]).offered) for c in (first, second)] == [1, 2]
+
+
+def test_a_control_plane_step_fails_after_the_hubs_start_timeout_naming_the_option(
+    sim: Sim, tmp_path: Path
+) -> None:
+    """``--control-plane-timeout`` reaches each control plane the hub makes: an etcd that never
+    answers fails its cluster's start after that many seconds, not after the default 90, and
+    the error names the option a slow host needs."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    etcd = bin_dir / "etcd"
+    etcd.write_text("#!/bin/sh\nexec sleep 60\n")  # runs, never listens
+    etcd.chmod(0o755)
+    runtime = sim.app.state.runtime
+    hub = KubeHub(partial(runtime.transaction, wake=False), bin_dir, tmp_path / "kube",
+                  start_timeout=0.5)  # fmt: skip
+    hub.prepare("c-slow", "slow")
+    plane = hub._planes["c-slow"]
+    try:
+        with pytest.raises(RuntimeError) as failed:
+            plane.start()
+    finally:
+        plane.stop(timeout=5.0)
+    assert str(failed.value) == (
+        "etcd of cluster c-slow not ready after 0.5 s; a slow host (a VM without KVM) needs a "
+        "longer --control-plane-timeout"
+    )

@@ -128,3 +128,12 @@ def test_without_an_early_stop_the_server_serves() -> None:
     )
     with server.capture_signals():
         assert not server.should_exit
+
+
+def test_the_control_plane_timeout_is_seconds_above_zero() -> None:
+    assert parse_args([]).control_plane_timeout == 90.0
+    given = parse_args(["--kubernetes", "--control-plane-timeout", "600"])
+    assert given.control_plane_timeout == 600
+    for bad in ("0", "-5"):
+        with pytest.raises(SystemExit):
+            parse_args(["--kubernetes", "--control-plane-timeout", bad])

@@ -56,11 +56,12 @@ def wait_ready(
     of: str = "",
     ignore: tuple[type[Exception], ...] = (),
     interval: float = 0.1,
+    more_time: str = "",
 ) -> None:
     """Poll ``ready`` until it holds; a cancel, a started process that exits (the error names its
     log in ``logs``) or ``timeout`` seconds end the wait with an error. A control plane, a real
     node and the image seed start their processes this one way; ``of`` names whose (" of
-    cluster X")."""
+    cluster X"), and ``more_time`` how to give a slow host more than ``timeout``."""
     deadline = time.monotonic() + timeout
     while True:
         if cancelled.is_set():
@@ -76,5 +77,6 @@ def wait_ready(
         except ignore:
             pass
         if time.monotonic() > deadline:
-            raise RuntimeError(f"{what}{of} not ready after {timeout:.0f} s")
+            hint = f"; {more_time}" if more_time else ""
+            raise RuntimeError(f"{what}{of} not ready after {timeout:g} s{hint}")
         time.sleep(interval)

@@ -22,6 +22,7 @@ from together_sim.model import World
 from together_sim.nodes.pool import RealNodePool
 from together_sim.nodes.provider import NodeProvider
 from together_sim.plane.views import ClusterView, views_of
+from together_sim.timings import CONTROL_PLANE_START_SECONDS
 
 __all__ = ["KUBE_BIN_ENV", "KubeHub", "Transaction", "find_kube_bin"]
 
@@ -80,6 +81,7 @@ class KubeHub:
         root: Path,
         pool: RealNodePool | None = None,
         poll_seconds: float = _POLL_SECONDS,
+        start_timeout: float = CONTROL_PLANE_START_SECONDS,
     ) -> None:
         self.transaction = transaction
         """The runtime's transaction that does not :meth:`poke` this hub (its own passes)."""
@@ -94,6 +96,8 @@ class KubeHub:
         self._wake = threading.Event()
         """Set by :meth:`poke` (and :meth:`close`): the thread passes now, not at its tick."""
         self._poll_seconds = poll_seconds
+        self.start_timeout = start_timeout
+        """``--control-plane-timeout``: each step of a control plane's start may take this long."""
         self._thread = threading.Thread(target=self._run, name="kube-hub", daemon=True)
 
     @property
@@ -141,6 +145,7 @@ class KubeHub:
                     cluster_id,
                     cluster_name,
                     host=self.pool.gateway if self.pool is not None else "127.0.0.1",
+                    start_timeout=self.start_timeout,
                 )
 
     def kube_config(self, cluster_id: str) -> str | None:

@@ -23,6 +23,7 @@ from together_sim.host.processes import die_with_parent, wait_ready
 from together_sim.nodes import NODE_LABEL
 from together_sim.nodes.real import JoinedPlane
 from together_sim.plane.pki import ClusterPki, ensure_pki, kubeconfig_yaml, write_private
+from together_sim.timings import CONTROL_PLANE_START_SECONDS
 
 __all__ = ["BINARIES", "NODE_LABEL", "ControlPlane", "Ports", "joined"]
 
@@ -98,6 +99,8 @@ class ControlPlane:
     start_seconds: float | None = field(default=None, init=False)
     cancelled: threading.Event = field(default_factory=threading.Event, init=False)
     """Set to give up a start in progress (the cluster went away, or the simulator stops)."""
+    start_timeout: float = CONTROL_PLANE_START_SECONDS
+    """How long each step of :meth:`start` may take before the cluster's control plane fails."""
 
     def __post_init__(self) -> None:
         # Owner-only: the kubeconfig holds the cluster's admin key, etcd/ its secrets.
@@ -151,11 +154,13 @@ class ControlPlane:
             f"start of cluster {self.cluster_id}'s control plane cancelled",
             of=f" of cluster {self.cluster_id}",
             ignore=(httpx.HTTPError,),
+            more_time="a slow host (a VM without KVM) needs a longer --control-plane-timeout",
         )
 
-    def start(self, timeout: float = 90.0) -> None:
-        """Start every process and return once the API server is ready (``/readyz``)."""
-        began = time.monotonic()
+    def start(self) -> None:
+        """Start every process and return once the API server is ready (``/readyz``); each step
+        may take :attr:`start_timeout` seconds."""
+        began, timeout = time.monotonic(), self.start_timeout
         p, pki, kc = self.ports, self.pki, str(self.kubeconfig_path)
         self._spawn("etcd", [
             "--name", "default", "--data-dir", str(self.root / "etcd"),
