@@ -162,7 +162,8 @@ test: lint typecheck policy
 # 12 image of tools/vm/build.sh under QEMU (KVM when a probe shows it works, else TCG) with the
 # checkout shared in, and runs tests/vm/guest inside. Needs root; not part of make test.
 test-vm: $(STAMP)
-	@tools/vm/build.sh >/dev/null && TOGETHER_VM_TESTS=1 $(PY) -m pytest tests/vm -v -p no:cacheprovider --durations=0
+	@$(with_real_nodes) $(call with_builds,$(KUBE)) tools/vm/build.sh >/dev/null && \
+	  TOGETHER_VM_TESTS=1 $(PY) -m pytest tests/vm -v -p no:cacheprovider --durations=0
 
 demo: $(STAMP)
 	@$(with_real_nodes) $(call with_builds,$(DEMO_BUILDS)) $(DEMO_ENV) bash scripts/demo.sh up

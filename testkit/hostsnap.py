@@ -10,8 +10,10 @@ import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from together_sim.host import cgroups, processes, shared, sysctls
+from together_sim.host import cgroups, processes, shared, sysctls, systemd
+from together_sim.host.held import HeldSetting
 from together_sim.host.journal import Journal
 
 __all__ = ["HostSnapshot", "bridge_index", "foreign_journals", "leftovers", "snapshot"]
@@ -37,6 +39,11 @@ class HostSnapshot:
     """When another simulator held the kernel settings then, the settings as they were before
     any holder (`sysctls.SHARED_SETTINGS`): its hold may end meanwhile, and the last release
     writes these back."""
+    above_scope: dict[str, list[str]] | None = None
+    """On a cgroup v2 host with systemd, the controllers enabled above the nodes' scopes beyond
+    systemd's own (`systemd.others_above_scope`): hugetlb, and what runc enables (rdma, misc)."""
+    above_scope_original: dict[str, list[str]] | None = None
+    """As `sysctls_original`, for `systemd.above_scope()`."""
 
 
 def _processes() -> dict[tuple[int, int], str]:
@@ -75,9 +82,10 @@ def _lines(*args: str) -> list[str]:
     return subprocess.run(list(args), capture_output=True, text=True).stdout.splitlines()
 
 
-def _original_sysctls() -> dict[str, str] | None:
+def _original(setting: HeldSetting[Any]) -> Any:
+    """What ``setting`` was before any holder, when another simulator holds it now (else None)."""
     with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-        return dict(json.loads(sysctls.SHARED_SETTINGS.read_text())["original"])
+        return json.loads(setting.path.read_text())["original"]
     return None
 
 
@@ -107,7 +115,9 @@ def snapshot() -> HostSnapshot:
         links=links,
         iptables=iptables,
         sysctls=sysctls.read_sysctls(),
-        sysctls_original=_original_sysctls(),
+        sysctls_original=_original(sysctls.settings()),
+        above_scope=systemd.others_above_scope() if systemd.manages_cgroups() else None,
+        above_scope_original=_original(systemd.above_scope()),
         cgroups=_cgroups(),
         run_dir=frozenset(str(p) for p in run.rglob("*")) if run.is_dir() else frozenset(),
     )
@@ -185,20 +195,18 @@ def leftovers(
         gone = sorted(set(before.iptables) - set(after.iptables))
         added = sorted(set(after.iptables) - set(before.iptables))
         left += [f"iptables added {r}" for r in added] + [f"iptables removed {r}" for r in gone]
-    if not sysctls.SHARED_SETTINGS.exists():  # nobody holds them: they must be as before,
-        restored = before.sysctls_original or before.sysctls  # or as before any holder
-        left += [  # when another held them then (the last release restored them meanwhile)
-            f"sysctl {k}={after.sysctls[k]} (was {v})"
-            for k, v in restored.items()
-            if after.sysctls[k] != v
-        ]
-    else:
-        holders = json.loads(sysctls.SHARED_SETTINGS.read_text())["holders"]
-        left += [
-            f"sysctls held by {h}" for h in holders if h.startswith((f"{besides}@", f"{besides}:"))
-        ]
+    left += _held_changes(
+        ("sysctl", "sysctls"), sysctls.settings(),
+        before.sysctls_original or before.sysctls, after.sysctls, besides,
+    )  # fmt: skip
+    if after.above_scope is not None:
+        left += _held_changes(
+            ("subtree_control of", "controllers above the scopes"), systemd.above_scope(),
+            before.above_scope_original or before.above_scope or {}, after.above_scope, besides,
+        )  # fmt: skip
     others = bool(journals)
     common = {str(shared.LOCK), str(shared.JOURNALS), str(sysctls.SHARED_SETTINGS)}
+    common.add(str(systemd.above_scope().path))
     common.add(str(shared.RUN_DIR / ".pools.lock"))  # what simulators before the journal share
     for path in sorted(after.run_dir - before.run_dir):
         if others and (path in common or path in journals or "/pools" in path):
@@ -206,3 +214,24 @@ def leftovers(
         if not _foreign(path, ours):
             left.append(f"file {path}")
     return [x for x in left if not (others and x.endswith("/together-sim"))]
+
+
+def _held_changes(
+    what: tuple[str, str],
+    setting: HeldSetting[Any],
+    restored: dict[str, Any],
+    now: dict[str, Any],
+    besides: int,
+) -> list[str]:
+    """A setting simulators share (:mod:`together_sim.host.held`): once nobody holds it, it must
+    be as before (or as before any holder, when another held it then: the last release restored
+    it meanwhile); while another holds it, simulator ``besides`` must no longer be a holder.
+    ``what`` names an item of it and the whole."""
+    if not setting.path.exists():
+        changed = {k: v for k, v in restored.items() if now.get(k) != v}
+        return [f"{what[0]} {k}={now.get(k)} (was {v})" for k, v in changed.items()]
+    return [
+        f"{what[1]} held by {h}"
+        for h in setting.holders()
+        if h.startswith((f"{besides}@", f"{besides}:"))
+    ]

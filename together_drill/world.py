@@ -155,6 +155,11 @@ class World:
         self.volume_dir = Path()
 
     @property
+    def simulator_pid(self) -> int | None:
+        """The world's simulator process (None before :meth:`start` and after :meth:`close`)."""
+        return self._proc.pid if self._proc is not None else None
+
+    @property
     def log_path(self) -> Path:
         return self.state_dir / "simulator.log"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from testkit.hostsnap import HostSnapshot, leftovers, snapshot
-from together_sim.host import shared, sysctls
+from together_sim.host import shared, sysctls, systemd
 from together_sim.host.journal import Journal, Owner
 
 SETTINGS = {"vm/overcommit_memory": "0", "kernel/panic": "1", "kernel/panic_on_oops": "0"}
@@ -123,4 +123,22 @@ def test_settings_another_simulator_held_before_may_be_restored_meanwhile() -> N
     ]
     assert leftovers(held, BEFORE, besides=99, ours=3) == [  # nobody held them: a change
         "sysctl vm/overcommit_memory=0 (was 1)"
+    ]
+
+
+def test_a_controller_left_enabled_above_the_scopes_is_a_leftover_until_another_holds_them(
+    run_dir: Path,
+) -> None:
+    """On a cgroup v2 host with systemd: runc enables ``rdma`` at the root on its way down to a
+    container; once nobody holds what is above the scopes, it must be off again."""
+    v2 = replace(BEFORE, above_scope={"/sys/fs/cgroup": [], "/sys/fs/cgroup/system.slice": []})
+    after = replace(v2, above_scope={**(v2.above_scope or {}), "/sys/fs/cgroup": ["rdma"]})
+    assert leftovers(v2, after, besides=99, ours=3) == [
+        "subtree_control of /sys/fs/cgroup=['rdma'] (was [])"
+    ]
+    run_dir.mkdir(parents=True)
+    me = f"{os.getpid()}@1:together-sim-tsim3.scope"
+    shared.save_json(systemd.above_scope().path, {"original": {}, "holders": ["7@1:x", me]})
+    assert leftovers(v2, after, besides=os.getpid(), ours=3) == [
+        f"controllers above the scopes held by {me}"
     ]

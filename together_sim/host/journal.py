@@ -294,8 +294,16 @@ def _undo_scope(unit: str) -> Undone:
     return Undone(removed=[] if left else [f"systemd scope {unit}"], left=left)
 
 
+def _undo_above_scope(holder: str) -> Undone:
+    """Stop holding what is enabled above the systemd scopes (cgroup v2 with systemd); the last
+    holder out puts it back as the first one found it."""
+    systemd.above_scope().release(holder)
+    return Undone(removed=[f"controllers above the scopes held by {holder}"])
+
+
 def _undo_controllers(controllers: list[str]) -> Undone:
-    """Disable again the controllers enabled above the scopes (cgroup v2 with systemd)."""
+    """Disable again the controllers enabled above the scopes: a journal of a simulator from
+    before :func:`_undo_above_scope` (``/run`` keeps it until a reboot or a sweep)."""
     left = systemd.disable_above_scope(controllers)
     return Undone(removed=[] if left else [f"controllers {' '.join(controllers)}"], left=left)
 
@@ -364,6 +372,7 @@ UNDO: Final[dict[str, Callable[..., Undone]]] = {
     "process": _undo_process,
     "cgroup": _undo_cgroup,
     "scope": _undo_scope,
+    "above_scope": _undo_above_scope,
     "controllers": _undo_controllers,
     "mounts": _undo_mounts,
     "netns": _undo_netns,

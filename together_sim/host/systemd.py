@@ -11,14 +11,18 @@ import time
 from pathlib import Path
 from typing import Final
 
-from together_sim.host import cgroups
+from together_sim.host import cgroups, shared
+from together_sim.host.held import HeldSetting
 
 __all__ = [
     "KUBELET_CONTROLLERS",
     "SLICE",
+    "SYSTEMD_CONTROLLERS",
+    "above_scope",
     "disable_above_scope",
     "enable_above_scope",
     "manages_cgroups",
+    "others_above_scope",
     "scope_cgroup",
     "scope_unit",
     "start_scope",
@@ -142,6 +146,45 @@ def undelegated() -> list[str]:
 
 def _above_scope() -> list[Path]:
     return [cgroups.CGROUP_ROOT, cgroups.CGROUP_ROOT / SLICE]
+
+
+SYSTEMD_CONTROLLERS: Final = ("cpu", "cpuset", "io", "memory", "pids")
+"""The controllers systemd enables and disables in the tree itself, as its units ask
+(``systemd.resource-control(5)``; a ``Delegate=yes`` scope asks for all of them): its to put
+back, never ours."""
+
+
+def others_above_scope() -> dict[str, list[str]]:
+    """The controllers the root and :data:`SLICE` enable for their children beyond systemd's."""
+    return {
+        str(level): sorted(
+            set((level / "cgroup.subtree_control").read_text().split()) - set(SYSTEMD_CONTROLLERS)
+        )
+        for level in _above_scope()
+    }
+
+
+def _put_back_above_scope(original: dict[str, list[str]]) -> None:
+    """Disable what is enabled above the scopes now and was not before any simulator's scope,
+    :data:`SLICE` first (a controller a child enables cannot be disabled above it). One that
+    is busy (EBUSY: a cgroup below uses it now, another runtime's container) is theirs now."""
+    for level, now in reversed(others_above_scope().items()):
+        for controller in sorted(set(now) - set(original.get(level, []))):
+            try:
+                (Path(level) / "cgroup.subtree_control").write_text(f"-{controller}")
+            except OSError as error:
+                if error.errno != errno.EBUSY:
+                    raise
+
+
+def above_scope() -> HeldSetting[dict[str, list[str]]]:
+    """The controllers enabled above every simulator's scope, as the first one found them: the
+    pool enables ``hugetlb`` there (:func:`undelegated`), and runc enables every controller the
+    host has (``rdma misc`` too) on its way down from the root to a container's cgroup. Systemd
+    does not manage these, so nobody else would disable them: the last simulator out does."""
+    return HeldSetting(
+        shared.RUN_DIR / "above-scope.json", read=others_above_scope, restore=_put_back_above_scope
+    )
 
 
 def enable_above_scope(controllers: list[str]) -> None:

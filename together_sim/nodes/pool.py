@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
-from together_sim.host import cgroups, journal, processes, shared, sysctls, systemd
+from together_sim.host import cgroups, held, journal, processes, shared, sysctls, systemd
 from together_sim.host.image_seed import ImageSeed
 from together_sim.host.images import NodeImages
 from together_sim.host.journal import Journal, Owner
@@ -65,13 +65,16 @@ def place_cgroups(journal: Journal, index: int) -> tuple[str, subprocess.Popen[b
     that place. On a cgroup v2 host with systemd: a delegated scope of its own
     (:mod:`together_sim.host.systemd` says why), in the journal before it is made, then its
     holder, with any controller the kubelet needs that systemd does not delegate enabled above
-    it (journaled too); elsewhere ``together-sim`` below the root of each hierarchy, held by
-    nothing."""
+    it; what is enabled above the scope is held first (journaled: the last simulator out puts
+    it back, :data:`~together_sim.host.systemd.above_scope()`); elsewhere ``together-sim``
+    below the root of each hierarchy, held by nothing."""
     if not systemd.manages_cgroups():
         return cgroups.PARENT, None
     unit = systemd.scope_unit(index)
+    holds = held.holder(os.getpid(), unit)
+    journal.record("above_scope", holder=holds)
+    systemd.above_scope().hold(holds)  # before this pool's runc and hugetlb change it
     if extra := systemd.undelegated():  # hugetlb: systemd delegates only what it manages
-        journal.record("controllers", controllers=extra)
         systemd.enable_above_scope(extra)
     journal.record("scope", unit=unit)
     holder, parent = systemd.start_scope(unit)

@@ -22,6 +22,8 @@ KUBELET_NEEDS = set(systemd.KUBELET_CONTROLLERS) & set(
     (cgroups.CGROUP_ROOT / "cgroup.controllers").read_text().split()
 )
 """What the kubelet refuses to start without, in its cgroupRoot (hugetlb among them)."""
+ABOVE_SCOPE = systemd.others_above_scope()
+"""What the root and system.slice enable beyond systemd's own controllers, as the guest booted."""
 
 
 def _systemctl(*args: str) -> str:
@@ -41,8 +43,8 @@ def _no_trace_left() -> None:
     assert _failed_units() == []
     assert not (cgroups.CGROUP_ROOT / systemd.scope_cgroup(UNIT)).exists()
     assert not (cgroups.CGROUP_ROOT / cgroups.PARENT).exists()
-    for level in (cgroups.CGROUP_ROOT, cgroups.CGROUP_ROOT / systemd.SLICE):  # as systemd left it
-        assert "hugetlb" not in (level / "cgroup.subtree_control").read_text().split()
+    assert systemd.others_above_scope() == ABOVE_SCOPE  # no hugetlb left enabled there
+    assert not systemd.above_scope().path.exists()
 
 
 def _node_in(journal: Journal, parent: str, out: Path) -> tuple[str, int]:
