@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
-from testkit.pulumi_env import ENGINE_SCRIPT
+from testkit.builds import where
 
 EXTRAS_FLAG = "-together-extras"
 HOST = "pulumi-language-python"
@@ -60,14 +59,7 @@ def our_build_dir() -> Path | None:
     the script would take instead); None if the script cannot say."""
     dirs = os.environ.get("PATH", "").split(os.pathsep)
     path = os.pathsep.join(d for d in dirs if d and not Path(d, "pulumi").exists())
-    bash = shutil.which("bash")
-    if bash is None:
+    try:
+        return where("pulumi-engine", env={**os.environ, "PATH": path})
+    except (OSError, RuntimeError):
         return None
-    out = subprocess.run(
-        [bash, str(ENGINE_SCRIPT), "--where"],
-        env={**os.environ, "PATH": path},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return Path(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else None

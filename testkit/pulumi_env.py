@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pulumi import automation as auto
 
+from testkit.builds import where
+
 if TYPE_CHECKING:
     from testkit.sim import SimulatorProcess
 
 REPO = Path(__file__).resolve().parent.parent
-ENGINE_SCRIPT = REPO / "tools" / "pulumi-engine" / "build.sh"
 PASSPHRASE = "test-passphrase"
 
 
@@ -48,14 +49,7 @@ def tool_bin(tool: str) -> Path:
     build.sh names (`--where`); fails with the fix when the build is not there."""
     variable, binary = TOOLS[tool]
     configured = os.environ.get(variable)
-    if configured:
-        path = Path(configured)
-    else:
-        script = REPO / "tools" / tool / "build.sh"
-        out = subprocess.run(
-            ["bash", str(script), "--where"], check=True, capture_output=True, text=True
-        )
-        path = Path(out.stdout.strip())
+    path = Path(configured) if configured else where(tool)
     if not (path / binary).exists():
         raise RuntimeError(f"no {binary} in {path}: run `make engine` (or tools/{tool}/build.sh)")
     return path

@@ -162,8 +162,8 @@ def host_leftovers(state_dir: Path, network: int, sysctls: dict[str, str]) -> li
             left += [f"cgroup {d}" for d in top.glob(f"tsim{network}-*")]
         if (hierarchy / "kubepods").is_dir():
             left.append(f"cgroup {hierarchy / 'kubepods'}")
-    if (CGROUP_ROOT / systemd.scope_cgroup(scope)).is_dir():  # a cgroup v2 host with systemd
-        left.append(f"cgroup {CGROUP_ROOT / systemd.scope_cgroup(scope)}")
+    if (scope_dir := CGROUP_ROOT / systemd.scope_cgroup(scope)).is_dir():  # v2 with systemd
+        left.append(f"cgroup {scope_dir}")
     left += _chains()
     if SHARED_SETTINGS.exists():  # another simulator holds real nodes: the settings are its
         holders = json.loads(SHARED_SETTINGS.read_text())["holders"]

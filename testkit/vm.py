@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from testkit.builds import where
 from together_sim.host.processes import die_with_parent
 
 __all__ = [
@@ -30,7 +31,6 @@ __all__ = [
 ]
 
 REPO = Path(__file__).resolve().parent.parent
-BUILD = REPO / "tools" / "vm" / "build.sh"
 QEMU = "qemu-system-x86_64"
 ACCEL_ENV = "TOGETHER_VM_ACCEL"
 KVM_PROBE_SECONDS = 20.0
@@ -71,10 +71,7 @@ class VmResult:
 
 def image_dir() -> Path:
     """Where ``tools/vm/build.sh`` keeps (or would keep) the image: ``--where``, builds nothing."""
-    where = subprocess.run(["bash", str(BUILD), "--where"], capture_output=True, text=True)
-    if where.returncode != 0:
-        raise RuntimeError(f"tools/vm/build.sh --where failed: {where.stderr.strip()}")
-    return Path(where.stdout.strip())
+    return where("vm")
 
 
 def vm_unavailable(image: Path | None = None) -> str:

@@ -111,7 +111,7 @@ class RealNodePool:
         self.network: Network | None = None
         self.journal: Journal | None = None
         self.cgroup_parent = cgroups.PARENT
-        """Where the nodes' and the seed's cgroups go (:meth:`_place_cgroups`)."""
+        """Where the nodes' and the seed's cgroups go (:func:`place_cgroups`)."""
         self._scope_holder: subprocess.Popen[bytes] | None = None
         """The process that keeps a systemd scope alive (reaped at :meth:`close`)."""
         self.seed: ImageSeed | None = None
@@ -144,7 +144,7 @@ class RealNodePool:
             if self.temporary:
                 self.journal.record("directory", path=str(self.root))
             self.network = claim_network(self.journal, self._previous_index())
-        self._place_cgroups()
+        self.cgroup_parent, self._scope_holder = place_cgroups(self.journal, self.network.index)
         # Now, not at the first node: the import then runs while the first control plane boots.
         self.seed = ImageSeed(
             self.root, self.images, self.journal, f"seed{self.network.index}", self.cgroup_parent
@@ -153,10 +153,6 @@ class RealNodePool:
             self.record_path, {"network": self.network.index, "journal": str(self.journal.path)}
         )
         return self
-
-    def _place_cgroups(self) -> None:
-        assert self.journal is not None and self.network is not None, "the pool is not started"
-        self.cgroup_parent, self._scope_holder = place_cgroups(self.journal, self.network.index)
 
     def _previous_index(self) -> int | None:
         try:
