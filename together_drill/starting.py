@@ -65,11 +65,22 @@ def blocked(pod: Obj) -> tuple[str, str] | None:
     return None
 
 
+PASSING: Final = ("no relationship found between node",)
+"""Event messages of a race that fixes itself: the API server's node authorizer lets a kubelet
+read a pod's claim only once its graph has the pod on that node, which lags under load, and the
+kubelet retries the mount (kubernetes/kubernetes#113429; seen on a slow host's first Job pod)."""
+
+
 def event_blocked(events: Iterable[Obj], what: str) -> tuple[str, str] | None:
-    """The latest warning event of ``what`` (pod P, Job J) that says why it cannot run."""
+    """The latest warning event of ``what`` (pod P, Job J) that says why it cannot run (one of
+    a race that fixes itself, :data:`PASSING`, says nothing)."""
     latest: Obj | None = None
     for event in events:
-        if event.get("reason") in EVENT_FIXES and event.get("type", "Warning") == "Warning":
+        if (
+            event.get("reason") in EVENT_FIXES
+            and event.get("type", "Warning") == "Warning"
+            and not any(p in str(event.get("message") or "") for p in PASSING)
+        ):
             latest = event
     if latest is None:
         return None

@@ -143,3 +143,21 @@ def test_the_log_lines_are_the_last_ten_each_indented() -> None:
     assert fails_by_itself("j", "p", "w", 1, 1.0, " \n").endswith(
         "Its last log lines:\n    (no output)"
     )
+
+
+def test_a_mount_the_node_authorizer_refuses_for_a_moment_is_not_a_reason() -> None:
+    """The kubelet may not read a pod's claim until the API server's node authorizer has the
+    pod on its node (it lags under load, and the kubelet retries): that FailedMount says
+    nothing; a later one that does not pass still does."""
+    race = {
+        "type": "Warning",
+        "reason": "FailedMount",
+        "message": "error processing PVC default/ckpt: failed to fetch PVC from API server: "
+        'persistentvolumeclaims "ckpt" is forbidden: User "system:node:n1" cannot get resource '
+        '"persistentvolumeclaims" in API group "" in the namespace "default": no relationship '
+        "found between node 'n1' and this object",
+    }
+    assert event_blocked([race], "pod p") is None
+    missing = {**race, "message": 'configmap "train" not found'}
+    found = event_blocked([missing, race], "pod p")
+    assert found is not None and found[0] == "FailedMount" and 'configmap "train"' in found[1]

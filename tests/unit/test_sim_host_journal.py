@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from testkit.wait import wait_for
 from together_sim.__main__ import cleanup
 from together_sim.host import cgroups, journal, processes, shared, sysctls
 from together_sim.host.journal import Journal, Owner, Undone
@@ -338,3 +340,20 @@ def test_a_started_process_is_in_the_journal_in_its_own_session_and_undone(
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_a_killed_owner_its_parent_has_not_reaped_is_not_alive() -> None:
+    """A simulator killed with SIGKILL stays a zombie until its parent reaps it: its journal is
+    an orphan's from the kill on (``cleanup`` and the sweep undo it), and its holds go too."""
+    child = subprocess.Popen(["sleep", "60"])
+    try:
+        owner = Owner(child.pid, processes.process_started(child.pid))
+        holds = sysctls.holder(child.pid, "/killed/kube")
+        assert owner.alive() and sysctls.holder_alive(holds)
+        os.kill(child.pid, signal.SIGKILL)
+        wait_for(lambda: processes.zombie(child.pid), "the child to be a zombie", timeout=10)
+        assert processes.process_started(child.pid) is not None  # still there, unreaped
+        assert not owner.alive() and not sysctls.holder_alive(holds)
+    finally:
+        child.kill()
+        child.wait()

@@ -41,15 +41,11 @@ def _guest_tests_pass(vm_image: Path, tests: tuple[str, ...], timeout: float) ->
     assert result.returncode == 0 and passed == set(tests), result.output[-20000:]
 
 
-def test_the_pools_cgroups_keep_to_a_delegated_scope_in_the_guest(vm_image: Path) -> None:
+def test_the_guest_tests_pass(vm_image: Path) -> None:
+    """One boot for all (under TCG a boot is about 25 s)."""
     _guest_tests_pass(vm_image, (
         f"{CGROUPS}test_the_pools_cgroups_are_in_a_delegated_scope_and_a_stop_removes_it",
         f"{CGROUPS}test_after_a_sigkill_the_scope_stays_until_cleanup_stops_it",
-    ), timeout=900)  # fmt: skip
-
-
-def test_a_whole_cluster_with_real_nodes_in_the_guest(vm_image: Path) -> None:
-    _guest_tests_pass(vm_image, (
         f"{CLUSTER}test_the_drill_says_safe_for_a_workload_that_keeps_the_contract",
         f"{CLUSTER}test_the_drill_says_unsafe_for_a_workload_that_ignores_sigterm",
         f"{CLUSTER}test_a_pod_on_a_node_together_reclaims_gets_sigterm",

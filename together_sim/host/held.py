@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from together_sim.host import shared
-from together_sim.host.processes import process_started
+from together_sim.host.processes import process_started, zombie
 
 __all__ = ["HeldSetting", "holder", "holder_alive"]
 
@@ -38,7 +38,7 @@ def holder_alive(name: str) -> bool:
         now = process_started(int(pid))
     except ValueError:
         return False
-    if now is None:
+    if now is None or zombie(int(pid)):
         return False
     return not started or started == str(now)
 

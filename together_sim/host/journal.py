@@ -44,7 +44,13 @@ class Owner:
         return cls(os.getpid(), processes.process_started(os.getpid()))
 
     def alive(self) -> bool:
-        return self.started is not None and processes.process_started(self.pid) == self.started
+        """The same process (pid and start time) runs: a zombie does not (killed, its parent
+        has not reaped it yet), so its nodes are swept at once."""
+        return (
+            self.started is not None
+            and processes.process_started(self.pid) == self.started
+            and not processes.zombie(self.pid)
+        )
 
 
 @dataclass(frozen=True)
