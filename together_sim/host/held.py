@@ -1,12 +1,5 @@
-"""A host setting every simulator with real nodes on the machine shares, held in a record under
-``/run/together-sim``: the first holder keeps the setting as it was, the last one out puts it
-back, and a holder whose process is gone (a simulator killed with SIGKILL) no longer counts.
-
-Several simulators may run real nodes at once, and each changes what it cannot change alone:
-the kernel settings the kubelet rewrites (:mod:`~together_sim.host.sysctls`), the controllers
-runc and the pool enable above the nodes' systemd scope (:mod:`~together_sim.host.systemd`).
-Had each put back what it found, the second to start would keep the first one's change for
-good: what it found was already changed."""
+"""A host setting every simulator on the machine shares, held in a record under
+``/run/together-sim``: the first holder keeps it as it was, the last one out puts it back."""
 
 from __future__ import annotations
 
@@ -46,7 +39,13 @@ def holder_alive(name: str) -> bool:
 @dataclass(frozen=True)
 class HeldSetting(Generic[T]):
     """The record at ``path``: ``{"original": read(), "holders": [...]}``, changed only under
-    the machine-wide lock; ``restore(original)`` puts the setting back once nobody holds it."""
+    the machine-wide lock; ``restore(original)`` puts the setting back once nobody holds it,
+    a holder whose process is gone (a simulator killed with SIGKILL) no longer counting.
+
+    Why one record for all: several simulators may run real nodes at once, and each changes
+    what it cannot change alone (the kernel settings the kubelet rewrites; the controllers runc
+    and the pool enable above the nodes' systemd scopes). Had each put back what it found, the
+    second to start would keep the first one's change for good: it found it changed."""
 
     path: Path
     read: Callable[[], T]
