@@ -57,7 +57,7 @@ help:
 	@echo "make postgres   start a throwaway PostgreSQL server (.demo/postgres) and print its backend URL"
 	@echo "make postgres-down  stop it and delete its data"
 	@echo "make test       lint, type-check and run every test (builds the engine on first use)"
-	@echo "make test-vm    real nodes' cgroups on a cgroup v2 host with systemd, and node-deps.sh beside Docker's containerd:"
+	@echo "make test-vm    real nodes on a cgroup v2 host with systemd (a whole cluster, the drill, a crash's cleanup), and node-deps.sh beside Docker's containerd:"
 	@echo "                boots a Debian 12 VM (tools/vm/build.sh, QEMU) and runs tests/vm/guest inside (root; not part of make test)"
 	@echo "make engine     build or locate the Pulumi engine, the Kubernetes provider plugin, the YAML, Node.js and Go language hosts,"
 	@echo "                the TypeScript and Go SDK generators, the Kubernetes control plane the simulator runs per cluster,"
@@ -157,10 +157,12 @@ unit: $(STAMP)
 test: lint typecheck policy
 	@$(with_real_nodes) $(call with_builds,$(BUILDS)) $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=15
 
-# Real nodes' cgroups on a cgroup v2 host with systemd, and node-deps.sh beside Docker's containerd
+# Real nodes on a cgroup v2 host with systemd, and node-deps.sh beside Docker's containerd
 # (docs/kubernetes-sim.md#real-nodes-on-a-cgroup-v2-host-with-systemd): tests/vm boots the Debian
 # 12 image of tools/vm/build.sh under QEMU (KVM when a probe shows it works, else TCG) with the
-# checkout shared in, and runs tests/vm/guest inside. Needs root; not part of make test.
+# checkout, the control plane and the images shared in, and runs tests/vm/guest inside (its
+# cgroups, then a whole cluster: the drill, a reclaim, a SIGKILL and cleanup). Needs root; not
+# part of make test.
 test-vm: $(STAMP)
 	@$(with_real_nodes) $(call with_builds,$(KUBE)) tools/vm/build.sh >/dev/null && \
 	  TOGETHER_VM_TESTS=1 $(PY) -m pytest tests/vm -v -p no:cacheprovider --durations=0
