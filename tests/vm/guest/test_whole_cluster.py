@@ -206,7 +206,7 @@ def test_a_pod_on_a_node_together_reclaims_gets_sigterm(world: World) -> None:
         ended = wait_for(
             lambda: next((p for _, p in watch.history("reclaimed") if terminated(p)), None),
             "the reclaimed pod to end",
-            timeout=300,
+            timeout=SLOW_START,  # beyond its grace: the handler's 143, else the kill's 137
         )
     finally:
         assert watch.stop(), "the pod watch did not end"
