@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from together_sim.host import shared
-from together_sim.host.processes import process_started, zombie
+from together_sim.host.processes import process_started, runs, zombie
 
 __all__ = ["HeldSetting", "holder", "holder_alive"]
 
@@ -28,12 +28,11 @@ def holder_alive(name: str) -> bool:
     an older simulator) counts while its pid runs."""
     pid, _, started = name.split(":", 1)[0].partition("@")
     try:
-        now = process_started(int(pid))
+        if started:
+            return runs(int(pid), int(started))
+        return not zombie(int(pid))  # written by an older simulator: its pid is all there is
     except ValueError:
         return False
-    if now is None or zombie(int(pid)):
-        return False
-    return not started or started == str(now)
 
 
 @dataclass(frozen=True)

@@ -46,11 +46,7 @@ class Owner:
     def alive(self) -> bool:
         """The same process (pid and start time) runs: a zombie does not (killed, its parent
         has not reaped it yet), so its nodes are swept at once."""
-        return (
-            self.started is not None
-            and processes.process_started(self.pid) == self.started
-            and not processes.zombie(self.pid)
-        )
+        return self.started is not None and processes.runs(self.pid, self.started)
 
 
 @dataclass(frozen=True)

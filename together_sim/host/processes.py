@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Final
 
-__all__ = ["die_with_parent", "process_started", "wait_ready", "zombie"]
+__all__ = ["die_with_parent", "process_started", "runs", "wait_ready", "zombie"]
 
 _PR_SET_PDEATHSIG: Final = 1
 _prctl = ctypes.CDLL(None, use_errno=True).prctl  # resolved here: the child must not dlopen
@@ -34,6 +34,12 @@ def process_started(pid: int) -> int | None:
         return int(fields[19])
     except (OSError, IndexError, ValueError):
         return None
+
+
+def runs(pid: int, started: int) -> bool:
+    """Whether the process ``pid`` that started at ``started`` still runs: not a later process
+    that got its pid, and not a zombie (killed, its parent has not reaped it yet)."""
+    return process_started(pid) == started and not zombie(pid)
 
 
 def zombie(pid: int) -> bool:
